@@ -1,0 +1,18 @@
+.PHONY: dev test check snapshot-update bench
+
+dev:            ## run the app on the shipped knowledge base, replaying recorded answers
+	helpdesk
+
+test:           ## the README's test command
+	python -m pytest
+
+check:          ## lint and type-check
+	ruff check chatbot tests bench
+	ruff format --check chatbot tests bench
+	mypy
+
+snapshot-update:  ## re-record SVG snapshots (review the report first)
+	python -m pytest tests/tui --snapshot-update
+
+bench:
+	python bench/run.py --quick

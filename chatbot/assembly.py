@@ -1,0 +1,54 @@
+"""Building the core objects from settings, shared by the CLI, the app and the tests."""
+
+from __future__ import annotations
+
+import httpx
+
+from chatbot.config import Settings
+from chatbot.engine.engine import Engine
+from chatbot.knowledge_base.storage import load_knowledge_base
+from chatbot.retrieval.retrievers import BM25Retriever
+from chatbot.valen.cache import ReplayCache
+from chatbot.valen.client import ValenClient
+from chatbot.valen.judge import PassageJudge
+
+
+def make_http_client(settings: Settings) -> httpx.AsyncClient:
+    """The one HTTP client a process uses for Valen, with explicit timeouts and pool limits."""
+    valen = settings.valen
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(
+            valen.read_timeout_s, connect=valen.connect_timeout_s, pool=valen.budget_s
+        ),
+        limits=httpx.Limits(max_connections=valen.max_in_flight),
+    )
+
+
+def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClient:
+    valen = settings.valen
+    return ValenClient(
+        http,
+        base_url=valen.base_url,
+        dialect=valen.dialect,
+        api_key=valen.api_key,
+        model=valen.model,
+        max_in_flight=valen.max_in_flight,
+    )
+
+
+def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
+    """Replay cache in front of the live client, as the replay mode says."""
+    valen = settings.valen
+    client = None if valen.replay == "on" else make_valen_client(settings, http)
+    return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
+
+
+def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
+    """The answer-or-escalate engine over the configured knowledge base."""
+    passages = load_knowledge_base(settings.kb.path)
+    return Engine(
+        retriever=BM25Retriever(passages),
+        judge=make_judge(settings, http),
+        threshold=settings.engine.threshold,
+        k=settings.engine.k,
+    )

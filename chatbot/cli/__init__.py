@@ -1,0 +1,1 @@
+"""The `helpdesk` command line."""

@@ -1,0 +1,82 @@
+"""Options shared by the subcommands, and turning them into settings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from chatbot.config import Settings, load_settings
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool = True) -> None:
+    """The engine options every engine-running subcommand takes, each defaulting to the settings."""
+    group = parser.add_argument_group("engine options")
+    if knowledge_base:
+        group.add_argument(
+            "--kb",
+            type=Path,
+            metavar="PATH",
+            help="knowledge-base directory (env HELPDESK_KB; default: shipped)",
+        )
+    group.add_argument(
+        "--cache",
+        type=Path,
+        metavar="PATH",
+        help="replay cache file (env VALEN_CACHE; default: caches/rerank.json)",
+    )
+    group.add_argument(
+        "--replay",
+        choices=["on", "off", "record"],
+        help="on: recorded answers only (default); off: live; record: live + save",
+    )
+    group.add_argument("--base-url", metavar="URL", help="Valen base URL (env VALEN_BASE_URL)")
+    group.add_argument(
+        "--dialect",
+        choices=["decisions", "systemone"],
+        help="Valen wire dialect (env VALEN_DIALECT; default: decisions)",
+    )
+    group.add_argument(
+        "--threshold",
+        type=float,
+        metavar="P",
+        help="answer when the top probability reaches P (default 0.7)",
+    )
+    group.add_argument("-k", type=int, metavar="N",
+                       help="passages to retrieve and judge (default 5)")  # fmt: skip
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", type=Path, metavar="PATH",
+                        help="SQLite file (env HELPDESK_DB; default: user data dir)")  # fmt: skip
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """Settings from file and environment, with whichever options were given on top."""
+    overrides: dict[str, dict[str, Any]] = {}
+
+    def put(section: str, key: str, value: Any) -> None:
+        if value is not None:
+            overrides.setdefault(section, {})[key] = value
+
+    put("kb", "path", getattr(args, "kb", None))
+    put("store", "db", getattr(args, "db", None))
+    put("valen", "cache", getattr(args, "cache", None))
+    put("valen", "replay", getattr(args, "replay", None))
+    put("valen", "base_url", getattr(args, "base_url", None))
+    put("valen", "dialect", getattr(args, "dialect", None))
+    put("engine", "threshold", getattr(args, "threshold", None))
+    put("engine", "k", getattr(args, "k", None))
+    return load_settings(**overrides)
+
+
+def print_error(message: str) -> None:
+    print(f"helpdesk: error: {message}", file=sys.stderr)

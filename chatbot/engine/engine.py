@@ -1,0 +1,94 @@
+"""Answer-or-escalate for one question: retrieve, judge each passage, decide."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from chatbot.engine.models import Candidate, Decision
+from chatbot.engine.policy import DEFAULT_THRESHOLD, decide
+from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.models import Passage
+from chatbot.retrieval.retrievers import BM25Retriever, Retrieved, Retriever
+from chatbot.valen.errors import ValenError
+from chatbot.valen.judge import PassageJudge
+from chatbot.valen.protocol import PREDICATE, Outcome
+
+DEFAULT_K = 5
+MAX_QUESTION_CHARS = 2000
+
+
+def check_question(question: str) -> str:
+    """Refuse a question the bot cannot work with, with a message fit for a person."""
+    if not question.strip():
+        raise HelpdeskError("question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise HelpdeskError(f"question is longer than {MAX_QUESTION_CHARS} characters")
+    return question
+
+
+def candidate(retrieved: Retrieved, outcome: Outcome) -> Candidate:
+    """Join a retrieved passage with its judgment."""
+    passage = retrieved.passage
+    base = {"id": passage.id, "title": passage.title, "text": passage.text,
+            "bm25": retrieved.score}  # fmt: skip
+    if isinstance(outcome, ValenError):
+        return Candidate(**base, error=outcome.describe(), error_kind=outcome.kind)
+    return Candidate(**base, probability=outcome)
+
+
+class Engine:
+    """The product's core loop. Immutable once built: a knowledge-base change builds a new one
+    (`with_passages`), so a question in flight keeps the index it started with."""
+
+    def __init__(
+        self,
+        *,
+        retriever: Retriever,
+        judge: PassageJudge,
+        threshold: float = DEFAULT_THRESHOLD,
+        k: int = DEFAULT_K,
+        predicate: str = PREDICATE,
+    ) -> None:
+        self.retriever = retriever
+        self.judge = judge
+        self.threshold = threshold
+        self.k = k
+        self.predicate = predicate
+
+    @property
+    def passages(self) -> Sequence[Passage]:
+        return self.retriever.passages
+
+    def with_passages(self, passages: Sequence[Passage]) -> Engine:
+        """The same engine over a new knowledge base (BM25 index built here, off the caller's loop
+        if the caller runs this in a thread)."""
+        return Engine(
+            retriever=BM25Retriever(passages),
+            judge=self.judge,
+            threshold=self.threshold,
+            k=self.k,
+            predicate=self.predicate,
+        )
+
+    def retrieve(self, question: str) -> list[Retrieved]:
+        return self.retriever.retrieve(question, self.k)
+
+    async def answer(self, question: str) -> Decision:
+        """Retrieve, judge and decide. Valen failures become unjudged candidates, never raise."""
+        check_question(question)
+        started = time.perf_counter()
+        retrieved = self.retrieve(question)
+        outcomes = await self.judge.judge(
+            question, [r.passage.text for r in retrieved], instructions=self.predicate
+        )
+        candidates = [candidate(r, o) for r, o in zip(retrieved, outcomes, strict=True)]
+        ranked, answer, reason = decide(candidates, self.threshold)
+        return Decision(
+            question=question,
+            answer=answer,
+            reason=reason,
+            candidates=ranked,
+            threshold=self.threshold,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )

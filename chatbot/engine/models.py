@@ -1,0 +1,92 @@
+"""The engine's result: one immutable object that the CLI, the chat, the agent console and the
+content-gap list all render. Nothing downstream calls Valen or BM25 itself."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Reason(StrEnum):
+    """Why a question went to a person."""
+
+    LOW_SCORE = "low-score"
+    """Every retrieved passage was judged and none reached the threshold."""
+    NO_PASSAGES = "no-passages"
+    """Retrieval found nothing that shares a word with the question."""
+    NOT_JUDGED = "not-judged"
+    """Some passages had no judgment (replay misses, refusals) and no judged one was good enough."""
+    VALEN_ERROR = "valen-error"
+    """Valen failed for at least one passage and no judged one was good enough."""
+    CUSTOMER_ASKED = "customer-asked"
+    """The customer asked for a person, or marked the bot's answer as not helpful."""
+
+
+class Candidate(BaseModel):
+    """A retrieved passage with its retrieval score and Valen's judgment (or why there is none)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str = ""
+    text: str
+    bm25: float
+    """The retriever's score (BM25, or the shared-word count for the overlap retriever)."""
+    probability: float | None = None
+    """Valen's probability that the passage answers the question; None when not judged."""
+    error: str | None = None
+    """Why the passage was not judged, for the agent: kind, status and message on one line."""
+    error_kind: str | None = None
+    """The machine-readable kind of `error` (`replay-miss`, `timeout`, `refused`, ...)."""
+
+
+class Answer(BaseModel):
+    """The passage the bot answers from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str = ""
+    text: str
+    probability: float
+
+
+class Decision(BaseModel):
+    """What the bot does with one question: answer from a passage, or escalate with a reason."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    answer: Answer | None
+    reason: Reason | None
+    candidates: tuple[Candidate, ...]
+    """Judged candidates by probability (best first), then the unjudged in retrieval order."""
+    threshold: float
+    latency_ms: float = 0.0
+
+    @property
+    def escalated(self) -> bool:
+        return self.answer is None
+
+    @property
+    def top_probability(self) -> float | None:
+        """The best judged probability, shown in the queue next to the reason."""
+        judged = [c.probability for c in self.candidates if c.probability is not None]
+        return max(judged) if judged else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `helpdesk ask --json` shape."""
+        return {
+            "question": self.question,
+            "answer": None
+            if self.answer is None
+            else {"id": self.answer.id, "text": self.answer.text,
+                  "probability": self.answer.probability},
+            "reason": None if self.reason is None else self.reason.value,
+            "candidates": [
+                {"id": c.id, "bm25": c.bm25, "probability": c.probability, "error": c.error}
+                for c in self.candidates
+            ],
+        }  # fmt: skip

@@ -1,0 +1,163 @@
+"""The replay cache: recorded Valen answers that let the desk run with no network and no key.
+
+An entry is keyed by what determines Valen's answer (model, predicate, input text) and nothing
+else, so the same question and passage replay whatever base URL, key or dialect recorded them.
+The file is pretty-printed JSON with sorted keys so recordings diff cleanly. Writers merge under
+a file lock and replace the file atomically, so two processes recording at once lose nothing and a
+crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+log = logging.getLogger(__name__)
+
+FORMAT = "helpdesk-valen-replay/1"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One recorded answer: a probability, or a refusal (probability None)."""
+
+    input: str
+    instructions: str
+    model: str | None
+    probability: float | None
+
+    @property
+    def key(self) -> str:
+        return cache_key(input=self.input, instructions=self.instructions, model=self.model)
+
+    def to_json(self) -> dict[str, Any]:
+        recorded: dict[str, Any] = {
+            "model": self.model,
+            "instructions": self.instructions,
+            "input": self.input,
+        }
+        if self.probability is None:
+            recorded["refused"] = True
+        else:
+            recorded["probability"] = self.probability
+        return recorded
+
+
+def cache_key(*, input: str, instructions: str, model: str | None) -> str:
+    """A stable digest of what determines the answer; JSON framing keeps the fields apart."""
+    framed = json.dumps([model or "", instructions, input], ensure_ascii=False)
+    return hashlib.sha256(framed.encode("utf-8")).hexdigest()
+
+
+class CorruptCacheError(Exception):
+    """The cache file exists but cannot be read as a replay cache."""
+
+
+def _read_entries(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        raise CorruptCacheError(f"{path}: cannot read: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CorruptCacheError(f"{path}: malformed JSON at line {error.lineno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
+        raise CorruptCacheError(f"{path}: not a replay cache (no 'entries' object)")
+    entries: dict[str, dict[str, Any]] = data["entries"]
+    return entries
+
+
+class ReplayCache:
+    """Recorded answers on disk, loaded once and merged back on every recording."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, dict[str, Any]] | None = None
+        self.corrupt: str | None = None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            try:
+                self._entries = _read_entries(self.path)
+            except CorruptCacheError as error:
+                # Replay without the file rather than crash, and say so once; `record` leaves the
+                # file alone so whatever is in it can still be repaired.
+                self.corrupt = str(error)
+                log.warning("replay cache ignored: %s", error)
+                self._entries = {}
+        return self._entries
+
+    def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
+        """The recorded answer for this exact input, predicate and model, if any."""
+        raw = self._load().get(cache_key(input=input, instructions=instructions, model=model))
+        if not isinstance(raw, dict):
+            return None
+        probability = raw.get("probability")
+        if raw.get("refused") is True:
+            probability = None
+        elif isinstance(probability, bool) or not isinstance(probability, int | float):
+            return None
+        elif not 0.0 <= probability <= 1.0:
+            return None
+        return CacheEntry(
+            input, instructions, model, None if probability is None else float(probability)
+        )
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def record(self, entries: Iterable[CacheEntry]) -> int:
+        """Merge `entries` into the file under a lock and replace it atomically; return how many."""
+        new = {entry.key: entry.to_json() for entry in entries}
+        if not new:
+            return 0
+        self._load()
+        if self.corrupt is not None:
+            log.warning("not recording into %s until it is repaired or moved aside", self.path)
+            return 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path.with_name(f".{self.path.name}.lock"))):
+            # Re-read inside the lock: another process may have recorded since we loaded.
+            try:
+                merged = _read_entries(self.path)
+            except CorruptCacheError as error:
+                self.corrupt = str(error)
+                log.warning("not recording into %s: %s", self.path, error)
+                return 0
+            merged.update(new)
+            write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
+            self._entries = merged
+        return len(new)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file beside `path`, flush it to disk, then rename over `path`."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp creates the file private (0600); keep the mode the file had, or a normal one.
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

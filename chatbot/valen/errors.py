@@ -1,0 +1,106 @@
+"""Every way a Valen judgment can fail, as one hierarchy.
+
+Each error carries a short `kind` that is stored with the passage it affected, so an agent can see
+why the bot did not judge it. Messages never contain the API key: they are built from status codes
+and the server's own error text, never from request headers.
+"""
+
+from __future__ import annotations
+
+
+class ValenError(Exception):
+    """A judgment that could not be made."""
+
+    kind = "valen-error"
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+    def describe(self) -> str:
+        """One line for people: the kind, the HTTP status when there was one, and the message."""
+        status = f" (HTTP {self.status})" if self.status is not None else ""
+        return f"{self.kind}{status}: {self.message}"
+
+
+class BadRequestError(ValenError):
+    """400/422: the server refused the request as malformed; the same request will fail again."""
+
+    kind = "bad-request"
+
+
+class AuthenticationError(ValenError):
+    """401/403: the API key is missing, wrong or not allowed."""
+
+    kind = "auth"
+
+
+class NotFoundError(ValenError):
+    """404: wrong base URL or route (often a dialect mismatch)."""
+
+    kind = "not-found"
+
+
+class TooLargeError(ValenError):
+    """413: the question and passage are too long for the server."""
+
+    kind = "too-large"
+
+
+class RateLimitedError(ValenError):
+    """429: too many requests; `wait_s` is how long the server asked us to wait, if it said."""
+
+    kind = "rate-limited"
+    retryable = True
+
+    def __init__(self, message: str, *, status: int | None = 429, wait_s: float | None = None):
+        super().__init__(message, status=status)
+        self.wait_s = wait_s
+
+
+class ServerError(ValenError):
+    """5xx: the server failed or is busy."""
+
+    kind = "server-error"
+    retryable = True
+
+
+class GatewayTimeoutError(ServerError):
+    """504: a gateway gave up waiting; the same input would most likely time out again."""
+
+    kind = "gateway-timeout"
+    retryable = False
+
+
+class ValenConnectionError(ValenError):
+    """The server could not be reached at all."""
+
+    kind = "connection"
+    retryable = True
+
+
+class ValenTimeoutError(ValenError):
+    """No answer within the read timeout or the question's time budget."""
+
+    kind = "timeout"
+    retryable = True
+
+
+class InvalidResponseError(ValenError):
+    """A reply that is not a valid Valen answer (HTML, non-JSON, bad names or probabilities)."""
+
+    kind = "invalid-response"
+
+
+class RefusedError(ValenError):
+    """Valen declined to answer the predicate: no judgment, never a probability."""
+
+    kind = "refused"
+
+
+class ReplayMissError(ValenError):
+    """Replay mode has no recorded answer for this question and passage."""
+
+    kind = "replay-miss"

@@ -1,0 +1,82 @@
+"""Judging retrieved passages: replay cache in front of the client, one request per passage."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+from chatbot.valen.cache import CacheEntry, ReplayCache
+from chatbot.valen.client import ValenClient
+from chatbot.valen.errors import RefusedError, ReplayMissError, ValenError
+from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Outcome, Question, input_text
+
+ReplayMode = Literal["on", "off", "record"]
+
+
+class PassageJudge:
+    """Asks whether each passage answers a question.
+
+    `on` answers from the cache alone (a miss is *not judged*, never a request); `off` asks Valen
+    and leaves the cache alone; `record` asks Valen and writes valid answers to the cache.
+    """
+
+    def __init__(
+        self,
+        *,
+        replay: ReplayMode,
+        cache: ReplayCache | None = None,
+        client: ValenClient | None = None,
+    ) -> None:
+        if replay != "on" and client is None:
+            raise ValueError(f"replay mode {replay!r} needs a Valen client")
+        self.replay: ReplayMode = replay
+        self.cache = cache
+        self.client = client
+
+    @property
+    def model(self) -> str | None:
+        return self.client.model if self.client is not None else None
+
+    def _replay(self, text: str, instructions: str) -> Outcome:
+        entry = None
+        if self.cache is not None:
+            entry = self.cache.lookup(input=text, instructions=instructions, model=self.model)
+        if entry is None:
+            return ReplayMissError("no recorded answer for this question and passage")
+        if entry.probability is None:
+            return RefusedError("Valen declined to judge this passage (recorded)")
+        return entry.probability
+
+    async def _ask(self, text: str, instructions: str) -> Outcome:
+        assert self.client is not None
+        try:
+            outcomes = await self.client.decide(text, [Question(ANSWER_NAME, instructions)])
+        except ValenError as error:
+            return error
+        return outcomes[ANSWER_NAME]
+
+    async def judge(
+        self, question: str, passages: Sequence[str], *, instructions: str = PREDICATE
+    ) -> list[Outcome]:
+        """One outcome per passage text, in order: a probability or the reason it was not judged.
+
+        Each passage is its own request, sent concurrently, so no passage sways another and the
+        wait is about one request's time.
+        """
+        texts = [input_text(question, passage) for passage in passages]
+        if self.replay == "on":
+            return [self._replay(text, instructions) for text in texts]
+        outcomes = list(await asyncio.gather(*(self._ask(t, instructions) for t in texts)))
+        if self.replay == "record" and self.cache is not None:
+            self.cache.record(
+                CacheEntry(text, instructions, self.model, _recordable(outcome))
+                for text, outcome in zip(texts, outcomes, strict=True)
+                if isinstance(outcome, float) or isinstance(outcome, RefusedError)
+            )
+        return outcomes
+
+
+def _recordable(outcome: Outcome) -> float | None:
+    """A probability as itself; a refusal as None (recorded as a refusal)."""
+    return outcome if isinstance(outcome, float) else None

@@ -1,0 +1,65 @@
+"""Shared fixtures. Every test runs with the developer's own configuration shut out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.valen_server import ValenTestServer
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+SEED_DATA = DATA / "rerank_data.json"
+RECORDED = DATA / "recorded_output.json"
+SHIPPED_KB = ROOT / "knowledge_base"
+SHIPPED_CACHE = ROOT / "caches" / "rerank.json"
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's config or environment or writes to their data directory."""
+    for name in ("HELPDESK_KB", "HELPDESK_DB", "VALEN_BASE_URL", "VALEN_API_KEY", "VALEN_MODEL",
+                 "VALEN_DIALECT", "VALEN_CACHE", "VALEN_REPLAY"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HELPDESK_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
+@pytest.fixture
+def seed_data() -> dict[str, object]:
+    return json.loads(SEED_DATA.read_text())
+
+
+@pytest.fixture
+def recorded() -> dict[str, object]:
+    return json.loads(RECORDED.read_text())
+
+
+@pytest.fixture
+def cache_copy(tmp_path: Path) -> Path:
+    """A writable copy of the shipped replay cache."""
+    path = tmp_path / "caches" / "rerank.json"
+    path.parent.mkdir()
+    shutil.copy(SHIPPED_CACHE, path)
+    return path
+
+
+@pytest.fixture
+def kb_copy(tmp_path: Path) -> Path:
+    """A writable copy of the shipped knowledge base."""
+    path = tmp_path / "kb"
+    shutil.copytree(SHIPPED_KB, path)
+    return path
+
+
+@pytest.fixture
+def valen_server() -> Iterator[ValenTestServer]:
+    """A Valen-compatible server on 127.0.0.1 answering 0.5 to everything until told otherwise."""
+    server = ValenTestServer().start()
+    yield server
+    server.stop()
