@@ -45,7 +45,7 @@ def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
 
 def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
     """The answer-or-escalate engine over the configured knowledge base."""
-    passages = load_knowledge_base(settings.kb.path)
+    passages = load_knowledge_base(settings.knowledge_base.path)
     return Engine(
         retriever=BM25Retriever(passages),
         judge=make_judge(settings, http),

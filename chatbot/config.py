@@ -94,7 +94,7 @@ class StoreSettings(BaseModel):
 
 # The documented short environment variable names, mapped to their place in the settings.
 SHORT_ENV_NAMES: dict[str, tuple[str, str]] = {
-    "HELPDESK_KB": ("kb", "path"),
+    "HELPDESK_KB": ("knowledge_base", "path"),
     "HELPDESK_DB": ("store", "db"),
     "VALEN_BASE_URL": ("valen", "base_url"),
     "VALEN_API_KEY": ("valen", "api_key"),
@@ -130,7 +130,7 @@ class Settings(BaseSettings):
         nested_model_default_partial_update=True,
     )
 
-    kb: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
+    knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     """The knowledge base."""
     valen: ValenSettings = Field(default_factory=ValenSettings)
     """The Valen decision model."""

@@ -67,7 +67,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         if value is not None:
             overrides.setdefault(section, {})[key] = value
 
-    put("kb", "path", getattr(args, "kb", None))
+    put("knowledge_base", "path", getattr(args, "kb", None))
     put("store", "db", getattr(args, "db", None))
     put("valen", "cache", getattr(args, "cache", None))
     put("valen", "replay", getattr(args, "replay", None))

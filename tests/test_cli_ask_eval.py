@@ -1,0 +1,257 @@
+"""`helpdesk ask` and `helpdesk eval`, run as a person would, offline and against loopback Valen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatbot.cli.main import main
+from chatbot.valen import PREDICATE, input_text
+from tests.conftest import ROOT, SEED_DATA
+from tests.valen_server import Received, Reply, ValenTestServer, probability_reply
+
+Q1 = "I was charged twice for the same ride, can I get my money back?"
+Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_eval_overlap_reproduces_the_cookbook_exactly(
+    capsys: pytest.CaptureFixture[str], recorded: dict[str, Any]
+) -> None:
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["keyword_top1"] == 2 and report["reranked_top1"] == 3
+    assert [q["answer_with"] for q in report["queries"]] == [
+        "card-charged-twice", "damage-report", None,
+    ]  # fmt: skip
+    for ours, theirs in zip(report["queries"], recorded["queries"], strict=True):
+        for key in ("query", "keyword_order", "reranked", "keyword_top_correct",
+                    "reranked_top_correct", "answer_with"):  # fmt: skip
+            assert ours[key] == theirs[key], key
+    assert report["recall_at_k"] == 3
+    assert (report["answered"], report["escalated"]) == (2, 1)
+
+
+def test_eval_compares_predicate_wordings(
+    capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
+) -> None:
+    data = json.loads(SEED_DATA.read_text())
+    texts = {p["id"]: p["text"] for p in data["passages"]}
+    relevant_to = {q["text"]: set(q["relevant"]) for q in data["queries"]}
+
+    def respond(received: Received, _: int) -> Reply:
+        # The sharp wording separates relevant passages; the vague one says 0.5 to everything.
+        question, passage = received.body["input"].split("\n\nHelp-center passage: ", 1)
+        pid = next(k for k, v in texts.items() if v == passage)
+        relevant = relevant_to[question.removeprefix("Customer question: ")]
+        sharp = received.body["questions"][0]["instructions"] == PREDICATE
+        return probability_reply(received, (0.9 if pid in relevant else 0.1) if sharp else 0.5)
+
+    valen_server.responder = respond
+    code, out, err = run_cli(
+        capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--replay", "off",
+        "--base-url", valen_server.base_url,
+        "--predicate", PREDICATE, "--predicate", "The passage answers the question.",
+    )  # fmt: skip
+    assert code == 0, err
+    sharp, vague = json.loads(out)["predicates"]
+    assert sharp["predicate"] == PREDICATE
+    assert sharp["relevant_mean"] == pytest.approx(0.9)
+    assert sharp["non_relevant_mean"] == pytest.approx(0.1)
+    assert sharp["gap"] == pytest.approx(0.8)
+    assert vague["gap"] == pytest.approx(0.0)
+
+
+def test_ask_answers_seed_question_one_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ask", Q1)
+    assert code == 0
+    assert out.startswith("Answer from card-charged-twice (probability 0.899)")
+    assert "temporary hold of 1 euro" in out
+
+
+def test_ask_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ask", Q3, "--json")
+    assert code == 0
+    decision = json.loads(out)
+    assert decision["question"] == Q3
+    assert decision["answer"] is None and decision["reason"] == "low-score"
+    top = decision["candidates"][0]
+    assert set(top) == {"id", "bm25", "probability", "error"}
+    assert (top["id"], top["probability"]) == ("late-return", 0.6440917657586406)
+    assert top["bm25"] > 0
+
+
+def test_ask_threshold_option_changes_the_decision(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ask", Q3, "--json", "--threshold", "0.6")
+    assert json.loads(out)["answer"]["id"] == "late-return"
+
+
+def test_ask_reports_replay_misses_as_not_judged(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ask", "Do e-bikes come with a helmet?", "--json")
+    decision = json.loads(out)
+    assert code == 0 and decision["reason"] == "not-judged"
+    assert all(c["probability"] is None and "replay-miss" in c["error"]
+               for c in decision["candidates"])  # fmt: skip
+
+
+def test_ask_no_passages(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "ask", "zebra quantum", "--json")
+    assert code == 0 and json.loads(out)["reason"] == "no-passages"
+
+
+def test_k_option_limits_requests(
+    capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
+) -> None:
+    run_cli(capsys, "ask", Q1, "--replay", "off", "--base-url", valen_server.base_url, "-k", "2")
+    assert len(valen_server.received) == 2
+
+
+@pytest.mark.parametrize("model", [None, "valen-preview"])
+@pytest.mark.parametrize("key", [None, "test-key-123"])
+def test_live_requests_one_passage_each(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    valen_server: ValenTestServer,
+    key: str | None,
+    model: str | None,
+) -> None:
+    if key:
+        monkeypatch.setenv("VALEN_API_KEY", key)
+    if model:
+        monkeypatch.setenv("VALEN_MODEL", model)
+    probabilities = {"card-charged-twice": 0.93}
+    texts = {p["id"]: p["text"] for p in json.loads((SEED_DATA).read_text())["passages"]}
+
+    def respond(received: Received, _: int) -> Reply:
+        passage = received.body["input"].split("Help-center passage: ", 1)[1]
+        pid = next((k for k, v in texts.items() if v == passage), "")
+        return probability_reply(received, probabilities.get(pid, 0.05))
+
+    valen_server.responder = respond
+    code, out, err = run_cli(
+        capsys, "ask", Q1, "--json", "--replay", "off", "--base-url", valen_server.base_url
+    )
+    assert code == 0, err
+    decision = json.loads(out)
+    assert decision["answer"]["id"] == "card-charged-twice"
+    assert decision["answer"]["probability"] == 0.93
+    retrieved = [c["id"] for c in decision["candidates"]]
+    assert len(valen_server.received) == len(retrieved) == 5
+    asked = set()
+    for request in valen_server.received:
+        assert request.path == "/v1/decisions"
+        body = request.body
+        assert body["questions"] == [
+            {"type": "predicate", "name": "answers", "instructions": PREDICATE}
+        ]
+        assert body["input"].startswith(f"Customer question: {Q1}\n\nHelp-center passage: ")
+        asked.add(body["input"])
+        assert ("model" in body) == (model is not None)
+        if model:
+            assert body["model"] == model
+        if key:
+            assert request.headers["authorization"] == f"Bearer {key}"
+        else:
+            assert "authorization" not in request.headers
+    assert asked == {input_text(Q1, texts[pid]) for pid in retrieved}
+    if key:
+        assert key not in out + err
+
+
+def run_process(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "chatbot", *argv], capture_output=True, text=True, cwd=cwd,
+        timeout=60,
+    )  # fmt: skip
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t "])
+def test_empty_question_is_refused(question: str) -> None:
+    assert_one_line_error(run_process("ask", question), "question is empty")
+
+
+def test_missing_data_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    assert_one_line_error(run_process("eval", str(missing)), str(missing), "no such file")
+
+
+def test_malformed_data_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"passages": [')
+    assert_one_line_error(run_process("eval", str(bad)), str(bad), "malformed JSON")
+
+
+def test_relevant_id_that_is_not_a_passage(tmp_path: Path) -> None:
+    data = json.loads(SEED_DATA.read_text())
+    data["queries"][1]["relevant"] = ["damage-fee", "no-such-passage"]
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data))
+    assert_one_line_error(
+        run_process("eval", str(path)), str(path), "queries[1]", "'no-such-passage'"
+    )
+
+
+@pytest.mark.parametrize("bad_id", ["../x", "a/b", "UPPER", ""])
+def test_knowledge_base_with_an_unsafe_id(tmp_path: Path, bad_id: str) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "ok.json").write_text(json.dumps({"id": bad_id, "text": "Some text."}))
+    result = run_process("ask", "anything", "--kb", str(kb))
+    assert_one_line_error(result, str(kb / "ok.json"), "id")
+
+
+def test_knowledge_base_passage_with_empty_text(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "blank.json").write_text(json.dumps({"id": "blank", "text": "  "}))
+    assert_one_line_error(
+        run_process("ask", "anything", "--kb", str(kb)), "blank.json", "'blank'", "text is empty"
+    )
+
+
+def test_duplicate_id_in_data_file(tmp_path: Path) -> None:
+    data = json.loads(SEED_DATA.read_text())
+    data["passages"].append(dict(data["passages"][0]))
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(data))
+    assert_one_line_error(run_process("eval", str(path)), "'late-return'", "duplicate id")
+
+
+def test_missing_knowledge_base(tmp_path: Path) -> None:
+    assert_one_line_error(run_process("ask", "hi", "--kb", str(tmp_path / "nope")), "not found")
+
+
+def test_bad_option_value_is_one_line() -> None:
+    assert_one_line_error(run_process("ask", "hi", "--threshold", "2"), "threshold")
+    assert_one_line_error(run_process("ask", "hi", "-k", "many"), "-k")
+
+
+def test_env_knowledge_base_is_used(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "tandem.json").write_text(json.dumps({"id": "tandem", "text": "We rent tandems."}))
+    monkeypatch.setenv("HELPDESK_KB", str(kb))
+    code, out, _ = run_cli(capsys, "ask", "Do you rent tandems?", "--json")
+    assert [c["id"] for c in json.loads(out)["candidates"]] == ["tandem"]

@@ -1,0 +1,73 @@
+"""BM25 and overlap retrieval over passages."""
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+from chatbot.knowledge_base import Passage
+from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
+from chatbot.retrieval import BM25Retriever, OverlapRetriever, tokenize
+from chatbot.retrieval.bm25 import BM25Index
+from tests.conftest import SEED_DATA, SHIPPED_KB
+
+
+def test_bm25_scores_equal_rank_bm25_on_the_shipped_knowledge_base() -> None:
+    passages = load_knowledge_base(SHIPPED_KB)
+    docs = [tokenize(f"{p.title}\n{p.text}") for p in passages]
+    query = tokenize("I was charged twice for the same ride, can I get my money back?")
+    assert np.array_equal(BM25Index(docs).scores(query), BM25Okapi(docs).get_scores(query))
+
+
+def test_bm25_puts_the_obvious_passage_first() -> None:
+    retriever = BM25Retriever(load_knowledge_base(SHIPPED_KB))
+    hits = retriever.retrieve("How much is the student pass?", 5)
+    assert hits[0].passage.id == "student-pass"
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_bm25_never_retrieves_zero_scores() -> None:
+    retriever = BM25Retriever(load_knowledge_base(SHIPPED_KB))
+    hits = retriever.retrieve("helmets", 10)
+    assert [h.passage.id for h in hits] == ["helmet"]
+    assert retriever.retrieve("zebra quantum", 5) == []
+    assert all(h.score > 0 for h in retriever.retrieve("ride bike app", 10))
+
+
+def test_bm25_respects_k() -> None:
+    retriever = BM25Retriever(load_knowledge_base(SHIPPED_KB))
+    assert len(retriever.retrieve("bike ride app station card refund", 3)) == 3
+    assert retriever.retrieve("bike", 0) == []
+
+
+def test_bm25_finds_chinese_passages() -> None:
+    passages = [
+        Passage(id="refund", text="退款会在三到五个工作日内退回您的银行卡。"),
+        Passage(id="helmet", text="标准单车不提供头盔。"),
+        Passage(id="battery", text="电动车电池续航约六十公里。"),
+    ]
+    hits = BM25Retriever(passages).retrieve("退款要多久？", 5)
+    assert hits[0].passage.id == "refund"
+    assert "helmet" not in [h.passage.id for h in hits]
+
+
+def test_empty_knowledge_base_retrieves_nothing() -> None:
+    assert BM25Retriever([]).retrieve("anything", 5) == []
+
+
+def test_overlap_reproduces_the_cookbook_keyword_order() -> None:
+    passages = load_passages_file(SEED_DATA)
+    retriever = OverlapRetriever(passages)
+    expected = {
+        "I was charged twice for the same ride, can I get my money back?":
+            ["damage-report", "card-charged-twice", "late-return", "damage-fee", "station-full"],
+        "The bike's brakes were already worn when I took it. Will I have to pay for that?":
+            ["damage-fee", "damage-report", "late-return", "helmet", "e-bike-battery"],
+        "There were no free docks at the station so I kept riding. Will I pay a late fee?":
+            ["late-return", "station-full", "damage-report", "damage-fee", "refund-time"],
+    }  # fmt: skip
+    for question, order in expected.items():
+        assert [r.passage.id for r in retriever.retrieve(question, 5)] == order
+
+
+def test_overlap_ties_keep_knowledge_base_order() -> None:
+    passages = [Passage(id=name, text="bike ride") for name in ("c", "a", "b")]
+    assert [r.passage.id for r in OverlapRetriever(passages).retrieve("ride", 3)] == ["c", "a", "b"]
