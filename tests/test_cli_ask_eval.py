@@ -251,7 +251,10 @@ def test_env_knowledge_base_is_used(
 ) -> None:
     kb = tmp_path / "kb"
     kb.mkdir()
-    (kb / "tandem.json").write_text(json.dumps({"id": "tandem", "text": "We rent tandems."}))
+    # Three passages: with BM25Okapi's idf a term in more than half of the passages scores <= 0.
+    for pid, text in [("tandem", "We rent tandems."), ("helmet", "Helmets are extra."),
+                      ("battery", "Batteries last 60 km.")]:  # fmt: skip
+        (kb / f"{pid}.json").write_text(json.dumps({"id": pid, "text": text}))
     monkeypatch.setenv("HELPDESK_KB", str(kb))
     code, out, _ = run_cli(capsys, "ask", "Do you rent tandems?", "--json")
     assert [c["id"] for c in json.loads(out)["candidates"]] == ["tandem"]
