@@ -47,7 +47,9 @@ def test_all_replay_misses_are_not_judged() -> None:
 
 @pytest.mark.parametrize("kind", ["timeout", "server-error", "rate-limited", "invalid-response"])
 def test_a_valen_failure_escalates_with_valen_error(kind: str) -> None:
-    _, answer, reason = decide([unjudged("x", kind), judged("a", 0.3), unjudged("y", "replay-miss")])
+    _, answer, reason = decide(
+        [unjudged("x", kind), judged("a", 0.3), unjudged("y", "replay-miss")]
+    )
     assert answer is None and reason is Reason.VALEN_ERROR
 
 

@@ -71,7 +71,9 @@ async def test_record_writes_answers_that_then_replay(
     assert len(valen_server.received) == 2
 
 
-async def test_record_keeps_existing_entries(cache_copy: Path, valen_server: ValenTestServer) -> None:
+async def test_record_keeps_existing_entries(
+    cache_copy: Path, valen_server: ValenTestServer
+) -> None:
     async with httpx.AsyncClient() as http:
         client = ValenClient(http, base_url=valen_server.base_url)
         judge = PassageJudge(replay="record", cache=ReplayCache(cache_copy), client=client)
