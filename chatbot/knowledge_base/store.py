@@ -1,0 +1,441 @@
+"""Editing a knowledge-base directory safely while the desk is running.
+
+- Every write is atomic (temporary file, fsync, rename), so a crash leaves the old passage or the
+  new one, never a torn file.
+- Every save states the revision it was based on (a digest of the file's bytes); if the file has
+  changed since, the save is refused instead of overwriting someone else's work. Check and write
+  happen under one lock file per knowledge base, so two processes cannot interleave them.
+- Every save, delete and restore first copies the file it replaces into
+  `<kb>/.history/<id>/<n>.json`, so any earlier version, and any deleted passage, can be restored.
+
+Readers take no lock: thanks to the atomic rename they always see a whole file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock, Timeout
+
+from chatbot.knowledge_base.atomic import remove_durably, write_text_atomic
+from chatbot.knowledge_base.models import Passage, validate_passage_id
+from chatbot.knowledge_base.storage import (
+    KnowledgeBaseError,
+    load_knowledge_base,
+    parse_passage,
+    passage_files,
+    read_json,
+)
+
+HISTORY_DIR = ".history"
+LOCK_FILE = ".lock"
+REVISION_CHARS = 12
+_VERSION_FILE = re.compile(r"(\d+)\.json")
+
+Reason = Literal["edit", "delete", "restore", "import"]
+"""What replaced an archived version: a save, a delete, a restore of another version, an import."""
+
+
+class PassageNotFoundError(KnowledgeBaseError):
+    """No passage (and, where it matters, no history) with that id."""
+
+
+class DuplicatePassageError(KnowledgeBaseError):
+    """A new passage whose id is already taken."""
+
+
+class ConflictError(KnowledgeBaseError):
+    """The passage changed on disk after the editor opened it; saving would lose that change."""
+
+
+def passage_file_text(passage: Passage) -> str:
+    """A passage as its file holds it: pretty-printed, keys in reading order, UTF-8 as written."""
+    data = {"id": passage.id, "title": passage.title, "tags": list(passage.tags),
+            "text": passage.text}  # fmt: skip
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def revision_of(content: bytes) -> str:
+    """A short digest of a file's bytes: any change to the file, by any tool, changes it."""
+    return hashlib.sha256(content).hexdigest()[:REVISION_CHARS]
+
+
+def checked_id(passage_id: str) -> str:
+    """`passage_id` if it is a safe slug, else a one-line `KnowledgeBaseError`; run before any id
+    becomes part of a path, so nothing can be read or written outside the knowledge base."""
+    try:
+        return validate_passage_id(passage_id)
+    except ValueError as error:
+        raise KnowledgeBaseError(str(error)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPassage:
+    """A passage as read from disk, with the revision a later save must be based on."""
+
+    passage: Passage
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """An earlier version of a passage, kept when something replaced or deleted it."""
+
+    id: str
+    number: int
+    reason: Reason
+    archived_at: datetime
+    content: str
+    """The exact text the passage file held."""
+
+    @property
+    def revision(self) -> str:
+        return revision_of(self.content.encode("utf-8"))
+
+    def passage(self) -> Passage:
+        """The version as a passage; a hand-broken file that was archived cannot be restored."""
+        where = f"history of {self.id!r}, version {self.number}"
+        try:
+            raw = json.loads(self.content)
+        except json.JSONDecodeError:
+            raise KnowledgeBaseError(f"{where}: not valid JSON, cannot be restored") from None
+        return parse_passage(raw, where=where)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did, by passage id."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Problems that stop the knowledge base from loading, and notes that do not."""
+
+    passages: int
+    problems: list[str]
+    notes: list[str]
+
+
+class PassageStore:
+    """A writable knowledge-base directory: add, save, delete, history, restore, import."""
+
+    def __init__(self, directory: Path, *, lock_timeout: float = 10.0) -> None:
+        self.directory = directory
+        self.lock_timeout = lock_timeout
+
+    # Reading ------------------------------------------------------------------------------------
+
+    def passage_path(self, passage_id: str) -> Path:
+        return self.directory / f"{checked_id(passage_id)}.json"
+
+    def history_dir(self, passage_id: str) -> Path:
+        return self.directory / HISTORY_DIR / checked_id(passage_id)
+
+    def passages(self) -> list[Passage]:
+        """Every passage, validated: what an engine is built from."""
+        return load_knowledge_base(self.directory)
+
+    def read_all(self) -> list[StoredPassage]:
+        """Every passage with its revision, in id order."""
+        self._require_directory()
+        return [self._parse(path, path.read_bytes()) for path in passage_files(self.directory)]
+
+    def get(self, passage_id: str) -> StoredPassage:
+        path = self.passage_path(passage_id)
+        content = self._read(path)
+        if content is None:
+            raise PassageNotFoundError(f"passage {passage_id!r} not found in {self.directory}")
+        return self._parse(path, content)
+
+    def exists(self, passage_id: str) -> bool:
+        return self.passage_path(passage_id).is_file()
+
+    def history(self, passage_id: str) -> list[Version]:
+        """The passage's earlier versions, oldest first; the current file is not among them."""
+        directory = self.history_dir(passage_id)
+        versions = []
+        if directory.is_dir():
+            for path in directory.iterdir():
+                match = _VERSION_FILE.fullmatch(path.name)
+                if match:
+                    versions.append(self._read_version(passage_id, path))
+        if not versions and not self.exists(passage_id):
+            raise PassageNotFoundError(f"passage {passage_id!r} not found and has no history")
+        return sorted(versions, key=lambda v: v.number)
+
+    def deleted(self) -> list[str]:
+        """Ids that have history but no current file: deleted passages that can be restored."""
+        root = self.directory / HISTORY_DIR
+        if not root.is_dir():
+            return []
+        return sorted(
+            p.name for p in root.iterdir()
+            if p.is_dir() and not (self.directory / f"{p.name}.json").exists()
+        )  # fmt: skip
+
+    # Writing ------------------------------------------------------------------------------------
+
+    def add(self, passage: Passage) -> StoredPassage:
+        """Write a new passage; an id that is taken is refused, never overwritten."""
+        path = self.passage_path(passage.id)
+        with self._locked(create=True):
+            if self._read(path) is not None:
+                raise DuplicatePassageError(f"passage {passage.id!r} already exists")
+            return self._write(path, passage)
+
+    def save(self, passage: Passage, *, based_on: str) -> StoredPassage:
+        """Replace a passage, provided its file is still at revision `based_on`."""
+        path = self.passage_path(passage.id)
+        with self._locked():
+            current = self._read(path)
+            self._check_revision(passage.id, current, based_on)
+            assert current is not None
+            if current == passage_file_text(passage).encode("utf-8"):
+                return StoredPassage(passage, revision_of(current))
+            return self._replace(path, passage, current, reason="edit")
+
+    def delete(self, passage_id: str, *, based_on: str | None = None) -> Version:
+        """Remove a passage, keeping it in history so the delete can be undone with `restore`.
+        With `based_on`, refuse if the passage changed since that revision."""
+        path = self.passage_path(passage_id)
+        with self._locked():
+            current = self._read(path)
+            if current is None:
+                raise PassageNotFoundError(f"passage {passage_id!r} not found in {self.directory}")
+            if based_on is not None:
+                self._check_revision(passage_id, current, based_on)
+            version = self._archive(passage_id, current, reason="delete")
+            try:
+                remove_durably(path)
+            except OSError as error:
+                self._unarchive(version)
+                raise KnowledgeBaseError(f"{path}: cannot delete: {error}") from None
+            return version
+
+    def restore(
+        self, passage_id: str, *, version: int | None = None, based_on: str | None = None
+    ) -> StoredPassage:
+        """Make an earlier version current again (by default the newest one: this undoes the last
+        save or delete). The version it replaces goes to history, so a restore can be undone too."""
+        path = self.passage_path(passage_id)
+        with self._locked():
+            versions = self.history(passage_id)
+            if not versions:
+                raise PassageNotFoundError(f"passage {passage_id!r} has no earlier versions")
+            if version is None:
+                chosen = versions[-1]
+            else:
+                found = [v for v in versions if v.number == version]
+                if not found:
+                    numbers = ", ".join(str(v.number) for v in versions)
+                    raise KnowledgeBaseError(
+                        f"passage {passage_id!r} has no version {version} (versions: {numbers})"
+                    )
+                chosen = found[0]
+            passage = chosen.passage()
+            if passage.id != passage_id:
+                raise KnowledgeBaseError(
+                    f"history of {passage_id!r}, version {chosen.number}: holds passage "
+                    f"{passage.id!r}, cannot be restored"
+                )
+            current = self._read(path)
+            if based_on is not None:
+                self._check_revision(passage_id, current, based_on)
+            if current is None:
+                return self._write(path, passage)
+            return self._replace(path, passage, current, reason="restore")
+
+    def import_passages(
+        self, passages: Sequence[Passage], *, replace: bool = False
+    ) -> ImportReport:
+        """Add `passages` (already validated, ids unique). A passage whose id exists is refused
+        unless `replace`; then nothing at all is written. Replaced versions go to history."""
+        report = ImportReport()
+        with self._locked(create=True):
+            plan: list[tuple[Passage, bytes | None]] = []
+            for passage in passages:
+                current = self._read(self.passage_path(passage.id))
+                if current == passage_file_text(passage).encode("utf-8"):
+                    report.unchanged.append(passage.id)
+                    continue
+                if current is not None and not replace:
+                    raise DuplicatePassageError(
+                        f"passage {passage.id!r} already exists (use --replace to overwrite; "
+                        "nothing was imported)"
+                    )
+                plan.append((passage, current))
+            for passage, current in plan:
+                path = self.passage_path(passage.id)
+                if current is None:
+                    self._write(path, passage)
+                    report.added.append(passage.id)
+                else:
+                    self._replace(path, passage, current, reason="import")
+                    report.replaced.append(passage.id)
+        return report
+
+    # Checking -----------------------------------------------------------------------------------
+
+    def check(self) -> CheckReport:
+        """Validate every passage file and report every problem, not just the first."""
+        self._require_directory()
+        problems: list[str] = []
+        notes: list[str] = []
+        count = 0
+        for path in passage_files(self.directory):
+            try:
+                self._parse(path, path.read_bytes())
+                count += 1
+            except KnowledgeBaseError as error:
+                problems.append(str(error))
+            except OSError as error:
+                problems.append(f"{path}: cannot read: {error}")
+        for path in sorted(self.directory.glob(".*.tmp")):
+            notes.append(f"{path}: left over from an interrupted save; safe to delete")
+        for passage_id in self.deleted():
+            notes.append(f"passage {passage_id!r} is deleted; `restore` brings it back")
+        return CheckReport(passages=count, problems=problems, notes=notes)
+
+    # Internals ----------------------------------------------------------------------------------
+
+    def _require_directory(self) -> None:
+        if not self.directory.exists():
+            raise KnowledgeBaseError(f"{self.directory}: knowledge base not found")
+        if not self.directory.is_dir():
+            raise KnowledgeBaseError(
+                f"{self.directory}: knowledge base must be a directory of JSON files"
+            )
+
+    @contextmanager
+    def _locked(self, *, create: bool = False) -> Iterator[None]:
+        """Hold the knowledge base's lock file, so a check and the write after it are one step."""
+        if create and not self.directory.exists():
+            try:
+                self.directory.mkdir(parents=True)
+            except OSError as error:
+                raise KnowledgeBaseError(f"{self.directory}: cannot create: {error}") from None
+        self._require_directory()
+        lock = FileLock(str(self.directory / LOCK_FILE), timeout=self.lock_timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise KnowledgeBaseError(
+                f"{self.directory}: knowledge base is busy (another save is running); try again"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _read(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
+
+    def _parse(self, path: Path, content: bytes) -> StoredPassage:
+        try:
+            raw = json.loads(content.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise KnowledgeBaseError(f"{path}: not UTF-8 text") from None
+        except json.JSONDecodeError as error:
+            raise KnowledgeBaseError(
+                f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            ) from None
+        passage = parse_passage(raw, where=str(path))
+        if passage.id != path.stem:
+            raise KnowledgeBaseError(
+                f"{path}: passage {passage.id!r}: id does not match the file name {path.stem!r}"
+            )
+        return StoredPassage(passage, revision_of(content))
+
+    def _check_revision(self, passage_id: str, current: bytes | None, based_on: str) -> None:
+        if current is None:
+            raise ConflictError(
+                f"passage {passage_id!r} was deleted by someone else since you opened it"
+            )
+        if revision_of(current) != based_on:
+            raise ConflictError(
+                f"passage {passage_id!r} was changed by someone else since you opened it"
+            )
+
+    def _write(self, path: Path, passage: Passage) -> StoredPassage:
+        text = passage_file_text(passage)
+        try:
+            write_text_atomic(path, text)
+        except OSError as error:
+            raise KnowledgeBaseError(f"{path}: cannot write: {error}") from None
+        return StoredPassage(passage, revision_of(text.encode("utf-8")))
+
+    def _replace(
+        self, path: Path, passage: Passage, current: bytes, *, reason: Reason
+    ) -> StoredPassage:
+        # History first: a crash between the two steps leaves an extra copy, never a lost version.
+        version = self._archive(passage.id, current, reason=reason)
+        try:
+            return self._write(path, passage)
+        except KnowledgeBaseError:
+            self._unarchive(version)
+            raise
+
+    def _archive(self, passage_id: str, content: bytes, *, reason: Reason) -> Version:
+        directory = self.history_dir(passage_id)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            numbers = [
+                int(m.group(1)) for p in directory.iterdir()
+                if (m := _VERSION_FILE.fullmatch(p.name))
+            ]  # fmt: skip
+            version = Version(
+                id=passage_id,
+                number=max(numbers, default=0) + 1,
+                reason=reason,
+                archived_at=datetime.now(UTC),
+                content=content.decode("utf-8", errors="replace"),
+            )
+            record = {
+                "version": version.number,
+                "reason": reason,
+                "archived_at": version.archived_at.isoformat(),
+                "content": version.content,
+            }
+            write_text_atomic(
+                directory / f"{version.number:06d}.json",
+                json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+            )  # fmt: skip
+        except OSError as error:
+            raise KnowledgeBaseError(f"{directory}: cannot keep history: {error}") from None
+        return version
+
+    def _unarchive(self, version: Version) -> None:
+        """Drop a history entry whose save failed, so history only holds versions that were
+        really replaced."""
+        path = self.history_dir(version.id) / f"{version.number:06d}.json"
+        path.unlink(missing_ok=True)
+
+    def _read_version(self, passage_id: str, path: Path) -> Version:
+        data = read_json(path)
+        try:
+            return Version(
+                id=passage_id,
+                number=int(data["version"]),
+                reason=data["reason"],
+                archived_at=datetime.fromisoformat(data["archived_at"]),
+                content=str(data["content"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            raise KnowledgeBaseError(f"{path}: not a history entry") from None
