@@ -1,0 +1,252 @@
+"""`helpdesk kb ...`: list, show, add, edit, remove, restore, import, export and check passages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from chatbot.cli.options import settings_from
+from chatbot.knowledge_base.atomic import write_text_atomic
+from chatbot.knowledge_base.models import Passage
+from chatbot.knowledge_base.storage import (
+    KnowledgeBaseError,
+    describe_validation_error,
+    export_passages,
+    load_passages_file,
+)
+from chatbot.knowledge_base.store import PassageStore, StoredPassage
+from chatbot.text import printable
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # --kb is accepted after any kb subcommand, like the engine options after `ask`.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--kb",
+        type=Path,
+        metavar="PATH",
+        help="knowledge-base directory (env HELPDESK_KB; default: shipped)",
+    )
+    parser = commands.add_parser("kb", help="edit the knowledge base: list, add, rm, import, ...")
+    parser.set_defaults(func=lambda _args: _usage(parser))
+    sub = parser.add_subparsers(title="kb commands", metavar="KB_COMMAND",
+                                parser_class=type(parser))  # fmt: skip
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    p = command("list", "list passages: id, title, length")
+    p.set_defaults(func=run_list)
+
+    p = command("show", "show one passage and its revision")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true", help="print the passage file as it is")
+    p.set_defaults(func=run_show)
+
+    p = command("add", "add a new passage")
+    p.add_argument("--id", required=True, help="a safe slug: a-z, 0-9, '-', '_', '.'")
+    _content_options(p, text_required=True)
+    p.set_defaults(func=run_add)
+
+    p = command("edit", "change a passage's text, title or tags")
+    p.add_argument("id")
+    _content_options(p, text_required=False)
+    p.add_argument("--clear-tags", action="store_true", help="remove every tag")
+    p.set_defaults(func=run_edit)
+
+    p = command("rm", "delete a passage (undo with `helpdesk kb restore ID`)")
+    p.add_argument("id")
+    p.set_defaults(func=run_rm)
+
+    p = command("restore", "restore an earlier version (default: undo the last save or delete)")
+    p.add_argument("id")
+    p.add_argument("--version", type=int, metavar="N", help="version number from `kb history`")
+    p.set_defaults(func=run_restore)
+
+    p = command("history", "list a passage's earlier versions")
+    p.add_argument("id")
+    p.set_defaults(func=run_history)
+
+    p = command("import", 'add passages from a {"passages": [...]} file (rerank_data or export)')
+    p.add_argument("file", type=Path, metavar="FILE")
+    p.add_argument("--replace", action="store_true", help="overwrite passages that exist")
+    p.set_defaults(func=run_import)
+
+    p = command("export", 'write every passage as one {"passages": [...]} JSON file')
+    p.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
+    p.set_defaults(func=run_export)
+
+    p = command("check", "validate every passage; exit status 1 when there are problems")
+    p.set_defaults(func=run_check)
+
+
+def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) -> None:
+    text = parser.add_mutually_exclusive_group(required=text_required)
+    text.add_argument("--text", help="the passage text")
+    text.add_argument("--text-file", type=Path, metavar="FILE", help="read the text from FILE")
+    parser.add_argument("--title", help="short label shown as the answer's source")
+    parser.add_argument("--tag", action="append", metavar="TAG",
+                        help="a label for editors; repeat for several")  # fmt: skip
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _store(args: argparse.Namespace) -> PassageStore:
+    return PassageStore(settings_from(args).knowledge_base.path)
+
+
+def _text(args: argparse.Namespace) -> str | None:
+    if args.text_file is None:
+        text: str | None = args.text
+        return text
+    path: Path = args.text_file
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
+
+
+def make_passage(**fields: object) -> Passage:
+    """A passage from command-line values, refused with one line naming the bad field."""
+    try:
+        return Passage.model_validate(fields)
+    except ValidationError as error:
+        # A bad id already names itself; any other field is named with the passage it belongs to.
+        bad_id = error.errors()[0]["loc"] == ("id",)
+        where = "" if bad_id else f"passage {fields.get('id')!r}: "
+        raise KnowledgeBaseError(f"{where}{describe_validation_error(error)}") from None
+
+
+def run_list(args: argparse.Namespace) -> int:
+    stored = _store(args).read_all()
+    for item in stored:
+        p = item.passage
+        print(f"{p.id:<28} {len(p.text):>5} chars  {printable(p.title)}")
+    print(f"{len(stored)} passages", file=sys.stderr)
+    return 0
+
+
+def _describe(item: StoredPassage) -> str:
+    p = item.passage
+    return "\n".join([
+        f"id:       {p.id}",
+        f"title:    {printable(p.title)}",
+        f"tags:     {printable(', '.join(p.tags))}",
+        f"revision: {item.revision}",
+        "",
+        printable(p.text),
+    ])  # fmt: skip
+
+
+def run_show(args: argparse.Namespace) -> int:
+    store = _store(args)
+    item = store.get(args.id)
+    if args.json:
+        print(store.passage_path(args.id).read_text(encoding="utf-8"), end="")
+    else:
+        print(_describe(item))
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    passage = make_passage(id=args.id, text=_text(args), title=args.title or "",
+                           tags=tuple(args.tag or ()))  # fmt: skip
+    stored = _store(args).add(passage)
+    print(f"added {passage.id} (revision {stored.revision})")
+    return 0
+
+
+def run_edit(args: argparse.Namespace) -> int:
+    store = _store(args)
+    current = store.get(args.id)
+    old = current.passage
+    text = _text(args)
+    tags = () if args.clear_tags else old.tags
+    passage = make_passage(
+        id=old.id,
+        text=old.text if text is None else text,
+        title=old.title if args.title is None else args.title,
+        tags=tuple(args.tag) if args.tag else tags,
+    )
+    stored = store.save(passage, based_on=current.revision)
+    if stored.revision == current.revision:
+        print(f"{passage.id} unchanged")
+    else:
+        print(
+            f"saved {passage.id} (revision {stored.revision}; undo: helpdesk kb restore {old.id})"
+        )
+    return 0
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    version = _store(args).delete(args.id)
+    print(
+        f"deleted {args.id} (kept as version {version.number}; undo: helpdesk kb restore {args.id})"
+    )
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    stored = _store(args).restore(args.id, version=args.version)
+    print(f"restored {args.id} (revision {stored.revision})")
+    return 0
+
+
+def run_history(args: argparse.Namespace) -> int:
+    store = _store(args)
+    versions = store.history(args.id)
+    for v in versions:
+        when = v.archived_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+        try:
+            preview = printable(v.passage().text.replace("\n", " "))
+        except KnowledgeBaseError:  # A hand-broken file was archived as it was.
+            preview = "(not a valid passage) " + printable(v.content.replace("\n", " "))
+        print(f"{v.number:>4}  {when}  replaced by {v.reason:<7}  {preview[:60]}")
+    current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
+    print(f"   -  {current}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    passages = load_passages_file(args.file)  # Validates every passage before anything is written.
+    report = _store(args).import_passages(passages, replace=args.replace)
+    print(
+        f"imported {args.file}: {len(report.added)} added, {len(report.replaced)} replaced, "
+        f"{len(report.unchanged)} unchanged"
+    )
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    passages = _store(args).passages()
+    text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    output: Path = args.output
+    try:
+        write_text_atomic(output, text)
+    except OSError as error:
+        raise KnowledgeBaseError(f"{output}: cannot write: {error}") from None
+    print(f"exported {len(passages)} passages to {output}", file=sys.stderr)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    report = _store(args).check()
+    for problem in report.problems:
+        print(f"problem: {problem}")
+    for note in report.notes:
+        print(f"note: {note}")
+    if report.problems:
+        print(f"{len(report.problems)} problems, {report.passages} good passages", file=sys.stderr)
+        return 1
+    print(f"ok: {report.passages} passages")
+    return 0
