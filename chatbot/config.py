@@ -72,7 +72,10 @@ class ValenSettings(BaseModel):
     """Seconds to wait for one reply."""
     budget_s: float = Field(default=20.0, gt=0)
     """Seconds one customer question may spend on Valen, retries included, before escalating."""
-    max_in_flight: int = Field(default=8, ge=1, le=64)
+    # 20 sends one question at k=20 (or four at the default k=5) in a single wave, so judging
+    # costs one request's time. The hosted API publishes no rate limit; a 429 is retried after
+    # its `retry-after`, and a deployment that sees many can lower this.
+    max_in_flight: int = Field(default=20, ge=1, le=64)
     """Requests to Valen in flight at once, across all questions."""
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks that print numbers; `python bench/run.py --quick` runs them all."""
