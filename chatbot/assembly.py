@@ -9,7 +9,7 @@ from chatbot.engine.engine import Engine
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.valen.cache import ReplayCache
-from chatbot.valen.client import ValenClient
+from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
 
 
@@ -33,6 +33,14 @@ def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClien
         api_key=valen.api_key,
         model=valen.model,
         max_in_flight=valen.max_in_flight,
+        retry=RetryPolicy(
+            max_attempts=valen.max_attempts,
+            base_delay_s=valen.backoff_base_s,
+            max_delay_s=valen.backoff_cap_s,
+            max_wait_s=valen.max_retry_wait_s,
+            retry_gateway_timeout=valen.retry_gateway_timeout,
+        ),
+        budget_s=valen.budget_s,
     )
 
 

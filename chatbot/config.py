@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -24,7 +24,7 @@ from pydantic_settings import (
 
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.storage import describe_validation_error, shipped_knowledge_base
-from chatbot.valen.client import DEFAULT_BASE_URL
+from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL
 from chatbot.valen.judge import ReplayMode
 from chatbot.valen.protocol import Dialect
 
@@ -77,6 +77,24 @@ class ValenSettings(BaseModel):
     # its `retry-after`, and a deployment that sees many can lower this.
     max_in_flight: int = Field(default=20, ge=1, le=64)
     """Requests to Valen in flight at once, across all questions."""
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    """Requests per passage, the first included, when Valen answers 408/429/500/502/503 or the
+    network fails; other errors are never retried."""
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    """Wait before the first retry; it doubles each retry (with jitter) up to `backoff_cap_s`."""
+    backoff_cap_s: float = Field(default=8.0, ge=0)
+    """The longest wait between two attempts of our own choosing."""
+    max_retry_wait_s: float = Field(default=60.0, ge=0)
+    """The longest `retry-after` honoured; a server asking for more gets no retry."""
+    retry_gateway_timeout: bool = False
+    """Retry 504 too; off by default because the same input would most likely time out again."""
+
+    @model_validator(mode="after")
+    def _systemone_default_url(self) -> ValenSettings:
+        # Self-hosted System One listens locally; the hosted default would only answer 404.
+        if self.dialect == "systemone" and "base_url" not in self.model_fields_set:
+            self.base_url = SYSTEMONE_BASE_URL
+        return self
 
 
 class EngineSettings(BaseModel):

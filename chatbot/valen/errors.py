@@ -18,11 +18,17 @@ class ValenError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+        # How many requests were sent for this judgment; the client sets it when it gives up.
+        self.attempts = 1
+        # How long the server asked us to wait before trying again (429/503), if it said.
+        self.wait_s: float | None = None
 
-    def describe(self) -> str:
-        """One line for people: the kind, the HTTP status when there was one, and the message."""
+    def describe(self, *, attempts: bool = True) -> str:
+        """One line for people: the kind, the HTTP status when there was one, the message, and
+        how many attempts were made when there was more than one."""
         status = f" (HTTP {self.status})" if self.status is not None else ""
-        return f"{self.kind}{status}: {self.message}"
+        tries = f" (after {self.attempts} attempts)" if attempts and self.attempts > 1 else ""
+        return f"{self.kind}{status}: {self.message}{tries}"
 
 
 class BadRequestError(ValenError):
@@ -55,10 +61,6 @@ class RateLimitedError(ValenError):
     kind = "rate-limited"
     retryable = True
 
-    def __init__(self, message: str, *, status: int | None = 429, wait_s: float | None = None):
-        super().__init__(message, status=status)
-        self.wait_s = wait_s
-
 
 class ServerError(ValenError):
     """5xx: the server failed or is busy."""
@@ -86,6 +88,15 @@ class ValenTimeoutError(ValenError):
 
     kind = "timeout"
     retryable = True
+
+
+class BudgetExhaustedError(ValenError):
+    """The question's overall time budget ran out before this passage was judged.
+
+    Not retryable by definition: the budget is what bounds the retries.
+    """
+
+    kind = "budget"
 
 
 class InvalidResponseError(ValenError):

@@ -48,10 +48,12 @@ class PassageJudge:
             return RefusedError("Valen declined to judge this passage (recorded)")
         return entry.probability
 
-    async def _ask(self, text: str, instructions: str) -> Outcome:
+    async def _ask(self, text: str, instructions: str, deadline: float) -> Outcome:
         assert self.client is not None
         try:
-            outcomes = await self.client.decide(text, [Question(ANSWER_NAME, instructions)])
+            outcomes = await self.client.decide(
+                text, [Question(ANSWER_NAME, instructions)], deadline=deadline
+            )
         except ValenError as error:
             return error
         return outcomes[ANSWER_NAME]
@@ -62,12 +64,16 @@ class PassageJudge:
         """One outcome per passage text, in order: a probability or the reason it was not judged.
 
         Each passage is its own request, sent concurrently, so no passage sways another and the
-        wait is about one request's time.
+        wait is about one request's time. All of them share one time budget (the client's
+        `budget_s`, retries included): a passage still unjudged when it runs out is not judged.
         """
         texts = [input_text(question, passage) for passage in passages]
         if self.replay == "on":
             return [self._replay(text, instructions) for text in texts]
-        outcomes = list(await asyncio.gather(*(self._ask(t, instructions) for t in texts)))
+        assert self.client is not None
+        deadline = self.client.deadline()
+        asks = (self._ask(text, instructions, deadline) for text in texts)
+        outcomes = list(await asyncio.gather(*asks))
         if self.replay == "record" and self.cache is not None:
             self.cache.record(
                 CacheEntry(text, instructions, self.model, _recordable(outcome))
