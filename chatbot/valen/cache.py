@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 log = logging.getLogger(__name__)
 
 FORMAT = "helpdesk-valen-replay/1"
+# How long a recorder waits for another process to finish its write before giving up.
+LOCK_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +96,17 @@ class ReplayCache:
             except CorruptCacheError as error:
                 # Replay without the file rather than crash, and say so once; `record` leaves the
                 # file alone so whatever is in it can still be repaired.
-                self.corrupt = str(error)
-                log.warning("replay cache ignored: %s", error)
+                self._mark_corrupt(error)
                 self._entries = {}
         return self._entries
+
+    def _mark_corrupt(self, error: CorruptCacheError) -> None:
+        """Remember the file is unusable and warn about it, once per cache object."""
+        if self.corrupt is None:
+            log.warning(
+                "replay cache ignored, and not written until repaired or moved aside: %s", error
+            )
+        self.corrupt = str(error)
 
     def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
         """The recorded answer for this exact input, predicate and model, if any."""
@@ -125,20 +134,24 @@ class ReplayCache:
             return 0
         self._load()
         if self.corrupt is not None:
-            log.warning("not recording into %s until it is repaired or moved aside", self.path)
+            return 0  # Already warned when it was loaded.
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_S)
+            with lock:
+                # Re-read inside the lock: another process may have recorded since we loaded.
+                try:
+                    merged = _read_entries(self.path)
+                except CorruptCacheError as error:
+                    self._mark_corrupt(error)
+                    return 0
+                merged.update(new)
+                write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
+                self._entries = merged
+        except (OSError, Timeout) as error:
+            # A recording that cannot be saved must not cost the customer their answer.
+            log.warning("could not record into %s: %s", self.path, type(error).__name__)
             return 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path.with_name(f".{self.path.name}.lock"))):
-            # Re-read inside the lock: another process may have recorded since we loaded.
-            try:
-                merged = _read_entries(self.path)
-            except CorruptCacheError as error:
-                self.corrupt = str(error)
-                log.warning("not recording into %s: %s", self.path, error)
-                return 0
-            merged.update(new)
-            write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
-            self._entries = merged
         return len(new)
 
 

@@ -62,6 +62,9 @@ def request_body(
     return body
 
 
+# The answer types that carry the predicate's probability, one per dialect.
+ANSWER_TYPES = frozenset({"predicate", "noul"})
+
 # One outcome per question: a probability, or the error that stopped it being judged.
 Outcome = float | ValenError
 
@@ -79,8 +82,11 @@ def _probability(answer: Any) -> Outcome:
     """Validate one answer object into a probability, a refusal, or an invalid-response error."""
     if not isinstance(answer, Mapping):
         return InvalidResponseError("an answer is not an object")
-    if answer.get("type") == "refusal":
+    kind = answer.get("type")
+    if kind == "refusal":
         return RefusedError("Valen declined to judge this passage")
+    if kind is not None and kind not in ANSWER_TYPES:
+        return InvalidResponseError(f"answer has type {str(kind)[:40]!r}, not a predicate")
     field = "noul" if "noul" in answer else "probability"
     value = answer.get(field)
     if value is None:
