@@ -1,13 +1,17 @@
-"""A Valen-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
+"""A fault-injecting Valen-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
-It speaks both dialects (`POST /v1/decisions`, `POST /v1/systemone`), records every request it
-receives (path, headers, JSON body) and answers through a replaceable `responder`, so a test can
-script any reply: a probability, a refusal, an error status with any body, a delay.
+It speaks both dialects (`POST /v1/decisions`, `POST /v1/systemone`), checks each request against
+its dialect the way a real server would (404 for an unknown route, 422 for a malformed body),
+records every request it receives (path, headers, JSON body) and answers through a replaceable
+`responder`, so a test can script any reply: a probability, a refusal, an error status with any
+body or headers, an HTML page, a delay, a dropped connection. `scripted` plays a script per input
+text, so "fail twice then answer" holds for each passage even when passages are judged at once.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+MAX_SYSTEMONE_QUESTIONS = 64
 
 
 @dataclass
@@ -36,10 +42,19 @@ class Reply:
     raw: bytes | None = None
     """Send these bytes as they are instead of `body` as JSON."""
     delay_s: float = 0.0
+    drop: bool = False
+    """Close the connection without sending anything (after `delay_s`)."""
 
 
 Responder = Callable[[Received, int], Reply]
 """Builds the reply to a request; the int is how many requests came before this one."""
+
+
+def input_of(received: Received) -> str:
+    """The text a request asks about, in either dialect."""
+    body = received.body if isinstance(received.body, dict) else {}
+    text = body.get("input", body.get("state", ""))
+    return text if isinstance(text, str) else ""
 
 
 def probability_reply(received: Received, probability: float) -> Reply:
@@ -54,6 +69,15 @@ def probability_reply(received: Received, probability: float) -> Reply:
     return Reply(body={"model": "valen-test", "answers": listed, "usage": {"input_tokens": 10}})
 
 
+def refusal_reply(received: Received) -> Reply:
+    """Valen declining every question, in the request's dialect."""
+    questions = received.body.get("questions", [])
+    if received.path.endswith("/systemone"):
+        return Reply(body={"answers": {name: {"type": "refusal"} for name in questions}})
+    listed = [{"type": "refusal", "name": q.get("name")} for q in questions]
+    return Reply(body={"model": "valen-test", "answers": listed})
+
+
 def constant(probability: float, delay_s: float = 0.0) -> Responder:
     """Answer every question with `probability`, after `delay_s`."""
 
@@ -65,11 +89,132 @@ def constant(probability: float, delay_s: float = 0.0) -> Responder:
     return respond
 
 
-class ValenTestServer:
-    """A threaded loopback server; `base_url` ends in `/v1` like the real ones."""
+def fixed(reply: Reply) -> Responder:
+    """Send the same reply to every request."""
+    return lambda _received, _index: reply
 
-    def __init__(self, responder: Responder | None = None) -> None:
+
+def html_reply(status: int = 502, title: str = "502 Bad Gateway") -> Reply:
+    """A gateway's HTML error page, the kind a proxy sends when Valen is down."""
+    page = (
+        f"<!DOCTYPE html><html><head><title>{title}</title></head><body><center><h1>{title}</h1>"
+        "</center><hr><center>nginx</center>" + "<!-- padding -->" * 40 + "</body></html>"
+    )
+    return Reply(status=status, raw=page.encode(), headers={"content-type": "text/html"})
+
+
+Step = Reply | Responder
+
+
+class Scripted:
+    """Plays `steps` to each distinct input in turn: its first request gets steps[0], its second
+    steps[1], ...; once the script runs out, `then` answers. Counts requests per input."""
+
+    def __init__(self, *steps: Step, then: Responder | None = None) -> None:
+        self.steps = steps
+        self.then: Responder = then or constant(0.9)
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, received: Received, index: int) -> Reply:
+        key = input_of(received)
+        with self._lock:
+            seen = self.counts.get(key, 0)
+            self.counts[key] = seen + 1
+        if seen >= len(self.steps):
+            return self.then(received, index)
+        step = self.steps[seen]
+        return step if isinstance(step, Reply) else step(received, index)
+
+
+def scripted(*steps: Step, then: Responder | None = None) -> Scripted:
+    """See `Scripted`: e.g. `scripted(Reply(503), Reply(503))` fails twice per input, then 0.9."""
+    return Scripted(*steps, then=then)
+
+
+def closed_port_url() -> str:
+    """A base URL on loopback where nothing listens, so a connection is refused."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def check_request(path: str, body: Any) -> Reply | None:
+    """The error a strict server would send for this request, or None when it is well formed.
+
+    Decisions errors use the OpenAI-style envelope; System One errors are FastAPI's `detail`.
+    """
+    if path.endswith("/decisions"):
+        problem = _decisions_problem(body)
+        if problem:
+            error = {"message": problem, "type": "invalid_request_error"}
+            return Reply(status=422, body={"error": error})
+        return None
+    if path.endswith("/systemone"):
+        problem = _systemone_problem(body)
+        return Reply(status=422, body={"detail": problem}) if problem else None
+    return Reply(status=404, body={"detail": "Not Found"})
+
+
+def _decisions_problem(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "body is not a JSON object"
+    if set(body) - {"model", "input", "questions"}:
+        return f"unexpected fields {sorted(set(body) - {'model', 'input', 'questions'})}"
+    if not _is_text(body.get("input")):
+        return "'input' must be a non-empty string"
+    if "model" in body and not _is_text(body["model"]):
+        return "'model' must be a non-empty string when present"
+    questions = body.get("questions")
+    if not isinstance(questions, list) or not questions:
+        return "'questions' must be a non-empty list"
+    names = [q.get("name") if isinstance(q, dict) else None for q in questions]
+    for q in questions:
+        if not isinstance(q, dict) or q.get("type") != "predicate":
+            return "every question must be a predicate"
+        if not _is_text(q.get("name")) or not _is_text(q.get("instructions")):
+            return "every question needs a name and instructions"
+    if len(set(names)) != len(names):
+        return "question names must be unique"
+    return None
+
+
+def _systemone_problem(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "body is not a JSON object"
+    if set(body) - {"model", "state", "questions"}:
+        return f"unexpected fields {sorted(set(body) - {'model', 'state', 'questions'})}"
+    if not _is_text(body.get("state")):
+        return "'state' must be a non-empty string"
+    questions = body.get("questions")
+    if not isinstance(questions, dict) or not questions:
+        return "'questions' must be a non-empty object"
+    if len(questions) > MAX_SYSTEMONE_QUESTIONS:
+        return f"at most {MAX_SYSTEMONE_QUESTIONS} questions per request"
+    for question in questions.values():
+        if not isinstance(question, dict) or question.get("type") != "noul":
+            return "every question must be a noul"
+        if "criteria" in question:
+            return "noul takes no criteria"
+        if not _is_text(question.get("instructions")):
+            return "every question needs instructions"
+    return None
+
+
+class ValenTestServer:
+    """A threaded loopback server; `base_url` ends in `/v1` like the real ones.
+
+    With `validate` (the default) a malformed request is refused before the responder sees it.
+    """
+
+    def __init__(self, responder: Responder | None = None, *, validate: bool = True) -> None:
         self.responder: Responder = responder or constant(0.5)
+        self.validate = validate
         self.received: list[Received] = []
         self._lock = threading.Lock()
         server = self
@@ -87,14 +232,21 @@ class ValenTestServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = None
-                received = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                received = Received(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 with server._lock:
                     index = len(server.received)
                     server.received.append(received)
-                reply = server.responder(received, index)
+                reply = check_request(self.path, body) if server.validate else None
+                if reply is None:
+                    reply = server.responder(received, index)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+                if reply.drop:
+                    self.close_connection = True
+                    return
+                payload = reply.raw if reply.raw is not None else _dumps(reply.body)
                 try:
                     self.send_response(reply.status)
                     headers = {"content-type": "application/json", **reply.headers}
@@ -115,6 +267,11 @@ class ValenTestServer:
         host, port = self._http.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
+    def count(self, text: str | None = None) -> int:
+        """Requests received so far, all of them or those asking about `text`."""
+        with self._lock:
+            return sum(1 for r in self.received if text is None or input_of(r) == text)
+
     def start(self) -> ValenTestServer:
         self._thread.start()
         return self
@@ -122,6 +279,11 @@ class ValenTestServer:
     def stop(self) -> None:
         self._http.shutdown()
         self._http.server_close()
+
+
+def _dumps(body: Any) -> bytes:
+    # json.dumps writes NaN and Infinity as bare tokens, as some servers do: tests rely on it.
+    return json.dumps(body, allow_nan=True).encode()
 
 
 @contextmanager
