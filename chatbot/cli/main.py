@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 
 from chatbot import __version__
-from chatbot.cli import ask, evaluate, kb
+from chatbot.cli import ask, evaluate, kb, valen
 from chatbot.cli.options import Parser, print_error
 from chatbot.errors import HelpdeskError
 
-COMMANDS = [ask, evaluate, kb]
+COMMANDS = [ask, evaluate, kb, valen]
 
 
 def build_parser() -> argparse.ArgumentParser:

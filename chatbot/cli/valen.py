@@ -1,0 +1,153 @@
+"""`helpdesk valen check`: one known request to the configured Valen, reported line by line.
+
+It is the first thing to run when live mode fails, so it reports what was tried (base URL,
+dialect, route), what came back (HTTP status, latency, whether the key was accepted, the answer)
+and, on failure, one line saying what is wrong. It sends exactly one request: no retries, no
+cache, so the status shown is the server's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from chatbot.assembly import make_http_client, make_valen_client
+from chatbot.cli.options import Parser, print_error, settings_from
+from chatbot.text import printable
+from chatbot.valen.errors import AuthenticationError, RefusedError, ValenError
+from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question, input_text
+
+# A question the shipped help center answers, with the passage that answers it: a working Valen
+# gives it a high probability, so a low one is worth a look too.
+CHECK_QUESTION = "How do I unlock a bike?"
+CHECK_PASSAGE = (
+    "To unlock a bike, open the app, scan the QR code on the handlebar and wait for the lock to "
+    "click open."
+)
+
+# What each failure most likely means, for the one-line message.
+HINTS = {
+    "auth": "check VALEN_API_KEY",
+    "not-found": "check --base-url and --dialect",
+    "connection": "is the server running, and is --base-url right?",
+    "timeout": "the server did not answer in time",
+    "invalid-response": "is this a Valen server, and is --dialect right?",
+}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("valen", help="check the connection to Valen")
+    parser.set_defaults(func=lambda _args: _usage(parser))
+    sub = parser.add_subparsers(title="valen commands", metavar="VALEN_COMMAND",
+                                parser_class=Parser)  # fmt: skip
+    check = sub.add_parser(
+        "check",
+        help="send one known request and report status, latency and whether the key works",
+        description="Send one known request to Valen (no retries, no cache) and report it.",
+    )
+    check.add_argument("--base-url", metavar="URL", help="Valen base URL (env VALEN_BASE_URL)")
+    check.add_argument(
+        "--dialect",
+        choices=["decisions", "systemone"],
+        help="Valen wire dialect (env VALEN_DIALECT; default: decisions)",
+    )
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.set_defaults(func=run_check)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+@dataclass
+class CheckReport:
+    """What one check request found."""
+
+    base_url: str
+    dialect: str
+    url: str
+    ok: bool = False
+    status: int | None = None
+    latency_ms: float | None = None
+    key: str = "unknown"
+    """`accepted`, `rejected`, `missing`, `not needed`, or `unknown` when the reply cannot say."""
+    probability: float | None = None
+    answer: str = ""
+    problem: str | None = None
+
+
+def _key_verdict(*, sent: bool, status: int | None) -> str:
+    if status in (401, 403):
+        return "rejected" if sent else "missing"
+    if status == 200:
+        return "accepted" if sent else "not needed"
+    return "unknown"
+
+
+async def check(args: argparse.Namespace) -> CheckReport:
+    """Send the known request and describe the outcome; never raises a `ValenError`."""
+    settings = settings_from(args)
+    async with make_http_client(settings) as http:
+        client = make_valen_client(settings, http)
+        report = CheckReport(base_url=client.base_url, dialect=client.dialect, url=client.url)
+        text = input_text(CHECK_QUESTION, CHECK_PASSAGE)
+        started = time.perf_counter()
+        try:
+            response = await client.post(text, [Question(ANSWER_NAME, PREDICATE)])
+            report.latency_ms = (time.perf_counter() - started) * 1000
+            report.status = response.status_code
+            report.key = _key_verdict(sent=client.has_key, status=response.status_code)
+            outcome = client.read(response, [ANSWER_NAME])[ANSWER_NAME]
+        except ValenError as error:
+            report.latency_ms = report.latency_ms or (time.perf_counter() - started) * 1000
+            report.problem = _problem(error, key_sent=client.has_key)
+            return report
+    if isinstance(outcome, RefusedError):
+        report.ok, report.answer = True, "refused (the server works; the model declined)"
+    elif isinstance(outcome, ValenError):
+        report.problem = _problem(outcome, key_sent=client.has_key)
+    else:
+        report.ok, report.probability = True, outcome
+        report.answer = f"probability {outcome:.3f} that the passage answers the question"
+    return report
+
+
+def _problem(error: ValenError, *, key_sent: bool) -> str:
+    hint = HINTS.get(error.kind)
+    if isinstance(error, AuthenticationError) and not key_sent:
+        hint = "Valen wants a key: set VALEN_API_KEY"
+    return error.describe() + (f" ({hint})" if hint else "")
+
+
+def render(report: CheckReport) -> str:
+    status = str(report.status) if report.status is not None else "none (no reply)"
+    latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "-"
+    lines = [
+        f"Valen check: POST {report.url}",
+        f"  base URL     {report.base_url}",
+        f"  dialect      {report.dialect}",
+        f"  HTTP status  {status}",
+        f"  latency      {latency}",
+        f"  API key      {report.key}",
+    ]
+    if report.answer:
+        lines.append(f"  answer       {report.answer}")
+    lines.append(f"  result       {'ok' if report.ok else 'FAILED'}")
+    return printable("\n".join(lines))
+
+
+def run_check(args: argparse.Namespace) -> int:
+    report = asyncio.run(check(args))
+    if args.json:
+        print(json.dumps(asdict(report), indent=2, ensure_ascii=False))
+    else:
+        print(render(report))
+    if report.ok:
+        return 0
+    print_error(f"Valen check failed: {printable(report.problem or 'unknown problem')}")
+    return 1
