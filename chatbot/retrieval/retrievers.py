@@ -32,13 +32,35 @@ class Retriever(Protocol):
         ...
 
 
+def indexed_text(passage: Passage) -> str:
+    """What BM25 indexes of a passage: the title is part of what it is about, so title and text."""
+    return f"{passage.title}\n{passage.text}"
+
+
 class BM25Retriever:
     """BM25 (rank-bm25's Okapi scoring) over the project tokenizer; zero scores never retrieved."""
 
-    def __init__(self, passages: Sequence[Passage]) -> None:
+    def __init__(self, passages: Sequence[Passage], *, index: BM25Index | None = None) -> None:
         self.passages = tuple(passages)
-        # The title is part of what a passage is about, so it is indexed with the text.
-        self.index = BM25Index([tokenize(f"{p.title}\n{p.text}") for p in self.passages])
+        self.index = index or BM25Index([tokenize(indexed_text(p)) for p in self.passages])
+
+    def with_passages(self, passages: Sequence[Passage]) -> BM25Retriever:
+        """A retriever over `passages` that reuses this index for every passage whose id, title
+        and text are unchanged, so saving one edit tokenizes and counts one passage, not all.
+        Retrieves exactly what `BM25Retriever(passages)` would."""
+        previous = {p.id: i for i, p in enumerate(self.passages)}
+        reused: set[int] = set()
+        sources: list[int | list[str]] = []
+        for passage in passages:
+            at = previous.get(passage.id)
+            if at is not None and at not in reused:
+                before = self.passages[at]
+                if before.title == passage.title and before.text == passage.text:
+                    reused.add(at)
+                    sources.append(at)
+                    continue
+            sources.append(tokenize(indexed_text(passage)))
+        return BM25Retriever(passages, index=self.index.derive(sources))
 
     def retrieve(self, question: str, k: int) -> list[Retrieved]:
         return [
