@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 
 from chatbot import __version__
-from chatbot.cli import ask, evaluate, kb, valen
+from chatbot.cli import app, ask, evaluate, kb, valen
 from chatbot.cli.options import Parser, print_error
 from chatbot.errors import HelpdeskError
 
-COMMANDS = [ask, evaluate, kb, valen]
+COMMANDS = [ask, evaluate, kb, valen, app]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A help-desk chatbot for the terminal. Without a command, opens the app.",
     )
     parser.add_argument("--version", action="version", version=f"helpdesk {__version__}")
+    app.configure_main(parser)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     for module in COMMANDS:
         module.register(commands)

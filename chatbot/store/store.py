@@ -82,8 +82,12 @@ class Store:
             raise StoreError(f"{path}: is a directory, expected a database file")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise StoreError(f"{path}: cannot create folder {path.parent}: {reason}") from None
+        try:
             connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-        except (OSError, sqlite3.Error) as error:
+        except sqlite3.Error as error:
             raise StoreError(f"{path}: cannot open database: {error}") from None
         store = cls(connection, path=path, clock=clock)
         try:
@@ -518,20 +522,27 @@ class Store:
             " WHERE conversation_id = ? ORDER BY id",
             (conversation_id,),
         ).fetchall()
-        return [
-            StoredDecision(
-                id=id_,
-                conversation_id=conversation,
-                message_id=message,
-                created_at=_stamp(at),
-                decision=Decision.model_validate_json(body),
-            )
-            for id_, conversation, message, at, body in rows
-        ]
+        return [self._to_decision(row) for row in rows]
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
-        decisions = self.decisions(conversation_id)
-        return decisions[-1] if decisions else None
+        """The newest decision alone: what the agent console shows, without parsing the rest."""
+        row = self._db.execute(
+            "SELECT id, conversation_id, message_id, created_at, body FROM decisions"
+            " WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
+        return None if row is None else self._to_decision(row)
+
+    @staticmethod
+    def _to_decision(row: Any) -> StoredDecision:
+        id_, conversation_id, message_id, at, body = row
+        return StoredDecision(
+            id=id_,
+            conversation_id=conversation_id,
+            message_id=message_id,
+            created_at=_stamp(at),
+            decision=Decision.model_validate_json(body),
+        )
 
     def queue(self) -> list[QueueItem]:
         """Conversations waiting for a person (longest wait first), then those a person owns."""

@@ -76,8 +76,8 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
 def test_a_path_under_a_file_is_refused(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(StoreError, match="cannot open database"):
-        Store.open(blocker / "x.db")
+    with pytest.raises(StoreError, match="cannot create folder"):
+        Store.open(blocker / "sub" / "x.db")
 
 
 # -- the customer's side --------------------------------------------------------------------------

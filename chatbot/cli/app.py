@@ -1,0 +1,53 @@
+"""`helpdesk` (chat and queue side by side), `helpdesk chat` and `helpdesk agent`: the Textual app.
+
+Settings, the database and the knowledge base are checked before the terminal switches to the
+app, so a bad `--db` or `--kb` is one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+
+
+def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    add_db_option(parser)
+    if agent:
+        parser.add_argument(
+            "--agent", metavar="NAME", help="name to claim and reply under (default: user name)"
+        )
+    parser.add_argument(
+        "--conversation", type=int, metavar="ID", help="open this conversation instead of a new one"
+    )
+    add_engine_options(parser)
+
+
+def configure_main(parser: argparse.ArgumentParser) -> None:
+    """Without a subcommand, `helpdesk` opens the customer chat and the queue side by side."""
+    add_app_options(parser)
+    parser.set_defaults(func=run, mode="all")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chat = commands.add_parser("chat", help="open the customer chat alone")
+    add_app_options(chat, agent=False)
+    chat.set_defaults(func=run, mode="chat")
+    agent = commands.add_parser("agent", help="open the agent console (handoff queue) alone")
+    add_app_options(agent)
+    agent.set_defaults(func=run, mode="agent")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here so that `helpdesk ask` and the other commands never load Textual.
+    from chatbot.tui import create_app
+
+    settings = settings_from(args)
+    app = create_app(
+        settings,
+        mode=args.mode,
+        agent=getattr(args, "agent", None),
+        conversation_id=args.conversation,
+    )
+    app.run()
+    return app.return_code or 0

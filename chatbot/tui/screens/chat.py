@@ -1,0 +1,26 @@
+"""`helpdesk chat`: the customer chat alone."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from chatbot.tui.services import Services
+from chatbot.tui.widgets.chat_panel import ChatPanel
+
+
+class ChatScreen(Screen[None]):
+    """One customer conversation, full width."""
+
+    AUTO_FOCUS = "#question"
+
+    def __init__(self, services: Services, *, conversation_id: int | None = None) -> None:
+        super().__init__()
+        self.services = services
+        self.conversation_id = conversation_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield ChatPanel(self.services, conversation_id=self.conversation_id, id="chat")
+        yield Footer()

@@ -1,0 +1,64 @@
+"""Choosing a knowledge-base passage to send as the agent's reply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from chatbot.knowledge_base.models import Passage
+from chatbot.text import printable
+
+PREVIEW_CHARS = 110
+
+
+@dataclass(frozen=True)
+class PickerItem:
+    """A passage, with the bot's probability for the conversation's question when it was judged."""
+
+    passage: Passage
+    probability: float | None = None
+
+
+def prompt(item: PickerItem) -> Text:
+    passage = item.passage
+    score = "    " if item.probability is None else f"{item.probability:.2f}"
+    text = Text.assemble((score, "green"), "  ", (printable(passage.id), "bold"))
+    if passage.title:
+        text.append(f"  {printable(passage.title)}", "dim")
+    preview = " ".join(printable(passage.text).split())
+    if len(preview) > PREVIEW_CHARS:
+        preview = preview[: PREVIEW_CHARS - 1] + "…"
+    text.append(f"\n      {preview}")
+    return text
+
+
+class PassagePicker(ModalScreen[Passage | None]):
+    """Lists the passages, the bot's candidates first; Enter sends, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "dismiss_picker", "Cancel")]
+
+    def __init__(self, items: list[PickerItem]) -> None:
+        super().__init__()
+        self.items = items
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker"):
+            yield Static("Send a passage as your reply (Enter sends, Escape cancels)",
+                         classes="section-title")  # fmt: skip
+            yield OptionList(*(Option(prompt(item)) for item in self.items), id="passages")
+        yield Footer()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.items[event.option_index].passage)
+
+    def action_dismiss_picker(self) -> None:
+        self.dismiss(None)

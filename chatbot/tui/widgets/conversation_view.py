@@ -1,0 +1,236 @@
+"""One conversation as the agent sees it: transcript, the bot's candidates, the agent's moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import getters, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.models import Passage
+from chatbot.store import Conversation, State
+from chatbot.text import printable
+from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.messages import StoreWritten
+from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
+from chatbot.tui.services import Services
+from chatbot.tui.widgets.candidate_bars import CandidateBars
+from chatbot.tui.widgets.queue_list import wait_time
+from chatbot.tui.widgets.transcript import Transcript
+
+
+class ConversationView(Vertical):
+    """Claim, reply, send a passage, resolve or hand back; everything else is read-only."""
+
+    BINDINGS = [
+        Binding("ctrl+l", "claim", "Claim"),
+        Binding("ctrl+o", "send_passage", "Send passage"),
+        Binding("ctrl+r", "resolve", "Resolve"),
+        Binding("ctrl+g", "hand_back", "Hand back to bot"),
+        Binding("escape", "close", "Back to queue"),
+    ]
+
+    @dataclass
+    class Closed(Message):
+        """The agent went back to the queue."""
+
+        conversation_id: int
+
+    transcript = getters.query_one(Transcript)
+    reply_input = getters.query_one("#reply", Input)
+    bars = getters.query_one(CandidateBars)
+
+    def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.services = services
+        self.conversation_id = conversation_id
+        self.conversation: Conversation | None = None
+        self._last_message_id = 0
+        self._decision_id: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="conversation-header")
+        with Horizontal(id="conversation-body"):
+            with Vertical(id="conversation-main"):
+                yield Transcript(id="transcript")
+                yield Static(id="reply-hint")
+                yield Input(placeholder="Reply to the customer and press Enter", id="reply")
+            with VerticalScroll(id="conversation-side"):
+                yield Static("Passages the bot considered", classes="section-title")
+                yield CandidateBars(id="candidates")
+
+    def on_mount(self) -> None:
+        self.services.changed.subscribe(self, self._store_changed)
+        self.reload()
+        self.set_interval(1.0, self._show_header)
+        self.transcript.focus()
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _store_changed(self, _version: int) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        """Pick up whatever changed: state, new messages (appended), a newer decision."""
+        store = self.services.store
+        was_mine = self.is_mine
+        self.conversation = store.conversation(self.conversation_id)
+        messages = store.messages(self.conversation_id, after_id=self._last_message_id)
+        if messages:
+            self._last_message_id = messages[-1].id
+            self.transcript.add(messages)
+        latest = store.latest_decision(self.conversation_id)
+        if latest is None or latest.id != self._decision_id:
+            self._decision_id = None if latest is None else latest.id
+            self.bars.show(
+                None if latest is None else latest.decision, timings=self.services.timings
+            )
+        self._show_header()
+        self._show_reply_state()
+        if self.is_mine and not was_mine:
+            self.reply_input.focus()
+        self.refresh_bindings()
+
+    @property
+    def is_mine(self) -> bool:
+        conversation = self.conversation
+        return (
+            conversation is not None
+            and conversation.state is State.CLAIMED
+            and conversation.agent == self.services.agent
+        )
+
+    def _show_header(self) -> None:
+        conversation = self.conversation
+        if conversation is None:
+            return
+        header = Text.assemble((f"Conversation #{conversation.id}", "bold"), "  ·  ")
+        if conversation.state is State.WAITING and conversation.waiting_since is not None:
+            waited = wait_time(conversation.waiting_since, self.services.clock())
+            header.append(f"waiting {waited}")
+        elif conversation.state is State.CLAIMED:
+            header.append(f"claimed by {printable(conversation.agent or '?')}")
+        else:
+            header.append(conversation.state.value)
+        if conversation.reason is not None:
+            header.append(f"  ·  {conversation.reason.value}")
+        if conversation.top_probability is not None:
+            header.append(f"  ·  top {conversation.top_probability:.2f}")
+        self.query_one("#conversation-header", Static).update(header)
+
+    def _show_reply_state(self) -> None:
+        conversation = self.conversation
+        assert conversation is not None
+        hint = self.query_one("#reply-hint", Static)
+        if self.is_mine:
+            hint.update(Text("You own this conversation: the bot is silent.", style="dim"))
+        elif conversation.state is State.WAITING:
+            hint.update(Text("Claim this conversation (Ctrl+L) to reply.", style="bold"))
+        elif conversation.state is State.CLAIMED:
+            owner = printable(conversation.agent or "another agent")
+            hint.update(Text(f"{owner} owns this conversation.", style="dim"))
+        elif conversation.state is State.RESOLVED:
+            hint.update(Text("Resolved.", style="dim"))
+        else:
+            hint.update(Text("The bot is answering this conversation.", style="dim"))
+        self.reply_input.disabled = not self.is_mine
+
+    # -- acting -----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        state = None if self.conversation is None else self.conversation.state
+        if action == "claim":
+            return True if state is State.WAITING else None
+        if action in ("send_passage", "resolve", "hand_back"):
+            return True if self.is_mine else None
+        return True
+
+    def _written(self) -> None:
+        self.post_message(StoreWritten())
+        self.reload()
+
+    def _refuse(self, error: HelpdeskError) -> None:
+        self.notify(str(error), severity="warning", markup=False)
+        self.reload()
+
+    def action_claim(self) -> None:
+        result = self.services.store.claim(self.conversation_id, agent=self.services.agent)
+        if not result.won:
+            owner = result.conversation.agent or "someone else"
+            self.notify(f"Already claimed by {owner}.", severity="warning", markup=False)
+        self._written()
+
+    @on(Input.Submitted, "#reply")
+    def _reply(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.notify("Type a reply first.", severity="warning")
+            return
+        self._send(event.value)
+        event.input.clear()
+
+    def _send(self, text: str, passage: Passage | None = None) -> None:
+        try:
+            self.services.store.reply(
+                self.conversation_id, agent=self.services.agent, text=text, passage=passage
+            )
+        except HelpdeskError as error:
+            self._refuse(error)
+            return
+        self._written()
+
+    def action_send_passage(self) -> None:
+        """Pick a knowledge-base passage (the bot's candidates first) and send it as the reply."""
+        latest = self.services.store.latest_decision(self.conversation_id)
+        scores = {} if latest is None else {
+            c.id: c.probability for c in latest.decision.candidates
+        }  # fmt: skip
+        passages = list(self.services.engine.passages)
+        ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
+        items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
+
+        def send(passage: Passage | None) -> None:
+            if passage is not None:
+                self._send(passage.text, passage)
+
+        self.app.push_screen(PassagePicker(items), send)
+
+    def action_resolve(self) -> None:
+        try:
+            self.services.store.resolve(self.conversation_id, agent=self.services.agent)
+        except HelpdeskError as error:
+            self._refuse(error)
+            return
+        self._written()
+
+    def action_hand_back(self) -> None:
+        try:
+            self.services.store.hand_back(self.conversation_id, agent=self.services.agent)
+        except HelpdeskError as error:
+            self._refuse(error)
+            return
+        self._written()
+
+    def action_close(self) -> None:
+        self.post_message(self.Closed(self.conversation_id))
+
+    def palette_commands(self) -> Iterable[PaletteCommand]:
+        number = f"#{self.conversation_id}"
+        if self.check_action("claim", ()):
+            yield PaletteCommand(f"Claim conversation {number}", "Own it: reply as yourself",
+                                 self.action_claim)  # fmt: skip
+        if self.is_mine:
+            yield PaletteCommand(f"Send a passage to {number}", "Reply with a help-center passage",
+                                 self.action_send_passage)  # fmt: skip
+            yield PaletteCommand(f"Resolve conversation {number}", "Close it",
+                                 self.action_resolve)  # fmt: skip
+            yield PaletteCommand(f"Hand {number} back to the bot", "The bot answers again",
+                                 self.action_hand_back)  # fmt: skip
+        yield PaletteCommand("Back to the queue", "Close this conversation", self.action_close)
