@@ -69,7 +69,7 @@ def probability_reply(received: Received, probability: float) -> Reply:
     return Reply(body={"model": "valen-test", "answers": listed, "usage": {"input_tokens": 10}})
 
 
-def refusal_reply(received: Received) -> Reply:
+def refusal_reply(received: Received, _index: int = 0) -> Reply:
     """Valen declining every question, in the request's dialect."""
     questions = received.body.get("questions", [])
     if received.path.endswith("/systemone"):
@@ -240,7 +240,10 @@ class ValenTestServer:
                     server.received.append(received)
                 reply = check_request(self.path, body) if server.validate else None
                 if reply is None:
-                    reply = server.responder(received, index)
+                    try:
+                        reply = server.responder(received, index)
+                    except Exception as error:  # A broken test responder, shown as a 599.
+                        reply = Reply(status=599, body={"detail": f"responder failed: {error!r}"})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.drop:
@@ -260,7 +263,10 @@ class ValenTestServer:
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        # A short poll interval so stop() returns at once: tests start one server each.
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
