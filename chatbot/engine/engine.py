@@ -63,8 +63,15 @@ class Engine:
     def with_passages(self, passages: Sequence[Passage]) -> Engine:
         """The same engine over a new knowledge base (BM25 index built here, off the caller's loop
         if the caller runs this in a thread)."""
+        # Reuse the BM25 index for unchanged passages: an editor's save then costs one passage's
+        # tokenizing and counting, and retrieval is exactly what a fresh build would give.
+        retriever = (
+            self.retriever.with_passages(passages)
+            if isinstance(self.retriever, BM25Retriever)
+            else BM25Retriever(passages)
+        )
         return Engine(
-            retriever=BM25Retriever(passages),
+            retriever=retriever,
             judge=self.judge,
             threshold=self.threshold,
             k=self.k,
