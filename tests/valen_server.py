@@ -149,13 +149,13 @@ def check_request(path: str, body: Any) -> Reply | None:
 
     Decisions errors use the OpenAI-style envelope; System One errors are FastAPI's `detail`.
     """
-    if path.endswith("/decisions"):
+    if path == "/v1/decisions":
         problem = _decisions_problem(body)
         if problem:
             error = {"message": problem, "type": "invalid_request_error"}
             return Reply(status=422, body={"error": error})
         return None
-    if path.endswith("/systemone"):
+    if path == "/v1/systemone":
         problem = _systemone_problem(body)
         return Reply(status=422, body={"detail": problem}) if problem else None
     return Reply(status=404, body={"detail": "Not Found"})
