@@ -1,0 +1,255 @@
+"""The replay cache cannot hurt you: what it records, what it replays, and how it survives a
+corrupt file and two processes recording at once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from chatbot.assembly import build_engine, make_http_client
+from chatbot.config import load_settings
+from chatbot.engine.models import Decision
+from chatbot.valen import PREDICATE, PassageJudge, ReplayCache, ValenClient, input_text
+from chatbot.valen.cache import CacheEntry, cache_key
+from chatbot.valen.client import RetryPolicy
+from chatbot.valen.errors import RefusedError, ReplayMissError
+from chatbot.valen.protocol import Dialect
+from tests.conftest import ROOT
+from tests.test_valen_faults import FAST, QUESTION
+from tests.valen_server import (
+    Received,
+    Reply,
+    ValenTestServer,
+    constant,
+    probability_reply,
+    refusal_reply,
+    running,
+)
+
+FAST_RETRY = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+
+
+def judge_for(server: ValenTestServer, cache: Path, *, dialect: Dialect = "decisions",
+              key: str | None = None, http: httpx.AsyncClient) -> PassageJudge:  # fmt: skip
+    client = ValenClient(http, base_url=server.base_url, dialect=dialect,
+                         api_key=SecretStr(key) if key else None, retry=FAST_RETRY)  # fmt: skip
+    return PassageJudge(replay="record", cache=ReplayCache(cache), client=client)
+
+
+async def test_the_key_ignores_base_url_api_key_and_dialect(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    passages = ["Tandems can be rented at the main station.", "We have no tandems."]
+    async with httpx.AsyncClient() as http:
+        with running(constant(0.61)) as first:
+            judge = judge_for(first, cache, dialect="decisions", key="key-one", http=http)
+            assert await judge.judge("Tandems?", passages) == [0.61, 0.61]
+        with running(constant(0.83)) as second:
+            judge = judge_for(second, cache, dialect="systemone", key="key-two", http=http)
+            assert await judge.judge("Tandems?", passages) == [0.83, 0.83]
+    entries = json.loads(cache.read_text())["entries"]
+    assert len(entries) == 2  # The second recording replaced the first, entry for entry.
+    replay = PassageJudge(replay="on", cache=ReplayCache(cache))
+    assert await replay.judge("Tandems?", passages) == [0.83, 0.83]
+
+
+def test_the_key_does_depend_on_model_predicate_and_input() -> None:
+    base = {"input": "Customer question: a\n\nHelp-center passage: b", "instructions": PREDICATE}
+    keys = {
+        cache_key(**base, model=None),
+        cache_key(**base, model="valen-preview"),
+        cache_key(input=base["input"], instructions="Another wording.", model=None),
+        cache_key(input=base["input"] + " ", instructions=PREDICATE, model=None),
+    }
+    assert len(keys) == 4
+    assert cache_key(**base, model=None) == cache_key(**base, model="")
+
+
+async def test_only_valid_answers_are_recorded_and_refusals_as_refusals(
+    valen_server: ValenTestServer, tmp_path: Path
+) -> None:
+    def respond(received: Received, _: int) -> Reply:
+        passage = received.body["input"].rsplit(": ", 1)[1]
+        if passage == "good":
+            return probability_reply(received, 0.88)
+        if passage == "refused":
+            return refusal_reply(received)
+        if passage == "invalid":
+            return probability_reply(received, 1.5)
+        if passage == "html":
+            return Reply(raw=b"<html><title>Oops</title></html>",
+                         headers={"content-type": "text/html"})  # fmt: skip
+        return Reply(status=503, body={"detail": "busy"})
+
+    valen_server.responder = respond
+    cache = tmp_path / "cache.json"
+    passages = ["good", "refused", "invalid", "html", "busy"]
+    async with httpx.AsyncClient() as http:
+        live = await judge_for(valen_server, cache, http=http).judge("Q?", passages)
+    assert [type(o).__name__ for o in live] == [
+        "float", "RefusedError", "InvalidResponseError", "InvalidResponseError", "ServerError",
+    ]  # fmt: skip
+
+    recorded = json.loads(cache.read_text())["entries"].values()
+    assert sorted((e["input"].rsplit(": ", 1)[1], e.get("probability"), e.get("refused"))
+                  for e in recorded) == [("good", 0.88, None), ("refused", None, True)]  # fmt: skip
+
+    replayed = await PassageJudge(replay="on", cache=ReplayCache(cache)).judge("Q?", passages)
+    assert replayed[0] == 0.88
+    assert isinstance(replayed[1], RefusedError)
+    assert all(isinstance(o, ReplayMissError) for o in replayed[2:])
+
+
+def settings(tmp_path: Path, base_url: str, *, replay: str, cache: Path) -> Any:
+    return load_settings(valen={"base_url": base_url, "replay": replay, "cache": cache, **FAST},
+                         engine={"k": 2})  # fmt: skip
+
+
+async def ask(settings: Any) -> Decision:
+    async with make_http_client(settings) as http:
+        return await build_engine(settings, http).answer(QUESTION)
+
+
+async def test_a_replay_hit_makes_no_request(
+    valen_server: ValenTestServer, tmp_path: Path, cache_copy: Path
+) -> None:
+    decision = await ask(settings(tmp_path, valen_server.base_url, replay="on", cache=cache_copy))
+    assert decision.answer is not None and decision.answer.id == "card-charged-twice"
+    assert valen_server.received == []
+
+
+async def test_a_replay_miss_is_not_judged_and_makes_no_request(
+    valen_server: ValenTestServer, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.json"
+    decision = await ask(settings(tmp_path, valen_server.base_url, replay="on", cache=empty))
+    assert decision.reason is not None and decision.reason.value == "not-judged"
+    assert {c.error_kind for c in decision.candidates} == {"replay-miss"}
+    assert valen_server.received == []
+    assert not empty.exists()
+
+
+CORRUPT = b'{"format": "helpdesk-valen-replay/1", "entries": {"abc": {"probab'
+
+
+async def test_a_corrupt_cache_warns_once_and_is_never_overwritten(
+    valen_server: ValenTestServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "cache.json"
+    cache.write_bytes(CORRUPT)
+    valen_server.responder = constant(0.9)
+    caplog.set_level(logging.WARNING)
+
+    # Replay: every passage not judged, one warning for any number of questions.
+    on = settings(tmp_path, valen_server.base_url, replay="on", cache=cache)
+    async with make_http_client(on) as http:
+        engine = build_engine(on, http)
+        for _ in range(3):
+            decision = await engine.answer(QUESTION)
+            assert decision.reason is not None and decision.reason.value == "not-judged"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "malformed JSON" in warnings[0].getMessage()
+    assert "not written until repaired or moved aside" in warnings[0].getMessage()
+
+    # Record: live answers still reach the customer, the file keeps its bytes, still one warning.
+    caplog.clear()
+    record = settings(tmp_path, valen_server.base_url, replay="record", cache=cache)
+    async with make_http_client(record) as http:
+        engine = build_engine(record, http)
+        for _ in range(3):
+            decision = await engine.answer(QUESTION)
+            assert decision.answer is not None and decision.answer.probability == 0.9
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+    assert cache.read_bytes() == CORRUPT
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+    # Moved aside, the next run records afresh.
+    cache.rename(tmp_path / "cache.json.broken")
+    await ask(record)
+    assert len(json.loads(cache.read_text())["entries"]) == 2
+
+
+def test_a_file_that_is_json_but_not_a_cache_is_not_overwritten(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    cache.write_text('["not", "a", "cache"]')
+    assert ReplayCache(cache).record([CacheEntry("i", PREDICATE, None, 0.5)]) == 0
+    assert cache.read_text() == '["not", "a", "cache"]'
+
+
+def test_entries_with_bad_probabilities_replay_as_misses(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    good = CacheEntry("in", PREDICATE, None, 0.4)
+    entries: dict[str, Any] = {good.key: good.to_json()}
+    for text, value in [("nan", float("nan")), ("big", 2.0), ("str", "0.5"), ("bool", True)]:
+        entry = CacheEntry(text, PREDICATE, None, 0.5)
+        entries[entry.key] = {**entry.to_json(), "probability": value}
+    cache.write_text(json.dumps({"format": "helpdesk-valen-replay/1", "entries": entries}))
+    replay = ReplayCache(cache)
+    assert replay.lookup(input="in", instructions=PREDICATE, model=None) == good
+    for text in ["nan", "big", "str", "bool"]:
+        assert replay.lookup(input=text, instructions=PREDICATE, model=None) is None
+
+
+RECORDER = """
+import sys, time
+from pathlib import Path
+from chatbot.valen.cache import CacheEntry, ReplayCache
+path, who, count, start = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+while time.time() < start:
+    time.sleep(0.001)
+cache = ReplayCache(path)
+for i in range(count):
+    # One recording per answer, as a busy desk makes them: every write races the other process.
+    assert cache.record([CacheEntry(f"{who} input {i}", "predicate", None, i / count)]) == 1
+"""
+
+PER_PROCESS = 60
+
+
+def test_two_processes_recording_at_once_lose_nothing(tmp_path: Path) -> None:
+    cache = tmp_path / "shared" / "cache.json"
+    start = time.time() + 1.0  # Both processes are up and waiting before either writes.
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", RECORDER, str(cache), who, str(PER_PROCESS), str(start)],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for who in ("alpha", "beta")
+    ]
+    for process in processes:
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 0, stderr
+    entries = json.loads(cache.read_text())["entries"]
+    assert len(entries) == 2 * PER_PROCESS
+    inputs = {entry["input"] for entry in entries.values()}
+    for who in ("alpha", "beta"):
+        assert {f"{who} input {i}" for i in range(PER_PROCESS)} <= inputs
+    leftovers = [p.name for p in cache.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_a_recording_keeps_the_file_mode_and_sorted_pretty_json(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.json"
+    ReplayCache(cache).record([CacheEntry("b", PREDICATE, None, 0.2)])
+    ReplayCache(cache).record([CacheEntry("a", PREDICATE, "m", None)])
+    text = cache.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert cache.stat().st_mode & 0o777 == 0o644
+    assert {e.get("refused", False) for e in json.loads(text)["entries"].values()} == {
+        False, True,
+    }  # fmt: skip
+
+
+def test_input_text_is_the_cookbook_layout() -> None:
+    assert input_text("Q?", "P.") == "Customer question: Q?\n\nHelp-center passage: P."
