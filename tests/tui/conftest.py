@@ -1,0 +1,73 @@
+"""Fixtures for the app tests: settings on a temporary database, a frozen clock, one HTTP client.
+
+The shipped knowledge base and replay cache answer the seed questions offline; the HTTP client is
+passed in (as the CLI's would be) and is never used to reach a host in replay mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chatbot.config import Settings, load_settings
+from chatbot.tui import HelpDeskApp, Mode, create_app
+
+Q1 = "I was charged twice for the same ride, can I get my money back?"
+Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
+SIZE = (120, 36)
+
+
+class FrozenClock:
+    """Stands still unless a test moves it, so wait times in snapshots never change."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "helpdesk.sqlite3"
+
+
+@pytest.fixture
+def settings(db_path: Path) -> Settings:
+    return load_settings(store={"db": db_path})
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    # A transport that refuses every request: replay mode must never reach a host.
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise AssertionError(f"unexpected request to {request.url}")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+        yield client
+
+
+MakeApp = Callable[..., HelpDeskApp]
+
+
+@pytest.fixture
+def make_app(settings: Settings, http: httpx.AsyncClient, clock: FrozenClock) -> MakeApp:
+    def make(mode: Mode = "all", **options: object) -> HelpDeskApp:
+        return create_app(
+            settings, mode=mode, http=http, clock=clock, agent="ana", timings=False,
+            **options,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    return make

@@ -1,0 +1,75 @@
+"""Driving the app as a person would, and reading what the screen shows."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Input
+
+from chatbot.tui import HelpDeskApp
+
+
+async def ask(pilot: Pilot[None], question: str, *, wait: bool = True) -> None:
+    """Type a question into the customer chat and send it; by default wait for the bot."""
+    app = pilot.app
+    field = app.screen.query_one("#question", Input)
+    field.focus()
+    field.value = question
+    await pilot.press("enter")
+    if wait:
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
+    field = pilot.app.screen.query_one(selector, Input)
+    field.focus()
+    field.value = text
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+CELL_WIDTH = 12.2  # Pixels per terminal cell in Textual's SVG screenshots.
+_CHUNK = re.compile(
+    r'<text [^>]*x="([\d.]+)"[^>]*clip-path="url\(#[^)]*-line-(\d+)\)">([^<]*)</text>'
+)
+
+
+def screen_text(app: HelpDeskApp, widget: Widget | None = None) -> str:
+    """The screen (or one widget's part of it) as plain text, read from the same SVG a snapshot
+    stores, so it is exactly what a person would see."""
+    width, height = app.size
+    grid = [[" "] * width for _ in range(height)]
+    for x, line, chunk in _CHUNK.findall(app.export_screenshot()):
+        row, column = int(line), round(float(x) / CELL_WIDTH)
+        for offset, char in enumerate(html.unescape(chunk).replace("\xa0", " ")):
+            if row < height and column + offset < width:
+                grid[row][column + offset] = char
+    region = widget.content_region if widget is not None else None
+    rows = range(height) if region is None else range(region.y, region.bottom)
+    columns = slice(0, width) if region is None else slice(region.x, region.right)
+    return "\n".join("".join(grid[row][columns]).rstrip() for row in rows)
+
+
+def flat(text: str) -> str:
+    """Whitespace (including line wrapping) and bubble borders collapsed, for finding sentences
+    the screen wrapped."""
+    return " ".join(text.replace("▎", " ").split())
+
+
+async def wait_until(
+    pilot: Pilot[None], condition: Callable[[], bool], *, timeout: float = 2.0
+) -> float:
+    """Let the app run until `condition` holds; returns the seconds it took."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while not condition():
+        if loop.time() - started > timeout:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await pilot.pause(0.05)
+    return loop.time() - started

@@ -1,0 +1,68 @@
+"""What customers and agents type is shown as typed: never Rich markup, never terminal escapes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.conversation_view import ConversationView
+from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.tui.widgets.queue_list import QueueList
+from chatbot.tui.widgets.transcript import Transcript
+from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.helpers import ask, flat, screen_text, type_into
+
+MARKUP = "[bold red]x[/] and [link=https://example.com]click[/link]"
+ESCAPE = "\x1b[31mred\x1b[0m and a bell\x07"
+ESCAPE_SHOWN = "\\x1b[31mred\\x1b[0m and a bell\\x07"
+
+
+async def test_customer_text_is_shown_literally_to_customer_and_agent(make_app: MakeApp) -> None:
+    app = make_app("all")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+t")  # A person, so the bot stays out of the way.
+        await ask(pilot, MARKUP)
+        await ask(pilot, ESCAPE)
+
+        chat = flat(screen_text(app, app.screen.query_one(ChatPanel)))
+        assert MARKUP in chat
+        assert ESCAPE_SHOWN in chat
+        assert "\x1b" not in app.export_screenshot()
+
+        # The bubble holds a Text object: nothing parsed it as markup on the way.
+        bodies = [b.query_one(".bubble-text").render() for b in app.screen.query(MessageBubble)]
+        assert any(str(body) == MARKUP for body in bodies)
+
+        await app.open_conversation(1)
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await type_into(pilot, "#reply", "[i]agent[/i] \x1b[2J")
+        view = app.screen.query_one(ConversationView)
+        transcript = flat(screen_text(app, view.query_one(Transcript)))
+        assert MARKUP in transcript
+        assert ESCAPE_SHOWN in transcript
+        assert "[i]agent[/i] \\x1b[2J" in transcript
+        assert "[i]agent[/i] \\x1b[2J" in flat(screen_text(app, app.screen.query_one(ChatPanel)))
+
+
+async def test_the_queue_shows_the_first_question_literally(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        store = app.services.store
+        conversation = store.start_conversation()
+        store.add_customer_message(conversation.id, "[b]bold?[/b] \x1b[5mblink")
+        store.escalate(conversation.id)
+        app.poll_store()
+        await pilot.pause()
+        queue = screen_text(app, app.screen.query_one(QueueList))
+        assert "[b]bold?[/b] \\x1b[5mblink" in queue
+
+
+def test_text_objects_are_what_the_widgets_get() -> None:
+    # A guard on the helper every widget uses: markup stays characters, escapes are spelled out.
+    from chatbot.tui.widgets.message_bubble import literal
+
+    shown = literal(MARKUP + ESCAPE)
+    assert isinstance(shown, Text)
+    assert shown.plain == MARKUP + ESCAPE_SHOWN
+    assert not shown.spans
