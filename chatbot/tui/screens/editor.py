@@ -1,0 +1,343 @@
+"""The knowledge-base editor: passages, their history, Try it, and content gaps.
+
+Every write goes through `PassageStore` (atomic, revision-checked, kept in history). After each one
+the BM25 index is rebuilt in a thread and the app's engine is replaced, so the next customer
+question uses the new content without a restart and without freezing the UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Header, Input, Static, TabbedContent, TabPane
+
+from chatbot.engine.engine import Engine
+from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.gaps import draft_from_gap, fill_gap
+from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.knowledge_base.store import PassageStore
+from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.messages import StoreWritten
+from chatbot.tui.services import Services
+from chatbot.tui.widgets.gap_list import GapList
+from chatbot.tui.widgets.passage_form import PassageForm
+from chatbot.tui.widgets.passage_history import PassageHistory
+from chatbot.tui.widgets.passage_list import PassageList
+from chatbot.tui.widgets.try_it import TryItPanel
+
+# The newest index rebuild started per app: a slower, older rebuild that finishes later must not
+# replace the engine a newer one installed.
+_LATEST_REBUILD: WeakKeyDictionary[App[object], int] = WeakKeyDictionary()
+
+
+class ConfirmDelete(ModalScreen[bool]):
+    """Asks before a passage is deleted; answers True to delete."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Delete"),
+        Binding("n,escape", "answer(False)", "Cancel"),
+    ]
+
+    def __init__(self, passage_id: str) -> None:
+        super().__init__()
+        self.passage_id = passage_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog"):
+            yield Static(
+                f"Delete passage {self.passage_id!r}?\n\n"
+                "The bot stops answering from it at once. You can restore it from its history.",
+                id="confirm-text",
+                markup=False,
+            )
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Delete", variant="error", id="confirm-yes")
+                yield Button("Cancel", id="confirm-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+
+class EditorScreen(Screen[None]):
+    """Edit passages while the desk runs; reachable from the customer app and the agent console."""
+
+    CSS_PATH = "editor.tcss"
+    TITLE = "Knowledge base"
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("ctrl+n", "new", "New passage"),
+        Binding("f8", "delete", "Delete"),
+        Binding("ctrl+f", "search", "Search"),
+        Binding("ctrl+t", "tab('try')", "Try it"),
+        Binding("ctrl+g", "tab('gaps')", "Content gaps"),
+        Binding("escape", "close", "Back"),
+    ]
+
+    @dataclass
+    class IndexRebuilt(Message):
+        """The app's engine now answers from `passages` passages."""
+
+        passages: int
+
+    def __init__(self, services: Services, *, passages: PassageStore) -> None:
+        super().__init__()
+        self.services = services
+        self.passages = passages
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(id="editor-tabs", initial="passages"):
+            with TabPane("Passages", id="passages"), Horizontal(id="editor-body"):
+                yield PassageList(id="passage-list")
+                with Vertical(id="editor-main"):
+                    yield PassageForm(id="passage-form")
+                    yield PassageHistory(id="passage-history")
+            with TabPane("Try it", id="try"):
+                yield TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
+            with TabPane("Content gaps", id="gaps"):
+                yield GapList(id="gap-list")
+        yield Footer()
+
+    def _engine(self) -> Engine:
+        return self.services.engine
+
+    @property
+    def form(self) -> PassageForm:
+        return self.query_one(PassageForm)
+
+    @property
+    def history(self) -> PassageHistory:
+        return self.query_one(PassageHistory)
+
+    def on_mount(self) -> None:
+        self.services.changed.subscribe(self, self._store_changed)
+        self.refresh_list()
+        self.refresh_gaps()
+        first = next(iter(self._ids()), None)
+        if first is None:
+            self.open_new()
+        else:
+            self.open_passage(first)
+
+    # Loading ------------------------------------------------------------------------------------
+
+    def _ids(self) -> list[str]:
+        try:
+            return [item.passage.id for item in self.passages.read_all()]
+        except KnowledgeBaseError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return []
+
+    def refresh_list(self, select: str | None = None) -> None:
+        try:
+            stored = self.passages.read_all()
+            deleted = self.passages.deleted()
+        except KnowledgeBaseError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.query_one(PassageList).show([s.passage for s in stored], deleted=deleted,
+                                         select=select)  # fmt: skip
+
+    def refresh_gaps(self) -> None:
+        self.query_one(GapList).show(self.services.store.content_gaps(include_handled=False))
+
+    def _store_changed(self, _version: int) -> None:
+        self.refresh_gaps()
+
+    def open_passage(self, passage_id: str) -> None:
+        try:
+            stored = self.passages.get(passage_id)
+            versions = self.passages.history(passage_id)
+        except KnowledgeBaseError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.form.open(stored.passage, revision=stored.revision)
+        self.history.show(passage_id, versions)
+
+    def open_deleted(self, passage_id: str) -> None:
+        """A deleted passage: an empty form and its history, where Restore brings it back."""
+        try:
+            versions = self.passages.history(passage_id)
+        except KnowledgeBaseError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.open_new()
+        self.history.show(passage_id, versions)
+        self.notify(f"{passage_id} is deleted: pick a version under History and restore it.",
+                    markup=False)  # fmt: skip
+
+    def open_new(self) -> None:
+        self.form.open(None, revision=None, taken=self._ids())
+        self.history.show(None, [])
+
+    # Events from the widgets --------------------------------------------------------------------
+
+    @on(PassageList.Chosen)
+    def _chosen(self, event: PassageList.Chosen) -> None:
+        if event.deleted:
+            self.open_deleted(event.passage_id)
+        else:
+            self.open_passage(event.passage_id)
+
+    @on(PassageForm.NewRequested)
+    def _new_requested(self) -> None:
+        self.open_new()
+
+    @on(PassageForm.SaveRequested)
+    def _save_requested(self, event: PassageForm.SaveRequested) -> None:
+        passage = event.passage
+        try:
+            if event.based_on is not None:
+                stored = self.passages.save(passage, based_on=event.based_on)
+            elif event.gap_id is not None:
+                stored = fill_gap(self.passages, self.services.store, gap_id=event.gap_id,
+                                  passage=passage)  # fmt: skip
+                self.post_message(StoreWritten())
+                self.refresh_gaps()
+            else:
+                stored = self.passages.add(passage)
+        except KnowledgeBaseError as error:
+            self._refused(str(error))
+            return
+        except HelpdeskError as error:  # The passage is saved; only marking the gap failed.
+            self.notify(f"Saved {passage.id}, but the gap is still listed: {error}",
+                        severity="warning", markup=False)  # fmt: skip
+            self.refresh_list(select=passage.id)
+            self.open_passage(passage.id)
+            self.rebuild_index()
+            return
+        self.notify(f"Saved {passage.id}.", markup=False)
+        self.refresh_list(select=passage.id)
+        self.form.open(stored.passage, revision=stored.revision)
+        self.history.show(passage.id, self.passages.history(passage.id))
+        self.rebuild_index()
+
+    def _refused(self, message: str) -> None:
+        # Kept in the form so the editor's text is not lost; they can copy it before reopening.
+        self.form.problem = message
+        self.notify(message, severity="error", markup=False)
+
+    @on(PassageForm.DeleteRequested)
+    def _delete_requested(self, event: PassageForm.DeleteRequested) -> None:
+        def confirmed(answer: bool | None) -> None:
+            if not answer:
+                return
+            try:
+                version = self.passages.delete(event.passage_id, based_on=event.based_on)
+            except KnowledgeBaseError as error:
+                self._refused(str(error))
+                return
+            self.notify(f"Deleted {event.passage_id} (kept as version {version.number}; "
+                        "restore it from its history).", markup=False)  # fmt: skip
+            self.refresh_list(select=event.passage_id)
+            self.open_new()
+            self.history.show(event.passage_id, self.passages.history(event.passage_id))
+            self.rebuild_index()
+
+        self.app.push_screen(ConfirmDelete(event.passage_id), confirmed)
+
+    @on(PassageHistory.RestoreRequested)
+    def _restore_requested(self, event: PassageHistory.RestoreRequested) -> None:
+        open_id = self.form.query_one("#form-id", Input).value
+        based_on = self.form.revision if open_id == event.passage_id else None
+        try:
+            self.passages.restore(event.passage_id, version=event.version, based_on=based_on)
+        except KnowledgeBaseError as error:
+            self._refused(str(error))
+            return
+        self.notify(f"Restored version {event.version} of {event.passage_id}.", markup=False)
+        self.refresh_list(select=event.passage_id)
+        self.open_passage(event.passage_id)
+        self.rebuild_index()
+
+    @on(GapList.WritePassage)
+    def _write_from_gap(self, event: GapList.WritePassage) -> None:
+        draft = draft_from_gap(event.gap, taken=set(self._ids()))
+        self.query_one(TabbedContent).active = "passages"
+        self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
+        self.history.show(None, [])
+
+    # Rebuilding the index -----------------------------------------------------------------------
+
+    def rebuild_index(self) -> None:
+        """Build a new engine over the knowledge base on disk in a thread, then swap it in."""
+        app = self.app
+        generation = _LATEST_REBUILD.get(app, 0) + 1
+        _LATEST_REBUILD[app] = generation
+        base = self.services.engine
+        passages = self.passages
+
+        def rebuild() -> None:
+            try:
+                engine = base.with_passages(passages.passages())
+            except HelpdeskError as error:
+                app.call_from_thread(self.notify, f"Index not rebuilt: {error}",
+                                     severity="error", markup=False)  # fmt: skip
+                return
+            app.call_from_thread(self._swap_engine, generation, engine)
+
+        app.run_worker(rebuild, thread=True, group="kb-index", name="rebuild knowledge-base index")
+
+    def _swap_engine(self, generation: int, engine: Engine) -> None:
+        if _LATEST_REBUILD.get(self.app) != generation:
+            return  # A newer rebuild is on its way; this one read an older knowledge base.
+        self.services.engine = engine
+        self.post_message(self.IndexRebuilt(len(engine.passages)))
+
+    # Actions ------------------------------------------------------------------------------------
+
+    def action_save(self) -> None:
+        self.query_one(TabbedContent).active = "passages"
+        self.form.request_save()
+
+    def action_new(self) -> None:
+        self.query_one(TabbedContent).active = "passages"
+        self.open_new()
+
+    def action_delete(self) -> None:
+        self.query_one(TabbedContent).active = "passages"
+        self.form.request_delete()
+
+    def action_search(self) -> None:
+        self.query_one(TabbedContent).active = "passages"
+        self.query_one("#passage-search", Input).focus()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        if tab == "try":
+            self.query_one("#try-question", Input).focus()
+        elif tab == "gaps":
+            self.refresh_gaps()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def palette_commands(self) -> Iterable[PaletteCommand]:
+        yield PaletteCommand("Knowledge base: save passage", "Save the open passage",
+                             self.action_save)  # fmt: skip
+        yield PaletteCommand("Knowledge base: new passage", "Start an empty passage",
+                             self.action_new)  # fmt: skip
+        yield PaletteCommand("Knowledge base: delete passage", "Delete the open passage",
+                             self.action_delete)  # fmt: skip
+        yield PaletteCommand("Knowledge base: try a question",
+                             "See what the bot would do with a question",
+                             lambda: self.action_tab("try"))  # fmt: skip
+        yield PaletteCommand("Knowledge base: content gaps",
+                             "Questions the bot escalated, to write passages from",
+                             lambda: self.action_tab("gaps"))  # fmt: skip

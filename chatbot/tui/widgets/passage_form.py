@@ -1,0 +1,178 @@
+"""The passage form: id, title, tags and text, validated as the editor types."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+from chatbot.knowledge_base.gaps import Draft
+from chatbot.knowledge_base.models import MAX_TEXT_CHARS, Passage
+from chatbot.knowledge_base.storage import describe_validation_error
+
+
+def split_tags(value: str) -> tuple[str, ...]:
+    """Comma-separated tags, trimmed, empty ones and repeats dropped, order kept."""
+    seen: dict[str, None] = {}
+    for tag in value.split(","):
+        if tag.strip():
+            seen.setdefault(tag.strip(), None)
+    return tuple(seen)
+
+
+def check_form(
+    *, passage_id: str, title: str, tags: str, text: str, taken: Iterable[str] = ()
+) -> Passage | str:
+    """The passage the form describes, or the first problem with it as one line. `taken` is the
+    ids a new passage may not use."""
+    if passage_id in set(taken):
+        return f"passage {passage_id!r} already exists"
+    try:
+        return Passage(id=passage_id, title=title, tags=split_tags(tags), text=text)
+    except ValidationError as error:
+        return describe_validation_error(error)
+
+
+class PassageForm(Vertical):
+    """Edits one passage; posts `SaveRequested`, `DeleteRequested` or `NewRequested`."""
+
+    @dataclass
+    class SaveRequested(Message):
+        """Save this passage; `based_on` is the revision it was opened at (None: a new one)."""
+
+        passage: Passage
+        based_on: str | None
+        gap_id: int | None
+
+    @dataclass
+    class DeleteRequested(Message):
+        """Delete the open passage, if it is still at revision `based_on`."""
+
+        passage_id: str
+        based_on: str
+
+    @dataclass
+    class NewRequested(Message):
+        """Start an empty form for a new passage."""
+
+    problem: reactive[str] = reactive("")
+    """The first validation problem, shown under the form; empty when the form can be saved."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.revision: str | None = None
+        """The revision the open passage was read at; None while writing a new passage."""
+        self.gap_id: int | None = None
+        """The content gap a new passage is written for, if any."""
+        self.taken: frozenset[str] = frozenset()
+        self._loading = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="form-row"):
+            yield Label("Id", classes="form-label")
+            yield Input(placeholder="a-safe-slug", id="form-id")
+        with Horizontal(classes="form-row"):
+            yield Label("Title", classes="form-label")
+            yield Input(placeholder="shown as the answer's source", id="form-title")
+        with Horizontal(classes="form-row"):
+            yield Label("Tags", classes="form-label")
+            yield Input(placeholder="comma, separated", id="form-tags")
+        yield TextArea(
+            id="form-text", soft_wrap=True, placeholder="What the bot tells the customer"
+        )
+        with Horizontal(id="form-status"):
+            yield Static("", id="form-problem", markup=False)
+            yield Static("", id="form-count", markup=False)
+        with Horizontal(id="form-buttons"):
+            yield Button("Save", variant="primary", id="form-save")
+            yield Button("New", id="form-new")
+            yield Button("Delete", variant="error", id="form-delete")
+
+    @property
+    def is_new(self) -> bool:
+        return self.revision is None
+
+    def open(
+        self,
+        passage: Passage | Draft | None,
+        *,
+        revision: str | None,
+        taken: Iterable[str] = (),
+        gap_id: int | None = None,
+    ) -> None:
+        """Show `passage` (stored, with its revision; or a draft from a gap), or an empty form."""
+        self._loading = True
+        self.revision = revision
+        self.gap_id = gap_id
+        self.taken = frozenset(taken) if revision is None else frozenset()
+        id_input = self.query_one("#form-id", Input)
+        id_input.value = passage.id if passage else ""
+        # A stored passage's id is its file name; renaming is a new passage plus a delete.
+        id_input.disabled = revision is not None
+        self.query_one("#form-title", Input).value = passage.title if passage else ""
+        self.query_one("#form-tags", Input).value = ", ".join(passage.tags) if passage else ""
+        self.query_one("#form-text", TextArea).load_text(passage.text if passage else "")
+        self.query_one("#form-delete", Button).disabled = revision is None
+        self._loading = False
+        self.validate_form()
+        (self.query_one("#form-text") if revision is not None else id_input).focus()
+
+    def current(self) -> Passage | str:
+        """The passage as typed, or the first problem with it."""
+        return check_form(
+            passage_id=self.query_one("#form-id", Input).value.strip(),
+            title=self.query_one("#form-title", Input).value.strip(),
+            tags=self.query_one("#form-tags", Input).value,
+            text=self.query_one("#form-text", TextArea).text,
+            taken=self.taken,
+        )
+
+    def validate_form(self) -> None:
+        result = self.current()
+        self.problem = result if isinstance(result, str) else ""
+        length = len(self.query_one("#form-text", TextArea).text)
+        count = self.query_one("#form-count", Static)
+        count.update(f"{length:,} / {MAX_TEXT_CHARS:,}")
+        count.set_class(length > MAX_TEXT_CHARS, "over")
+
+    def watch_problem(self, problem: str) -> None:
+        self.query_one("#form-problem", Static).update(problem)
+        self.query_one("#form-save", Button).disabled = bool(problem)
+
+    @on(Input.Changed)
+    @on(TextArea.Changed)
+    def _changed(self, event: Input.Changed | TextArea.Changed) -> None:
+        event.stop()
+        if not self._loading:
+            self.validate_form()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.request_save()
+
+    @on(Button.Pressed, "#form-save")
+    def request_save(self) -> None:
+        result = self.current()
+        if isinstance(result, str):
+            self.problem = result
+            self.app.bell()
+            return
+        self.post_message(self.SaveRequested(result, self.revision, self.gap_id))
+
+    @on(Button.Pressed, "#form-delete")
+    def request_delete(self) -> None:
+        if self.revision is not None:
+            passage_id = self.query_one("#form-id", Input).value
+            self.post_message(self.DeleteRequested(passage_id, self.revision))
+
+    @on(Button.Pressed, "#form-new")
+    def _new(self) -> None:
+        self.post_message(self.NewRequested())

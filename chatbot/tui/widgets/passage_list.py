@@ -1,0 +1,101 @@
+"""The editor's searchable list of passages, deleted ones included so they can be restored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
+
+from chatbot.knowledge_base.models import Passage
+
+DELETED_PREFIX = "deleted:"
+
+
+def matches(passage: Passage, query: str) -> bool:
+    """Every word of `query` appears in the id, title, tags or text (case-insensitive)."""
+    haystack = " ".join((passage.id, passage.title, " ".join(passage.tags), passage.text))
+    haystack = haystack.casefold()
+    return all(word in haystack for word in query.casefold().split())
+
+
+class PassageList(Vertical):
+    """A search box over an option list; choosing a row posts `Chosen`."""
+
+    @dataclass
+    class Chosen(Message):
+        """The editor picked a passage (or a deleted one) to open."""
+
+        passage_id: str
+        deleted: bool
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._passages: list[Passage] = []
+        self._deleted: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search passages", id="passage-search")
+        yield OptionList(id="passage-options", markup=False)
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one("#passage-options", OptionList)
+
+    def show(
+        self, passages: Sequence[Passage], *, deleted: Sequence[str] = (), select: str | None = None
+    ) -> None:
+        """Replace the rows, keep the search, and highlight `select` when it is shown."""
+        self._passages = sorted(passages, key=lambda p: p.id)
+        self._deleted = sorted(deleted)
+        self._render_rows(select)
+
+    def _render_rows(self, select: str | None = None) -> None:
+        query = self.query_one("#passage-search", Input).value
+        options = self.options
+        current = options.highlighted_option.id if options.highlighted_option else None
+        options.clear_options()
+        for passage in self._passages:
+            if matches(passage, query):
+                label = Content(passage.id)
+                if passage.title:
+                    label = label + Content.styled(f"  {passage.title}", "dim")
+                options.add_option(Option(label, id=passage.id))
+        for passage_id in self._deleted:
+            if all(word in passage_id for word in query.casefold().split()):
+                label = Content.styled(f"{passage_id}  (deleted)", "dim italic")
+                options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
+        wanted = select or current
+        if wanted is not None:
+            for index in range(options.option_count):
+                if options.get_option_at_index(index).id in (wanted, f"{DELETED_PREFIX}{wanted}"):
+                    options.highlighted = index
+                    break
+
+    @on(Input.Changed, "#passage-search")
+    def _search(self, event: Input.Changed) -> None:
+        event.stop()
+        self._render_rows()
+
+    @on(Input.Submitted, "#passage-search")
+    def _open_first(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.options.option_count:
+            self._choose(self.options.get_option_at_index(0).id)
+
+    @on(OptionList.OptionSelected, "#passage-options")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._choose(event.option.id)
+
+    def _choose(self, option_id: str | None) -> None:
+        if option_id is None:
+            return
+        deleted = option_id.startswith(DELETED_PREFIX)
+        self.post_message(self.Chosen(option_id.removeprefix(DELETED_PREFIX), deleted))

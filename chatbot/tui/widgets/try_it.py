@@ -1,0 +1,110 @@
+"""Try it: what the bot would do with a question on the current knowledge base, without a
+conversation being stored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, DataTable, Input, Static
+
+from chatbot.engine.engine import Engine
+from chatbot.engine.models import Decision
+from chatbot.errors import HelpdeskError
+from chatbot.text import printable
+from chatbot.tui.widgets.candidate_bars import describe
+
+JUDGED_BY = {
+    "on": "replayed from recorded answers",
+    "off": "asked live",
+    "record": "asked live and recorded",
+}
+
+
+def judgment(candidate_error: str | None, probability: float | None, threshold: float) -> Text:
+    if probability is None:
+        return Text(f"not judged: {printable(candidate_error or '')}", style="red")
+    return Text("can answer" if probability >= threshold else "cannot answer",
+                style="green" if probability >= threshold else "yellow")  # fmt: skip
+
+
+class TryItPanel(Vertical):
+    """A question box and the decision the engine of this moment makes on it."""
+
+    @dataclass
+    class Answered(Message):
+        """The engine decided on a tried question (also what tests wait for)."""
+
+        decision: Decision
+
+    def __init__(
+        self, *, engine: Callable[[], Engine], timings: bool = True, id: str | None = None
+    ) -> None:
+        super().__init__(id=id)
+        # A getter, not an engine: after a save the app's engine is replaced, and the next try
+        # must use the new one.
+        self._engine = engine
+        self._timings = timings
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="try-ask"):
+            yield Input(placeholder="Ask as a customer would, then press Enter", id="try-question")
+            yield Button("Try", variant="primary", id="try-run")
+        yield Static("", id="try-decision", markup=False)
+        table: DataTable[Text | str] = DataTable(id="try-candidates", cursor_type="row")
+        yield table
+        yield Static("", id="try-answer", markup=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#try-candidates", DataTable)
+        table.add_columns("passage", "BM25", "probability", "judgment")
+
+    @on(Input.Submitted, "#try-question")
+    @on(Button.Pressed, "#try-run")
+    def _try(self, event: Input.Submitted | Button.Pressed) -> None:
+        event.stop()
+        question = self.query_one("#try-question", Input).value
+        if not question.strip():
+            self.query_one("#try-decision", Static).update("Type a question first.")
+            return
+        self.query_one("#try-decision", Static).update("Thinking…")
+        self.run_question(question)
+
+    @work(exclusive=True, group="try-it")
+    async def run_question(self, question: str) -> None:
+        engine = self._engine()
+        try:
+            decision = await engine.answer(question)
+        except HelpdeskError as error:
+            self.query_one("#try-decision", Static).update(str(error))
+            return
+        self.show(decision, judged_by=JUDGED_BY.get(engine.judge.replay, engine.judge.replay))
+        self.post_message(self.Answered(decision))
+
+    def show(self, decision: Decision, *, judged_by: str) -> None:
+        line = describe(decision, timings=self._timings)
+        line.append(f"  · judgments {judged_by}")
+        self.query_one("#try-decision", Static).update(line)
+        table = self.query_one("#try-candidates", DataTable)
+        table.clear()
+        for c in decision.candidates:
+            probability = "–" if c.probability is None else f"{c.probability:.3f}"
+            table.add_row(
+                Text(printable(c.id), style="bold"),
+                f"{c.bm25:.3f}",
+                probability,
+                judgment(c.error, c.probability, decision.threshold),
+                key=c.id,
+            )
+        answer = self.query_one("#try-answer", Static)
+        if decision.answer is not None:
+            answer.update(Text(printable(decision.answer.text)))
+        elif not decision.candidates:
+            answer.update(Text("No passage shares a word with the question.", style="dim"))
+        else:
+            answer.update(Text("A person would answer this one.", style="dim"))
