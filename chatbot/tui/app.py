@@ -6,10 +6,12 @@ Screens are registered in `MODE_SCREENS` alone; everything they need arrives in 
 from __future__ import annotations
 
 import getpass
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Literal, Protocol
 
 import httpx
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.signal import Signal
@@ -17,12 +19,14 @@ from textual.signal import Signal
 from chatbot.assembly import build_engine, make_http_client
 from chatbot.config import Settings
 from chatbot.engine.engine import Engine
+from chatbot.knowledge_base.store import PassageStore
 from chatbot.store import Clock, Store, utc_now
 from chatbot.tui.commands import HelpDeskCommands
 from chatbot.tui.messages import StoreWritten
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
+from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
@@ -54,7 +58,10 @@ class HelpDeskApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "helpdesk"
     COMMANDS = App.COMMANDS | {HelpDeskCommands}
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f2", "edit_knowledge_base", "Knowledge base"),
+    ]
     POLL_SECONDS = 0.5
 
     def __init__(
@@ -70,6 +77,7 @@ class HelpDeskApp(App[None]):
         timings: bool = True,
         owns_http: bool = False,
         owns_store: bool = False,
+        knowledge_base: Path | None = None,
     ) -> None:
         super().__init__()
         self.mode_name: Mode = mode
@@ -79,6 +87,8 @@ class HelpDeskApp(App[None]):
         self._owns_store = owns_store
         self._conversation_id = conversation_id
         self._version = -1
+        self.knowledge_base = knowledge_base
+        """The passage directory the editor writes; None: the editor is not offered."""
         self.services = Services(
             store=store,
             engine=engine,
@@ -104,6 +114,18 @@ class HelpDeskApp(App[None]):
 
     def on_store_written(self, message: StoreWritten) -> None:
         self.poll_store()
+
+    def action_edit_knowledge_base(self) -> None:
+        if self.knowledge_base is not None and not isinstance(self.screen, EditorScreen):
+            # A short lock timeout: another process's save must not freeze this UI for long.
+            passages = PassageStore(self.knowledge_base, lock_timeout=2.0)
+            self.push_screen(EditorScreen(self.services, passages=passages))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.knowledge_base is not None:
+            yield SystemCommand("Knowledge base", "Edit passages, try questions, fill content gaps",
+                                self.action_edit_knowledge_base)  # fmt: skip
 
     async def on_unmount(self) -> None:
         if self._owns_http:
@@ -160,4 +182,5 @@ def create_app(
         timings=timings,
         owns_http=owns_http,
         owns_store=owns_store,
+        knowledge_base=settings.knowledge_base.path,
     )
