@@ -1,0 +1,322 @@
+"""The knowledge-base editor, driven with Pilot: add, edit, delete, restore, Try it, content gaps,
+and the next customer question using a passage saved a moment before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.pilot import Pilot
+from textual.widgets import Button, Input, Static, TextArea
+
+from chatbot.config import Settings, load_settings
+from chatbot.engine.models import Decision
+from chatbot.knowledge_base import load_knowledge_base
+from chatbot.knowledge_base.store import PassageStore
+from chatbot.store import Store
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.editor import ConfirmDelete, EditorScreen
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.gap_list import GapList
+from chatbot.tui.widgets.passage_form import PassageForm
+from chatbot.tui.widgets.try_it import TryItPanel
+from tests.conftest import SHIPPED_CACHE
+from tests.tui.conftest import Q1, SIZE, MakeApp
+
+LOST = "Where do lost and found items left in a bike basket go?"
+LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
+
+
+@pytest.fixture
+def settings(db_path: Path, kb_copy: Path) -> Settings:
+    # Overrides the app tests' settings: the editor writes, so it gets a copy of the shipped KB.
+    return load_settings(
+        store={"db": db_path},
+        knowledge_base={"path": kb_copy},
+        valen={"cache": SHIPPED_CACHE, "replay": "on"},
+    )
+
+
+async def open_editor(pilot: Pilot[None]) -> EditorScreen:
+    await pilot.press("f2")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, EditorScreen)
+    return screen
+
+
+async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
+    """Focus a field, clear it, and enter `text`: typed key by key when short, pasted (as a
+    terminal delivers a paste) when long, which keeps the tests fast."""
+    widget = pilot.app.screen.query_one(selector)
+    widget.focus()
+    if isinstance(widget, Input | TextArea):
+        widget.clear()
+    if len(text) <= 12:
+        await pilot.press(*["space" if ch == " " else ch for ch in text])
+    else:
+        pilot.app.post_message(events.Paste(text))
+    await pilot.pause()
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Let the index rebuild thread finish and its engine swap land."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def problem(screen: EditorScreen) -> str:
+    return str(screen.query_one("#form-problem", Static).render())
+
+
+async def test_add_a_passage_and_the_next_question_uses_it(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("all")
+    judged: list[Decision] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: judged.append(m.decision)
+                            if isinstance(m, ChatPanel.Judged) else None) as pilot:  # fmt: skip
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+n")
+        await type_into(pilot, "#form-id", "lost-and-found")
+        await type_into(pilot, "#form-title", "Lost and found")
+        await type_into(pilot, "#form-text", LOST_TEXT)
+        assert problem(editor) == ""
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+
+        saved = json.loads((kb_copy / "lost-and-found.json").read_text(encoding="utf-8"))
+        assert saved == {"id": "lost-and-found", "title": "Lost and found", "tags": [],
+                         "text": LOST_TEXT}  # fmt: skip
+        assert len(app.services.engine.passages) == 11
+
+        # Back in the customer chat, with no restart: the very next question retrieves it.
+        await pilot.press("escape")
+        await pilot.pause()
+        await type_into(pilot, "#question", LOST)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert judged, "the chat never judged the question"
+        assert judged[-1].candidates[0].id == "lost-and-found"
+
+
+async def test_edit_a_passage(make_app: MakeApp, kb_copy: Path) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.query_one("#form-id", Input).value == "helmet"
+        assert editor.query_one("#form-id", Input).disabled  # A stored passage's id is fixed.
+        await type_into(pilot, "#form-text", "Helmets are free at every station.")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+
+        store = PassageStore(kb_copy)
+        assert store.get("helmet").passage.text == "Helmets are free at every station."
+        [version] = store.history("helmet")
+        assert version.passage().text.startswith("Helmets are not included")
+        [hit] = [r for r in app.services.engine.retrieve("free helmets station")
+                 if r.passage.id == "helmet"]  # fmt: skip
+        assert hit.passage.text == "Helmets are free at every station."
+
+
+async def test_delete_asks_first_and_can_be_undone_from_history(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "damage fee")
+        await pilot.press("enter")
+        await pilot.press("f8")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDelete)
+        await pilot.press("n")  # Cancel: nothing happens.
+        await pilot.pause()
+        assert (kb_copy / "damage-fee.json").exists()
+
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.click("#confirm-yes")
+        await settle(pilot)
+        assert not (kb_copy / "damage-fee.json").exists()
+        assert "damage-fee" not in {p.id for p in app.services.engine.passages}
+
+        # The deleted passage is still listed; its history restores it.
+        assert app.screen_stack[-1] is editor
+        await type_into(pilot, "#passage-search", "damage-fee")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.click("#history-restore")
+        await settle(pilot)
+        assert (kb_copy / "damage-fee.json").exists()
+        assert "damage-fee" in {p.id for p in app.services.engine.passages}
+        assert editor.query_one("#form-id", Input).value == "damage-fee"
+
+
+async def test_restore_an_earlier_version(make_app: MakeApp, kb_copy: Path) -> None:
+    store = PassageStore(kb_copy)
+    original = store.get("student-pass")
+    store.save(original.passage.model_copy(update={"text": "Students ride free."}),
+               based_on=original.revision)  # fmt: skip
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "student")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.query_one("#form-text", TextArea).text == "Students ride free."
+        await pilot.click("#history-restore")  # The newest earlier version is highlighted.
+        await settle(pilot)
+        assert store.get("student-pass").passage == original.passage
+        assert editor.query_one("#form-text", TextArea).text == original.passage.text
+        assert [v.reason for v in store.history("student-pass")] == ["edit", "restore"]
+
+
+async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    answered: list[Decision] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: answered.append(m.decision)
+                            if isinstance(m, TryItPanel.Answered) else None) as pilot:  # fmt: skip
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+t")
+        await type_into(pilot, "#try-question", Q1)
+        await pilot.press("enter")
+        await settle(pilot)
+        # The hook sees the message at every node it bubbles through: one decision, many sightings.
+        [decision] = {id(d): d for d in answered}.values()
+        assert decision.answer is not None and decision.answer.id == "card-charged-twice"
+        line = str(editor.query_one("#try-decision", Static).render())
+        assert "Answered from card-charged-twice" in line and "replayed" in line
+        table = editor.query_one("#try-candidates")
+        rows = [table.get_row_at(i) for i in range(table.row_count)]  # type: ignore[attr-defined]
+        top = next(r for r in rows if str(r[0]) == "card-charged-twice")
+        assert top[2] == "0.899" and str(top[3]) == "can answer"
+        assert float(top[1]) > 0  # The BM25 score.
+        assert any(str(r[3]).startswith("not judged") for r in rows)  # A replay miss.
+
+
+async def test_try_it_uses_a_passage_saved_a_moment_before(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    answered: list[Decision] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: answered.append(m.decision)
+                            if isinstance(m, TryItPanel.Answered) else None) as pilot:  # fmt: skip
+        await open_editor(pilot)
+        await pilot.press("ctrl+n")
+        await type_into(pilot, "#form-id", "lost-and-found")
+        await type_into(pilot, "#form-text", LOST_TEXT)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await type_into(pilot, "#try-question", LOST)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert answered[-1].candidates[0].id == "lost-and-found"
+
+
+async def test_inline_validation_blocks_bad_ids_duplicates_and_oversized_text(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    before = sorted(p.name for p in kb_copy.iterdir())
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        save = editor.query_one("#form-save", Button)
+        await pilot.press("ctrl+n")
+        assert problem(editor) == "id: id is empty" and save.disabled
+        for bad in ["../x", "a/b", "Upper"]:
+            await type_into(pilot, "#form-id", bad)
+            assert "not a safe slug" in problem(editor) and save.disabled
+        await type_into(pilot, "#form-id", "x" * 65)
+        assert "longer than 64" in problem(editor)
+        await type_into(pilot, "#form-id", "helmet")
+        assert problem(editor) == "passage 'helmet' already exists"
+        await type_into(pilot, "#form-id", "fine-id")
+        assert problem(editor) == "text: text is empty"
+        editor.query_one("#form-text", TextArea).load_text("a" * 4001)
+        await pilot.pause()
+        assert "at most 4000 characters" in problem(editor)
+        assert editor.query_one("#form-count").has_class("over")
+        await pilot.press("ctrl+s")  # Refused: nothing is written.
+        await pilot.pause()
+    assert sorted(p.name for p in kb_copy.iterdir()) == before
+
+
+async def test_a_concurrent_change_is_refused_not_overwritten(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        # Meanwhile another editor (another process, or `helpdesk kb edit`) saves the passage.
+        other = PassageStore(kb_copy)
+        seen = other.get("helmet")
+        other.save(seen.passage.model_copy(update={"text": "Theirs."}), based_on=seen.revision)
+        await type_into(pilot, "#form-text", "Mine.")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert problem(editor) == (
+            "passage 'helmet' was changed by someone else since you opened it"
+        )
+        assert other.get("helmet").passage.text == "Theirs."
+        assert editor.query_one("#form-text", TextArea).text == "Mine."  # Not thrown away.
+
+
+async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
+    make_app: MakeApp, kb_copy: Path, db_path: Path
+) -> None:
+    question = "Can I take my dog with me on the bike?"
+    reply = "Small dogs may ride in a closed carrier in the front basket, up to 8 kg."
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        # A conversation the bot escalated and an agent answered, in the app's own database.
+        store: Store = app.services.store
+        conversation = store.start_conversation()
+        message = store.add_customer_message(conversation.id, question)
+        decision = await app.services.engine.answer(question)
+        assert decision.escalated
+        store.record_decision(conversation.id, message_id=message.id, decision=decision)
+        store.claim(conversation.id, agent="ana")
+        store.reply(conversation.id, agent="ana", text=reply)
+
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        gaps = editor.query_one(GapList)
+        assert [g.question for g in gaps.gaps] == [question]
+        await pilot.click("#gap-write")
+        await pilot.pause()
+        form = editor.query_one(PassageForm)
+        assert form.query_one("#form-id", Input).value == "can-i-take-my-dog-with"
+        assert form.query_one("#form-text", TextArea).text == reply
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+
+        assert store.content_gaps(include_handled=False) == []
+        assert gaps.gaps == []
+        new = PassageStore(kb_copy).get("can-i-take-my-dog-with").passage
+        assert (new.title, new.text) == (question, reply)
+        assert app.services.engine.retrieve(question)[0].passage.id == new.id
+
+
+async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"knowledge")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, EditorScreen)
+        assert len(load_knowledge_base(app.screen.passages.directory)) == 10
+
+
+def test_the_app_names_the_editor_key_in_its_bindings() -> None:
+    assert any(b.key == "f2" for b in HelpDeskApp.BINDINGS if not isinstance(b, tuple))
