@@ -83,9 +83,6 @@ def _count(
         ids = lookup[ids]
         term_ids.update(zip(added, range(base, base + len(added)), strict=True))
     docs = np.repeat(np.arange(len(documents), dtype=np.int32), lengths)
-    offsets = np.zeros(len(documents), np.int64)
-    np.cumsum(lengths[:-1], out=offsets[1:])
-    positions = np.arange(total, dtype=np.int64) - np.repeat(offsets, lengths)
     # Tokens are in (document, position) order, so a stable sort by term gives (term, doc, pos).
     # numpy sorts 16-bit keys by radix, five times faster: most vocabularies fit.
     keys = ids.astype(np.uint16) if len(term_ids) <= 1 << 16 else ids
@@ -93,16 +90,16 @@ def _count(
     term = ids[order]
     doc = docs[order]
     new_pair = np.ones(total, bool)
-    new_pair[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
+    np.not_equal(term[1:], term[:-1], out=new_pair[1:])
+    new_pair[1:] |= doc[1:] != doc[:-1]
     heads = np.flatnonzero(new_pair)
     tf = np.diff(heads, append=total)
-    return (
-        term[heads],
-        doc[heads],
-        tf.astype(np.int32),
-        positions[order[heads]].astype(np.int32),
-        lengths,
-    )
+    head_docs = doc[heads]
+    # A pair's first token is its term's first occurrence in the document (the sort is stable).
+    offsets = np.zeros(len(documents), np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    first = order[heads] - offsets[head_docs]
+    return term[heads], head_docs, tf.astype(np.int32), first.astype(np.int32), lengths
 
 
 class BM25Index:

@@ -1,0 +1,140 @@
+"""App benchmarks: process start to the first screen, and opening a 1,000-message conversation in
+the agent console. Both use the app's public entry points (`create_app`, `open_conversation`),
+headless, on the shipped knowledge base with recorded answers.
+
+    python bench/app.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import ROOT, median  # noqa: E402
+from chatbot.store import Store  # noqa: E402
+
+# Runs in a fresh interpreter: builds the app as `helpdesk` does and prints the wall-clock time
+# once the first screen is mounted, then exits. Polling each loop turn costs well under 1 ms.
+STARTUP_SCRIPT = """
+import asyncio, time
+from chatbot.config import load_settings
+from chatbot.tui import create_app
+
+app = create_app(load_settings())
+
+async def first_screen(pilot):
+    while not (pilot.app.screen.is_mounted and pilot.app.screen.children):
+        await asyncio.sleep(0)
+    print(time.time(), type(pilot.app.screen).__name__, flush=True)
+    pilot.app.exit()
+
+app.run(headless=True, auto_pilot=first_screen)
+"""
+
+
+def isolated_environment(directory: Path) -> dict[str, str]:
+    """The caller's environment with the user's config and data shut out."""
+    env = dict(os.environ)
+    for name in ("HELPDESK_KB", "VALEN_BASE_URL", "VALEN_API_KEY", "VALEN_CACHE", "VALEN_REPLAY"):
+        env.pop(name, None)
+    env["HELPDESK_CONFIG"] = str(directory / "no-config.toml")
+    env["HELPDESK_DB"] = str(directory / "helpdesk.sqlite3")
+    env["XDG_CONFIG_HOME"] = str(directory / "config")
+    env["XDG_DATA_HOME"] = str(directory / "data")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def startup_once(env: dict[str, str]) -> float:
+    """Seconds from starting `python` to the app's first screen being mounted."""
+    started = time.time()
+    done = subprocess.run(
+        [sys.executable, "-c", STARTUP_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        raise RuntimeError(f"the app did not start: {done.stderr.strip()[-2000:]}")
+    return float(done.stdout.split()[0]) - started
+
+
+def measure_startup(quick: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as directory:
+        env = isolated_environment(Path(directory))
+        startup_once(env)  # Creates the database and warms the OS file cache, like a second run.
+        times = [startup_once(env) for _ in range(3 if quick else 9)]
+    return {"startup_s": round(median(times), 3)}
+
+
+def long_conversation(store: Store, messages: int) -> int:
+    """A claimed conversation of `messages` messages: questions, the escalation, agent replies."""
+    conversation = store.start_conversation().id
+    store.add_customer_message(conversation, "My bike will not unlock at the station.")
+    store.escalate(conversation)
+    store.claim(conversation, agent="agent")
+    for count in range(len(store.messages(conversation)), messages):
+        if count % 2:
+            store.add_customer_message(conversation, f"Message {count}: it still says locked. " * 3)
+        else:
+            store.reply(conversation, agent="agent", text=f"Reply {count}: try dock 4. " * 3)
+    assert len(store.messages(conversation)) == messages
+    return conversation
+
+
+async def _open_times(conversation: int, db: Path, runs: int) -> list[float]:
+    from chatbot.config import load_settings
+    from chatbot.tui import create_app
+    from chatbot.tui.widgets.agent_console import AgentConsole
+    from chatbot.tui.widgets.transcript import Transcript
+
+    settings = load_settings(store={"db": db})
+    app = create_app(settings, mode="agent", agent="agent")
+    times: list[float] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        for _ in range(runs):
+            started = time.perf_counter()
+            view = await app.open_conversation(conversation)
+            transcript = view.query_one(Transcript)
+            # Opened means the transcript's lines are rendered, not just the widget mounted.
+            while not transcript.lines:
+                await pilot.pause()
+            times.append(time.perf_counter() - started)
+            await app.screen.query_one(AgentConsole).close_conversation()
+            await pilot.pause()
+    return times
+
+
+def measure_open_conversation(quick: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as directory:
+        os.environ["HELPDESK_CONFIG"] = str(Path(directory) / "no-config.toml")
+        db = Path(directory) / "helpdesk.sqlite3"
+        with Store.open(db) as store:
+            conversation = long_conversation(store, 1000)
+        times = asyncio.run(_open_times(conversation, db, 3 if quick else 9))
+    return {"open_1000_message_conversation_s": round(median(times), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    results = {**measure_startup(args.quick), **measure_open_conversation(args.quick)}
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

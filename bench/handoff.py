@@ -1,0 +1,124 @@
+"""The handoff queue under contention: 8 processes escalate and 4 processes claim 2,000
+conversations in one SQLite file, through the store's public API.
+
+Each escalating process starts its share of conversations, adds the customer's question and
+escalates it. Each claiming process reads the queue and claims waiting conversations, oldest first,
+until every conversation has been claimed. A conversation is lost if nobody claims it, double
+claimed if two claims both report a win. Claims per second counts won claims over the wall time
+from the start signal to the last claim, so it includes waiting for escalations to arrive.
+
+    python bench/handoff.py [--conversations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import tempfile
+import time
+from collections import Counter
+from multiprocessing.synchronize import Event
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ESCALATORS = 8
+CLAIMERS = 4
+QUESTION = "My bike will not unlock at the station. Can someone help?"
+
+
+def escalate(db: Path, count: int, start: Event, results: Any) -> None:
+    """Start `count` conversations and escalate each; report their ids."""
+    from chatbot.store import Store
+
+    with Store.open(db) as store:
+        start.wait()
+        escalated = []
+        for _ in range(count):
+            conversation = store.start_conversation().id
+            store.add_customer_message(conversation, QUESTION)
+            store.escalate(conversation)
+            escalated.append(conversation)
+    results.put(("escalated", escalated, time.time()))
+
+
+def claim(db: Path, agent: str, total: int, start: Event, results: Any) -> None:
+    """Claim waiting conversations until all `total` are claimed; report the ones won."""
+    from chatbot.store import State, Store
+
+    with Store.open(db) as store:
+        start.wait()
+        won: list[tuple[int, float]] = []
+        while True:
+            queue = store.queue()
+            waiting = [item.conversation_id for item in queue if item.state is State.WAITING]
+            claimed = len(queue) - len(waiting)
+            if not waiting:
+                if claimed >= total:
+                    break
+                time.sleep(0.002)  # An agent glancing at the queue again, not a busy loop.
+                continue
+            for conversation in waiting:
+                if store.claim(conversation, agent=agent).won:
+                    won.append((conversation, time.time()))
+    results.put(("claimed", won, time.time()))
+
+
+def measure(conversations: int = 2000) -> dict[str, float | int]:
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as directory:
+        db = Path(directory) / "queue.sqlite3"
+        from chatbot.store import Store
+
+        Store.open(db).close()  # Create and migrate once, before the race.
+        start = context.Event()
+        results = context.Queue()
+        share = [conversations // ESCALATORS + (i < conversations % ESCALATORS)
+                 for i in range(ESCALATORS)]  # fmt: skip
+        processes = [
+            context.Process(target=escalate, args=(db, n, start, results)) for n in share
+        ] + [
+            context.Process(target=claim, args=(db, f"agent{i}", conversations, start, results))
+            for i in range(CLAIMERS)
+        ]
+        for process in processes:
+            process.start()
+        time.sleep(1.5)  # Let every process import and open the store before the start signal.
+        started = time.time()
+        start.set()
+        escalated: list[int] = []
+        claims: list[tuple[int, float]] = []
+        for _ in processes:
+            kind, items, _finished = results.get(timeout=300)
+            if kind == "escalated":
+                escalated.extend(items)
+            else:
+                claims.extend(items)
+        for process in processes:
+            process.join(timeout=60)
+
+        winners = Counter(conversation for conversation, _ in claims)
+        with Store.open(db) as store:
+            unclaimed = [c for c in escalated if store.conversation(c).agent is None]
+        last_claim = max((at for _, at in claims), default=started)
+    return {
+        "queue_lost": len((set(escalated) - set(winners)) | set(unclaimed)),
+        "queue_double_claimed": sum(1 for n in winners.values() if n > 1),
+        "queue_claims_per_s": round(len(claims) / (last_claim - started), 1),
+        "queue_conversations": len(escalated),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=2000)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.conversations), indent=2))
+
+
+if __name__ == "__main__":
+    main()
