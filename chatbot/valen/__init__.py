@@ -1,7 +1,7 @@
 """The Valen decision model: wire protocol for both dialects, errors, HTTP client, replay cache."""
 
 from chatbot.valen.cache import CacheEntry, ReplayCache
-from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, ValenClient
+from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, RetryPolicy, ValenClient
 from chatbot.valen.errors import ValenError
 from chatbot.valen.judge import PassageJudge, ReplayMode
 from chatbot.valen.protocol import PREDICATE, Dialect, Outcome, Question, input_text
@@ -17,6 +17,7 @@ __all__ = [
     "Question",
     "ReplayCache",
     "ReplayMode",
+    "RetryPolicy",
     "ValenClient",
     "ValenError",
     "input_text",
