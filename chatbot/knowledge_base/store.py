@@ -159,6 +159,14 @@ class PassageStore:
             raise PassageNotFoundError(f"passage {passage_id!r} not found in {self.directory}")
         return self._parse(path, content)
 
+    def stamp(self) -> int | None:
+        """The directory's modification time (ns): every write here renames a file into it or
+        removes one, so a changed stamp means the passages may have changed."""
+        try:
+            return self.directory.stat().st_mtime_ns
+        except OSError:
+            return None
+
     def exists(self, passage_id: str) -> bool:
         return self.passage_path(passage_id).is_file()
 

@@ -19,9 +19,10 @@ from textual.signal import Signal
 from chatbot.assembly import build_engine, make_http_client
 from chatbot.config import Settings
 from chatbot.engine.engine import Engine
-from chatbot.knowledge_base.store import PassageStore
 from chatbot.store import Clock, Store, utc_now
 from chatbot.tui.commands import HelpDeskCommands
+from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
+from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.messages import StoreWritten
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
@@ -89,6 +90,8 @@ class HelpDeskApp(App[None]):
         self._version = -1
         self.knowledge_base = knowledge_base
         """The passage directory the editor writes; None: the editor is not offered."""
+        self.kb_index: KnowledgeBaseIndex | None = None
+        """Keeps the engine in step with that directory, whoever writes to it."""
         self.services = Services(
             store=store,
             engine=engine,
@@ -104,6 +107,9 @@ class HelpDeskApp(App[None]):
     def on_mount(self) -> None:
         self._version = self.services.store.version()
         self.set_interval(self.POLL_SECONDS, self.poll_store)
+        if self.knowledge_base is not None:
+            self.kb_index = KnowledgeBaseIndex(self, self.services, self.knowledge_base)
+            self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
 
     def poll_store(self) -> None:
         """Tell every widget when anyone committed: one cheap PRAGMA when nothing changed."""
@@ -116,10 +122,8 @@ class HelpDeskApp(App[None]):
         self.poll_store()
 
     def action_edit_knowledge_base(self) -> None:
-        if self.knowledge_base is not None and not isinstance(self.screen, EditorScreen):
-            # A short lock timeout: another process's save must not freeze this UI for long.
-            passages = PassageStore(self.knowledge_base, lock_timeout=2.0)
-            self.push_screen(EditorScreen(self.services, passages=passages))
+        if self.kb_index is not None and not isinstance(self.screen, EditorScreen):
+            self.push_screen(EditorScreen(self.services, index=self.kb_index))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -1,21 +1,18 @@
 """The knowledge-base editor: passages, their history, Try it, and content gaps.
 
 Every write goes through `PassageStore` (atomic, revision-checked, kept in history). After each one
-the BM25 index is rebuilt in a thread and the app's engine is replaced, so the next customer
-question uses the new content without a restart and without freezing the UI.
+`KnowledgeBaseIndex` rebuilds the BM25 index in a thread and replaces the app's engine, so the next
+customer question uses the new content without a restart and without freezing the UI.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Header, Input, Static, TabbedContent, TabPane
 
@@ -23,8 +20,8 @@ from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.gaps import draft_from_gap, fill_gap
 from chatbot.knowledge_base.storage import KnowledgeBaseError
-from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.messages import StoreWritten
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.gap_list import GapList
@@ -32,10 +29,6 @@ from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_history import PassageHistory
 from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
-
-# The newest index rebuild started per app: a slower, older rebuild that finishes later must not
-# replace the engine a newer one installed.
-_LATEST_REBUILD: WeakKeyDictionary[App[object], int] = WeakKeyDictionary()
 
 
 class ConfirmDelete(ModalScreen[bool]):
@@ -89,16 +82,11 @@ class EditorScreen(Screen[None]):
         Binding("escape", "close", "Back"),
     ]
 
-    @dataclass
-    class IndexRebuilt(Message):
-        """The app's engine now answers from `passages` passages."""
-
-        passages: int
-
-    def __init__(self, services: Services, *, passages: PassageStore) -> None:
+    def __init__(self, services: Services, *, index: KnowledgeBaseIndex) -> None:
         super().__init__()
         self.services = services
-        self.passages = passages
+        self.index = index
+        self.passages = index.passages
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -127,6 +115,8 @@ class EditorScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
+        # Another process's edits show up in the list once the app has reloaded them.
+        self.index.rebuilt.subscribe(self, lambda _count: self.refresh_list())
         self.refresh_list()
         self.refresh_gaps()
         first = next(iter(self._ids()), None)
@@ -273,32 +263,8 @@ class EditorScreen(Screen[None]):
         self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
         self.history.show(None, [])
 
-    # Rebuilding the index -----------------------------------------------------------------------
-
     def rebuild_index(self) -> None:
-        """Build a new engine over the knowledge base on disk in a thread, then swap it in."""
-        app = self.app
-        generation = _LATEST_REBUILD.get(app, 0) + 1
-        _LATEST_REBUILD[app] = generation
-        base = self.services.engine
-        passages = self.passages
-
-        def rebuild() -> None:
-            try:
-                engine = base.with_passages(passages.passages())
-            except HelpdeskError as error:
-                app.call_from_thread(self.notify, f"Index not rebuilt: {error}",
-                                     severity="error", markup=False)  # fmt: skip
-                return
-            app.call_from_thread(self._swap_engine, generation, engine)
-
-        app.run_worker(rebuild, thread=True, group="kb-index", name="rebuild knowledge-base index")
-
-    def _swap_engine(self, generation: int, engine: Engine) -> None:
-        if _LATEST_REBUILD.get(self.app) != generation:
-            return  # A newer rebuild is on its way; this one read an older knowledge base.
-        self.services.engine = engine
-        self.post_message(self.IndexRebuilt(len(engine.passages)))
+        self.index.rebuild()
 
     # Actions ------------------------------------------------------------------------------------
 
