@@ -29,6 +29,7 @@ from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
 from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.services import Services
+from chatbot.tui.suggestions import recorded_questions
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
 
@@ -175,7 +176,7 @@ def create_app(
         if owns_store:
             store.close()
         raise
-    return HelpDeskApp(
+    app = HelpDeskApp(
         store=store,
         engine=engine,
         http=client,
@@ -188,3 +189,6 @@ def create_app(
         owns_store=owns_store,
         knowledge_base=settings.knowledge_base.path,
     )
+    if settings.valen.replay == "on":
+        app.services.suggestions = recorded_questions(settings.valen.cache)
+    return app

@@ -24,3 +24,5 @@ class Services:
     """Published with the store's version whenever anyone (this process or another) commits."""
     timings: bool = True
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
+    suggestions: tuple[str, ...] = ()
+    """Questions with recorded answers, offered in replay mode (where nothing else is judged)."""

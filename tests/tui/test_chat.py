@@ -198,3 +198,19 @@ async def test_the_bot_is_silent_while_a_person_owns_the_conversation(
         assert [m.author for m in store.messages(1)][-1] is Author.CUSTOMER
         assert len(store.decisions(1)) == 1  # Only the first question was ever judged.
         assert not app.screen.query_one(BotWorking).display
+
+
+async def test_replay_mode_offers_the_recorded_questions(make_app: MakeApp) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        shown = chat_text(app)
+        assert "the bot has recorded answers for these questions only" in shown
+        assert f"• {Q1}" in shown and f"• {Q3}" in shown
+        await pilot.press("ctrl+p")
+        await pilot.press(*"ask late fee")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [m.text for m in app.services.store.messages(1)][0] == Q3
+        assert app.services.store.conversation(1).state is State.WAITING

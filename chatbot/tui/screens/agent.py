@@ -14,6 +14,8 @@ class AgentScreen(Screen[None]):
     """The handoff queue, full width; a conversation opens in its place."""
 
     AUTO_FOCUS = "QueueTable"
+    # Below 100 columns the conversation's candidates go under the transcript (see app.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
 
     def __init__(self, services: Services, *, conversation_id: int | None = None) -> None:
         super().__init__()

@@ -27,9 +27,9 @@ def describe(decision: Decision, *, timings: bool) -> Text:
     else:
         assert decision.reason is not None
         verdict = Text.assemble("Escalated: ", (decision.reason.value, "bold"))
-    verdict.append(f"  · threshold {decision.threshold:.2f}")
+    verdict.append(f" · threshold {decision.threshold:.2f}")
     if timings:
-        verdict.append(f"  · {decision.latency_ms:.0f} ms")
+        verdict.append(f" · {decision.latency_ms:.0f} ms")
     return verdict
 
 

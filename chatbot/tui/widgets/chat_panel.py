@@ -30,6 +30,10 @@ WELCOME = (
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
     "The bot answers from the help center; a person takes over when it cannot."
 )
+REPLAY_NOTE = (
+    "Replay mode, no network: the bot has recorded answers for these questions only (anything "
+    "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
+)
 JUDGE = "judge"
 
 
@@ -85,6 +89,8 @@ class ChatPanel(Vertical):
         yield Static(status_line(None), id="chat-status")
         with VerticalScroll(id="chat-log"):
             yield Static(Text(WELCOME), classes="welcome")
+            if self.services.suggestions:
+                yield Static(self._suggestions(), classes="welcome")
         yield BotWorking(id="bot-working")
         yield Static(id="chat-error")
         yield Input(placeholder="Type your question and press Enter", id="question")
@@ -119,6 +125,12 @@ class ChatPanel(Vertical):
             self.log_view.scroll_end(animate=False)
         self.refresh_bindings()
 
+    def _suggestions(self) -> Text:
+        text = Text(REPLAY_NOTE)
+        for question in self.services.suggestions:
+            text.append(f"\n  • {printable(question)}")
+        return text
+
     def _show_error(self, text: str) -> None:
         self.error.update(Text(text))
         self.error.display = True
@@ -128,7 +140,10 @@ class ChatPanel(Vertical):
     @on(Input.Submitted, "#question")
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        text = event.value
+        await self.ask(event.value)
+
+    async def ask(self, text: str) -> None:
+        """Store the customer's message, then have the bot judge it if the bot has the turn."""
         try:
             if not text.strip():
                 raise HelpdeskError("Please type a question first.")
@@ -222,6 +237,12 @@ class ChatPanel(Vertical):
             "Talk to a person", "Hand this conversation to a support agent",
             self.action_talk_to_person,
         )  # fmt: skip
+        # Palette titles are read as markup, so a question with brackets is left to typing.
+        for question in (q for q in self.services.suggestions if "[" not in q):
+            yield PaletteCommand(
+                f"Ask: {question}", "A question with recorded answers",
+                lambda question=question: self.ask(question),  # type: ignore[misc]
+            )  # fmt: skip
         if self._awaiting_feedback() is not None:
             yield PaletteCommand(
                 "Mark the last answer helpful", "Tell us the bot's answer helped",

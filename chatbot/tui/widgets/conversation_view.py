@@ -111,7 +111,7 @@ class ConversationView(Vertical):
         conversation = self.conversation
         if conversation is None:
             return
-        header = Text.assemble((f"Conversation #{conversation.id}", "bold"), "  ·  ")
+        header = Text.assemble((f"Conversation #{conversation.id}", "bold"), " · ")
         if conversation.state is State.WAITING and conversation.waiting_since is not None:
             waited = wait_time(conversation.waiting_since, self.services.clock())
             header.append(f"waiting {waited}")
@@ -120,9 +120,9 @@ class ConversationView(Vertical):
         else:
             header.append(conversation.state.value)
         if conversation.reason is not None:
-            header.append(f"  ·  {conversation.reason.value}")
+            header.append(f" · {conversation.reason.value}")
         if conversation.top_probability is not None:
-            header.append(f"  ·  top {conversation.top_probability:.2f}")
+            header.append(f" · top {conversation.top_probability:.2f}")
         self.query_one("#conversation-header", Static).update(header)
 
     def _show_reply_state(self) -> None:
