@@ -214,3 +214,26 @@ async def test_replay_mode_offers_the_recorded_questions(make_app: MakeApp) -> N
         await pilot.pause()
         assert [m.text for m in app.services.store.messages(1)][0] == Q3
         assert app.services.store.conversation(1).state is State.WAITING
+
+
+class BrokenEngine(Engine):
+    """An engine that fails outright, as a bug would (Valen failures never raise)."""
+
+    def __init__(self, inner: Engine) -> None:
+        super().__init__(retriever=inner.retriever, judge=inner.judge)
+
+    async def answer(self, question: str) -> Decision:
+        raise RuntimeError("boom")
+
+
+async def test_an_engine_crash_hands_the_customer_to_a_person(make_app: MakeApp) -> None:
+    app = make_app("all")
+    async with app.run_test(size=SIZE) as pilot:
+        app.services.engine = BrokenEngine(app.services.engine)
+        await ask(pilot, Q1)
+        await pilot.pause()
+        conversation = app.services.store.conversation(1)
+        assert (conversation.state, conversation.reason) == (State.WAITING, Reason.VALEN_ERROR)
+        assert not app.screen.query_one(BotWorking).display
+        assert "A person will reply here." in chat_text(app)
+        assert app.is_running  # The app stays up.
