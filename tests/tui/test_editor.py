@@ -17,7 +17,7 @@ from chatbot.knowledge_base import load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.store import Store
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.screens.editor import ConfirmDelete, EditorScreen
+from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
@@ -134,7 +134,7 @@ async def test_delete_asks_first_and_can_be_undone_from_history(
         await pilot.press("enter")
         await pilot.press("f8")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmDelete)
+        assert isinstance(app.screen, Confirm)
         await pilot.press("n")  # Cancel: nothing happens.
         await pilot.pause()
         assert (kb_copy / "damage-fee.json").exists()
@@ -175,6 +175,29 @@ async def test_restore_an_earlier_version(make_app: MakeApp, kb_copy: Path) -> N
         assert store.get("student-pass").passage == original.passage
         assert editor.query_one("#form-text", TextArea).text == original.passage.text
         assert [v.reason for v in store.history("student-pass")] == ["edit", "restore"]
+
+
+async def test_leaving_unsaved_changes_asks_first(make_app: MakeApp, kb_copy: Path) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#form-text", "Unsaved words.")
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("escape")  # Keep editing: the form still holds the words.
+        await pilot.pause()
+        assert editor.query_one("#form-id", Input).value == "card-charged-twice"
+        assert editor.query_one("#form-text", TextArea).text == "Unsaved words."
+
+        await pilot.press("escape")  # Leaving the editor asks too; this time, discard.
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("y")
+        await pilot.pause()
+        assert not isinstance(app.screen, EditorScreen | Confirm)
+    assert "Unsaved words." not in (kb_copy / "card-charged-twice.json").read_text()
 
 
 async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp) -> None:
@@ -227,7 +250,7 @@ async def test_inline_validation_blocks_bad_ids_duplicates_and_oversized_text(
         editor = await open_editor(pilot)
         save = editor.query_one("#form-save", Button)
         await pilot.press("ctrl+n")
-        assert problem(editor) == "id: id is empty" and save.disabled
+        assert problem(editor) == "id is empty" and save.disabled
         for bad in ["../x", "a/b", "Upper"]:
             await type_into(pilot, "#form-id", bad)
             assert "not a safe slug" in problem(editor) and save.disabled

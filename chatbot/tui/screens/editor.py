@@ -7,7 +7,7 @@ customer question uses the new content without a restart and without freezing th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from textual import on
 from textual.app import ComposeResult
@@ -30,29 +30,27 @@ from chatbot.tui.widgets.passage_history import PassageHistory
 from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 
+FOCUS_ON_TAB = {"passages": "#passage-options", "try": "#try-question", "gaps": "#gap-table"}
 
-class ConfirmDelete(ModalScreen[bool]):
-    """Asks before a passage is deleted; answers True to delete."""
+
+class Confirm(ModalScreen[bool]):
+    """Asks before something is thrown away; answers True to go ahead. Cancel has the focus."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Delete"),
+        Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "Cancel"),
     ]
 
-    def __init__(self, passage_id: str) -> None:
+    def __init__(self, question: str, *, yes: str) -> None:
         super().__init__()
-        self.passage_id = passage_id
+        self.question = question
+        self.yes = yes
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
-            yield Static(
-                f"Delete passage {self.passage_id!r}?\n\n"
-                "The bot stops answering from it at once. You can restore it from its history.",
-                id="confirm-text",
-                markup=False,
-            )
+            yield Static(self.question, id="confirm-text", markup=False)
             with Horizontal(id="confirm-buttons"):
-                yield Button("Delete", variant="error", id="confirm-yes")
+                yield Button(self.yes, variant="error", id="confirm-yes")
                 yield Button("Cancel", id="confirm-no")
 
     def on_mount(self) -> None:
@@ -76,7 +74,7 @@ class EditorScreen(Screen[None]):
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("ctrl+n", "new", "New passage"),
         Binding("f8", "delete", "Delete"),
-        Binding("ctrl+f", "search", "Search"),
+        Binding("ctrl+f", "search", "Search", show=False),
         Binding("ctrl+t", "tab('try')", "Try it"),
         Binding("ctrl+g", "tab('gaps')", "Content gaps"),
         Binding("escape", "close", "Back"),
@@ -178,16 +176,30 @@ class EditorScreen(Screen[None]):
 
     # Events from the widgets --------------------------------------------------------------------
 
+    def leave_form(self, then: Callable[[], object]) -> None:
+        """Run `then`, first asking whether to throw away unsaved changes in the form."""
+        if not self.form.dirty:
+            then()
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                then()
+
+        name = self.form.query_one("#form-id", Input).value or "the new passage"
+        self.app.push_screen(Confirm(f"Discard your unsaved changes to {name}?", yes="Discard"),
+                             answered)  # fmt: skip
+
     @on(PassageList.Chosen)
     def _chosen(self, event: PassageList.Chosen) -> None:
         if event.deleted:
-            self.open_deleted(event.passage_id)
+            self.leave_form(lambda: self.open_deleted(event.passage_id))
         else:
-            self.open_passage(event.passage_id)
+            self.leave_form(lambda: self.open_passage(event.passage_id))
 
     @on(PassageForm.NewRequested)
     def _new_requested(self) -> None:
-        self.open_new()
+        self.leave_form(self.open_new)
 
     @on(PassageForm.SaveRequested)
     def _save_requested(self, event: PassageForm.SaveRequested) -> None:
@@ -240,7 +252,11 @@ class EditorScreen(Screen[None]):
             self.history.show(event.passage_id, self.passages.history(event.passage_id))
             self.rebuild_index()
 
-        self.app.push_screen(ConfirmDelete(event.passage_id), confirmed)
+        question = (
+            f"Delete passage {event.passage_id!r}?\n\n"
+            "The bot stops answering from it at once. You can restore it from its history."
+        )
+        self.app.push_screen(Confirm(question, yes="Delete"), confirmed)
 
     @on(PassageHistory.RestoreRequested)
     def _restore_requested(self, event: PassageHistory.RestoreRequested) -> None:
@@ -258,41 +274,51 @@ class EditorScreen(Screen[None]):
 
     @on(GapList.WritePassage)
     def _write_from_gap(self, event: GapList.WritePassage) -> None:
-        draft = draft_from_gap(event.gap, taken=set(self._ids()))
-        self.query_one(TabbedContent).active = "passages"
-        self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
-        self.history.show(None, [])
+        def write() -> None:
+            draft = draft_from_gap(event.gap, taken=set(self._ids()))
+            self.show_tab("passages")
+            self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
+            self.history.show(None, [])
+
+        self.leave_form(write)
 
     def rebuild_index(self) -> None:
         self.index.rebuild()
 
     # Actions ------------------------------------------------------------------------------------
 
+    def show_tab(self, tab: str) -> None:
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == tab:
+            return
+        tabs.active = tab
+        # TabbedContent follows the focus: were it left on a widget of the old tab, the focus
+        # would move to a sibling there and switch the tab straight back.
+        self.query_one(FOCUS_ON_TAB[tab]).focus()
+        if tab == "gaps":
+            self.refresh_gaps()
+
     def action_save(self) -> None:
-        self.query_one(TabbedContent).active = "passages"
+        self.show_tab("passages")
         self.form.request_save()
 
     def action_new(self) -> None:
-        self.query_one(TabbedContent).active = "passages"
-        self.open_new()
+        self.show_tab("passages")
+        self.leave_form(self.open_new)
 
     def action_delete(self) -> None:
-        self.query_one(TabbedContent).active = "passages"
+        self.show_tab("passages")
         self.form.request_delete()
 
     def action_search(self) -> None:
-        self.query_one(TabbedContent).active = "passages"
+        self.show_tab("passages")
         self.query_one("#passage-search", Input).focus()
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
-        if tab == "try":
-            self.query_one("#try-question", Input).focus()
-        elif tab == "gaps":
-            self.refresh_gaps()
+        self.show_tab(tab)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.leave_form(lambda: self.dismiss(None))
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Knowledge base: save passage", "Save the open passage",
@@ -303,7 +329,7 @@ class EditorScreen(Screen[None]):
                              self.action_delete)  # fmt: skip
         yield PaletteCommand("Knowledge base: try a question",
                              "See what the bot would do with a question",
-                             lambda: self.action_tab("try"))  # fmt: skip
+                             lambda: self.show_tab("try"))  # fmt: skip
         yield PaletteCommand("Knowledge base: content gaps",
                              "Questions the bot escalated, to write passages from",
-                             lambda: self.action_tab("gaps"))  # fmt: skip
+                             lambda: self.show_tab("gaps"))  # fmt: skip

@@ -37,6 +37,8 @@ def check_form(
     try:
         return Passage(id=passage_id, title=title, tags=split_tags(tags), text=text)
     except ValidationError as error:
+        if error.errors()[0]["loc"] == ("id",):  # The message already names the id.
+            return str(error.errors()[0]["msg"]).removeprefix("Value error, ")
         return describe_validation_error(error)
 
 
@@ -73,17 +75,18 @@ class PassageForm(Vertical):
         """The content gap a new passage is written for, if any."""
         self.taken: frozenset[str] = frozenset()
         self._loading = False
+        self._opened: tuple[str, ...] = ("", "", "", "")
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="form-row"):
             yield Label("Id", classes="form-label")
-            yield Input(placeholder="a-safe-slug", id="form-id")
+            yield Input(placeholder="a-safe-slug", id="form-id", compact=True)
         with Horizontal(classes="form-row"):
             yield Label("Title", classes="form-label")
-            yield Input(placeholder="shown as the answer's source", id="form-title")
+            yield Input(placeholder="shown as the answer's source", id="form-title", compact=True)
         with Horizontal(classes="form-row"):
             yield Label("Tags", classes="form-label")
-            yield Input(placeholder="comma, separated", id="form-tags")
+            yield Input(placeholder="comma, separated", id="form-tags", compact=True)
         yield TextArea(
             id="form-text", soft_wrap=True, placeholder="What the bot tells the customer"
         )
@@ -121,8 +124,23 @@ class PassageForm(Vertical):
         self.query_one("#form-text", TextArea).load_text(passage.text if passage else "")
         self.query_one("#form-delete", Button).disabled = revision is None
         self._loading = False
+        # A draft from a gap counts as unsaved work, so leaving it asks first.
+        self._opened = self._values() if gap_id is None else ("", "", "", "")
         self.validate_form()
         (self.query_one("#form-text") if revision is not None else id_input).focus()
+
+    def _values(self) -> tuple[str, ...]:
+        return (
+            self.query_one("#form-id", Input).value,
+            self.query_one("#form-title", Input).value,
+            self.query_one("#form-tags", Input).value,
+            self.query_one("#form-text", TextArea).text,
+        )
+
+    @property
+    def dirty(self) -> bool:
+        """True when the form differs from what was opened: leaving it would lose that."""
+        return self._values() != self._opened
 
     def current(self) -> Passage | str:
         """The passage as typed, or the first problem with it."""

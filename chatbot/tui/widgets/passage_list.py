@@ -65,7 +65,7 @@ class PassageList(Vertical):
             if matches(passage, query):
                 label = Content(passage.id)
                 if passage.title:
-                    label = label + Content.styled(f"  {passage.title}", "dim")
+                    label = Content.assemble(passage.id, "\n", (passage.title, "dim"))
                 options.add_option(Option(label, id=passage.id))
         for passage_id in self._deleted:
             if all(word in passage_id for word in query.casefold().split()):
