@@ -47,4 +47,6 @@ def machine() -> dict[str, str | int]:
         "cpu": cpu_model(),
         "python": platform.python_version(),
         "platform": platform.platform(),
+        # Other work on the machine slows every figure: the 1-minute load average at the end.
+        "loadavg_1m": f"{os.getloadavg()[0]:.2f}",
     }

@@ -70,6 +70,7 @@ def main() -> None:
     # No benchmark reads the developer's own configuration.
     os.environ["HELPDESK_CONFIG"] = os.devnull + ".toml"
     started = time.perf_counter()
+    load_at_start = f"{os.getloadavg()[0]:.2f}"
     results: Figures = {}
     for name in args.only or list(SECTIONS):
         section_started = time.perf_counter()
@@ -77,7 +78,8 @@ def main() -> None:
         print(f"{name}: {time.perf_counter() - section_started:.1f} s", file=sys.stderr)
     results["quick"] = args.quick
     results["total_s"] = round(time.perf_counter() - started, 1)
-    print(json.dumps({**results, "machine": machine()}, indent=2))
+    about = {**machine(), "loadavg_1m_start": load_at_start}
+    print(json.dumps({**results, "machine": about}, indent=2))
 
 
 if __name__ == "__main__":
