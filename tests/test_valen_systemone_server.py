@@ -19,21 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from chatbot.cli.main import main
-from chatbot.valen.protocol import PREDICATE
-
-pytest.importorskip("jev_compatible_server", reason="jev-compatible-server is a test extra")
-uvicorn = pytest.importorskip("uvicorn")
-
-from jev_compatible_server.app import create_app  # noqa: E402
-from jev_compatible_server.protocol import (  # noqa: E402
+import uvicorn
+from jev_compatible_server.app import create_app
+from jev_compatible_server.protocol import (
     DecisionRequest,
     DecisionResponse,
     NoulAnswer,
     Usage,
 )
-from jev_compatible_server.runtime import DecisionRuntime  # noqa: E402
+from jev_compatible_server.runtime import DecisionRuntime
+
+from chatbot.cli.main import main
+from chatbot.valen.protocol import PREDICATE
 
 QUESTION = "I was charged twice for the same ride, can I get my money back?"
 LAYOUT = re.compile(r"Customer question: (.*)\n\nHelp-center passage: (.*)", re.DOTALL)
