@@ -18,7 +18,7 @@ from chatbot.knowledge_base.storage import (
     export_passages,
     load_passages_file,
 )
-from chatbot.knowledge_base.store import PassageStore, StoredPassage
+from chatbot.knowledge_base.store import PassageStore, StoredPassage, passage_file_text
 from chatbot.text import printable
 
 
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     p = command("show", "show one passage and its revision")
     p.add_argument("id")
-    p.add_argument("--json", action="store_true", help="print the passage file as it is")
+    p.add_argument("--json", action="store_true", help="print the passage as its file holds it")
     p.set_defaults(func=run_show)
 
     p = command("add", "add a new passage")
@@ -146,10 +146,9 @@ def _describe(item: StoredPassage) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    store = _store(args)
-    item = store.get(args.id)
+    item = _store(args).get(args.id)
     if args.json:
-        print(store.passage_path(args.id).read_text(encoding="utf-8"), end="")
+        print(passage_file_text(item.passage), end="")
     else:
         print(_describe(item))
     return 0
