@@ -153,11 +153,18 @@ class Store:
             raise StoreError(f"{self.path}: database is busy: {error}") from None
         try:
             yield self._db
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            self._rollback()
+            raise StoreError(f"{self.path}: cannot write: {error}") from None
         except BaseException:
-            self._db.execute("ROLLBACK")
+            self._rollback()
             raise
-        self._db.execute("COMMIT")
         self._local_writes += 1
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def _now(self) -> float:
         return self._clock().timestamp()

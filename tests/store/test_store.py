@@ -315,3 +315,16 @@ def test_a_long_conversation_reads_quickly(store: Store) -> None:
     messages = store.messages(conversation_id)
     assert len(messages) == 1000
     assert messages[-1].text == "message 998"
+
+
+def test_a_failed_write_rolls_back_and_names_the_file(store: Store, db_path: Path) -> None:
+    conversation = store.start_conversation()
+    with sqlite3.connect(db_path) as raw:  # Sabotage: a trigger that refuses customer messages.
+        raw.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages"
+            " BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
+        )
+    with pytest.raises(StoreError, match="cannot write: refused by trigger"):
+        store.add_customer_message(conversation.id, "hello")
+    assert store.messages(conversation.id) == []
+    assert store.start_conversation().id == 2  # Still usable: no transaction left open.

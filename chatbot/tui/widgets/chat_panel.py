@@ -178,9 +178,13 @@ class ChatPanel(Vertical):
     async def _judged(self, event: Judged) -> None:
         if event.message_id == self._latest_question_id:
             self.working = False
-        self.services.store.record_decision(
-            event.conversation_id, message_id=event.message_id, decision=event.decision
-        )
+        try:
+            self.services.store.record_decision(
+                event.conversation_id, message_id=event.message_id, decision=event.decision
+            )
+        except HelpdeskError as error:  # A database busy beyond its timeout, say.
+            self._show_error(f"The answer could not be saved: {error}")
+            return
         self.post_message(StoreWritten())
         await self._load_new()
 
@@ -192,7 +196,11 @@ class ChatPanel(Vertical):
         self.working = False
         self.log.error(f"judging failed: {event.worker.error!r}")
         if self.conversation_id is not None:
-            self.services.store.escalate(self.conversation_id, reason=Reason.VALEN_ERROR)
+            try:
+                self.services.store.escalate(self.conversation_id, reason=Reason.VALEN_ERROR)
+            except HelpdeskError as error:
+                self._show_error(str(error))
+                return
             self.post_message(StoreWritten())
             await self._load_new()
 
@@ -200,8 +208,13 @@ class ChatPanel(Vertical):
 
     async def action_talk_to_person(self) -> None:
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
-        conversation_id = self._ensure_conversation()
-        if not self.services.store.escalate(conversation_id, reason=Reason.CUSTOMER_ASKED):
+        try:
+            conversation_id = self._ensure_conversation()
+            asked = self.services.store.escalate(conversation_id, reason=Reason.CUSTOMER_ASKED)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
+        if not asked:
             self.notify("A person already has this conversation.")
         self.post_message(StoreWritten())
         await self._load_new()
@@ -227,7 +240,11 @@ class ChatPanel(Vertical):
         await self._give_feedback(bubble, event.feedback)
 
     async def _give_feedback(self, bubble: MessageBubble, feedback: Feedback) -> None:
-        self.services.store.set_feedback(bubble.message.id, feedback)
+        try:
+            self.services.store.set_feedback(bubble.message.id, feedback)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
         await bubble.show_feedback(feedback)
         self.post_message(StoreWritten())
         await self._load_new()

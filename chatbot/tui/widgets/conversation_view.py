@@ -161,7 +161,11 @@ class ConversationView(Vertical):
         self.reload()
 
     def action_claim(self) -> None:
-        result = self.services.store.claim(self.conversation_id, agent=self.services.agent)
+        try:
+            result = self.services.store.claim(self.conversation_id, agent=self.services.agent)
+        except HelpdeskError as error:
+            self._refuse(error)
+            return
         if not result.won:
             owner = result.conversation.agent or "someone else"
             self.notify(f"Already claimed by {owner}.", severity="warning", markup=False)
