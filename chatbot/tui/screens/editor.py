@@ -115,9 +115,9 @@ class EditorScreen(Screen[None]):
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, lambda _count: self.refresh_list())
-        self.refresh_list()
-        self.refresh_gaps()
         first = next(iter(self._ids()), None)
+        self.refresh_list(select=first)
+        self.refresh_gaps()
         if first is None:
             self.open_new()
         else:
