@@ -1,0 +1,66 @@
+"""Turn `bench/run.py`'s JSON into the Markdown table kept in bench/README.md.
+
+python bench/run.py --quick > /tmp/bench.json && python bench/report.py /tmp/bench.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Check = Callable[[dict[str, Any]], bool]
+
+# key -> (what, goal as written in issue 6, whether the figure meets it)
+GOALS: dict[str, tuple[str, str, Check]] = {
+    "rerank_ratio_k5": ("judge 5 passages ÷ one judgment (300 ms server)", "≤ 1.2",
+                        lambda r: r["rerank_ratio_k5"] <= 1.2),
+    "rerank_ratio_k20": ("judge 20 passages ÷ one judgment", "≤ 1.5",
+                         lambda r: r["rerank_ratio_k20"] <= 1.5),
+    "retrieval_p50_ms_100k": ("BM25 top-5 query, 100,000 passages, p50 ms", "≤ 2 and ≤ 3× floor",
+                              lambda r: r["retrieval_p50_ms_100k"] <= 2
+                              and r["retrieval_vs_floor"] <= 3),
+    "retrieval_floor_p50_ms_100k": ("numpy inverted-index floor, p50 ms", "(floor)",
+                                    lambda r: True),
+    "retrieval_identical": ("top-5 equals BM25Okapi.get_scores's", "true",
+                            lambda r: r["retrieval_identical"] is True),
+    "index_build_s_100k": ("build the index, 100,000 tokenized passages, s", "≤ 3",
+                           lambda r: r["index_build_s_100k"] <= 3),
+    "reindex_after_edit_ms_10k": ("one edited passage searchable, 10,000 passages, ms", "≤ 100",
+                                  lambda r: r["reindex_after_edit_ms_10k"] <= 100),
+    "ask_replay_hit_ms": ("Engine.answer, recorded judgments, in-process, ms", "≤ 5",
+                          lambda r: r["ask_replay_hit_ms"] <= 5),
+    "startup_s": ("process start to the first screen, s", "≤ 0.8",
+                  lambda r: r["startup_s"] <= 0.8),
+    "open_1000_message_conversation_s": ("open a 1,000-message conversation, s", "≤ 0.3",
+                                         lambda r: r["open_1000_message_conversation_s"] <= 0.3),
+    "queue_lost": ("conversations lost (8 escalating + 4 claiming processes)", "0",
+                   lambda r: r["queue_lost"] == 0),
+    "queue_double_claimed": ("conversations claimed twice", "0",
+                             lambda r: r["queue_double_claimed"] == 0),
+    "queue_claims_per_s": ("claims per second, 2,000 conversations", "≥ 300",
+                           lambda r: r["queue_claims_per_s"] >= 300),
+}  # fmt: skip
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| key | what | goal | latest | met |", "|---|---|---|---|---|"]
+    for key, (what, goal, check) in GOALS.items():
+        if key not in results:
+            continue
+        value = results[key]
+        shown = json.dumps(value)
+        met = "—" if goal == "(floor)" else "yes" if check(results) else "**no**"
+        lines.append(f"| `{key}` | {what} | {goal} | {shown} | {met} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    source = Path(sys.argv[1]).read_text() if len(sys.argv) > 1 else sys.stdin.read()
+    print(table(json.loads(source)))
+
+
+if __name__ == "__main__":
+    main()
