@@ -178,3 +178,19 @@ def test_retriever_reuses_the_old_index_and_equals_a_fresh_one() -> None:
         assert [(r.passage.id, r.score) for r in incremental.retrieve(question, 10)] == [
             (r.passage.id, r.score) for r in fresh.retrieve(question, 10)
         ]
+
+
+def test_engine_with_passages_retrieves_like_a_fresh_engine() -> None:
+    from chatbot.engine.engine import Engine
+    from chatbot.valen.judge import PassageJudge
+
+    passages = [passage(f"p{i}", f"refund card dock station {'late ' * i}fee") for i in range(12)]
+    engine = Engine(retriever=BM25Retriever(passages), judge=PassageJudge(replay="on"))
+    edited = [*passages[:3], passage("p3", "helmet rules at the dock"), *passages[4:]]
+    updated = engine.with_passages(edited)
+    assert updated.retriever.passages == tuple(edited)
+    assert engine.retriever.passages == tuple(passages)  # The old engine is untouched.
+    for question in ("helmet at the dock", "late fee refund", "station"):
+        assert [(r.passage.id, r.score) for r in updated.retrieve(question)] == [
+            (r.passage.id, r.score) for r in BM25Retriever(edited).retrieve(question, updated.k)
+        ]
