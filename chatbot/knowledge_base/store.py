@@ -152,6 +152,21 @@ class PassageStore:
         self._require_directory()
         return [self._parse(path, path.read_bytes()) for path in passage_files(self.directory)]
 
+    def scan(self) -> tuple[list[StoredPassage], list[str]]:
+        """Every passage that can be read, and one line for each file that cannot: an editor can
+        still work on the rest of a knowledge base with one hand-broken file."""
+        self._require_directory()
+        good: list[StoredPassage] = []
+        problems: list[str] = []
+        for path in passage_files(self.directory):
+            try:
+                good.append(self._parse(path, path.read_bytes()))
+            except KnowledgeBaseError as error:
+                problems.append(str(error))
+            except OSError as error:
+                problems.append(f"{path}: cannot read: {error}")
+        return good, problems
+
     def get(self, passage_id: str) -> StoredPassage:
         path = self.passage_path(passage_id)
         content = self._read(path)
@@ -298,23 +313,13 @@ class PassageStore:
 
     def check(self) -> CheckReport:
         """Validate every passage file and report every problem, not just the first."""
-        self._require_directory()
-        problems: list[str] = []
+        good, problems = self.scan()
         notes: list[str] = []
-        count = 0
-        for path in passage_files(self.directory):
-            try:
-                self._parse(path, path.read_bytes())
-                count += 1
-            except KnowledgeBaseError as error:
-                problems.append(str(error))
-            except OSError as error:
-                problems.append(f"{path}: cannot read: {error}")
         for path in sorted(self.directory.glob(".*.tmp")):
             notes.append(f"{path}: left over from an interrupted save; safe to delete")
         for passage_id in self.deleted():
             notes.append(f"passage {passage_id!r} is deleted; `restore` brings it back")
-        return CheckReport(passages=count, problems=problems, notes=notes)
+        return CheckReport(passages=len(good), problems=problems, notes=notes)
 
     # Internals ----------------------------------------------------------------------------------
 

@@ -343,3 +343,22 @@ async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
 
 def test_the_app_names_the_editor_key_in_its_bindings() -> None:
     assert any(b.key == "f2" for b in HelpDeskApp.BINDINGS if not isinstance(b, tuple))
+
+
+async def test_a_broken_file_is_reported_and_the_rest_stay_editable(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        # Broken by hand while the app runs (a broken file at startup stops the app, by design).
+        (kb_copy / "broken.json").write_text("{", encoding="utf-8")
+        editor = await open_editor(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("Not listed:" in m and "broken.json: malformed JSON" in m for m in messages)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await type_into(pilot, "#form-text", "Still editable.")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert PassageStore(kb_copy).get("helmet").passage.text == "Still editable."
+        assert editor.form.problem == ""

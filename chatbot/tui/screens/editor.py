@@ -85,6 +85,7 @@ class EditorScreen(Screen[None]):
         self.services = services
         self.index = index
         self.passages = index.passages
+        self._problems: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -127,18 +128,25 @@ class EditorScreen(Screen[None]):
 
     def _ids(self) -> list[str]:
         try:
-            return [item.passage.id for item in self.passages.read_all()]
+            return [item.passage.id for item in self.passages.scan()[0]]
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return []
 
     def refresh_list(self, select: str | None = None) -> None:
         try:
-            stored = self.passages.read_all()
+            stored, problems = self.passages.scan()
             deleted = self.passages.deleted()
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
+        if problems and problems != self._problems:
+            # Said once per new set of problems, not on every refresh.
+            more = (
+                f" (and {len(problems) - 1} more; see `helpdesk kb check`)" if problems[1:] else ""
+            )
+            self.notify(f"Not listed: {problems[0]}{more}", severity="error", markup=False)
+        self._problems = problems
         self.query_one(PassageList).show([s.passage for s in stored], deleted=deleted,
                                          select=select)  # fmt: skip
 
