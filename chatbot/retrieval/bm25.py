@@ -217,10 +217,10 @@ class BM25Index:
         floor = 0.0
         if self.size >= SAMPLE_STRIDE * k:
             # The k-th best of every SAMPLE_STRIDE-th score is at most the k-th best overall, so
-            # every document that can make the top k scores at least that: a one-pass filter
-            # instead of selecting among the most of the corpus a common query term matches.
+            # every document that can make the top k scores at least that much: one filtering
+            # pass instead of a selection over the large share of documents a common term matches.
             sample = scores[::SAMPLE_STRIDE]
-            floor = max(floor, float(np.partition(sample, sample.size - k)[sample.size - k]))
+            floor = float(np.partition(sample, sample.size - k)[sample.size - k])
         matched = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
         if matched.size > k:
             # Keep every document that ties with the k-th best, then order them exactly.
