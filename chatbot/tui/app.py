@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 import httpx
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
 from chatbot.assembly import build_engine, make_http_client
@@ -123,7 +123,10 @@ class HelpDeskApp(App[None]):
         self.poll_store()
 
     def action_edit_knowledge_base(self) -> None:
-        if self.kb_index is not None and not isinstance(self.screen, EditorScreen):
+        # Not over a dialog, and never a second editor on the stack.
+        if self.kb_index is None or isinstance(self.screen, ModalScreen):
+            return
+        if not any(isinstance(screen, EditorScreen) for screen in self.screen_stack):
             self.push_screen(EditorScreen(self.services, index=self.kb_index))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:

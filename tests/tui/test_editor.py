@@ -362,3 +362,18 @@ async def test_a_broken_file_is_reported_and_the_rest_stay_editable(
         await pilot.pause()
         assert PassageStore(kb_copy).get("helmet").passage.text == "Still editable."
         assert editor.form.problem == ""
+
+
+async def test_f2_never_stacks_a_second_editor_or_opens_over_a_dialog(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_editor(pilot)
+        await pilot.press("f8")  # The delete confirmation is open.
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("n")
+        await pilot.press("f2")
+        await pilot.pause()
+        assert sum(isinstance(s, EditorScreen) for s in app.screen_stack) == 1
