@@ -19,7 +19,9 @@ class Parser(argparse.ArgumentParser):
 
 def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool = True) -> None:
     """The engine options every engine-running subcommand takes, each defaulting to the settings."""
-    group = parser.add_argument_group("engine options")
+    # SUPPRESS leaves an option unset unless given, so `helpdesk --kb X chat` and
+    # `helpdesk chat --kb X` both work: a subcommand's default never overwrites the top level's.
+    group = parser.add_argument_group("engine options", argument_default=argparse.SUPPRESS)
     if knowledge_base:
         group.add_argument(
             "--kb",
@@ -55,7 +57,7 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", type=Path, metavar="PATH",
+    parser.add_argument("--db", type=Path, metavar="PATH", default=argparse.SUPPRESS,
                         help="SQLite file (env HELPDESK_DB; default: user data dir)")  # fmt: skip
 
 
