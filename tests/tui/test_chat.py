@@ -91,6 +91,23 @@ async def test_the_question_is_stored_then_judged_while_an_indicator_shows(
     assert any(isinstance(m, StoreWritten) for m in posted)
 
 
+async def test_a_second_question_does_not_cancel_the_first(make_app: MakeApp) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        gated = GatedEngine(app.services.engine)
+        app.services.engine = gated
+        await ask(pilot, Q1, wait=False)
+        await ask(pilot, Q3, wait=False)
+        assert app.screen.query_one(BotWorking).display
+        gated.gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # Each stored question got its own decision; neither was dropped.
+        decisions = app.services.store.decisions(1)
+        assert sorted(d.decision.question for d in decisions) == sorted([Q1, Q3])
+        assert not app.screen.query_one(BotWorking).display
+
+
 async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:

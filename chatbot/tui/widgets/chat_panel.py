@@ -168,9 +168,11 @@ class ChatPanel(Vertical):
             self.conversation_id = self.services.store.start_conversation().id
         return self.conversation_id
 
-    @work(exclusive=True, group=JUDGE, exit_on_error=False)
+    # Not exclusive: a customer who sends a second question before the first is answered still
+    # deserves an answer to the first; cancelling it would leave a stored question unanswered.
+    @work(group=JUDGE, exit_on_error=False)
     async def judge(self, conversation_id: int, message_id: int, question: str) -> None:
-        """Ask the engine; a newer question cancels this one, as the customer moved on."""
+        """Ask the engine and post the decision for the UI thread to store and show."""
         decision = await self.services.engine.answer(question)
         self.post_message(self.Judged(conversation_id, message_id, decision))
 
