@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static, TextArea
 
 from chatbot.config import Settings, load_settings
 from chatbot.engine.models import Decision
-from chatbot.knowledge_base import load_knowledge_base
+from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.store import Store
 from chatbot.tui import HelpDeskApp
@@ -21,6 +22,7 @@ from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
+from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import Q1, SIZE, MakeApp
@@ -41,7 +43,7 @@ def settings(db_path: Path, kb_copy: Path) -> Settings:
 
 async def open_editor(pilot: Pilot[None]) -> EditorScreen:
     await pilot.press("f2")
-    await pilot.pause()
+    await settle(pilot)  # The passage list is read in a thread.
     screen = pilot.app.screen
     assert isinstance(screen, EditorScreen)
     return screen
@@ -377,3 +379,22 @@ async def test_f2_never_stacks_a_second_editor_or_opens_over_a_dialog(make_app: 
         await pilot.press("f2")
         await pilot.pause()
         assert sum(isinstance(s, EditorScreen) for s in app.screen_stack) == 1
+
+
+class ListHarness(App[None]):
+    def compose(self) -> ComposeResult:
+        yield PassageList(id="passage-list")
+
+
+async def test_a_long_list_shows_the_first_rows_and_search_narrows_it() -> None:
+    passages = [Passage(id=f"p{n:04d}", text=f"text {n}") for n in range(MAX_ROWS + 100)]
+    passages.append(Passage(id="zz-helmet", title="Helmets", text="Helmets in the basket."))
+    app = ListHarness()
+    async with app.run_test() as pilot:
+        listing = app.query_one(PassageList)
+        listing.show(passages)
+        assert listing.options.option_count == MAX_ROWS + 1  # The last row says how many more.
+        assert "101 more" in str(listing.options.get_option_at_index(MAX_ROWS).prompt)
+        await type_into(pilot, "#passage-search", "HELMETS basket")
+        assert listing.options.option_count == 1
+        assert listing.options.get_option_at_index(0).id == "zz-helmet"

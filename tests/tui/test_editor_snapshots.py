@@ -37,6 +37,7 @@ def test_editor_with_a_passage_open(
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.pause()
         await pilot.press("f2")
+        await pilot.app.workers.wait_for_complete()  # The passage list is read in a thread.
         await pilot.pause()
 
     app = create_app(settings, mode="agent", clock=clock, agent="ana", timings=False)
@@ -49,6 +50,7 @@ def test_editor_try_it_on_seed_question_one(
     async def run_before(pilot: Pilot[Any]) -> None:
         await pilot.pause()
         await pilot.press("f2")
+        await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("ctrl+t")
         pilot.app.post_message(events.Paste(Q1))

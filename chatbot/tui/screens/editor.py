@@ -8,17 +8,20 @@ customer question uses the new content without a restart and without freezing th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Header, Input, Static, TabbedContent, TabPane
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.gaps import draft_from_gap, fill_gap
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
@@ -86,6 +89,7 @@ class EditorScreen(Screen[None]):
         self.index = index
         self.passages = index.passages
         self._problems: list[str] = []
+        self._known_ids: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -116,39 +120,57 @@ class EditorScreen(Screen[None]):
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, lambda _count: self.refresh_list())
-        first = next(iter(self._ids()), None)
-        self.refresh_list(select=first)
+        self.refresh_list(open_first=True)
         self.refresh_gaps()
-        if first is None:
-            self.open_new()
-        else:
-            self.open_passage(first)
 
     # Loading ------------------------------------------------------------------------------------
 
-    def _ids(self) -> list[str]:
-        try:
-            return [item.passage.id for item in self.passages.scan()[0]]
-        except KnowledgeBaseError as error:
-            self.notify(str(error), severity="error", markup=False)
-            return []
+    @dataclass
+    class Scanned(Message):
+        """The passage files were read (in a thread): what the list shows."""
 
-    def refresh_list(self, select: str | None = None) -> None:
+        passages: list[Passage]
+        deleted: list[str]
+        problems: list[str]
+        select: str | None
+        open_first: bool
+
+    def _ids(self) -> list[str]:
+        """The ids of the last scan: a new passage may not take them (the store checks again)."""
+        return list(self._known_ids)
+
+    def refresh_list(self, select: str | None = None, *, open_first: bool = False) -> None:
+        """Re-read the passage files in a thread: at 100,000 passages that takes seconds."""
+        self._scan(select, open_first)
+
+    @work(thread=True, exclusive=True, group="editor-scan", exit_on_error=False)
+    def _scan(self, select: str | None, open_first: bool) -> None:
         try:
             stored, problems = self.passages.scan()
             deleted = self.passages.deleted()
         except KnowledgeBaseError as error:
-            self.notify(str(error), severity="error", markup=False)
-            return
+            stored, deleted, problems = [], [], [str(error)]
+        passages = [item.passage for item in stored]
+        self.post_message(self.Scanned(passages, deleted, problems, select, open_first))
+
+    @on(Scanned)
+    def _scanned(self, event: Scanned) -> None:
+        problems = event.problems
         if problems and problems != self._problems:
             # Said once per new set of problems, not on every refresh.
-            more = (
-                f" (and {len(problems) - 1} more; see `helpdesk kb check`)" if problems[1:] else ""
-            )
+            extra = len(problems) - 1
+            more = f" (and {extra} more; see `helpdesk kb check`)" if extra else ""
             self.notify(f"Not listed: {problems[0]}{more}", severity="error", markup=False)
         self._problems = problems
-        self.query_one(PassageList).show([s.passage for s in stored], deleted=deleted,
-                                         select=select)  # fmt: skip
+        self._known_ids = frozenset(p.id for p in event.passages)
+        first = min(self._known_ids, default=None)
+        select = first if event.open_first else event.select
+        self.query_one(PassageList).show(event.passages, deleted=event.deleted, select=select)
+        if event.open_first:
+            if first is None:
+                self.open_new()
+            else:
+                self.open_passage(first)
 
     def refresh_gaps(self) -> None:
         self.query_one(GapList).show(self.services.store.content_gaps(include_handled=False))

@@ -16,12 +16,17 @@ from textual.widgets.option_list import Option
 from chatbot.knowledge_base.models import Passage
 
 DELETED_PREFIX = "deleted:"
+MAX_ROWS = 500
+"""Rows shown at once: an option list of 100,000 passages would take seconds to build."""
 
 
-def matches(passage: Passage, query: str) -> bool:
-    """Every word of `query` appears in the id, title, tags or text (case-insensitive)."""
-    haystack = " ".join((passage.id, passage.title, " ".join(passage.tags), passage.text))
-    haystack = haystack.casefold()
+def searchable(passage: Passage) -> str:
+    """What the search box matches against: id, title, tags and text, case-folded."""
+    return " ".join((passage.id, passage.title, " ".join(passage.tags), passage.text)).casefold()
+
+
+def matches(haystack: str, query: str) -> bool:
+    """Every word of `query` appears in `haystack` (case-insensitive)."""
     return all(word in haystack for word in query.casefold().split())
 
 
@@ -37,7 +42,7 @@ class PassageList(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._passages: list[Passage] = []
+        self._passages: list[tuple[Passage, str]] = []
         self._deleted: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -52,7 +57,8 @@ class PassageList(Vertical):
         self, passages: Sequence[Passage], *, deleted: Sequence[str] = (), select: str | None = None
     ) -> None:
         """Replace the rows, keep the search, and highlight `select` when it is shown."""
-        self._passages = sorted(passages, key=lambda p: p.id)
+        # Case-folded once here, so each keystroke in the search box only compares strings.
+        self._passages = [(p, searchable(p)) for p in sorted(passages, key=lambda p: p.id)]
         self._deleted = sorted(deleted)
         self._render_rows(select)
 
@@ -61,12 +67,17 @@ class PassageList(Vertical):
         options = self.options
         current = options.highlighted_option.id if options.highlighted_option else None
         options.clear_options()
-        for passage in self._passages:
-            if matches(passage, query):
-                label = Content(passage.id)
-                if passage.title:
-                    label = Content.assemble(passage.id, "\n", (passage.title, "dim"))
-                options.add_option(Option(label, id=passage.id))
+        found = [passage for passage, haystack in self._passages if matches(haystack, query)]
+        rows: list[Option] = []
+        for passage in found[:MAX_ROWS]:
+            label = Content(passage.id)
+            if passage.title:
+                label = Content.assemble(passage.id, "\n", (passage.title, "dim"))
+            rows.append(Option(label, id=passage.id))
+        if len(found) > MAX_ROWS:
+            more = f"{len(found) - MAX_ROWS:,} more: type to narrow the list"
+            rows.append(Option(Content.styled(more, "dim italic"), disabled=True))
+        options.add_options(rows)
         for passage_id in self._deleted:
             if all(word in passage_id for word in query.casefold().split()):
                 label = Content.styled(f"{passage_id}  (deleted)", "dim italic")
