@@ -1,4 +1,4 @@
-"""The help-center passages: their model, validation and file storage."""
+"""The help-center passages: their model, validation, file storage and safe editing."""
 
 from chatbot.knowledge_base.models import MAX_TEXT_CHARS, Passage, validate_passage_id
 from chatbot.knowledge_base.storage import (
@@ -7,11 +7,25 @@ from chatbot.knowledge_base.storage import (
     load_passages_file,
     shipped_knowledge_base,
 )
+from chatbot.knowledge_base.store import (
+    ConflictError,
+    DuplicatePassageError,
+    PassageNotFoundError,
+    PassageStore,
+    StoredPassage,
+    Version,
+)
 
 __all__ = [
     "MAX_TEXT_CHARS",
+    "ConflictError",
+    "DuplicatePassageError",
     "KnowledgeBaseError",
     "Passage",
+    "PassageNotFoundError",
+    "PassageStore",
+    "StoredPassage",
+    "Version",
     "load_knowledge_base",
     "load_passages_file",
     "shipped_knowledge_base",
