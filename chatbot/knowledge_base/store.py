@@ -148,9 +148,11 @@ class PassageStore:
         return load_knowledge_base(self.directory)
 
     def read_all(self) -> list[StoredPassage]:
-        """Every passage with its revision, in id order."""
-        self._require_directory()
-        return [self._parse(path, path.read_bytes()) for path in passage_files(self.directory)]
+        """Every passage with its revision, in id order; the first unreadable file is an error."""
+        good, problems = self.scan()
+        if problems:
+            raise KnowledgeBaseError(problems[0])
+        return good
 
     def scan(self) -> tuple[list[StoredPassage], list[str]]:
         """Every passage that can be read, and one line for each file that cannot: an editor can
