@@ -290,16 +290,20 @@ class EditorScreen(Screen[None]):
 
     @on(PassageHistory.RestoreRequested)
     def _restore_requested(self, event: PassageHistory.RestoreRequested) -> None:
+        # The form is reopened on the restored version, so unsaved edits would be lost.
+        self.leave_form(lambda: self.restore(event.passage_id, event.version))
+
+    def restore(self, passage_id: str, version: int) -> None:
         open_id = self.form.query_one("#form-id", Input).value
-        based_on = self.form.revision if open_id == event.passage_id else None
+        based_on = self.form.revision if open_id == passage_id else None
         try:
-            self.passages.restore(event.passage_id, version=event.version, based_on=based_on)
+            self.passages.restore(passage_id, version=version, based_on=based_on)
         except KnowledgeBaseError as error:
             self._refused(str(error))
             return
-        self.notify(f"Restored version {event.version} of {event.passage_id}.", markup=False)
-        self.refresh_list(select=event.passage_id)
-        self.open_passage(event.passage_id)
+        self.notify(f"Restored version {version} of {passage_id}.", markup=False)
+        self.refresh_list(select=passage_id)
+        self.open_passage(passage_id)
         self.rebuild_index()
 
     @on(GapList.WritePassage)
