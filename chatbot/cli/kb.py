@@ -25,10 +25,13 @@ from chatbot.text import printable
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     # --kb is accepted after any kb subcommand, like the engine options after `ask`.
     common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: unset unless given here, so `helpdesk --kb X kb ...` keeps the top level's X
+    # instead of a default None that would silently mean the shipped knowledge base.
     common.add_argument(
         "--kb",
         type=Path,
         metavar="PATH",
+        default=argparse.SUPPRESS,
         help="knowledge-base directory (env HELPDESK_KB; default: shipped)",
     )
     parser = commands.add_parser("kb", help="edit the knowledge base: list, add, rm, import, ...")

@@ -157,3 +157,17 @@ def test_helpdesk_kb_env_selects_the_knowledge_base(
     code, _, err = run_cli(capsys, "kb", "add", "--id", "via-env", "--text", "hello")
     assert code == 0, err
     assert (kb_copy / "via-env.json").is_file()
+
+
+def test_kb_before_the_subcommand_is_kept(
+    kb_copy: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # HELPDESK_KB points elsewhere so that, were --kb dropped, nothing lands in the shipped KB.
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv("HELPDESK_KB", str(elsewhere))
+    code, _, err = run_cli(capsys, "--kb", str(kb_copy), "kb", "add", "--id", "top", "--text", "x")
+    assert code == 0, err
+    assert (kb_copy / "top.json").is_file() and not elsewhere.exists()
