@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from chatbot.cli.options import settings_from
-from chatbot.knowledge_base.atomic import write_text_atomic
+from chatbot.files import write_text_atomic
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
     KnowledgeBaseError,

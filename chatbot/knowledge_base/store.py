@@ -25,7 +25,7 @@ from typing import Literal
 
 from filelock import FileLock, Timeout
 
-from chatbot.knowledge_base.atomic import remove_durably, write_text_atomic
+from chatbot.files import remove_durably, write_text_atomic
 from chatbot.knowledge_base.models import Passage, validate_passage_id
 from chatbot.knowledge_base.storage import (
     KnowledgeBaseError,

@@ -1,9 +1,6 @@
-"""Crash-safe file writes for the knowledge base: a reader sees the old file or the new one, never
-half of one.
+"""Crash-safe file writes: a reader sees the old file or the new one, never half of one.
 
-The valen replay cache has its own JSON writer; the knowledge base keeps this one because the
-knowledge-base room imports nothing but pydantic, and a passage file is written as exact text (key
-order and all) so a change stays a small diff.
+Shared by the knowledge base (passage files, history) and the Valen replay cache.
 """
 
 from __future__ import annotations
