@@ -206,6 +206,12 @@ def _systemone_problem(body: Any) -> str | None:
     return None
 
 
+class _Server(ThreadingHTTPServer):
+    """socketserver's listen backlog of 5 drops connections when 20 open at once."""
+
+    request_queue_size = 128
+
+
 class ValenTestServer:
     """A threaded loopback server; `base_url` ends in `/v1` like the real ones.
 
@@ -221,6 +227,9 @@ class ValenTestServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Like production servers: without TCP_NODELAY a reply's body can wait 40 ms for the
+            # client's delayed ACK of its headers, which would measure the server, not the client.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # Keep test output clean.
@@ -261,7 +270,7 @@ class ValenTestServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # The client gave up (a timeout test); nothing to answer.
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http = _Server(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
         # A short poll interval so stop() returns at once: tests start one server each.
         self._thread = threading.Thread(

@@ -192,7 +192,7 @@ class ValenClient:
         dialect: Dialect = "decisions",
         api_key: SecretStr | None = None,
         model: str | None = None,
-        max_in_flight: int = 8,
+        max_in_flight: int = 20,
         retry: RetryPolicy | None = None,
         budget_s: float = DEFAULT_BUDGET_S,
         rng: random.Random | None = None,
