@@ -6,6 +6,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,13 +32,15 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 
 
 @pytest.fixture
-def seed_data() -> dict[str, object]:
-    return json.loads(SEED_DATA.read_text())
+def seed_data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(SEED_DATA.read_text())
+    return data
 
 
 @pytest.fixture
-def recorded() -> dict[str, object]:
-    return json.loads(RECORDED.read_text())
+def recorded() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(RECORDED.read_text())
+    return data
 
 
 @pytest.fixture

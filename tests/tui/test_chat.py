@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from textual.message import Message
 from textual.widgets import Input, Static
@@ -202,8 +203,8 @@ async def test_a_person_replies_live_from_another_process(make_app: MakeApp, db_
 
 
 async def test_the_bot_is_silent_while_a_person_owns_the_conversation(
-    make_app: MakeApp, db_path
-) -> None:  # type: ignore[no-untyped-def]
+    make_app: MakeApp, db_path: Path
+) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q3)
