@@ -181,7 +181,7 @@ def test_error_bodies_in_every_shape(content: str, content_type: str, message: s
 
 
 def test_a_long_body_is_cut_after_the_key_is_scrubbed() -> None:
-    secret = "sk-abcdefghijklmnopqrstuvwxyz012345"
+    secret = "fake-key-" + "abcdefghijklmnopqrstuvwxyz012345"  # Not shaped like a real key.
     text = "x" * 180 + secret  # The cut at 200 would otherwise leave the key's first 20 chars.
     got = error_message(response(500, text, "text/plain"), secret=secret)
     assert got == "x" * 180 + "[redacted]"
