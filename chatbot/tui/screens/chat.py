@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.footer import Footer
 
 
 class ChatScreen(Screen[None]):

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
@@ -27,6 +27,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.messages import StoreWritten
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_history import PassageHistory

@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import printable
+from chatbot.tui.widgets.footer import Footer
 
 PREVIEW_CHARS = 110
 
