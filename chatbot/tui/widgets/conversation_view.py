@@ -23,7 +23,7 @@ from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import wait_time
-from chatbot.tui.widgets.transcript import Transcript
+from chatbot.tui.widgets.transcript import EARLIER_KEY, Transcript
 
 
 class ConversationView(Vertical):
@@ -35,6 +35,7 @@ class ConversationView(Vertical):
         Binding("ctrl+r", "resolve", "Resolve"),
         Binding("ctrl+g", "hand_back", "Hand back to bot"),
         Binding("escape", "close", "Back to queue"),
+        Binding(EARLIER_KEY.lower(), "show_earlier", "Earlier messages"),
     ]
 
     @dataclass
@@ -150,6 +151,9 @@ class ConversationView(Vertical):
             return True if state is State.WAITING else None
         if action in ("send_passage", "resolve", "hand_back"):
             return True if self.is_mine else None
+        if action == "show_earlier":
+            # Hidden, not greyed out, in the footer of the many conversations that show everything.
+            return True if self.is_mounted and self.transcript.hidden else False
         return True
 
     def _written(self) -> None:
@@ -222,6 +226,10 @@ class ConversationView(Vertical):
             return
         self._written()
 
+    def action_show_earlier(self) -> None:
+        self.transcript.show_earlier()
+        self.refresh_bindings()
+
     def action_close(self) -> None:
         self.post_message(self.Closed(self.conversation_id))
 
@@ -237,4 +245,7 @@ class ConversationView(Vertical):
                                  self.action_resolve)  # fmt: skip
             yield PaletteCommand(f"Hand {number} back to the bot", "The bot answers again",
                                  self.action_hand_back)  # fmt: skip
+        if self.check_action("show_earlier", ()):
+            yield PaletteCommand("Show earlier messages", f"{self.transcript.hidden} not shown yet",
+                                 self.action_show_earlier)  # fmt: skip
         yield PaletteCommand("Back to the queue", "Close this conversation", self.action_close)
