@@ -30,14 +30,14 @@ if __package__ in (None, ""):
 ESCALATORS = 8
 CLAIMERS = 4
 # Claimers look at the queue every 20 ms (the app polls every 0.5 s). Polling without a pause
-# spends the 2 cores re-reading the queue, which lists claimed conversations too, instead of
-# escalating and claiming.
+# spends the 2 cores re-reading the queue instead of escalating and claiming.
 POLL_S = 0.02
 QUESTION = "My bike will not unlock at the station. Can someone help?"
 
 
-def escalate(db: Path, count: int, start: Event, results: Any) -> None:
-    """Start `count` conversations and escalate each; report their ids."""
+def escalate(db: Path, count: int, start: Event, finished: Any, results: Any) -> None:
+    """Start `count` conversations and escalate each; report their ids, then count itself in
+    `finished`."""
     from chatbot.store import Store
 
     with Store.open(db) as store:
@@ -48,21 +48,25 @@ def escalate(db: Path, count: int, start: Event, results: Any) -> None:
             store.add_customer_message(conversation, QUESTION)
             store.escalate(conversation)
             escalated.append(conversation)
+    with finished.get_lock():
+        finished.value += 1
     results.put(("escalated", escalated, time.time()))
 
 
-def claim(db: Path, agent: str, total: int, start: Event, results: Any) -> None:
-    """Claim waiting conversations until all `total` are claimed; report the ones won."""
-    from chatbot.store import State, Store
+def claim(db: Path, agent: str, start: Event, finished: Any, results: Any) -> None:
+    """Claim waiting conversations until every escalator has finished and nothing is waiting;
+    report the ones won."""
+    from chatbot.store import Store
 
     with Store.open(db) as store:
         start.wait()
         won: list[tuple[int, float]] = []
         while True:
-            queue = store.queue()
-            waiting = [item.conversation_id for item in queue if item.state is State.WAITING]
-            claimed = len(queue) - len(waiting)
-            if not waiting and claimed >= total:
+            # Read before the queue: if every escalator had finished then, an empty queue means
+            # every escalation was committed and claimed.
+            done = finished.value == ESCALATORS
+            waiting = [item.conversation_id for item in store.queue()]
+            if not waiting and done:
                 break
             for conversation in waiting:
                 if store.claim(conversation, agent=agent).won:
@@ -79,13 +83,14 @@ def measure(conversations: int = 2000) -> dict[str, float | int]:
 
         Store.open(db).close()  # Create and migrate once, before the race.
         start = context.Event()
+        finished = context.Value("i", 0)
         results = context.Queue()
         share = [conversations // ESCALATORS + (i < conversations % ESCALATORS)
                  for i in range(ESCALATORS)]  # fmt: skip
         processes = [
-            context.Process(target=escalate, args=(db, n, start, results)) for n in share
+            context.Process(target=escalate, args=(db, n, start, finished, results)) for n in share
         ] + [
-            context.Process(target=claim, args=(db, f"agent{i}", conversations, start, results))
+            context.Process(target=claim, args=(db, f"agent{i}", start, finished, results))
             for i in range(CLAIMERS)
         ]
         for process in processes:

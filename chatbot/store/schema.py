@@ -71,4 +71,10 @@ MIGRATIONS: list[Migration] = [
         """,
         "CREATE INDEX escalations_newest ON escalations (created_at DESC, id DESC)",
     ),
+    # 2: each agent's claimed conversations, for `Store.queue(agent=...)`. Only claimed rows are
+    # indexed, so the index stays as small as the claims still open.
+    (
+        "CREATE INDEX conversations_claimed_by_agent ON conversations (agent, waiting_since)"
+        " WHERE state = 'claimed'",
+    ),
 ]

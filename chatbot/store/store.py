@@ -551,16 +551,29 @@ class Store:
             decision=Decision.model_validate_json(body),
         )
 
-    def queue(self) -> list[QueueItem]:
-        """Conversations waiting for a person (longest wait first), then those a person owns."""
+    _QUEUE_COLUMNS = (
+        "c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason, c.top_probability,"
+        " c.agent, (SELECT m.text FROM messages m WHERE m.conversation_id = c.id"
+        "  AND m.author = 'customer' ORDER BY m.id LIMIT 1)"
+    )
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        """Conversations waiting for a person (longest wait first), then those `agent` owns.
+
+        Other agents' claims are left out: they pile up, and every poll of the queue would read
+        them all. Each part is one range of an index (migration 2), so a poll costs what is
+        waiting and what this agent has, not what everyone ever claimed.
+        """
         rows = self._db.execute(
-            "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"
-            " c.top_probability, c.agent,"
-            " (SELECT m.text FROM messages m WHERE m.conversation_id = c.id"
-            "  AND m.author = 'customer' ORDER BY m.id LIMIT 1)"
-            " FROM conversations c WHERE c.state IN ('waiting', 'claimed')"
-            " ORDER BY c.state = 'claimed', c.waiting_since, c.id"
+            f"SELECT {self._QUEUE_COLUMNS} FROM conversations c"
+            " WHERE c.state = 'waiting' ORDER BY c.waiting_since, c.id"
         ).fetchall()
+        if agent is not None:
+            rows += self._db.execute(
+                f"SELECT {self._QUEUE_COLUMNS} FROM conversations c"
+                " WHERE c.state = 'claimed' AND c.agent = ? ORDER BY c.waiting_since, c.id",
+                (agent,),
+            ).fetchall()
         return [
             QueueItem(
                 conversation_id=id_,
@@ -568,10 +581,10 @@ class Store:
                 waiting_since=_stamp(since),
                 reason=None if reason is None else Reason(reason),
                 top_probability=top,
-                agent=agent,
+                agent=agent_,
                 first_question=first or "",
             )
-            for id_, state, since, reason, top, agent, first in rows
+            for id_, state, since, reason, top, agent_, first in rows
         ]
 
     # -- content gaps, for the knowledge-base editor ----------------------------------------------

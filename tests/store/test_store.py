@@ -193,13 +193,29 @@ def test_claim_reply_resolve(store: Store) -> None:
     result = store.claim(conversation_id, agent="ana")
     assert result.won and result.conversation.state is State.CLAIMED
     assert result.conversation.agent == "ana"
-    [item] = store.queue()
+    [item] = store.queue(agent="ana")
     assert item.state is State.CLAIMED and item.agent == "ana"
+    assert store.queue() == [] and store.queue(agent="bo") == []
     reply = store.reply(conversation_id, agent="ana", text="No fee: we waive it.")
     assert reply.author is Author.AGENT and reply.agent == "ana"
     resolved = store.resolve(conversation_id, agent="ana")
     assert resolved.state is State.RESOLVED
     assert store.queue() == []
+
+
+def test_the_queue_lists_waiting_then_the_agents_own_claims(store: Store, clock: FakeClock) -> None:
+    first, second, third, fourth = (waiting(store) for _ in range(4))
+    clock.advance(1)
+    store.claim(first, agent="bo")
+    store.claim(third, agent="ana")
+    assert [item.conversation_id for item in store.queue()] == [second, fourth]
+    assert [(item.conversation_id, item.state) for item in store.queue(agent="ana")] == [
+        (second, State.WAITING),
+        (fourth, State.WAITING),
+        (third, State.CLAIMED),
+    ]
+    [mine] = store.queue(agent="ana")[2:]
+    assert mine.agent == "ana" and mine.first_question == "No free docks, will I pay a late fee?"
 
 
 def test_second_claim_loses(store: Store) -> None:

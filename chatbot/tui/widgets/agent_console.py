@@ -59,7 +59,7 @@ class AgentConsole(Vertical):
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = []
-        for item in self.services.store.queue():
+        for item in self.services.store.queue(agent=self.services.agent):
             number = item.conversation_id
             reason = item.reason.value if item.reason else "no reason"
             commands.append(

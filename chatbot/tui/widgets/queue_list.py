@@ -1,4 +1,5 @@
-"""The handoff queue: waiting conversations with wait time, first question, reason and top score."""
+"""The handoff queue: waiting conversations with wait time, first question, reason and top score,
+then the ones this agent has claimed."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ class QueueList(Vertical):
                 self.table.update_cell(key, "wait", Text(wait_time(item.waiting_since, now)))
 
     def reload(self) -> None:
-        self.items = self.services.store.queue()
+        self.items = self.services.store.queue(agent=self.services.agent)
         self._render_rows()
 
     def _render_rows(self) -> None:
