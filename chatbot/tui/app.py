@@ -27,7 +27,6 @@ from chatbot.tui.messages import StoreWritten
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
-from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
 from chatbot.tui.widgets.agent_console import AgentConsole
@@ -123,6 +122,9 @@ class HelpDeskApp(App[None]):
         self.poll_store()
 
     def action_edit_knowledge_base(self) -> None:
+        # Imported when first opened: its widgets cost startup time that most sessions never use.
+        from chatbot.tui.screens.editor import EditorScreen
+
         # Not over a dialog, and never a second editor on the stack.
         if self.kb_index is None or isinstance(self.screen, ModalScreen):
             return

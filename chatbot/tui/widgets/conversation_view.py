@@ -19,7 +19,6 @@ from chatbot.store import Conversation, State
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.messages import StoreWritten
-from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import wait_time
@@ -196,6 +195,9 @@ class ConversationView(Vertical):
 
     def action_send_passage(self) -> None:
         """Pick a knowledge-base passage (the bot's candidates first) and send it as the reply."""
+        # Imported on first use, like the editor: not needed to show the first screen.
+        from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
+
         latest = self.services.store.latest_decision(self.conversation_id)
         scores = {} if latest is None else {
             c.id: c.probability for c in latest.decision.candidates
