@@ -476,36 +476,34 @@ class Store:
         return self._message(message_id)
 
     def resolve(self, conversation_id: int, *, agent: str) -> Conversation:
-        """Close a conversation the agent owns."""
-        with self._write() as db:
-            self._require_owner(db, conversation_id, agent)
-            db.execute(
-                "UPDATE conversations SET state = 'resolved', waiting_since = NULL WHERE id = ?",
-                (conversation_id,),
-            )
-            self._insert_message(
-                db,
-                conversation_id,
-                author=Author.SYSTEM,
-                text=f"{agent} marked this resolved. Write again any time.",
-            )
-            return self._to_conversation(self._conversation_row(db, conversation_id))
+        """Close a conversation the agent owns (the agent stays on record as who closed it)."""
+        return self._release(
+            conversation_id,
+            agent=agent,
+            assignments="state = 'resolved'",
+            note=f"{agent} marked this resolved. Write again any time.",
+        )
 
     def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
         """Give a conversation the agent owns back to the bot."""
+        return self._release(
+            conversation_id,
+            agent=agent,
+            assignments="state = 'bot', agent = NULL",
+            note=f"{agent} handed the conversation back to the bot.",
+        )
+
+    def _release(
+        self, conversation_id: int, *, agent: str, assignments: str, note: str
+    ) -> Conversation:
+        """The owner lets go of a conversation: new state, and a note both sides see."""
         with self._write() as db:
             self._require_owner(db, conversation_id, agent)
             db.execute(
-                "UPDATE conversations SET state = 'bot', agent = NULL, waiting_since = NULL"
-                " WHERE id = ?",
+                f"UPDATE conversations SET {assignments}, waiting_since = NULL WHERE id = ?",
                 (conversation_id,),
             )
-            self._insert_message(
-                db,
-                conversation_id,
-                author=Author.SYSTEM,
-                text=f"{agent} handed the conversation back to the bot.",
-            )
+            self._insert_message(db, conversation_id, author=Author.SYSTEM, text=note)
             return self._to_conversation(self._conversation_row(db, conversation_id))
 
     # -- reading ----------------------------------------------------------------------------------
