@@ -98,11 +98,12 @@ async def evaluate(
     wording: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in predicates}
     for query in queries:
         decision = await engine.answer(query.text)
-        order = [r.passage.id for r in engine.retrieve(query.text)]
+        # The decision ranks by probability; the keyword order is the retriever's own.
+        retrieved = engine.retrieve(query.text)
+        order = [r.passage.id for r in retrieved]
         recall_hits += any(pid in query.relevant for pid in order)
         results.append(_query_report(query, decision, order))
         if len(predicates) > 1:
-            retrieved = engine.retrieve(query.text)
             for instructions in predicates:
                 outcomes = await judge.judge(
                     query.text, [r.passage.text for r in retrieved], instructions=instructions
