@@ -65,6 +65,8 @@ def test_eval_compares_predicate_wordings(
         "--predicate", PREDICATE, "--predicate", "The passage answers the question.",
     )  # fmt: skip
     assert code == 0, err
+    # 3 questions x 5 passages x 2 wordings: the deciding wording is not asked twice.
+    assert len(valen_server.received) == 30
     sharp, vague = json.loads(out)["predicates"]
     assert sharp["predicate"] == PREDICATE
     assert sharp["relevant_mean"] == pytest.approx(0.9)

@@ -104,14 +104,23 @@ async def evaluate(
         recall_hits += any(pid in query.relevant for pid in order)
         results.append(_query_report(query, decision, order))
         if len(predicates) > 1:
-            for instructions in predicates:
+            # The first wording was just judged by the engine; only the others cost requests.
+            judged = {c.id: c.probability for c in decision.candidates}
+            probabilities: dict[str, list[float | None]] = {
+                predicates[0]: [judged.get(r.passage.id) for r in retrieved]
+            }
+            for instructions in predicates[1:]:
                 outcomes = await judge.judge(
                     query.text, [r.passage.text for r in retrieved], instructions=instructions
                 )
+                probabilities[instructions] = [
+                    o if isinstance(o, float) else None for o in outcomes
+                ]
+            for instructions, values in probabilities.items():
                 relevant, other = wording[instructions]
-                for r, outcome in zip(retrieved, outcomes, strict=True):
-                    if isinstance(outcome, float):
-                        (relevant if r.passage.id in query.relevant else other).append(outcome)
+                for r, value in zip(retrieved, values, strict=True):
+                    if value is not None:
+                        (relevant if r.passage.id in query.relevant else other).append(value)
     report: dict[str, Any] = {
         "keyword_top1": sum(r["keyword_top_correct"] for r in results),
         "reranked_top1": sum(r["reranked_top_correct"] for r in results),
