@@ -60,7 +60,7 @@ def test_no_key_and_none_needed(
 ) -> None:
     code, report, _ = check_json(capsys, "--base-url", valen_server.base_url)
     assert code == 0
-    assert (report["ok"], report["status"], report["key"]) == (True, 200, "not needed")
+    assert (report["ok"], report["status"], report["key"]) == (True, 200, "not set (none needed)")
     assert report["probability"] == 0.5 and report["latency_ms"] > 0
     assert "authorization" not in valen_server.received[0].headers
 
@@ -92,7 +92,7 @@ def test_a_missing_key_says_to_set_one(
 ) -> None:
     valen_server.responder = echo_401
     code, report, err = check_json(capsys, "--base-url", valen_server.base_url)
-    assert code == 1 and report["key"] == "missing"
+    assert code == 1 and report["key"] == "not set (the server wants one)"
     assert "set VALEN_API_KEY" in err
 
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from chatbot.valen.client import (
+    Reply,
     RetryPolicy,
     ValenClient,
     error_for_status,
@@ -34,7 +35,9 @@ from chatbot.valen.errors import (
     ValenTimeoutError,
 )
 from chatbot.valen.protocol import PREDICATE, Dialect, Question, parse_answers, request_body
-from tests.valen_server import Reply, ValenTestServer, constant, fixed
+from chatbot.valen.redact import Redactor
+from tests.valen_server import Reply as ServerReply
+from tests.valen_server import ValenTestServer, constant, fixed
 
 QUESTIONS = [Question("a", "Is it A?"), Question("b", "Is it B?"), Question("c", "Is it C?")]
 
@@ -153,9 +156,9 @@ def test_missing_and_duplicated_names_are_invalid() -> None:
 
 
 def response(status: int, content: bytes | str = b"", content_type: str = "application/json",
-             **headers: str) -> httpx.Response:  # fmt: skip
+             **headers: str) -> Reply:  # fmt: skip
     data = content.encode() if isinstance(content, str) else content
-    return httpx.Response(status, content=data, headers={"content-type": content_type, **headers})
+    return Reply(status, httpx.Headers({"content-type": content_type, **headers}), data)
 
 
 @pytest.mark.parametrize(
@@ -183,7 +186,7 @@ def test_error_bodies_in_every_shape(content: str, content_type: str, message: s
 def test_a_long_body_is_cut_after_the_key_is_scrubbed() -> None:
     secret = "fake-key-" + "abcdefghijklmnopqrstuvwxyz012345"  # Not shaped like a real key.
     text = "x" * 180 + secret  # The cut at 200 would otherwise leave the key's first 20 chars.
-    got = error_message(response(500, text, "text/plain"), secret=secret)
+    got = error_message(response(500, text, "text/plain"), redact=Redactor([secret]))
     assert got == "x" * 180 + "[redacted]"
 
 
@@ -259,7 +262,7 @@ def test_backoff_is_exponential_capped_and_jittered() -> None:
 
 
 async def test_a_wait_above_the_cap_is_not_retried(valen_server: ValenTestServer) -> None:
-    valen_server.responder = fixed(Reply(429, {"error": "later"}, {"retry-after": "61"}))
+    valen_server.responder = fixed(ServerReply(429, {"error": "later"}, {"retry-after": "61"}))
     async with httpx.AsyncClient() as http:
         client = ValenClient(http, base_url=valen_server.base_url, retry=RetryPolicy())
         with pytest.raises(RateLimitedError) as caught:

@@ -10,8 +10,10 @@ text, so "fail twice then answer" holds for each passage even when passages are 
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -207,9 +209,10 @@ def _systemone_problem(body: Any) -> str | None:
 
 
 class _Server(ThreadingHTTPServer):
-    """socketserver's listen backlog of 5 drops connections when 20 open at once."""
+    """socketserver's listen backlog of 5 drops connections when 20 open at once (the kernel then
+    retries the SYN a second later); benchmarks open 250 at once."""
 
-    request_queue_size = 128
+    request_queue_size = 1024
 
 
 class ValenTestServer:
@@ -309,3 +312,26 @@ def running(responder: Responder | None = None) -> Iterator[ValenTestServer]:
         yield server
     finally:
         server.stop()
+
+
+def serve_until_stdin_closes() -> None:
+    """`python -m tests.valen_server --delay S`: a server in its own process, for benchmarks.
+
+    Prints its base URL on one line, answers `--probability` after `--delay` seconds to every
+    well-formed request, and stops when its standard input closes (the parent exited or closed
+    the pipe). In its own process, the server's CPU time is not counted as the client's.
+    """
+    parser = argparse.ArgumentParser(description=serve_until_stdin_closes.__doc__)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--probability", type=float, default=0.9)
+    args = parser.parse_args()
+    server = ValenTestServer(constant(args.probability, args.delay)).start()
+    print(server.base_url, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    serve_until_stdin_closes()

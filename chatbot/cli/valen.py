@@ -18,7 +18,12 @@ from dataclasses import asdict, dataclass
 from chatbot.assembly import make_http_client, make_valen_client
 from chatbot.cli.options import Parser, print_error, settings_from
 from chatbot.text import printable
-from chatbot.valen.errors import AuthenticationError, RefusedError, ValenError
+from chatbot.valen.errors import (
+    AuthenticationError,
+    MalformedKeyError,
+    RefusedError,
+    ValenError,
+)
 from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question, input_text
 
 # A question the shipped help center answers, with the passage that answers it: a working Valen
@@ -32,6 +37,7 @@ CHECK_PASSAGE = (
 # What each failure most likely means, for the one-line message.
 HINTS = {
     "auth": "check VALEN_API_KEY",
+    "malformed-key": "set VALEN_API_KEY to the key alone, on one line",
     "not-found": "check --base-url and --dialect",
     "connection": "is the server running, and is --base-url right?",
     "timeout": "the server did not answer in time",
@@ -75,18 +81,21 @@ class CheckReport:
     status: int | None = None
     latency_ms: float | None = None
     key: str = "unknown"
-    """`accepted`, `rejected`, `missing`, `not needed`, or `unknown` when the reply cannot say."""
+    """`accepted`, `rejected`, `malformed` (never sent), `not set` (with what the server made of
+    that when it said), or `unknown` when a key was sent and the reply cannot say."""
     probability: float | None = None
     answer: str = ""
     problem: str | None = None
 
 
 def _key_verdict(*, sent: bool, status: int | None) -> str:
+    if not sent:
+        if status in (401, 403):
+            return "not set (the server wants one)"
+        return "not set (none needed)" if status == 200 else "not set"
     if status in (401, 403):
-        return "rejected" if sent else "missing"
-    if status == 200:
-        return "accepted" if sent else "not needed"
-    return "unknown"
+        return "rejected"
+    return "accepted" if status == 200 else "unknown"
 
 
 async def check(args: argparse.Namespace) -> CheckReport:
@@ -94,17 +103,22 @@ async def check(args: argparse.Namespace) -> CheckReport:
     settings = settings_from(args)
     async with make_http_client(settings) as http:
         client = make_valen_client(settings, http)
+        # The client's URLs are the printable ones: credentials in them are already hidden.
         report = CheckReport(base_url=client.base_url, dialect=client.dialect, url=client.url)
+        report.key = _key_verdict(sent=client.has_key, status=None)
+        if client.key_problem is not None:
+            report.key = "malformed"
         text = input_text(CHECK_QUESTION, CHECK_PASSAGE)
         started = time.perf_counter()
         try:
-            response = await client.post(text, [Question(ANSWER_NAME, PREDICATE)])
+            reply = await client.post(text, [Question(ANSWER_NAME, PREDICATE)])
             report.latency_ms = (time.perf_counter() - started) * 1000
-            report.status = response.status_code
-            report.key = _key_verdict(sent=client.has_key, status=response.status_code)
-            outcome = client.read(response, [ANSWER_NAME])[ANSWER_NAME]
+            report.status = reply.status
+            report.key = _key_verdict(sent=client.has_key, status=reply.status)
+            outcome = client.read(reply, [ANSWER_NAME])[ANSWER_NAME]
         except ValenError as error:
-            report.latency_ms = report.latency_ms or (time.perf_counter() - started) * 1000
+            if not isinstance(error, MalformedKeyError):  # Nothing was sent, so nothing timed.
+                report.latency_ms = report.latency_ms or (time.perf_counter() - started) * 1000
             report.problem = _problem(error, key_sent=client.has_key)
             return report
     if isinstance(outcome, RefusedError):

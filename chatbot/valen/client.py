@@ -3,6 +3,10 @@
 Failures are retried the way the Valen docs ask (408, 429, 500, 502, 503 and network failures;
 never a request the server called wrong), with capped exponential backoff and jitter, honouring
 the server's `retry-after-ms` / `retry-after`, all inside the time budget of one customer question.
+
+Replies are treated as hostile: read with a size cap while they stream (after decompression),
+parsed in linear time, and every string in them scrubbed of the key and URL credentials before
+it reaches an error message.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ import math
 import random
 import re
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from pydantic import SecretStr
@@ -29,6 +34,7 @@ from chatbot.valen.errors import (
     BudgetExhaustedError,
     GatewayTimeoutError,
     InvalidResponseError,
+    MalformedKeyError,
     NotFoundError,
     RateLimitedError,
     ServerError,
@@ -37,7 +43,18 @@ from chatbot.valen.errors import (
     ValenError,
     ValenTimeoutError,
 )
-from chatbot.valen.protocol import Dialect, Outcome, Question, parse_answers, request_body, route
+from chatbot.valen.protocol import (
+    Dialect,
+    JSONError,
+    Outcome,
+    Question,
+    loads,
+    parse_answers,
+    quote,
+    request_body,
+    route,
+)
+from chatbot.valen.redact import Redactor, display_url, endpoint, key_problem, url_secrets
 
 DEFAULT_BASE_URL = "https://api.valen-team.workers.dev/v1"
 SYSTEMONE_BASE_URL = "http://127.0.0.1:8795/v1"
@@ -46,7 +63,12 @@ DEFAULT_BUDGET_S = 20.0
 # Statuses worth another try: the same request can succeed once the server recovers.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503})
 MAX_MESSAGE_CHARS = 200
-REDACTED = "[redacted]"
+MAX_TITLE_CHARS = 80
+MAX_DETAIL_ITEMS = 20
+# A Valen answer is a few hundred bytes; anything past this (decoded) is not an answer.
+MAX_REPLY_BYTES = 1_000_000
+# An HTML error page's <title> is looked for in its first this-many characters only.
+HTML_SCAN_CHARS = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,37 +129,73 @@ def retry_after_s(headers: httpx.Headers, *, now: datetime | None = None) -> flo
     return max(value, 0.0) if math.isfinite(value) else None
 
 
-def _one_line(text: str, secret: str | None) -> str:
-    """Whitespace collapsed, the key scrubbed (before cutting, so no prefix of it survives),
-    then cut to a length that fits one line."""
-    line = " ".join(text.split())
-    if secret:
-        line = line.replace(secret, REDACTED)
-    return line[:MAX_MESSAGE_CHARS]
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A response as the client read it: status, headers and a body of at most `MAX_REPLY_BYTES`
+    once decoded."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def reason(self) -> str:
+        return httpx.codes.get_reason_phrase(self.status) or f"HTTP {self.status}"
+
+    @property
+    def text(self) -> str:
+        """The body as text, in its declared charset (UTF-8 otherwise), never failing."""
+        charset = "utf-8"
+        for param in self.headers.get("content-type", "").split(";")[1:]:
+            name, _, value = param.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip("\"' ")
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:  # A charset Python does not know.
+            return self.content.decode("utf-8", errors="replace")
 
 
 def _html_title(text: str) -> str | None:
-    match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
-    return html.unescape(match.group(1)) if match else None
+    """The first <title>'s text, found in one pass over the start of the page: a page of 40,000
+    unclosed <title> tags costs one scan, not one per tag (a lazy regex would be quadratic)."""
+    head = text[:HTML_SCAN_CHARS]
+    opening = _TITLE_OPEN.search(head)
+    if opening is None:
+        return None
+    start = head.find(">", opening.end())
+    if start < 0:
+        return None
+    closing = _TITLE_CLOSE.search(head, start)
+    if closing is None:
+        return None
+    return html.unescape(head[start + 1 : closing.start()])
 
 
-def error_message(response: httpx.Response, *, secret: str | None = None) -> str:
+_TITLE_OPEN = re.compile(r"<title", re.IGNORECASE)
+_TITLE_CLOSE = re.compile(r"</title", re.IGNORECASE)
+
+
+_NO_SECRETS = Redactor([])
+
+
+def error_message(reply: Reply, *, redact: Redactor = _NO_SECRETS) -> str:
     """The server's own explanation from any common error shape, kept to one short line.
 
     Understands `{"error": {"message": ...}}`, `{"error": "..."}`, `{"detail": "..."}`, FastAPI's
     `{"detail": [{"msg": ...}]}`, plain text, and reports an HTML page as such instead of dumping
-    it. `secret` (the API key) is scrubbed in case the server echoes it.
+    it. `redact` scrubs the key and URL credentials in case the server echoes them.
     """
-    content_type = response.headers.get("content-type", "")
-    text = response.text
+    content_type = reply.headers.get("content-type", "")
+    text = reply.text
     if "html" in content_type or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
         title = _html_title(text)
-        named = f" ({_one_line(title, secret)!r})" if title else ""
-        return f"the server sent an HTML page{named} instead of JSON, {len(text)} bytes"
+        named = f" ({redact.one_line(title, MAX_TITLE_CHARS)!r})" if title else ""
+        return f"the server sent an HTML page{named} instead of JSON, {len(reply.content)} bytes"
     try:
-        body: Any = response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return _one_line(text, secret) or response.reason_phrase or f"HTTP {response.status_code}"
+        body: Any = loads(reply.content)
+    except JSONError:
+        return redact.one_line(text, MAX_MESSAGE_CHARS) or reply.reason
     message: Any = body
     if isinstance(body, dict):
         message = body.get("error", body.get("detail", body.get("message", body)))
@@ -145,15 +203,29 @@ def error_message(response: httpx.Response, *, secret: str | None = None) -> str
             message = message.get("message", message)
     if isinstance(message, list):  # FastAPI's validation detail: a list of {loc, msg}.
         message = "; ".join(
-            str(item.get("msg", item)) if isinstance(item, dict) else str(item) for item in message
+            _text(item.get("msg", item)) if isinstance(item, dict) else _text(item)
+            for item in message[:MAX_DETAIL_ITEMS]
         )
-    return _one_line(str(message), secret) or response.reason_phrase
+    return redact.one_line(_text(message), MAX_MESSAGE_CHARS) or reply.reason
 
 
-def error_for_status(response: httpx.Response, *, secret: str | None = None) -> ValenError:
+def _text(value: Any) -> str:
+    """A string as itself; a number as written; any structure as compact JSON. JSON, not `str()`:
+    the reply was parsed within the recursion limit, so writing it back cannot exceed it."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)[: MAX_MESSAGE_CHARS * 4]
+    except (ValueError, RecursionError):
+        return type(value).__name__
+
+
+def error_for_status(
+    reply: Reply, *, redact: Redactor = _NO_SECRETS, now: datetime | None = None
+) -> ValenError:
     """Map an error response to the matching `ValenError`."""
-    status = response.status_code
-    message = error_message(response, secret=secret)
+    status = reply.status
+    message = error_message(reply, redact=redact)
     if status in (400, 422):
         return BadRequestError(message, status=status)
     if status in (401, 403):
@@ -173,8 +245,122 @@ def error_for_status(response: httpx.Response, *, secret: str | None = None) -> 
         error = ServerError(message, status=status)
     else:
         error = ValenError(message, status=status)
-    error.wait_s = retry_after_s(response.headers)
+    error.wait_s = retry_after_s(reply.headers, now=now)
     return error
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BoundedDecoder:
+    """Decodes a body as it streams in (identity, gzip or deflate), refusing to hold more than
+    `limit` decoded bytes: zlib is asked for at most what is left, so a 1 MB gzip bomb that would
+    inflate to 1 GiB costs about `limit` bytes of memory, never the whole."""
+
+    def __init__(self, content_encoding: str, *, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.parts: list[bytes] = []
+        codings = [c.strip().lower() for c in content_encoding.split(",")]
+        codings = [c for c in codings if c and c != "identity"]
+        self.coding = codings[0] if len(codings) == 1 else ""
+        self._started = False
+        self._inflate: Any = None
+        if not codings:
+            return
+        if len(codings) > 1 or self.coding not in ("gzip", "x-gzip", "deflate"):
+            raise InvalidResponseError(
+                f"the reply's content-encoding {quote(content_encoding)} is not one this client "
+                "reads (gzip, deflate)"
+            )
+        self._inflate = zlib.decompressobj(
+            zlib.MAX_WBITS | 16 if self.coding != "deflate" else zlib.MAX_WBITS
+        )
+
+    def feed(self, data: bytes) -> None:
+        if self._inflate is None:
+            self._keep(data)
+            return
+        first, self._started = not self._started, True
+        try:
+            self._feed_inflate(data)
+        except zlib.error:
+            if not (first and self.coding == "deflate"):
+                raise InvalidResponseError(f"the reply is not valid {self.coding} data") from None
+            # Some servers send raw deflate without the zlib header, as httpx also accepts.
+            self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+            try:
+                self._feed_inflate(data)
+            except zlib.error:
+                raise InvalidResponseError("the reply is not valid deflate data") from None
+
+    def _feed_inflate(self, data: bytes) -> None:
+        while data:
+            self._keep(self._inflate.decompress(data, self.limit - self.size + 1))
+            data = self._inflate.unconsumed_tail
+
+    def finish(self) -> bytes:
+        if self._inflate is not None:
+            try:
+                self._keep(self._inflate.flush())
+            except zlib.error:
+                raise InvalidResponseError(f"the reply is not valid {self.coding} data") from None
+        return b"".join(self.parts)
+
+    def _keep(self, data: bytes) -> None:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise _TooLarge
+        if data:
+            self.parts.append(data)
+
+
+async def read_reply(response: httpx.Response, *, limit: int = MAX_REPLY_BYTES) -> Reply:
+    """Read a streamed response into a `Reply`, counting decoded bytes as they arrive; a body over
+    `limit` (declared or actual) is an `InvalidResponseError` and is not read further."""
+    status = response.status_code
+    too_large = InvalidResponseError(f"the reply is larger than {limit:,} bytes", status=status)
+    declared = response.headers.get("content-length", "").strip()
+    encoding = response.headers.get("content-encoding", "")
+    # The declared length is only the decoded size when nothing is compressed.
+    if declared.isdigit() and not encoding and len(declared) <= 20 and int(declared) > limit:
+        raise too_large
+    decoder = BoundedDecoder(encoding, limit=limit)
+    try:
+        async for chunk in response.aiter_raw():
+            decoder.feed(chunk)
+        content = decoder.finish()
+    except _TooLarge:
+        raise too_large from None
+    except InvalidResponseError as error:
+        error.status = status
+        raise
+    return Reply(status, response.headers, content)
+
+
+class Clock(Protocol):
+    """Where the client reads the time and waits: the system's by default, a fake in tests so a
+    retry-after of seconds costs none."""
+
+    def monotonic(self) -> float: ...
+
+    def now(self) -> datetime: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """The real time: `time.monotonic`, the UTC wall clock and `asyncio.sleep`."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
 
 class ValenClient:
@@ -192,51 +378,60 @@ class ValenClient:
         dialect: Dialect = "decisions",
         api_key: SecretStr | None = None,
         model: str | None = None,
-        max_in_flight: int = 20,
+        max_in_flight: int = 256,
         retry: RetryPolicy | None = None,
         budget_s: float = DEFAULT_BUDGET_S,
         rng: random.Random | None = None,
+        clock: Clock | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         self.http = http
-        self.base_url = base_url.rstrip("/")
         self.dialect: Dialect = dialect
         self.model = model
         self.retry = retry or RetryPolicy()
         self.budget_s = budget_s
-        self._api_key = api_key
+        self.clock: Clock = clock or SystemClock()
+        self.max_reply_bytes = max_reply_bytes
         self._slots = asyncio.Semaphore(max_in_flight)
         self._rng = rng or random.Random()
+        self._endpoint = endpoint(base_url, route(dialect))
+        # Safe to print: credentials in the URL (user, password, query values) replaced.
+        self.base_url = display_url(base_url.rstrip("/"))
+        self.url = display_url(self._endpoint)
+        key = api_key.get_secret_value() if api_key is not None else ""
+        self.has_key = bool(key)
+        problem = key_problem(key) if key else None
+        self.key_problem = f"the API key is malformed: {problem}" if problem else None
+        self._redact = Redactor([key, *url_secrets(base_url)] if key else url_secrets(base_url))
+        # Built once: the same for every request.
+        self._headers = {"content-type": "application/json", "accept": "application/json",
+                         "accept-encoding": "gzip, deflate"}  # fmt: skip
+        if key and problem is None:
+            self._headers["authorization"] = f"Bearer {key}"
 
-    @property
-    def url(self) -> str:
-        """Where requests go (safe to print: it never holds the key)."""
-        return self.base_url + route(self.dialect)
-
-    @property
-    def has_key(self) -> bool:
-        return self._secret is not None
-
-    @property
-    def _secret(self) -> str | None:
-        value = self._api_key.get_secret_value() if self._api_key is not None else ""
-        return value or None
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "application/json"}
-        if self._secret is not None:
-            headers["authorization"] = f"Bearer {self._secret}"
-        return headers
+    def scrub(self, text: str) -> str:
+        """`text` with the key and URL credentials replaced, for strings from anywhere."""
+        return self._redact(text)
 
     def deadline(self) -> float:
         """The monotonic time by which a question starting now must be done with Valen."""
-        return time.monotonic() + self.budget_s
+        return self.clock.monotonic() + self.budget_s
 
-    async def post(self, text: str, questions: Sequence[Question]) -> httpx.Response:
-        """Send one request and return the raw response, raising only for transport failures."""
+    async def post(self, text: str, questions: Sequence[Question]) -> Reply:
+        """Send one request and return the reply, read within the size cap; raises a scrubbed
+        `ValenError` for a transport failure, a malformed key or an oversize reply."""
+        if self.key_problem is not None:
+            raise MalformedKeyError(self.key_problem)
         body = request_body(self.dialect, text=text, questions=questions, model=self.model)
+        content = json.dumps(body, ensure_ascii=False).encode()
         async with self._slots:
             try:
-                return await self.http.post(self.url, json=body, headers=self._headers())
+                async with self.http.stream(
+                    "POST", self._endpoint, content=content, headers=self._headers
+                ) as response:
+                    return await read_reply(response, limit=self.max_reply_bytes)
+            except ValenError as error:  # Oversize or undecodable: it may quote the reply.
+                raise self._scrubbed(error) from None
             except httpx.TimeoutException as error:
                 raise ValenTimeoutError(
                     f"no reply from {self.url}: {type(error).__name__}"
@@ -245,38 +440,53 @@ class ValenClient:
                 raise ValenConnectionError(
                     f"cannot reach {self.url}: {type(error).__name__}"
                 ) from None
-            except (httpx.RequestError, httpx.InvalidURL) as error:
+            except (httpx.HTTPError, httpx.InvalidURL) as error:
                 raise ValenError(f"cannot send to {self.url}: {type(error).__name__}") from None
 
-    def read(self, response: httpx.Response, names: Sequence[str]) -> dict[str, Outcome]:
-        """One outcome per name from a response, or the error the response stands for."""
-        if response.status_code != 200:
-            raise error_for_status(response, secret=self._secret)
+    def read(self, reply: Reply, names: Sequence[str]) -> dict[str, Outcome]:
+        """One outcome per name from a reply, or the error the reply stands for. Every error,
+        raised or returned, is scrubbed of the key and URL credentials."""
         try:
-            body = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            message = error_message(response, secret=self._secret)
-            raise InvalidResponseError(f"reply is not JSON: {message}", status=200) from None
-        return parse_answers(body, names)
+            if reply.status != 200:
+                raise error_for_status(reply, redact=self._redact, now=self.clock.now())
+            try:
+                body = loads(reply.content)
+            except JSONError as problem:
+                message = error_message(reply, redact=self._redact)
+                raise InvalidResponseError(
+                    f"reply is not JSON ({problem}): {message}", status=200
+                ) from None
+            outcomes = parse_answers(body, names, clean=self._redact)
+        except ValenError as error:
+            raise self._scrubbed(error) from None
+        for outcome in outcomes.values():
+            if isinstance(outcome, ValenError):
+                self._scrubbed(outcome)
+        return outcomes
+
+    def _scrubbed(self, error: ValenError) -> ValenError:
+        error.message = self._redact(error.message)
+        return error
 
     async def attempt(self, text: str, questions: Sequence[Question]) -> dict[str, Outcome]:
         """One request, no retries."""
-        response = await self.post(text, questions)
-        return self.read(response, [q.name for q in questions])
+        reply = await self.post(text, questions)
+        return self.read(reply, [q.name for q in questions])
 
     async def decide(
         self, text: str, questions: Sequence[Question], *, deadline: float | None = None
     ) -> dict[str, Outcome]:
         """Ask `questions` about `text`; one outcome per question name.
 
-        Retries what the policy allows until `deadline` (monotonic; default: this call's own
-        budget). Raises the last `ValenError`, with `attempts` set, when it gives up.
+        Retries what the policy allows until `deadline` (monotonic, on this client's clock;
+        default: this call's own budget). Raises the last `ValenError`, with `attempts` set and
+        its message scrubbed, when it gives up.
         """
         deadline = self.deadline() if deadline is None else deadline
         attempts = 0
         last: ValenError | None = None
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self.clock.monotonic()
             if remaining <= 0:
                 raise self._out_of_budget(attempts, last)
             attempts += 1
@@ -286,15 +496,15 @@ class ValenClient:
             except TimeoutError:
                 raise self._out_of_budget(attempts, last) from None
             except ValenError as error:
+                self._scrubbed(error)
                 error.attempts = attempts
                 last = error
                 if attempts >= self.retry.max_attempts or not self.retry.should_retry(error):
                     raise
                 wait = self._wait_s(error, attempts)
-                if time.monotonic() + wait >= deadline:
+                if self.clock.monotonic() + wait >= deadline:
                     raise self._out_of_budget(attempts, error, next_wait_s=wait) from None
-            await asyncio.sleep(wait)
-
+            await self.clock.sleep(wait)
     def _wait_s(self, error: ValenError, failures: int) -> float:
         """How long to wait before the next attempt; raises `error` when the server asked for
         longer than the policy honours (waiting less would only be refused again)."""

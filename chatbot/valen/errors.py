@@ -1,8 +1,9 @@
 """Every way a Valen judgment can fail, as one hierarchy.
 
 Each error carries a short `kind` that is stored with the passage it affected, so an agent can see
-why the bot did not judge it. Messages never contain the API key: they are built from status codes
-and the server's own error text, never from request headers.
+why the bot did not judge it. Messages never contain the API key or credentials from the URL: the
+client scrubs every string that came from Valen before an error leaves it, and names the URL only
+as `redact.display_url` shows it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,21 @@ class ValenError(Exception):
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
-        self.message = message
         self.status = status
         # How many requests were sent for this judgment; the client sets it when it gives up.
         self.attempts = 1
         # How long the server asked us to wait before trying again (429/503), if it said.
         self.wait_s: float | None = None
+
+    @property
+    def message(self) -> str:
+        """The one-line explanation. Kept as the exception's only argument, so `str()`, `repr()`
+        and a traceback all show the message as scrubbed, never as first written."""
+        return str(self.args[0]) if self.args else ""
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self.args = (value,)
 
     def describe(self, *, attempts: bool = True) -> str:
         """One line for people: the kind, the HTTP status when there was one, the message, and
@@ -41,6 +51,13 @@ class AuthenticationError(ValenError):
     """401/403: the API key is missing, wrong or not allowed."""
 
     kind = "auth"
+
+
+class MalformedKeyError(ValenError):
+    """The configured API key cannot be sent at all (a line break, a non-ASCII letter): no request
+    is made, and none is retried."""
+
+    kind = "malformed-key"
 
 
 class NotFoundError(ValenError):

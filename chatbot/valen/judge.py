@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Literal
 
@@ -12,6 +13,8 @@ from chatbot.valen.errors import RefusedError, ReplayMissError, ValenError
 from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Outcome, Question, input_text
 
 ReplayMode = Literal["on", "off", "record"]
+
+log = logging.getLogger(__name__)
 
 
 class PassageJudge:
@@ -56,6 +59,11 @@ class PassageJudge:
             )
         except ValenError as error:
             return error
+        except Exception as error:
+            # A fault of ours must not cost the customer their question: the passage is not
+            # judged and says why. Only the exception's type is shown: its text may quote Valen.
+            log.error("unexpected %s while asking Valen", type(error).__name__)
+            return ValenError(f"unexpected {type(error).__name__} while asking Valen")
         return outcomes[ANSWER_NAME]
 
     async def judge(

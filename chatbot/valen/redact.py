@@ -1,0 +1,111 @@
+"""Keeping secrets out of everything the client says: the API key, and credentials in the URL.
+
+Valen's strings (error bodies, answer names, types, probabilities) can echo the key or the URL
+back, so every one of them goes through a `Redactor` before it is kept or shown, and every message
+that names the URL uses `display_url`, never the URL itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import SplitResult, parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
+
+REDACTED = "[redacted]"
+# Secrets shorter than this are hidden in URLs but not searched for in free text: replacing every
+# "v1" or "42" in a server's message would make it unreadable and protect almost nothing.
+MIN_SCRUBBED_CHARS = 4
+
+
+def key_problem(key: str) -> str | None:
+    """Why `key` cannot go into an HTTP header, in words that do not reveal it; None when it can.
+
+    Header values are printable ASCII with inner spaces or tabs; anything else makes the HTTP
+    library raise (a non-ASCII letter) or would split the header (a line break).
+    """
+    for position, char in enumerate(key, start=1):
+        if char in "\r\n":
+            return f"it holds a line break (character {position})"
+        if ord(char) > 0x7E:
+            return f"it holds a non-ASCII character (character {position})"
+        if (ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F:
+            return f"it holds a control character (character {position})"
+    if key != key.strip(" \t"):
+        return "it starts or ends with whitespace"
+    return None
+
+
+def _split(url: str) -> SplitResult | None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        return None
+    return parts
+
+
+def display_url(url: str) -> str:
+    """`url` safe to print: the user and password replaced, and every query value too (a URL
+    has no standard place for a key, so `?api_key=…`, `?token=…` and the rest all count)."""
+    parts = _split(url)
+    if parts is None:
+        return "(an unreadable URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = "&".join(
+        f"{name}={REDACTED}" if sep else name
+        for name, sep, _value in (pair.partition("=") for pair in parts.query.split("&") if pair)
+    )
+    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The strings of `url` that `display_url` hides, as written and as decoded."""
+    parts = _split(url)
+    if parts is None:
+        return [url]
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        user, _, password = userinfo.partition(":")
+        found += [userinfo, user, password, unquote(user), unquote(password)]
+    for pair in parts.query.split("&"):
+        _name, sep, value = pair.partition("=")
+        if sep:
+            found += [value, unquote_plus(value)]
+    found += [value for _name, value in parse_qsl(parts.query)]
+    return found
+
+
+def endpoint(base_url: str, route: str) -> str:
+    """`route` appended to the base URL's path, keeping its query after it, not before."""
+    parts = _split(base_url)
+    if parts is None:
+        return base_url.rstrip("/") + route
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + route))
+
+
+class Redactor:
+    """Replaces each secret with `[redacted]` wherever it appears in a string."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        wanted: set[str] = set()
+        for secret in secrets:
+            # The secret as written, and as it reads once whitespace is collapsed to one line.
+            for form in (secret, " ".join(secret.split())):
+                if len(form) >= MIN_SCRUBBED_CHARS:
+                    wanted.add(form)
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets = sorted(wanted, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def one_line(self, text: str, limit: int) -> str:
+        """Scrubbed as written (a key with tabs or doubled spaces would no longer match once the
+        whitespace is collapsed), collapsed to one line, scrubbed again, and only then cut, so no
+        prefix of a secret survives the cut."""
+        return self(" ".join(self(text).split()))[:limit]
