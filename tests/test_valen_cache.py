@@ -203,13 +203,18 @@ RECORDER = """
 import sys, time
 from pathlib import Path
 from chatbot.valen.cache import CacheEntry, ReplayCache
-path, who, count, start = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-while time.time() < start:
+path, who, count, barrier = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+# A barrier on files: say we are ready, then wait until every recorder is, so neither starts
+# writing before the other is up (a condition, not a guessed pause).
+(barrier / who).touch()
+while len(list(barrier.iterdir())) < 2:
     time.sleep(0.001)
 cache = ReplayCache(path)
+started = time.monotonic()
 for i in range(count):
     # One recording per answer, as a busy desk makes them: every write races the other process.
     assert cache.record([CacheEntry(f"{who} input {i}", "predicate", None, i / count)]) == 1
+print(started, time.monotonic())
 """
 
 PER_PROCESS = 60
@@ -217,19 +222,25 @@ PER_PROCESS = 60
 
 def test_two_processes_recording_at_once_lose_nothing(tmp_path: Path) -> None:
     cache = tmp_path / "shared" / "cache.json"
-    start = time.time() + 1.0  # Both processes are up and waiting before either writes.
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", RECORDER, str(cache), who, str(PER_PROCESS), str(start)],
-            cwd=ROOT,
-            stderr=subprocess.PIPE,
-            text=True,
+            [sys.executable, "-c", RECORDER, str(cache), who, str(PER_PROCESS), str(barrier)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         for who in ("alpha", "beta")
     ]
+    spans = []
     for process in processes:
-        _, stderr = process.communicate(timeout=60)
+        stdout, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr
+        started, ended = map(float, stdout.split())
+        spans.append((started, ended))
+    # They really raced: each began recording before the other had finished (CLOCK_MONOTONIC is
+    # one clock for every process on the machine).
+    (a_start, a_end), (b_start, b_end) = spans
+    assert a_start < b_end and b_start < a_end, spans
     entries = json.loads(cache.read_text())["entries"]
     assert len(entries) == 2 * PER_PROCESS
     inputs = {entry["input"] for entry in entries.values()}

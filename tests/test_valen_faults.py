@@ -2,8 +2,10 @@
 
 Each case runs one customer question through the real engine (BM25 over the shipped help
 center, k=2, so two passages and two Valen inputs) and checks three things: what the client did
-(requests counted per input at the server), what the customer got (an answer, or an escalation
-and its reason), and the reason kept for the agent on each passage.
+(requests counted per input at the server, and the waits it asked for between them), what the
+customer got (an answer, or an escalation and its reason), and the reason kept for the agent on
+each passage. Waits run on a `FakeClock`, so a `retry-after: 2` costs no real time; the read
+timeout and the budget tests run in real time, because real time is what they are about.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from chatbot.config import load_settings
 from chatbot.engine.models import Decision
 from chatbot.valen.protocol import input_text
 from tests.valen_server import (
+    FakeClock,
     Received,
     Reply,
     Responder,
@@ -80,7 +83,8 @@ class Fault:
     """Text the agent-facing error must contain."""
     never_says: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict)
-    min_elapsed_s: float = 0.0
+    min_wait_s: float = 0.0
+    """The least each wait between two attempts must be (the server's retry-after)."""
     dialects: tuple[str, ...] = ("decisions", "systemone")
     then: Responder | None = None
 
@@ -119,13 +123,13 @@ FAULTS: list[Fault] = [
           attempts=1, reason="valen-error", kind="too-large", says=("Request Entity Too Large",)),
     Fault("429 retry-after-ms then success",
           (err(429, {"error": {"message": "slow down"}}, **{"retry-after-ms": "300"}),),
-          attempts=2, reason=None, min_elapsed_s=0.3),
+          attempts=2, reason=None, min_wait_s=0.3),
     Fault("429 retry-after seconds then success",
           (err(429, {"error": {"message": "slow down"}}, **{"retry-after": "1"}),),
-          attempts=2, reason=None, min_elapsed_s=1.0, dialects=("decisions",)),
+          attempts=2, reason=None, min_wait_s=1.0, dialects=("decisions",)),
     Fault("429 retry-after HTTP date then success",
           (lambda _r, _i: err(429, {"error": "slow down"}, **{"retry-after": http_date_in(2)}),),
-          attempts=2, reason=None, min_elapsed_s=0.9, dialects=("decisions",)),
+          attempts=2, reason=None, min_wait_s=0.9, dialects=("decisions",)),
     Fault("429 wait above the cap",
           (err(429, {"error": "come back later"}, **{"retry-after": "120"}),),
           attempts=1, reason="valen-error", kind="rate-limited",
@@ -215,9 +219,15 @@ def settings_for(base_url: str, tmp_path: Path, *, dialect: str = "decisions", *
     return load_settings(valen=values, engine={"k": K})
 
 
-async def ask(settings: Any, question: str = QUESTION) -> Decision:
+async def ask(settings: Any, question: str = QUESTION, *, clock: FakeClock | None = None
+              ) -> Decision:  # fmt: skip
+    """One question through the engine the app builds; on `clock` when given."""
     async with make_http_client(settings) as http:
-        return await build_engine(settings, http).answer(question)
+        engine = build_engine(settings, http)
+        if clock is not None:
+            assert engine.judge.client is not None
+            engine.judge.client.clock = clock
+        return await engine.answer(question)
 
 
 def inputs(decision: Decision) -> list[str]:
@@ -230,18 +240,18 @@ async def test_fault(
 ) -> None:
     script = scripted(*fault.steps, then=fault.then)
     valen_server.responder = script
-    started = time.monotonic()
+    clock = FakeClock()
     decision = await ask(settings_for(valen_server.base_url, tmp_path, dialect=dialect,
-                                      **fault.settings))  # fmt: skip
-    elapsed = time.monotonic() - started
+                                      **fault.settings), clock=clock)  # fmt: skip
 
-    # What the client did: the same number of requests for each passage, nothing more.
+    # What the client did: the same number of requests for each passage, nothing more, and a
+    # wait before each retry that is at least what the server asked for.
     assert len(decision.candidates) == K
     assert [valen_server.count(text) for text in inputs(decision)] == [fault.attempts] * K
     assert valen_server.count() == fault.attempts * K
     assert all(r.path == f"/v1/{dialect}" for r in valen_server.received)
-    assert elapsed >= fault.min_elapsed_s
-    assert elapsed < fault.min_elapsed_s + 3.0
+    assert len(clock.sleeps) == (fault.attempts - 1) * K
+    assert all(wait >= fault.min_wait_s for wait in clock.sleeps), clock.sleeps
 
     # What the customer got, and what the agent sees for each passage.
     if fault.reason is None:
@@ -311,12 +321,13 @@ async def test_one_failing_passage_does_not_fail_the_others(
 async def test_budget_runs_out_on_a_slow_server(
     valen_server: ValenTestServer, tmp_path: Path
 ) -> None:
-    valen_server.responder = scripted(Reply(delay_s=3.0))
+    # Real time: the budget is a promise about the wall clock.
+    valen_server.responder = scripted(Reply(delay_s=1.5))
     started = time.monotonic()
-    decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=0.5,
+    decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=0.3,
                                       read_timeout_s=5.0))  # fmt: skip
     elapsed = time.monotonic() - started
-    assert 0.45 <= elapsed < 1.5  # The budget, not the 3 s reply nor the 5 s read timeout.
+    assert 0.28 <= elapsed < 1.4  # The budget, not the 1.5 s reply nor the 5 s read timeout.
     assert decision.answer is None and decision.reason is not None
     assert decision.reason.value == "valen-error"
     assert {c.error_kind for c in decision.candidates} == {"budget"}
@@ -327,14 +338,15 @@ async def test_budget_bounds_retries_and_names_the_last_failure(
     valen_server: ValenTestServer, tmp_path: Path
 ) -> None:
     valen_server.responder = scripted(*[err(503, {"detail": "engine busy"})] * 20)
-    started = time.monotonic()
+    clock = FakeClock()
     decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=0.6,
                                       max_attempts=10, backoff_base_s=0.2,
-                                      backoff_cap_s=0.2))  # fmt: skip
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.0
-    # Backoff of 0.1-0.2 s between tries inside 0.6 s: a few tries each, far from ten.
-    assert 2 * K <= valen_server.count() <= 6 * K
+                                      backoff_cap_s=0.2), clock=clock)  # fmt: skip
+    # Backoff of 0.1-0.2 s between tries inside 0.6 s: a few tries each, far from ten, and the
+    # client never waits past the budget.
+    assert 3 * K <= valen_server.count() <= 6 * K
+    assert all(0.1 <= wait <= 0.2 for wait in clock.sleeps)
+    assert clock.elapsed <= 0.6
     for candidate in decision.candidates:
         assert candidate.error_kind == "budget"
         assert candidate.error is not None and "engine busy" in candidate.error
@@ -359,9 +371,9 @@ async def test_a_server_asking_to_wait_past_the_budget_is_not_waited_for(
     valen_server: ValenTestServer, tmp_path: Path
 ) -> None:
     valen_server.responder = scripted(err(429, {"error": "later"}, **{"retry-after": "5"}))
-    started = time.monotonic()
-    decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=1.0))
-    assert time.monotonic() - started < 0.8
+    clock = FakeClock()
+    decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=1.0), clock=clock)
+    assert clock.sleeps == []
     assert valen_server.count() == K
     assert {c.error_kind for c in decision.candidates} == {"budget"}
     assert all("next try due in 5" in str(c.error) for c in decision.candidates)

@@ -11,16 +11,19 @@ text, so "fail twice then answer" holds for each passage even when passages are 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 MAX_SYSTEMONE_QUESTIONS = 64
 
@@ -30,8 +33,10 @@ class Received:
     """One request as the server saw it."""
 
     path: str
+    """The path without the query string, which is in `query`."""
     headers: dict[str, str]
     body: Any
+    query: str = ""
 
 
 @dataclass
@@ -46,6 +51,9 @@ class Reply:
     delay_s: float = 0.0
     drop: bool = False
     """Close the connection without sending anything (after `delay_s`)."""
+    chunks: Callable[[], Iterable[bytes]] | None = None
+    """Stream these chunks with chunked transfer encoding (no content-length), made lazily, so a
+    reply can be far larger than the test's memory would like."""
 
 
 Responder = Callable[[Received, int], Reply]
@@ -244,13 +252,15 @@ class ValenTestServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = None
+                target = urlsplit(self.path)
                 received = Received(
-                    self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                    target.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                    query=target.query,
                 )
                 with server._lock:
                     index = len(server.received)
                     server.received.append(received)
-                reply = check_request(self.path, body) if server.validate else None
+                reply = check_request(received.path, body) if server.validate else None
                 if reply is None:
                     try:
                         reply = server.responder(received, index)
@@ -261,17 +271,26 @@ class ValenTestServer:
                 if reply.drop:
                     self.close_connection = True
                     return
-                payload = reply.raw if reply.raw is not None else _dumps(reply.body)
                 try:
                     self.send_response(reply.status)
                     headers = {"content-type": "application/json", **reply.headers}
                     for name, value in headers.items():
                         self.send_header(name, value)
+                    if reply.chunks is not None:
+                        self.send_header("transfer-encoding", "chunked")
+                        self.end_headers()
+                        for chunk in reply.chunks():
+                            if chunk:
+                                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
+                    payload = reply.raw if reply.raw is not None else _dumps(reply.body)
                     self.send_header("content-length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # The client gave up (a timeout test); nothing to answer.
+                    # The client gave up (a timeout, a reply past its size cap): nothing to answer.
+                    self.close_connection = True
 
         self._http = _Server(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
@@ -312,6 +331,47 @@ def running(responder: Responder | None = None) -> Iterator[ValenTestServer]:
         yield server
     finally:
         server.stop()
+
+
+class FakeClock:
+    """Time for `ValenClient(clock=...)` that moves only when the client sleeps.
+
+    A `retry-after` of seconds passes at once, and `sleeps` records every wait the client asked
+    for, so a test asserts the waits without waiting them. Each asyncio task sees only its own
+    sleeps pass, as concurrent real sleeps would: two passages judged at once that each wait 2 s
+    are both 2 s on, not 4. The wall clock starts at the real time, so an HTTP date a server
+    computes from `time.time()` means what it says.
+    """
+
+    def __init__(self) -> None:
+        self.start = 1000.0
+        self.wall = datetime.now(UTC)
+        self.sleeps: list[float] = []
+        self._slept: dict[asyncio.Task[Any] | None, float] = {}
+
+    def _own(self) -> float:
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # No running loop.
+            task = None
+        return self._slept.get(task, 0.0)
+
+    def monotonic(self) -> float:
+        return self.start + self._own()
+
+    def now(self) -> datetime:
+        return self.wall + timedelta(seconds=self._own())
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        task = asyncio.current_task()
+        self._slept[task] = self._slept.get(task, 0.0) + seconds
+        await asyncio.sleep(0)  # Still a turn of the loop, as a real sleep is.
+
+    @property
+    def elapsed(self) -> float:
+        """The longest any one task has slept."""
+        return max(self._slept.values(), default=0.0)
 
 
 def serve_until_stdin_closes() -> None:
