@@ -213,10 +213,11 @@ def cases() -> list[Any]:
     ]
 
 
-def settings_for(base_url: str, tmp_path: Path, *, dialect: str = "decisions", **valen: Any) -> Any:
+def settings_for(base_url: str, tmp_path: Path, *, dialect: str = "decisions", k: int = K,
+                 **valen: Any) -> Any:  # fmt: skip
     values = {"base_url": base_url, "dialect": dialect, "replay": "off",
               "cache": tmp_path / "cache.json", **FAST, **valen}  # fmt: skip
-    return load_settings(valen=values, engine={"k": K})
+    return load_settings(valen=values, engine={"k": k})
 
 
 async def ask(settings: Any, question: str = QUESTION, *, clock: FakeClock | None = None

@@ -5,12 +5,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 
 from chatbot.assembly import build_engine, make_http_client
 from chatbot.cli.options import add_engine_options, settings_from
+from chatbot.config import Settings
 from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision
+from chatbot.errors import HelpdeskError
 from chatbot.text import printable
+
+# JSON leaves DEL and the C1 controls (U+007F-U+009F) as they are; a terminal reads U+009B as
+# the start of an escape sequence, so --json spells them out too.
+_UNESCAPED_CONTROLS = re.compile(r"[\x7f-\x9f]")
+
+REPLAY_MISS_NOTE = (
+    "replay-miss is not a failure: in replay mode (the default) the bot uses only recorded Valen "
+    "judgments, from {cache}, and none is recorded for this question and passage. Ask Valen live "
+    "with --replay off, or with --replay record to save its answers for next time."
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,15 +34,31 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(func=run)
 
 
-async def _answer(args: argparse.Namespace) -> Decision:
-    settings = settings_from(args)
+async def _answer(settings: Settings, question: str) -> Decision:
     async with make_http_client(settings) as http:
         engine = build_engine(settings, http)
-        return await engine.answer(args.question)
+        return await engine.answer(question)
 
 
-def render(decision: Decision) -> str:
-    """The decision for a person: answer or escalation first, then every candidate."""
+def question_from_argv(question: str) -> str:
+    """The question as typed. Bytes that are not UTF-8 reach Python as lone surrogates, which
+    nothing downstream can encode: refuse them here, naming the first bad byte."""
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as error:
+        try:
+            byte = f"byte 0x{question[error.start].encode('utf-8', 'surrogateescape')[0]:02x}"
+        except UnicodeEncodeError:
+            byte = "a character"
+        raise HelpdeskError(
+            f"the question is not valid UTF-8: {byte} at character {error.start + 1}"
+        ) from None
+    return question
+
+
+def render(decision: Decision, *, cache: str = "the replay cache") -> str:
+    """The decision for a person: answer or escalation first, then every candidate, then what a
+    replay miss means when there is one (a newcomer would otherwise read it as a failure)."""
     lines = []
     if decision.answer is not None:
         answer = decision.answer
@@ -48,14 +77,22 @@ def render(decision: Decision) -> str:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
         error = f"  {printable(c.error)}" if c.error else ""
         lines.append(f"  {c.id:<28} bm25={c.bm25:7.3f}  {judged}{error}")
+    if any(c.error_kind == "replay-miss" for c in decision.candidates):
+        lines += ["", printable(REPLAY_MISS_NOTE.format(cache=cache))]
     return "\n".join(lines)
 
 
+def to_json(decision: Decision) -> str:
+    text = json.dumps(decision.to_json(), indent=2, ensure_ascii=False)
+    return _UNESCAPED_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def run(args: argparse.Namespace) -> int:
-    check_question(args.question)
-    decision = asyncio.run(_answer(args))
+    question = check_question(question_from_argv(args.question))
+    settings = settings_from(args)
+    decision = asyncio.run(_answer(settings, question))
     if args.json:
-        print(json.dumps(decision.to_json(), indent=2, ensure_ascii=False))
+        print(to_json(decision))
     else:
-        print(render(decision))
+        print(render(decision, cache=str(settings.valen.cache)))
     return 0
