@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -264,3 +265,59 @@ def test_a_recording_keeps_the_file_mode_and_sorted_pretty_json(tmp_path: Path) 
 
 def test_input_text_is_the_cookbook_layout() -> None:
     assert input_text("Q?", "P.") == "Customer question: Q?\n\nHelp-center passage: P."
+
+
+HOSTILE_CACHES = {
+    "nested-100000": b"[" * 100_000 + b"]" * 100_000,
+    "huge-integer": b'{"format": "helpdesk-valen-replay/1", "entries": {"k": {"probability": '
+    + b"7" * 5000
+    + b"}}}",
+    "not-utf8": b'{"entries": {"\xff": 1}}',
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE_CACHES.values(), ids=HOSTILE_CACHES.keys())
+def test_a_cache_that_breaks_a_json_reader_is_one_warning_and_left_alone(
+    content: bytes, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.json"
+    cache.write_bytes(content)
+    for env in ({"VALEN_CACHE": str(cache)}, {}):
+        args = ["ask", QUESTION] + ([] if env else ["--cache", str(cache)])
+        result = subprocess.run(
+            [sys.executable, "-m", "chatbot", *args], cwd=ROOT, capture_output=True, text=True,
+            timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        [warning] = result.stderr.splitlines()
+        assert warning.startswith("helpdesk: warning: replay cache ignored") and str(cache) in warning
+        assert result.stdout.startswith("Escalated to a person: not-judged")
+    assert cache.read_bytes() == content
+
+
+def test_a_cache_path_that_does_not_exist_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "typo" / "rerank.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "chatbot", "ask", QUESTION, "--cache", str(missing)], cwd=ROOT,
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert result.returncode == 0
+    assert result.stderr == (f"helpdesk: warning: replay cache {missing} does not exist: every "
+                             "passage is a replay miss (not judged)\n")  # fmt: skip
+    assert "replay-miss is not a failure" in result.stdout
+    assert not missing.parent.exists()
+
+    # Once per cache, however many questions; and not at all when recording creates it.
+    caplog.set_level(logging.WARNING)
+    cache = ReplayCache(missing)
+    for _ in range(3):
+        assert cache.lookup(input="q", instructions=PREDICATE, model=None) is None
+    assert len(caplog.records) == 1
+    caplog.clear()
+    recording = ReplayCache(tmp_path / "new.json")
+    assert recording.record([CacheEntry("q", PREDICATE, None, 0.5)]) == 1
+    assert recording.lookup(input="q", instructions=PREDICATE, model=None) is not None
+    assert caplog.records == []

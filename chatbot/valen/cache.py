@@ -20,6 +20,8 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from chatbot.files import write_text_atomic
+from chatbot.text import printable
+from chatbot.valen.protocol import JSONError, loads
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +66,17 @@ class CorruptCacheError(Exception):
     """The cache file exists but cannot be read as a replay cache."""
 
 
-def _read_entries(path: Path) -> dict[str, dict[str, Any]]:
+def _read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
+    """The file's entries; None when there is no file. Anything unreadable, including JSON
+    nested past the recursion limit or a number too long to convert, is a `CorruptCacheError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = loads(path.read_bytes())
     except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as error:
-        raise CorruptCacheError(f"{path}: cannot read: {error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CorruptCacheError(f"{path}: malformed JSON at line {error.lineno}") from None
+        return None
+    except OSError as error:
+        raise CorruptCacheError(f"{path}: cannot read: {error.strerror or error}") from None
+    except JSONError as error:
+        raise CorruptCacheError(f"{path}: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise CorruptCacheError(f"{path}: not a replay cache (no 'entries' object)")
     entries: dict[str, dict[str, Any]] = data["entries"]
@@ -88,29 +90,43 @@ class ReplayCache:
         self.path = path
         self._entries: dict[str, dict[str, Any]] | None = None
         self.corrupt: str | None = None
+        self.missing = False
+        self._warned_missing = False
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             try:
-                self._entries = _read_entries(self.path)
+                entries = _read_entries(self.path)
             except CorruptCacheError as error:
                 # Replay without the file rather than crash, and say so once; `record` leaves the
                 # file alone so whatever is in it can still be repaired.
                 self._mark_corrupt(error)
-                self._entries = {}
+                entries = {}
+            self.missing = entries is None
+            self._entries = entries or {}
         return self._entries
 
     def _mark_corrupt(self, error: CorruptCacheError) -> None:
         """Remember the file is unusable and warn about it, once per cache object."""
         if self.corrupt is None:
             log.warning(
-                "replay cache ignored, and not written until repaired or moved aside: %s", error
+                "replay cache ignored, and not written until repaired or moved aside: %s",
+                printable(str(error)),
             )
         self.corrupt = str(error)
 
     def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
         """The recorded answer for this exact input, predicate and model, if any."""
-        raw = self._load().get(cache_key(input=input, instructions=instructions, model=model))
+        entries = self._load()
+        if self.missing and not self._warned_missing:
+            # Replaying from a file that is not there makes every judgment a miss: most likely a
+            # mistyped --cache or VALEN_CACHE, so say it once rather than quietly judge nothing.
+            self._warned_missing = True
+            log.warning(
+                "replay cache %s does not exist: every passage is a replay miss (not judged)",
+                printable(str(self.path)),
+            )
+        raw = entries.get(cache_key(input=input, instructions=instructions, model=model))
         if not isinstance(raw, dict):
             return None
         probability = raw.get("probability")
@@ -141,13 +157,14 @@ class ReplayCache:
             with lock:
                 # Re-read inside the lock: another process may have recorded since we loaded.
                 try:
-                    merged = _read_entries(self.path)
+                    merged = _read_entries(self.path) or {}
                 except CorruptCacheError as error:
                     self._mark_corrupt(error)
                     return 0
                 merged.update(new)
                 write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
                 self._entries = merged
+                self.missing = False
         except (OSError, Timeout) as error:
             # A recording that cannot be saved must not cost the customer their answer.
             log.warning("could not record into %s: %s", self.path, type(error).__name__)
