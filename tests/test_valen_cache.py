@@ -8,7 +8,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +227,10 @@ def test_two_processes_recording_at_once_lose_nothing(tmp_path: Path) -> None:
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", RECORDER, str(cache), who, str(PER_PROCESS), str(barrier)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for who in ("alpha", "beta")
     ]
@@ -290,7 +292,8 @@ def test_a_cache_that_breaks_a_json_reader_is_one_warning_and_left_alone(
         )  # fmt: skip
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
         [warning] = result.stderr.splitlines()
-        assert warning.startswith("helpdesk: warning: replay cache ignored") and str(cache) in warning
+        assert warning.startswith("helpdesk: warning: replay cache ignored")
+        assert str(cache) in warning
         assert result.stdout.startswith("Escalated to a person: not-judged")
     assert cache.read_bytes() == content
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import pytest
 
 from chatbot.engine.models import Decision
 from tests.conftest import ROOT
-from tests.test_valen_faults import FAST, K, QUESTION, ask, err, settings_for
+from tests.test_valen_faults import FAST, QUESTION, K, ask, err, settings_for
 from tests.valen_server import (
     Received,
     Reply,
@@ -202,8 +203,6 @@ async def test_numbers_and_nesting_that_break_a_json_reader_are_invalid_response
 
 def helpdesk(*args: str | bytes, env: dict[str, str] | None = None,
              cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    import os
-
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     for name, value in FAST.items():
         full_env[f"HELPDESK_VALEN__{name.upper()}"] = str(value)
@@ -298,7 +297,8 @@ def test_a_malformed_key_is_one_line_and_never_sent(
                       "-k", "2", env=env)  # fmt: skip
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert result.stdout.startswith("Escalated to a person: valen-error")
-    assert result.stdout.count(f"not judged  malformed-key: the API key is malformed: it holds a {says}") == 2
+    shown = f"not judged  malformed-key: the API key is malformed: it holds a {says}"
+    assert result.stdout.count(shown) == 2
 
     check = helpdesk("valen", "check", "--base-url", valen_server.base_url, env=env)
     assert check.returncode == 1 and "Traceback" not in check.stderr

@@ -254,7 +254,9 @@ class ValenTestServer:
                     body = None
                 target = urlsplit(self.path)
                 received = Received(
-                    target.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                    target.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
                     query=target.query,
                 )
                 with server._lock:

@@ -215,7 +215,8 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False)[: MAX_MESSAGE_CHARS * 4]
+        # Not cut here: the caller scrubs before it cuts, so no prefix of a secret survives.
+        return json.dumps(value, ensure_ascii=False)
     except (ValueError, RecursionError):
         return type(value).__name__
 
@@ -505,6 +506,7 @@ class ValenClient:
                 if self.clock.monotonic() + wait >= deadline:
                     raise self._out_of_budget(attempts, error, next_wait_s=wait) from None
             await self.clock.sleep(wait)
+
     def _wait_s(self, error: ValenError, failures: int) -> float:
         """How long to wait before the next attempt; raises `error` when the server asked for
         longer than the policy honours (waiting less would only be refused again)."""

@@ -7,6 +7,7 @@ that names the URL uses `display_url`, never the URL itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from urllib.parse import SplitResult, parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -91,8 +92,11 @@ class Redactor:
     def __init__(self, secrets: Iterable[str]) -> None:
         wanted: set[str] = set()
         for secret in secrets:
-            # The secret as written, and as it reads once whitespace is collapsed to one line.
-            for form in (secret, " ".join(secret.split())):
+            # The secret as written, as it reads once whitespace is collapsed to one line, and as
+            # JSON writes it (a quote or backslash escaped) when a reply's structure is quoted.
+            collapsed = " ".join(secret.split())
+            escaped = [json.dumps(form, ensure_ascii=False)[1:-1] for form in (secret, collapsed)]
+            for form in (secret, collapsed, *escaped):
                 if len(form) >= MIN_SCRUBBED_CHARS:
                     wanted.add(form)
         # Longest first, so a secret that contains another is replaced whole.
