@@ -5,9 +5,13 @@ HTTP client and the Valen client built as the app builds them (`chatbot.assembly
 settings, replay off). The floor sends the same 250 requests (same bodies, same server) with bare
 asyncio + httpx: one `AsyncClient` with no pool limit, `gather` of `post` and `json()`.
 
+A second reference, `*_slot_floor_*`, is the same bare loop over the transport the app uses
+(`chatbot.valen.transport.SlotTransport`): what httpx itself costs per request once its pool is
+not the bottleneck, so the difference to ours is the Valen client's own work.
+
 The server runs in its own process (`python -m tests.valen_server`), so the CPU time measured
-here (`time.process_time`, every thread of this process) is the client's alone. Both pools are
-warmed first, as a running app's would be. Each run times the floor, then ours; the ratio is
+here (`time.process_time`, every thread of this process) is the client's alone. Every pool is
+warmed first, as a running app's would be. Each run times the floors, then ours; ratios are
 within the run and the figures are medians over the runs.
 
     python bench/concurrent_questions.py [--runs N]
@@ -37,6 +41,7 @@ from chatbot.assembly import make_http_client, make_valen_client  # noqa: E402
 from chatbot.config import Settings, ValenSettings  # noqa: E402
 from chatbot.valen.judge import PassageJudge  # noqa: E402
 from chatbot.valen.protocol import PREDICATE, input_text  # noqa: E402
+from chatbot.valen.transport import SlotTransport  # noqa: E402
 
 DELAY_S = 0.3
 QUESTIONS = 50
@@ -121,8 +126,10 @@ async def _measure(base_url: str, runs: int) -> dict[str, float | int]:
     texts = passages(K)
     bodies = [decisions_body(input_text(q, p)) for q in asked for p in texts]
     settings = app_settings(base_url)
-    async with bare_client() as floor_http, make_http_client(settings) as http:
+    slot_http = httpx.AsyncClient(timeout=30.0, transport=SlotTransport(slots=len(bodies)))
+    async with bare_client() as floor_http, slot_http, make_http_client(settings) as http:
         floor = BareLoop(floor_http, base_url)
+        slot_floor = BareLoop(slot_http, base_url)
         judge = PassageJudge(replay="off", client=make_valen_client(settings, http))
 
         async def ours() -> list[Any]:
@@ -132,29 +139,33 @@ async def _measure(base_url: str, runs: int) -> dict[str, float | int]:
         async def bare() -> list[Any]:
             return await floor.many(bodies)
 
-        # Open both pools' connections first, as a running app has them.
-        await timed(bare, len(bodies))
-        await timed(ours, len(bodies))
-        walls: list[float] = []
-        floor_walls: list[float] = []
-        ratios: list[float] = []
-        cpus: list[float] = []
-        floor_cpus: list[float] = []
+        async def bare_slots() -> list[Any]:
+            return await slot_floor.many(bodies)
+
+        # Open every pool's connections first, as a running app has them.
+        for work in (bare, bare_slots, ours):
+            await timed(work, len(bodies))
+        figures: dict[str, list[float]] = {}
         for _ in range(runs):
             floor_wall, floor_cpu = await timed(bare, len(bodies))
+            slot_wall, slot_cpu = await timed(bare_slots, len(bodies))
             wall, cpu = await timed(ours, len(bodies))
-            walls.append(wall)
-            floor_walls.append(floor_wall)
-            ratios.append(wall / floor_wall)
-            cpus.append(cpu)
-            floor_cpus.append(floor_cpu)
+            for key, value in [("wall", wall), ("floor_wall", floor_wall), ("cpu", cpu),
+                               ("floor_cpu", floor_cpu), ("slot_wall", slot_wall),
+                               ("slot_cpu", slot_cpu), ("ratio", wall / floor_wall),
+                               ("slot_ratio", wall / slot_wall)]:  # fmt: skip
+                figures.setdefault(key, []).append(value)
+    mid = {key: median(values) for key, values in figures.items()}
     return {
-        "concurrent_50_s": round(median(walls), 3),
-        "concurrent_50_floor_s": round(median(floor_walls), 3),
-        "concurrent_50_ratio": round(median(ratios), 3),
-        "concurrent_50_questions_per_s": round(QUESTIONS / median(walls), 1),
-        "valen_cpu_ms_per_request": round(median(cpus), 3),
-        "valen_cpu_floor_ms_per_request": round(median(floor_cpus), 3),
+        "concurrent_50_s": round(mid["wall"], 3),
+        "concurrent_50_floor_s": round(mid["floor_wall"], 3),
+        "concurrent_50_ratio": round(mid["ratio"], 3),
+        "concurrent_50_slot_floor_s": round(mid["slot_wall"], 3),
+        "concurrent_50_slot_ratio": round(mid["slot_ratio"], 3),
+        "concurrent_50_questions_per_s": round(QUESTIONS / mid["wall"], 1),
+        "valen_cpu_ms_per_request": round(mid["cpu"], 3),
+        "valen_cpu_floor_ms_per_request": round(mid["floor_cpu"], 3),
+        "valen_cpu_slot_floor_ms_per_request": round(mid["slot_cpu"], 3),
     }
 
 

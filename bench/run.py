@@ -1,7 +1,7 @@
 """Every benchmark of issue 6, printed as one JSON object (timings are medians over repeated runs;
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
-    python bench/run.py [--quick] [--only rerank|retrieval|engine|app|queue]
+    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue]
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import app, engine, handoff, rerank, retrieval  # noqa: E402
+from bench import app, concurrent_questions, engine, handoff, rerank, retrieval  # noqa: E402
 from bench.common import machine  # noqa: E402
 
 Figures = dict[str, float | int | bool | str]
@@ -27,6 +27,10 @@ Figures = dict[str, float | int | bool | str]
 
 def run_rerank(quick: bool) -> Figures:
     return dict(rerank.measure(3 if quick else 7))
+
+
+def run_concurrent(quick: bool) -> Figures:
+    return dict(concurrent_questions.measure(3 if quick else 7))
 
 
 def run_retrieval(quick: bool) -> Figures:
@@ -55,6 +59,7 @@ def run_queue(quick: bool) -> Figures:
 
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
+    "concurrent": run_concurrent,
     "retrieval": run_retrieval,
     "engine": run_engine,
     "app": run_app,

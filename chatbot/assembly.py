@@ -11,16 +11,18 @@ from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
+from chatbot.valen.transport import SlotTransport
 
 
 def make_http_client(settings: Settings) -> httpx.AsyncClient:
-    """The one HTTP client a process uses for Valen, with explicit timeouts and pool limits."""
+    """The one HTTP client a process uses for Valen, with explicit timeouts and one connection
+    slot per request allowed in flight (see `chatbot.valen.transport` for why slots)."""
     valen = settings.valen
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
             valen.read_timeout_s, connect=valen.connect_timeout_s, pool=valen.budget_s
         ),
-        limits=httpx.Limits(max_connections=valen.max_in_flight),
+        transport=SlotTransport(slots=valen.max_in_flight),
     )
 
 

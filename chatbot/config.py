@@ -72,11 +72,12 @@ class ValenSettings(BaseModel):
     """Seconds to wait for one reply."""
     budget_s: float = Field(default=20.0, gt=0)
     """Seconds one customer question may spend on Valen, retries included, before escalating."""
-    # 20 sends one question at k=20 (or four at the default k=5) in a single wave, so judging
-    # costs one request's time. The hosted API publishes no rate limit; a 429 is retried after
-    # its `retry-after`, and a deployment that sees many can lower this.
-    max_in_flight: int = Field(default=20, ge=1, le=64)
-    """Requests to Valen in flight at once, across all questions."""
+    # 256 sends 50 questions at k=5 (or five at the largest k, 50) in one wave, so judging costs
+    # one request's time however many customers ask at once; a lower cap makes later customers
+    # wait for earlier ones. The hosted API publishes no rate limit; a 429 is retried after its
+    # `retry-after`, and a deployment that sees many can lower this (keep it >= engine.k).
+    max_in_flight: int = Field(default=256, ge=1, le=1024)
+    """Requests to Valen in flight at once, across all questions (one connection each)."""
     max_attempts: int = Field(default=4, ge=1, le=10)
     """Requests per passage, the first included, when Valen answers 408/429/500/502/503 or the
     network fails; other errors are never retried."""
