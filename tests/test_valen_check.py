@@ -120,6 +120,7 @@ def test_nothing_listening(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = check(capsys, "--base-url", url)
     assert code == 1
     assert "  HTTP status  none (no reply)" in out
+    assert "  API key      not set" in out.splitlines()  # Was "unknown" with no key at all.
     assert err == (f"helpdesk: error: Valen check failed: connection: cannot reach {url}/decisions:"
                    " ConnectError (is the server running, and is --base-url right?)\n")  # fmt: skip
 
