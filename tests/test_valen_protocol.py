@@ -118,6 +118,7 @@ def test_a_refusal_among_normal_answers_marks_only_its_own_name() -> None:
         ({"type": "noul", "noul": [0.9]}, "not a number"),
         ({"type": "choice", "probability": 0.9}, "type 'choice'"),
         ({"type": "unsupported", "question_type": "noul"}, "type 'unsupported'"),
+        ({"type": [], "probability": 0.9}, "type a list"),  # Found by the fuzz test.
     ],
 )
 def test_a_bad_answer_marks_that_name_invalid_and_keeps_the_others(

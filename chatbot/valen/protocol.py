@@ -142,7 +142,7 @@ def _probability(answer: Any, clean: Clean) -> Outcome:
     kind = answer.get("type")
     if kind == "refusal":
         return RefusedError("Valen declined to judge this passage")
-    if kind is not None and kind not in ANSWER_TYPES:
+    if kind is not None and not (isinstance(kind, str) and kind in ANSWER_TYPES):
         return InvalidResponseError(f"answer has type {quote(kind, clean)}, not a predicate")
     field = "noul" if "noul" in answer else "probability"
     value = answer.get(field)
