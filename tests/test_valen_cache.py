@@ -278,23 +278,28 @@ HOSTILE_CACHES = {
 }
 
 
-@pytest.mark.parametrize("content", HOSTILE_CACHES.values(), ids=HOSTILE_CACHES.keys())
+@pytest.mark.parametrize(
+    ("content", "how"),
+    list(zip(HOSTILE_CACHES.values(), ["env", "option", "option"], strict=True)),
+    ids=HOSTILE_CACHES.keys(),
+)
 def test_a_cache_that_breaks_a_json_reader_is_one_warning_and_left_alone(
-    content: bytes, tmp_path: Path
+    content: bytes, how: str, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache.json"
     cache.write_bytes(content)
-    for env in ({"VALEN_CACHE": str(cache)}, {}):
-        args = ["ask", QUESTION] + ([] if env else ["--cache", str(cache)])
-        result = subprocess.run(
-            [sys.executable, "-m", "chatbot", *args], cwd=ROOT, capture_output=True, text=True,
-            timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, check=False,
-        )  # fmt: skip
-        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-        [warning] = result.stderr.splitlines()
-        assert warning.startswith("helpdesk: warning: replay cache ignored")
-        assert str(cache) in warning
-        assert result.stdout.startswith("Escalated to a person: not-judged")
+    # VALEN_CACHE for one file, --cache for the others: both reach the same loader.
+    env = {"VALEN_CACHE": str(cache)} if how == "env" else {}
+    args = ["ask", QUESTION] + ([] if env else ["--cache", str(cache)])
+    result = subprocess.run(
+        [sys.executable, "-m", "chatbot", *args], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    [warning] = result.stderr.splitlines()
+    assert warning.startswith("helpdesk: warning: replay cache ignored")
+    assert str(cache) in warning
+    assert result.stdout.startswith("Escalated to a person: not-judged")
     assert cache.read_bytes() == content
 
 
