@@ -1,4 +1,9 @@
-"""Showing text that people typed or passages contain, exactly as written."""
+"""Showing text that people typed or passages contain, exactly as written.
+
+Every string from outside the program (a passage, a customer's message, a file or key name in an
+error) reaches a screen through `printable`: the one place that decides what is safe to send to a
+terminal. Fields a person edits cannot spell characters out, so they drop them with `strip_control`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import re
 # C0 and C1 control characters other than newline and tab, plus DEL. An ESC reaching a terminal
 # starts an escape sequence (colours, cursor moves, even clipboard writes), so it is shown instead.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# The same, newline and tab included: what a one-line field may not hold.
+_CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -16,3 +23,15 @@ def _visible(match: re.Match[str]) -> str:
 def printable(text: str) -> str:
     """`text` with every control character spelled out (`\\x1b`), so printing it is harmless."""
     return _CONTROL.sub(_visible, text)
+
+
+def strip_control(text: str, *, one_line: bool = False) -> str:
+    """`text` without control characters (keeping newline and tab unless `one_line`): for text
+    entering an editable field, which shows what it holds and so must hold nothing harmful."""
+    return (_CONTROL_OR_BREAK if one_line else _CONTROL).sub("", text)
+
+
+def first_control(text: str, *, one_line: bool = False) -> str | None:
+    """The first control character in `text`, spelled out (`\\x1b`), or None if there is none."""
+    match = (_CONTROL_OR_BREAK if one_line else _CONTROL).search(text)
+    return None if match is None else _visible(match)

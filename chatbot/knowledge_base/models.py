@@ -7,12 +7,19 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from chatbot.text import first_control
+
 # Valen reads a question and a passage within an 8,192-token context; 4,000 characters keeps a
 # passage well inside it with room for the question.
 MAX_TEXT_CHARS = 4000
 MAX_TITLE_CHARS = 200
 MAX_ID_CHARS = 64
 _SLUG = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")
+# Device names Windows reserves in every folder, whatever follows the first dot (`nul.txt.json`
+# opens the null device there): a knowledge base exported or synced to Windows must still open.
+WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{n}" for n in range(10)] + [f"lpt{n}" for n in range(10)]
+)
 
 
 def validate_passage_id(value: str) -> str:
@@ -26,10 +33,23 @@ def validate_passage_id(value: str) -> str:
             f"id {value!r} is not a safe slug (lowercase letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit)"
         )
+    if value.split(".")[0] in WINDOWS_RESERVED:
+        raise ValueError(f"id {value!r} is a device name on Windows; choose another")
     return value
 
 
 PassageId = Annotated[str, AfterValidator(validate_passage_id)]
+
+
+def _no_control(value: str, *, field: str, one_line: bool) -> str:
+    # A passage is shown to customers and agents in terminals: an ESC in it could retitle or clear
+    # their screen. Refusing it here means no such passage is ever saved or loaded.
+    bad = first_control(value, one_line=one_line)
+    if bad is not None:
+        breaks = ("\\x0a", "\\x09")
+        kind = "a line break or tab" if bad in breaks else f"a control character ({bad})"
+        raise ValueError(f"{field} contains {kind}")
+    return value
 
 
 class Passage(BaseModel):
@@ -40,17 +60,41 @@ class Passage(BaseModel):
     id: PassageId
     """Stable identifier, also the passage's file name."""
     text: str = Field(max_length=MAX_TEXT_CHARS)
-    """What the bot shows the customer, and what Valen reads."""
+    """What the bot shows the customer, and what Valen reads. Surrounding whitespace is dropped."""
     title: str = Field(default="", max_length=MAX_TITLE_CHARS)
-    """Short human label shown as the answer's source."""
+    """Short human label shown as the answer's source: one line."""
     tags: tuple[str, ...] = ()
-    """Free-form labels for editors."""
+    """Free-form labels for editors, each one line."""
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _strip_text(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _strip_title(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("text")
     @classmethod
-    def _text_not_blank(cls, value: str) -> str:
-        if not value.strip():
+    def _text_is_clean(cls, value: str) -> str:
+        if not value:
             raise ValueError("text is empty")
+        return _no_control(value, field="text", one_line=False)
+
+    @field_validator("title")
+    @classmethod
+    def _title_is_clean(cls, value: str) -> str:
+        return _no_control(value, field="title", one_line=True)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_clean(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in value:
+            if not tag.strip():
+                raise ValueError("a tag is empty")
+            _no_control(tag, field="a tag", one_line=True)
         return value
 
     @property
