@@ -1,14 +1,18 @@
 """Crash-safe file writes: a reader sees the old file or the new one, never half of one.
 
-Shared by the knowledge base (passage files, history) and the Valen replay cache.
+Shared by the knowledge base (passage files, history, imports, exports) and the Valen replay cache.
+New files get the permissions the person's umask gives (`umask 077` keeps them private); a file
+that is replaced keeps the mode it had.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
+
+TEMPORARY_SUFFIX = ".tmp"
 
 
 def fsync_directory(directory: Path) -> None:
@@ -22,26 +26,70 @@ def fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to a dot-named temporary file beside `path`, fsync it, rename it over
-    `path`. The temporary name starts with a dot so a leftover one is never read as a passage."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def write_new_file(path: Path, data: bytes) -> None:
+    """Create `path` (it must not exist), write `data` and fsync it. The mode is 0666 less the
+    umask, as for any file a program creates; the kernel applies the umask, so no thread's view of
+    it is ever changed."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o666)
     try:
-        # mkstemp creates the file private (0600); keep the mode the file had, or a normal one.
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def _temporary_beside(path: Path) -> Path:
+    # Dot-named so a leftover is never read as a passage; `.tmp` so `sweep_temporaries` finds it.
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMPORARY_SUFFIX}")
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`."""
+    try:
+        mode: int | None = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    while True:
+        tmp = _temporary_beside(path)
+        try:
+            write_new_file(tmp, data)
+            break
+        except FileExistsError:  # 48 random bits collided: draw again.
+            continue
+    try:
+        if mode is not None:
+            os.chmod(tmp, mode)  # A replaced file keeps the permissions someone gave it.
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """`write_bytes_atomic` for UTF-8 text, newlines written as `\\n` on every system."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def sweep_temporaries(directory: Path) -> list[Path]:
+    """Delete the temporary files an interrupted write left in `directory`; returns them.
+
+    Only for a caller that holds the directory's lock: every writer there holds it too, so any
+    temporary file found is from a process that died mid-write."""
+    removed: list[Path] = []
+    try:
+        candidates = list(directory.glob(f".*{TEMPORARY_SUFFIX}"))
+    except OSError:
+        return removed
+    for path in candidates:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def remove_durably(path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chatbot.cli.options import settings_from
+from chatbot.cli.options import print_warning, settings_from
 from chatbot.files import write_text_atomic
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
@@ -17,6 +17,7 @@ from chatbot.knowledge_base.storage import (
     describe_validation_error,
     export_passages,
     load_passages_file,
+    read_regular_file,
 )
 from chatbot.knowledge_base.store import PassageStore, StoredPassage, passage_file_text
 from chatbot.text import printable
@@ -110,10 +111,11 @@ def _text(args: argparse.Namespace) -> str | None:
         text: str | None = args.text
         return text
     path: Path = args.text_file
+    content = read_regular_file(path)  # A FIFO or a folder is one line, never a hang.
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise KnowledgeBaseError(f"{path}: not UTF-8 text (byte {error.start})") from None
 
 
 def make_passage(**fields: object) -> Passage:
@@ -128,7 +130,12 @@ def make_passage(**fields: object) -> Passage:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    stored = _store(args).read_all()
+    scan = _store(args).scan()
+    if scan.problems:
+        raise KnowledgeBaseError(scan.problems[0])
+    for line in scan.skipped:
+        print_warning(line)
+    stored = scan.passages
     for item in stored:
         p = item.passage
         print(f"{p.id:<28} {len(p.text):>5} chars  {printable(p.title)}")
@@ -219,10 +226,9 @@ def run_history(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     passages = load_passages_file(args.file)  # Validates every passage before anything is written.
     report = _store(args).import_passages(passages, replace=args.replace)
-    print(
-        f"imported {args.file}: {len(report.added)} added, {len(report.replaced)} replaced, "
-        f"{len(report.unchanged)} unchanged"
-    )
+    counts = (f"{len(report.added)} added, {len(report.replaced)} replaced, "
+              f"{len(report.unchanged)} unchanged")  # fmt: skip
+    print(f"imported {printable(str(args.file))}: {counts}")
     return 0
 
 
@@ -236,17 +242,17 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         write_text_atomic(output, text)
     except OSError as error:
-        raise KnowledgeBaseError(f"{output}: cannot write: {error}") from None
-    print(f"exported {len(passages)} passages to {output}", file=sys.stderr)
+        raise KnowledgeBaseError(f"{output}: cannot write: {error.strerror or error}") from None
+    print(f"exported {len(passages)} passages to {printable(str(output))}", file=sys.stderr)
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
     report = _store(args).check()
     for problem in report.problems:
-        print(f"problem: {problem}")
+        print(f"problem: {printable(problem)}")
     for note in report.notes:
-        print(f"note: {note}")
+        print(f"note: {printable(note)}")
     if report.problems:
         print(f"{len(report.problems)} problems, {report.passages} good passages", file=sys.stderr)
         return 1

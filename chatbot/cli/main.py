@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
 from chatbot import __version__
 from chatbot.cli import app, ask, evaluate, kb, valen
-from chatbot.cli.options import Parser, print_error
+from chatbot.cli.options import Parser, configure_logging, print_error
 from chatbot.errors import HelpdeskError
 
 COMMANDS = [ask, evaluate, kb, valen, app]
@@ -29,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="helpdesk: warning: %(message)s")
+    configure_logging()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):

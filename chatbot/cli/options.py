@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 from chatbot.config import Settings, load_settings
+from chatbot.text import printable
 
 
 class Parser(argparse.ArgumentParser):
@@ -81,4 +83,24 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 def print_error(message: str) -> None:
-    print(f"helpdesk: error: {message}", file=sys.stderr)
+    """One error line on stderr. Messages name files and keys from outside (a JSON key, a file
+    name), so control characters are spelled out: an ESC in one must not reach the terminal."""
+    print(f"helpdesk: error: {printable(message)}", file=sys.stderr)
+
+
+def print_warning(message: str) -> None:
+    print(f"helpdesk: warning: {printable(message)}", file=sys.stderr)
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with control characters spelled out, for the same reason as `print_error`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
+def configure_logging() -> None:
+    """Warnings as `helpdesk: warning: ...` lines on stderr."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("helpdesk: warning: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])

@@ -2,29 +2,49 @@
 
 A knowledge base is a directory with one pretty-printed JSON file per passage, named after its id
 (`card-charged-twice.json`), so a change to one passage is a one-file diff. Files and folders whose
-names start with a dot (history, temporary files) are not passages.
+names start with a dot (history, temporary files, an import in progress) are not passages.
+
+Every way a file can be broken (not UTF-8, malformed, nested 100,000 deep, a number of a million
+digits, a FIFO or a directory where a file should be, unreadable) becomes one `KnowledgeBaseError`
+naming it, so the CLI prints one line and a running app keeps its last good knowledge base.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.models import Passage
+from chatbot.knowledge_base.models import Passage, validate_passage_id
+from chatbot.resources import shipped
+
+log = logging.getLogger(__name__)
+
+IMPORT_DIR = ".import"
+"""A committed import whose files are still being moved into place: readers see its passages."""
+MAX_PASSAGE_FILE_BYTES = 1 << 20
+"""A passage holds at most 4,000 characters; a file of a mebibyte is not one, whatever it says."""
 
 
 class KnowledgeBaseError(HelpdeskError):
     """A knowledge-base file or passage that cannot be used."""
 
 
+class MissingFileError(KnowledgeBaseError):
+    """The file is not there (a caller may take that to mean "no such passage")."""
+
+
 def shipped_knowledge_base() -> Path:
-    """The bike-share help center that ships beside the package."""
-    return Path(__file__).resolve().parents[2] / "knowledge_base"
+    """The bike-share help center that ships with the package (read-only: seed copies from it)."""
+    return shipped("knowledge_base")
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -41,29 +61,74 @@ def parse_passage(raw: Any, *, where: str) -> Passage:
         raise KnowledgeBaseError(f"{where}: a passage must be a JSON object")
     label = raw.get("id")
     if isinstance(label, str) and label:
-        where = f"{where}: passage {label!r}"
+        where = f"{where}: passage {label[:80]!r}"
     try:
         return Passage.model_validate(raw)
     except ValidationError as error:
         raise KnowledgeBaseError(f"{where}: {describe_validation_error(error)}") from None
+    except RecursionError:  # pydantic-core guards itself; this is a belt over its braces.
+        raise KnowledgeBaseError(f"{where}: nested too deeply") from None
 
 
-def read_json(path: Path) -> Any:
-    """Load a JSON file, turning every way it can fail into one `KnowledgeBaseError` line."""
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory, expected a JSON file"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is a device or other special file, not a regular file"
+
+
+def read_regular_file(path: Path, *, limit: int | None = None) -> bytes:
+    """The bytes of a regular file. Anything else is a `KnowledgeBaseError` naming `path`: a FIFO
+    is refused without blocking on it, a directory or device without reading it."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        raise KnowledgeBaseError(f"{path}: no such file") from None
+        raise MissingFileError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise KnowledgeBaseError(f"{path}: is a directory, expected a JSON file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
+    except OSError as error:
+        raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
+    with open(fd, "rb", closefd=True) as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode)}")
+            if limit is not None and info.st_size > limit:
+                raise KnowledgeBaseError(f"{path}: larger than {limit:,} bytes, not a passage")
+            content = handle.read() if limit is None else handle.read(limit + 1)
+        except OSError as error:
+            raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
+    if limit is not None and len(content) > limit:
+        raise KnowledgeBaseError(f"{path}: larger than {limit:,} bytes, not a passage")
+    return content
+
+
+def decode_json(content: bytes, *, where: str) -> Any:
+    """Parse JSON bytes (UTF-8, with or without a byte-order mark); every failure is one line."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise KnowledgeBaseError(f"{where}: not UTF-8 text (byte {error.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise KnowledgeBaseError(
-            f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            f"{where}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
+    except RecursionError:
+        raise KnowledgeBaseError(f"{where}: JSON nested too deeply") from None
+    except ValueError:  # Python refuses to convert an integer of thousands of digits.
+        raise KnowledgeBaseError(f"{where}: a number in the JSON is too long") from None
+
+
+def read_json(path: Path) -> Any:
+    """Load a JSON file, turning every way it can fail into one `KnowledgeBaseError` line."""
+    return decode_json(read_regular_file(path), where=str(path))
 
 
 def check_unique(passages: Iterable[Passage], *, where: str) -> None:
@@ -75,26 +140,121 @@ def check_unique(passages: Iterable[Passage], *, where: str) -> None:
         seen.add(passage.id)
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The passage files of a knowledge-base directory, and the entries that are not files."""
+
+    files: dict[str, Path] = field(default_factory=dict)
+    """Passage file by the id its name gives, in id order."""
+    skipped: list[str] = field(default_factory=list)
+    """One line per `*.json` entry that is not a regular file (a FIFO, a folder): never read."""
+
+
+def _scan_json_entries(directory: Path, listing: Listing) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise KnowledgeBaseError(f"{directory}: cannot list: {error.strerror or error}") from None
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.name.endswith(".json"):
+            continue
+        path = Path(entry.path)
+        try:
+            regular = entry.is_file()  # Follows a symlink; from the directory entry otherwise.
+        except OSError:
+            regular = False
+        if regular:
+            listing.files[path.stem] = path
+        else:
+            try:
+                reason = _kind(path.stat().st_mode)
+            except OSError as error:
+                reason = f"cannot read: {error.strerror or error}"
+            listing.skipped.append(f"{path}: skipped: {reason}")
+
+
+def list_passage_files(directory: Path) -> Listing:
+    """The passage files of a knowledge-base directory, and one line for each entry skipped.
+
+    A committed import still being moved into place (`.import/`) counts as done: its files stand
+    in for the ones they replace, so no reader ever sees half an import."""
+    listing = Listing()
+    # The import is listed first: a file moved out of it after this listing is found in the
+    # directory, which is listed second.
+    _scan_json_entries(directory / IMPORT_DIR, listing)
+    staged = dict(listing.files)
+    _scan_json_entries(directory, listing)
+    listing.files.update(staged)
+    ordered = dict(sorted(listing.files.items()))
+    listing.files.clear()
+    listing.files.update(ordered)
+    return listing
+
+
 def passage_files(directory: Path) -> list[Path]:
     """The passage files of a knowledge-base directory, in a stable order."""
-    return sorted(p for p in directory.glob("*.json") if not p.name.startswith("."))
+    return list(list_passage_files(directory).files.values())
+
+
+def read_passage_file(path: Path) -> bytes:
+    """A passage file's bytes. One inside a committed import that was moved into place meanwhile
+    is read from its place."""
+    try:
+        return read_regular_file(path, limit=MAX_PASSAGE_FILE_BYTES)
+    except MissingFileError:
+        if path.parent.name != IMPORT_DIR:
+            raise
+    return read_regular_file(path.parent.parent / path.name, limit=MAX_PASSAGE_FILE_BYTES)
+
+
+def parse_passage_file(path: Path, content: bytes) -> Passage:
+    """The passage in a passage file's bytes, checked against the file's name."""
+    passage = parse_passage(decode_json(content, where=str(path)), where=str(path))
+    if passage.id != path.stem:
+        raise KnowledgeBaseError(
+            f"{path}: passage {passage.id!r}: id does not match the file name {path.stem!r}"
+        )
+    return passage
+
+
+def require_directory(directory: Path) -> None:
+    try:
+        info = directory.stat()
+    except FileNotFoundError:
+        raise KnowledgeBaseError(f"{directory}: knowledge base not found") from None
+    except OSError as error:
+        raise KnowledgeBaseError(f"{directory}: cannot open: {error.strerror or error}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise KnowledgeBaseError(f"{directory}: knowledge base must be a directory of JSON files")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedKnowledgeBase:
+    """Every passage of a directory, and the entries skipped because they are not files."""
+
+    passages: list[Passage]
+    skipped: list[str]
+
+
+def read_knowledge_base(directory: Path) -> LoadedKnowledgeBase:
+    """Load and validate every passage; the first bad file is a `KnowledgeBaseError` naming it."""
+    require_directory(directory)
+    listing = list_passage_files(directory)
+    passages = [
+        parse_passage_file(path, read_passage_file(path)) for path in listing.files.values()
+    ]
+    return LoadedKnowledgeBase(passages, listing.skipped)
 
 
 def load_knowledge_base(directory: Path) -> list[Passage]:
-    """Load and validate every passage of a knowledge-base directory."""
-    if not directory.exists():
-        raise KnowledgeBaseError(f"{directory}: knowledge base not found")
-    if not directory.is_dir():
-        raise KnowledgeBaseError(f"{directory}: knowledge base must be a directory of JSON files")
-    passages = []
-    for path in passage_files(directory):
-        passage = parse_passage(read_json(path), where=str(path))
-        if passage.id != path.stem:
-            raise KnowledgeBaseError(
-                f"{path}: passage {passage.id!r}: id does not match the file name {path.stem!r}"
-            )
-        passages.append(passage)
-    return passages
+    """Load and validate every passage of a knowledge-base directory; entries that are not files
+    are skipped with a warning naming each."""
+    loaded = read_knowledge_base(directory)
+    for line in loaded.skipped:
+        log.warning("%s", line)
+    return loaded.passages
 
 
 def load_passages_file(path: Path) -> list[Passage]:
@@ -108,6 +268,15 @@ def load_passages_file(path: Path) -> list[Passage]:
     ]
     check_unique(passages, where=str(path))
     return passages
+
+
+def is_passage_id(name: str) -> bool:
+    """True if `name` is a valid passage id (a history folder named otherwise is not a passage)."""
+    try:
+        validate_passage_id(name)
+    except ValueError:
+        return False
+    return True
 
 
 def export_passages(passages: Sequence[Passage]) -> dict[str, Any]:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import secrets
+import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,18 +28,35 @@ from typing import Literal
 
 from filelock import FileLock, Timeout
 
-from chatbot.files import remove_durably, write_text_atomic
+from chatbot.files import (
+    fsync_directory,
+    remove_durably,
+    sweep_temporaries,
+    write_new_file,
+    write_text_atomic,
+)
 from chatbot.knowledge_base.models import Passage, validate_passage_id
 from chatbot.knowledge_base.storage import (
+    IMPORT_DIR,
+    MAX_PASSAGE_FILE_BYTES,
     KnowledgeBaseError,
+    MissingFileError,
+    decode_json,
+    is_passage_id,
+    list_passage_files,
     load_knowledge_base,
     parse_passage,
-    passage_files,
+    parse_passage_file,
     read_json,
+    read_passage_file,
+    read_regular_file,
+    require_directory,
 )
 
 HISTORY_DIR = ".history"
 LOCK_FILE = ".lock"
+STAGING_PREFIX = ".import-"
+"""An import being written: invisible to readers, discarded by the next write if left behind."""
 REVISION_CHARS = 12
 _VERSION_FILE = re.compile(r"(\d+)\.json")
 
@@ -104,9 +124,9 @@ class Version:
         """The version as a passage; a hand-broken file that was archived cannot be restored."""
         where = f"history of {self.id!r}, version {self.number}"
         try:
-            raw = json.loads(self.content)
-        except json.JSONDecodeError:
-            raise KnowledgeBaseError(f"{where}: not valid JSON, cannot be restored") from None
+            raw = decode_json(self.content.encode("utf-8"), where=where)
+        except KnowledgeBaseError as error:
+            raise KnowledgeBaseError(f"{error}; cannot be restored") from None
         return parse_passage(raw, where=where)
 
 
@@ -117,6 +137,16 @@ class ImportReport:
     added: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Every passage that could be read, one line per file that could not, and one per entry that
+    was skipped because it is not a regular file."""
+
+    passages: list[StoredPassage]
+    problems: list[str]
+    skipped: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,32 +179,35 @@ class PassageStore:
 
     def read_all(self) -> list[StoredPassage]:
         """Every passage with its revision, in id order; the first unreadable file is an error."""
-        good, problems = self.scan()
-        if problems:
-            raise KnowledgeBaseError(problems[0])
-        return good
+        scan = self.scan()
+        if scan.problems:
+            raise KnowledgeBaseError(scan.problems[0])
+        return scan.passages
 
-    def scan(self) -> tuple[list[StoredPassage], list[str]]:
+    def scan(self) -> Scan:
         """Every passage that can be read, and one line for each file that cannot: an editor can
         still work on the rest of a knowledge base with one hand-broken file."""
-        self._require_directory()
+        require_directory(self.directory)
+        listing = list_passage_files(self.directory)
         good: list[StoredPassage] = []
         problems: list[str] = []
-        for path in passage_files(self.directory):
+        for path in listing.files.values():
             try:
-                good.append(self._parse(path, path.read_bytes()))
+                content = read_passage_file(path)
+                good.append(StoredPassage(parse_passage_file(path, content), revision_of(content)))
             except KnowledgeBaseError as error:
                 problems.append(str(error))
-            except OSError as error:
-                problems.append(f"{path}: cannot read: {error}")
-        return good, problems
+        return Scan(good, problems, listing.skipped)
 
     def get(self, passage_id: str) -> StoredPassage:
-        path = self.passage_path(passage_id)
-        content = self._read(path)
-        if content is None:
-            raise PassageNotFoundError(f"passage {passage_id!r} not found in {self.directory}")
-        return self._parse(path, content)
+        path = self._current_path(passage_id)
+        try:
+            content = read_passage_file(path)
+        except MissingFileError:
+            raise PassageNotFoundError(
+                f"passage {passage_id!r} not found in {self.directory}"
+            ) from None
+        return StoredPassage(parse_passage_file(path, content), revision_of(content))
 
     def stamp(self) -> int | None:
         """The directory's modification time (ns): every write here renames a file into it or
@@ -185,7 +218,7 @@ class PassageStore:
             return None
 
     def exists(self, passage_id: str) -> bool:
-        return self.passage_path(passage_id).is_file()
+        return self._current_path(passage_id).is_file() or self.passage_path(passage_id).is_file()
 
     def history(self, passage_id: str) -> list[Version]:
         """The passage's earlier versions, oldest first; the current file is not among them."""
@@ -203,11 +236,14 @@ class PassageStore:
     def deleted(self) -> list[str]:
         """Ids that have history but no current file: deleted passages that can be restored."""
         root = self.directory / HISTORY_DIR
-        if not root.is_dir():
+        try:
+            entries = list(root.iterdir())
+        except OSError:  # No history yet (or none readable): nothing to restore.
             return []
+        # A folder there whose name is no passage id was not made by this store: not listed.
         return sorted(
-            p.name for p in root.iterdir()
-            if p.is_dir() and not (self.directory / f"{p.name}.json").exists()
+            p.name for p in entries
+            if is_passage_id(p.name) and p.is_dir() and not self.exists(p.name)
         )  # fmt: skip
 
     # Writing ------------------------------------------------------------------------------------
@@ -246,7 +282,9 @@ class PassageStore:
                 remove_durably(path)
             except OSError as error:
                 self._unarchive(version)
-                raise KnowledgeBaseError(f"{path}: cannot delete: {error}") from None
+                raise KnowledgeBaseError(
+                    f"{path}: cannot delete: {error.strerror or error}"
+                ) from None
             return version
 
     def restore(
@@ -286,10 +324,15 @@ class PassageStore:
         self, passages: Sequence[Passage], *, replace: bool = False
     ) -> ImportReport:
         """Add `passages` (already validated, ids unique). A passage whose id exists is refused
-        unless `replace`; then nothing at all is written. Replaced versions go to history."""
+        unless `replace`; then nothing at all is written. Replaced versions go to history.
+
+        All or nothing, even if the process is killed: every file is first written to a hidden
+        staging folder, which one rename then commits. Readers count a committed import as done
+        while its files are moved into place, and the next write finishes moving them (or, for an
+        import killed before its commit, throws the staging folder away)."""
         report = ImportReport()
         with self._locked(create=True):
-            plan: list[tuple[Passage, bytes | None]] = []
+            plan: list[Passage] = []
             for passage in passages:
                 current = self._read(self.passage_path(passage.id))
                 if current == passage_file_text(passage).encode("utf-8"):
@@ -300,48 +343,61 @@ class PassageStore:
                         f"passage {passage.id!r} already exists (use --replace to overwrite; "
                         "nothing was imported)"
                     )
-                plan.append((passage, current))
-            for passage, current in plan:
-                path = self.passage_path(passage.id)
-                if current is None:
-                    self._write(path, passage)
-                    report.added.append(passage.id)
-                else:
-                    self._replace(path, passage, current, reason="import")
-                    report.replaced.append(passage.id)
+                (report.added if current is None else report.replaced).append(passage.id)
+                plan.append(passage)
+            if plan:
+                self._commit_import(plan)
         return report
+
+    def _commit_import(self, plan: Sequence[Passage]) -> None:
+        staging = self.directory / f"{STAGING_PREFIX}{secrets.token_hex(6)}"
+        try:
+            staging.mkdir()
+            for passage in plan:
+                write_new_file(staging / f"{passage.id}.json",
+                               passage_file_text(passage).encode("utf-8"))  # fmt: skip
+            fsync_directory(staging)
+            os.rename(staging, self.directory / IMPORT_DIR)  # The commit.
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise KnowledgeBaseError(
+                f"{self.directory}: cannot import: {error.strerror or error} (nothing was imported)"
+            ) from None
+        fsync_directory(self.directory)
+        self._finish_import()
 
     # Checking -----------------------------------------------------------------------------------
 
     def check(self) -> CheckReport:
         """Validate every passage file and report every problem, not just the first."""
-        good, problems = self.scan()
-        notes: list[str] = []
+        scan = self.scan()
+        notes = list(scan.skipped)
         for path in sorted(self.directory.glob(".*.tmp")):
-            notes.append(f"{path}: left over from an interrupted save; safe to delete")
+            notes.append(f"{path}: left over from an interrupted save; the next write removes it")
+        for path in sorted(self.directory.glob(f"{STAGING_PREFIX}*")):
+            notes.append(f"{path}: an import that was interrupted before it finished writing; "
+                         "nothing of it is used, and the next write removes it")  # fmt: skip
+        if (self.directory / IMPORT_DIR).is_dir():
+            notes.append(f"{self.directory / IMPORT_DIR}: an interrupted import, already in use; "
+                         "the next write moves its files into place")  # fmt: skip
         for passage_id in self.deleted():
             notes.append(f"passage {passage_id!r} is deleted; `restore` brings it back")
-        return CheckReport(passages=len(good), problems=problems, notes=notes)
+        return CheckReport(passages=len(scan.passages), problems=scan.problems, notes=notes)
 
     # Internals ----------------------------------------------------------------------------------
 
-    def _require_directory(self) -> None:
-        if not self.directory.exists():
-            raise KnowledgeBaseError(f"{self.directory}: knowledge base not found")
-        if not self.directory.is_dir():
-            raise KnowledgeBaseError(
-                f"{self.directory}: knowledge base must be a directory of JSON files"
-            )
-
     @contextmanager
     def _locked(self, *, create: bool = False) -> Iterator[None]:
-        """Hold the knowledge base's lock file, so a check and the write after it are one step."""
+        """Hold the knowledge base's lock file, so a check and the write after it are one step;
+        first finish or discard whatever an interrupted write left behind."""
         if create and not self.directory.exists():
             try:
                 self.directory.mkdir(parents=True)
             except OSError as error:
-                raise KnowledgeBaseError(f"{self.directory}: cannot create: {error}") from None
-        self._require_directory()
+                raise KnowledgeBaseError(
+                    f"{self.directory}: cannot create: {error.strerror or error}"
+                ) from None
+        require_directory(self.directory)
         lock = FileLock(str(self.directory / LOCK_FILE), timeout=self.lock_timeout)
         try:
             lock.acquire()
@@ -349,34 +405,54 @@ class PassageStore:
             raise KnowledgeBaseError(
                 f"{self.directory}: knowledge base is busy (another save is running); try again"
             ) from None
+        except OSError as error:  # A read-only mount or folder: the lock file cannot be made.
+            raise KnowledgeBaseError(
+                f"{self.directory}: cannot write: {error.strerror or error}"
+            ) from None
         try:
+            self._recover()
             yield
         finally:
             lock.release()
 
+    def _recover(self) -> None:
+        """Under the lock, every writer is this one: any temporary file or unfinished staging
+        folder is from a process that died mid-write."""
+        sweep_temporaries(self.directory)
+        for staging in self.directory.glob(f"{STAGING_PREFIX}*"):
+            shutil.rmtree(staging, ignore_errors=True)
+        if (self.directory / IMPORT_DIR).is_dir():
+            self._finish_import()
+
+    def _finish_import(self) -> None:
+        """Move a committed import's files into place, archiving what each one replaces."""
+        staging = self.directory / IMPORT_DIR
+        try:
+            for path in sorted(staging.glob("*.json")):
+                if not is_passage_id(path.stem):
+                    continue
+                target = self.directory / path.name
+                current = self._read(target)
+                if current is not None and current != read_regular_file(path):
+                    self._archive(path.stem, current, reason="import")
+                os.replace(path, target)
+            fsync_directory(self.directory)
+            shutil.rmtree(staging)
+        except OSError as error:
+            raise KnowledgeBaseError(
+                f"{staging}: cannot finish an import: {error.strerror or error}"
+            ) from None
+
+    def _current_path(self, passage_id: str) -> Path:
+        """Where the passage's current file is: in a committed import still moving in, if there."""
+        staged = self.directory / IMPORT_DIR / f"{checked_id(passage_id)}.json"
+        return staged if staged.is_file() else self.passage_path(passage_id)
+
     def _read(self, path: Path) -> bytes | None:
         try:
-            return path.read_bytes()
-        except FileNotFoundError:
+            return read_regular_file(path, limit=MAX_PASSAGE_FILE_BYTES)
+        except MissingFileError:
             return None
-        except OSError as error:
-            raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
-
-    def _parse(self, path: Path, content: bytes) -> StoredPassage:
-        try:
-            raw = json.loads(content.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise KnowledgeBaseError(f"{path}: not UTF-8 text") from None
-        except json.JSONDecodeError as error:
-            raise KnowledgeBaseError(
-                f"{path}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
-            ) from None
-        passage = parse_passage(raw, where=str(path))
-        if passage.id != path.stem:
-            raise KnowledgeBaseError(
-                f"{path}: passage {passage.id!r}: id does not match the file name {path.stem!r}"
-            )
-        return StoredPassage(passage, revision_of(content))
 
     def _check_revision(self, passage_id: str, current: bytes | None, based_on: str) -> None:
         if current is None:
@@ -393,7 +469,7 @@ class PassageStore:
         try:
             write_text_atomic(path, text)
         except OSError as error:
-            raise KnowledgeBaseError(f"{path}: cannot write: {error}") from None
+            raise KnowledgeBaseError(f"{path}: cannot write: {error.strerror or error}") from None
         return StoredPassage(passage, revision_of(text.encode("utf-8")))
 
     def _replace(
@@ -411,6 +487,7 @@ class PassageStore:
         directory = self.history_dir(passage_id)
         try:
             directory.mkdir(parents=True, exist_ok=True)
+            sweep_temporaries(directory)
             numbers = [
                 int(m.group(1)) for p in directory.iterdir()
                 if (m := _VERSION_FILE.fullmatch(p.name))
@@ -433,7 +510,9 @@ class PassageStore:
                 json.dumps(record, indent=2, ensure_ascii=False) + "\n",
             )  # fmt: skip
         except OSError as error:
-            raise KnowledgeBaseError(f"{directory}: cannot keep history: {error}") from None
+            raise KnowledgeBaseError(
+                f"{directory}: cannot keep history: {error.strerror or error}"
+            ) from None
         return version
 
     def _unarchive(self, version: Version) -> None:

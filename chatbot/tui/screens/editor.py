@@ -147,9 +147,10 @@ class EditorScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="editor-scan", exit_on_error=False)
     def _scan(self, select: str | None, open_first: bool) -> None:
         try:
-            stored, problems = self.passages.scan()
+            scan = self.passages.scan()
+            stored, problems = scan.passages, scan.problems + scan.skipped
             deleted = self.passages.deleted()
-        except KnowledgeBaseError as error:
+        except Exception as error:  # noqa: BLE001 - a thread that dies would leave the list stale.
             stored, deleted, problems = [], [], [str(error)]
         passages = [item.passage for item in stored]
         self.post_message(self.Scanned(passages, deleted, problems, select, open_first))
