@@ -12,6 +12,7 @@ from typing import Protocol
 
 from chatbot.knowledge_base.models import MAX_ID_CHARS, MAX_TITLE_CHARS, Passage
 from chatbot.knowledge_base.store import PassageStore, StoredPassage
+from chatbot.text import strip_control
 
 GAP_TAG = "from-gap"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -59,14 +60,17 @@ def suggest_id(question: str, *, gap_id: int, taken: set[str]) -> str:
 
 
 def draft_from_gap(gap: Gap, *, taken: set[str]) -> Draft:
-    """Title from the customer's question, text from the agent's reply (empty if none yet)."""
-    title = " ".join(gap.question.split())
+    """Title from the customer's question, text from the agent's reply (empty if none yet).
+
+    What a customer or agent typed may hold control characters (an ESC pasted into the chat), which
+    no passage may: the draft drops them, so the form never shows or saves one."""
+    title = " ".join(strip_control(gap.question, one_line=False).split())
     if len(title) > MAX_TITLE_CHARS:
         title = title[: MAX_TITLE_CHARS - 1] + "…"
     return Draft(
         id=suggest_id(gap.question, gap_id=gap.id, taken=taken),
         title=title,
-        text=gap.agent_reply or "",
+        text=strip_control(gap.agent_reply or "").strip(),
         tags=(GAP_TAG,),
     )
 

@@ -20,6 +20,7 @@ from chatbot.assembly import build_engine, make_http_client
 from chatbot.config import Settings
 from chatbot.engine.engine import Engine
 from chatbot.store import Clock, Store, utc_now
+from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
 from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
 from chatbot.tui.kb_index import KnowledgeBaseIndex
@@ -53,7 +54,7 @@ SUBTITLES: dict[Mode, str] = {
 }
 
 
-class HelpDeskApp(App[None]):
+class HelpDeskApp(SafeApp):
     """Owns the store connection and the HTTP client it was given to own, and polls the store."""
 
     CSS_PATH = "app.tcss"

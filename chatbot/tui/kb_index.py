@@ -9,6 +9,7 @@ question already in flight keeps the engine it started with.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from textual.app import App
@@ -16,8 +17,11 @@ from textual.signal import Signal
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.storage import read_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui.services import Services
+
+log = logging.getLogger(__name__)
 
 POLL_SECONDS = 1.0
 
@@ -33,6 +37,8 @@ class KnowledgeBaseIndex:
         """Published with the passage count each time a new engine is in place."""
         self._stamp = self.passages.stamp()
         self._generation = 0
+        self._said: tuple[str, ...] = ()
+        """The problems last shown, so a problem that persists is not shown every second."""
 
     def poll(self) -> None:
         """Rebuild if anyone changed the directory since the last rebuild started."""
@@ -48,25 +54,34 @@ class KnowledgeBaseIndex:
         base = self.services.engine
 
         def build() -> None:
+            # Nothing on disk may stop the app: whatever goes wrong, it keeps answering from the
+            # last good index and says why.
             try:
-                engine = base.with_passages(self.passages.passages())
-            except HelpdeskError as error:
-                # A hand-broken file: keep answering from the last good index, and say why.
-                self.app.call_from_thread(
-                    self.app.notify,
-                    f"Knowledge base not reloaded: {error}",
-                    severity="error",
-                    markup=False,
-                )
+                loaded = read_knowledge_base(self.passages.directory)
+                engine = base.with_passages(loaded.passages)
+            except HelpdeskError as error:  # A broken file, named in the message.
+                self.app.call_from_thread(self._tell, (f"Knowledge base not reloaded: {error}",))
                 return
-            self.app.call_from_thread(self._swap, generation, engine)
+            except Exception as error:  # noqa: BLE001 - a bug must not end every running app.
+                log.exception("rebuilding the knowledge-base index failed")
+                message = f"Knowledge base not reloaded: unexpected {type(error).__name__}: {error}"
+                self.app.call_from_thread(self._tell, (message,))
+                return
+            self.app.call_from_thread(self._swap, generation, engine, tuple(loaded.skipped))
 
-        self.app.run_worker(
-            build, thread=True, group="knowledge-base-index", name="rebuild the BM25 index"
-        )
+        # exit_on_error=False as well: a worker that raised would otherwise close the app.
+        self.app.run_worker(build, thread=True, group="knowledge-base-index",
+                            name="rebuild the BM25 index", exit_on_error=False)  # fmt: skip
 
-    def _swap(self, generation: int, engine: Engine) -> None:
+    def _tell(self, problems: tuple[str, ...]) -> None:
+        if problems and problems != self._said:
+            for problem in problems:
+                self.app.notify(problem, severity="error", markup=False)
+        self._said = problems
+
+    def _swap(self, generation: int, engine: Engine, skipped: tuple[str, ...] = ()) -> None:
         if generation != self._generation:
             return  # A newer rebuild is on its way; this one may have read an older directory.
         self.services.engine = engine
+        self._tell(skipped)
         self.rebuilt.publish(len(engine.passages))

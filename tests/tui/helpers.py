@@ -6,7 +6,9 @@ import asyncio
 import html
 import re
 from collections.abc import Callable
+from typing import Any
 
+from textual.drivers.headless_driver import HeadlessDriver
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input
@@ -73,3 +75,26 @@ async def wait_until(
             raise AssertionError(f"condition not met within {timeout} s")
         await pilot.pause(0.05)
     return loop.time() - started
+
+
+class RecordingDriver(HeadlessDriver):
+    """A headless driver that keeps every byte the app would send to a real terminal, so a test
+    can check what reaches a person's screen (escape sequences included)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written: list[str] = []
+
+    @property
+    def is_headless(self) -> bool:
+        return False  # Otherwise the app renders nothing at all.
+
+    def write(self, data: str) -> None:
+        self.written.append(data)
+
+
+def terminal_output(app: HelpDeskApp) -> str:
+    """Everything the app wrote to its (recording) terminal so far."""
+    driver = app._driver
+    assert isinstance(driver, RecordingDriver), "run the app with driver_class=RecordingDriver"
+    return "".join(driver.written)

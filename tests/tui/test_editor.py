@@ -153,7 +153,16 @@ async def test_delete_asks_first_and_can_be_undone_from_history(
         await type_into(pilot, "#passage-search", "damage-fee")
         await pilot.press("enter")
         await pilot.pause()
+        # It opens showing what it last said, read-only, not as a blank form.
+        assert editor.query_one("#form-id", Input).value == "damage-fee"
+        assert editor.query_one("#form-text", TextArea).text.startswith("Damage fees")
+        assert editor.query_one("#form-text", TextArea).read_only
+        assert editor.query_one("#form-save", Button).disabled
+        assert "is deleted" in problem(editor)
         await pilot.click("#history-restore")
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)  # Restoring asks first.
+        await pilot.press("y")
         await settle(pilot)
         assert (kb_copy / "damage-fee.json").exists()
         assert "damage-fee" in {p.id for p in app.services.engine.passages}
@@ -173,6 +182,9 @@ async def test_restore_an_earlier_version(make_app: MakeApp, kb_copy: Path) -> N
         await pilot.pause()
         assert editor.query_one("#form-text", TextArea).text == "Students ride free."
         await pilot.click("#history-restore")  # The newest earlier version is highlighted.
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("y")
         await settle(pilot)
         assert store.get("student-pass").passage == original.passage
         assert editor.query_one("#form-text", TextArea).text == original.passage.text

@@ -7,6 +7,7 @@ customer question uses the new content without a restart and without freezing th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -20,9 +21,11 @@ from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPan
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.gaps import draft_from_gap, fill_gap
+from chatbot.knowledge_base.gaps import Draft, draft_from_gap, fill_gap
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.knowledge_base.store import Version
+from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.messages import StoreWritten
@@ -33,6 +36,8 @@ from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_history import PassageHistory
 from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
+
+log = logging.getLogger(__name__)
 
 FOCUS_ON_TAB = {"passages": "#passage-options", "try": "#try-question", "gaps": "#gap-table"}
 
@@ -52,7 +57,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
-            yield Static(self.question, id="confirm-text", markup=False)
+            yield Static(printable(self.question), id="confirm-text", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.yes, variant="error", id="confirm-yes")
                 yield Button("Cancel", id="confirm-no")
@@ -76,11 +81,11 @@ class EditorScreen(Screen[None]):
 
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+n", "new", "New passage"),
+        Binding("ctrl+n", "new", "New"),
         Binding("f8", "delete", "Delete"),
         Binding("ctrl+f", "search", "Search", show=False),
         Binding("ctrl+t", "tab('try')", "Try it"),
-        Binding("ctrl+g", "tab('gaps')", "Content gaps"),
+        Binding("ctrl+g", "tab('gaps')", "Gaps"),
         Binding("escape", "close", "Back"),
     ]
 
@@ -188,23 +193,49 @@ class EditorScreen(Screen[None]):
             self.notify(str(error), severity="error", markup=False)
             return
         self.form.open(stored.passage, revision=stored.revision)
-        self.history.show(passage_id, versions)
+        self.history.show(passage_id, versions, current=stored.passage.text)
 
     def open_deleted(self, passage_id: str) -> None:
-        """A deleted passage: an empty form and its history, where Restore brings it back."""
+        """A deleted passage: what it last said, read-only, and its history, where Restore brings
+        it back."""
         try:
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        self.open_new()
-        self.history.show(passage_id, versions)
-        self.notify(f"{passage_id} is deleted: pick a version under History and restore it.",
-                    markup=False)  # fmt: skip
+        last = _last_readable(versions) or Draft(id=passage_id, title="", text="", tags=())
+        self.form.open(last, revision=None, deleted=True)
+        self.history.show(passage_id, versions, current="")
 
     def open_new(self) -> None:
         self.form.open(None, revision=None, taken=self._ids())
-        self.history.show(None, [])
+        self.history.show(None, [], current="")
+
+    def _show_history(self, passage_id: str, *, current: str) -> None:
+        try:
+            versions = self.passages.history(passage_id)
+        except KnowledgeBaseError as error:
+            self.notify(f"History not shown: {error}", severity="error", markup=False)
+            versions = []
+        self.history.show(passage_id, versions, current=current)
+
+    # Leaving and quitting -----------------------------------------------------------------------
+
+    def has_unsaved_work(self) -> bool:
+        return self.form.dirty
+
+    def confirm_quit(self) -> None:
+        """Ctrl+Q with unsaved changes: ask, as leaving the form does."""
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.app.exit()
+
+        question = f"Quit and discard your unsaved changes to {self._form_name()}?"
+        self.app.push_screen(Confirm(question, yes="Quit"), answered)
+
+    def _form_name(self) -> str:
+        return self.form.passage_id or "the new passage"
 
     # Events from the widgets --------------------------------------------------------------------
 
@@ -218,9 +249,8 @@ class EditorScreen(Screen[None]):
             if discard:
                 then()
 
-        name = self.form.query_one("#form-id", Input).value or "the new passage"
-        self.app.push_screen(Confirm(f"Discard your unsaved changes to {name}?", yes="Discard"),
-                             answered)  # fmt: skip
+        self.app.push_screen(Confirm(f"Discard your unsaved changes to {self._form_name()}?",
+                                     yes="Discard"), answered)  # fmt: skip
 
     @on(PassageList.Chosen)
     def _chosen(self, event: PassageList.Chosen) -> None:
@@ -235,6 +265,13 @@ class EditorScreen(Screen[None]):
 
     @on(PassageForm.SaveRequested)
     def _save_requested(self, event: PassageForm.SaveRequested) -> None:
+        try:
+            self.save(event)
+        except Exception as error:  # noqa: BLE001 - whatever failed, the typed text stays.
+            log.exception("saving a passage failed")
+            self._refused(f"not saved: unexpected {type(error).__name__}: {error}")
+
+    def save(self, event: PassageForm.SaveRequested) -> None:
         passage = event.passage
         try:
             if event.based_on is not None:
@@ -259,7 +296,7 @@ class EditorScreen(Screen[None]):
         self.notify(f"Saved {passage.id}.", markup=False)
         self.refresh_list(select=passage.id)
         self.form.open(stored.passage, revision=stored.revision)
-        self.history.show(passage.id, self.passages.history(passage.id))
+        self._show_history(passage.id, current=stored.passage.text)
         self.rebuild_index()
 
     def _refused(self, message: str) -> None:
@@ -280,8 +317,7 @@ class EditorScreen(Screen[None]):
             self.notify(f"Deleted {event.passage_id} (kept as version {version.number}; "
                         "restore it from its history).", markup=False)  # fmt: skip
             self.refresh_list(select=event.passage_id)
-            self.open_new()
-            self.history.show(event.passage_id, self.passages.history(event.passage_id))
+            self.open_deleted(event.passage_id)
             self.rebuild_index()
 
         question = (
@@ -292,12 +328,22 @@ class EditorScreen(Screen[None]):
 
     @on(PassageHistory.RestoreRequested)
     def _restore_requested(self, event: PassageHistory.RestoreRequested) -> None:
-        # The form is reopened on the restored version, so unsaved edits would be lost.
-        self.leave_form(lambda: self.restore(event.passage_id, event.version))
+        """Always ask: a restore replaces the current text (kept in history, but still a change
+        the bot answers from at once). Unsaved edits are named in the same question."""
+
+        def answered(restore: bool | None) -> None:
+            if restore:
+                self.restore(event.passage_id, event.version)
+
+        question = f"Restore version {event.version} of {event.passage_id}?"
+        if self.form.dirty:
+            question += f"\n\nYour unsaved changes to {self._form_name()} will be discarded."
+        else:
+            question += "\n\nThe current text is kept in its history."
+        self.app.push_screen(Confirm(question, yes="Restore"), answered)
 
     def restore(self, passage_id: str, version: int) -> None:
-        open_id = self.form.query_one("#form-id", Input).value
-        based_on = self.form.revision if open_id == passage_id else None
+        based_on = self.form.revision if self.form.passage_id == passage_id else None
         try:
             self.passages.restore(passage_id, version=version, based_on=based_on)
         except KnowledgeBaseError as error:
@@ -314,7 +360,7 @@ class EditorScreen(Screen[None]):
             draft = draft_from_gap(event.gap, taken=set(self._ids()))
             self.show_tab("passages")
             self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
-            self.history.show(None, [])
+            self.history.show(None, [], current="")
 
         self.leave_form(write)
 
@@ -346,6 +392,10 @@ class EditorScreen(Screen[None]):
         self.show_tab("passages")
         self.form.request_delete()
 
+    def action_restore(self) -> None:
+        self.show_tab("passages")
+        self.history.request_restore()
+
     def action_search(self) -> None:
         self.show_tab("passages")
         self.query_one("#passage-search", Input).focus()
@@ -363,9 +413,22 @@ class EditorScreen(Screen[None]):
                              self.action_new)  # fmt: skip
         yield PaletteCommand("Knowledge base: delete passage", "Delete the open passage",
                              self.action_delete)  # fmt: skip
+        yield PaletteCommand("Knowledge base: restore version",
+                             "Restore the version highlighted under History (asks first)",
+                             self.action_restore)  # fmt: skip
         yield PaletteCommand("Knowledge base: try a question",
                              "See what the bot would do with a question",
                              lambda: self.show_tab("try"))  # fmt: skip
         yield PaletteCommand("Knowledge base: content gaps",
                              "Questions the bot escalated, to write passages from",
                              lambda: self.show_tab("gaps"))  # fmt: skip
+
+
+def _last_readable(versions: list[Version]) -> Passage | None:
+    """The newest version that is a valid passage: what a deleted passage last said."""
+    for version in reversed(versions):
+        try:
+            return version.passage()
+        except KnowledgeBaseError:
+            continue
+    return None

@@ -16,6 +16,9 @@ from textual.widgets import Button, Input, Label, Static, TextArea
 from chatbot.knowledge_base.gaps import Draft
 from chatbot.knowledge_base.models import MAX_TEXT_CHARS, Passage
 from chatbot.knowledge_base.storage import describe_validation_error
+from chatbot.text import printable
+from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_text_area import PlainTextArea
 
 
 def split_tags(value: str) -> tuple[str, ...]:
@@ -73,6 +76,8 @@ class PassageForm(Vertical):
         """The revision the open passage was read at; None while writing a new passage."""
         self.gap_id: int | None = None
         """The content gap a new passage is written for, if any."""
+        self.deleted = False
+        """Showing a deleted passage's last version: read-only until it is restored."""
         self.taken: frozenset[str] = frozenset()
         self._loading = False
         self._opened: tuple[str, ...] = ("", "", "", "")
@@ -80,27 +85,33 @@ class PassageForm(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="form-row"):
             yield Label("Id", classes="form-label")
-            yield Input(placeholder="a-safe-slug", id="form-id", compact=True)
+            yield PlainInput(placeholder="a-safe-slug", id="form-id", compact=True)
         with Horizontal(classes="form-row"):
             yield Label("Title", classes="form-label")
-            yield Input(placeholder="shown as the answer's source", id="form-title", compact=True)
+            yield PlainInput(
+                placeholder="shown as the answer's source", id="form-title", compact=True
+            )
         with Horizontal(classes="form-row"):
             yield Label("Tags", classes="form-label")
-            yield Input(placeholder="comma, separated", id="form-tags", compact=True)
-        yield TextArea(
+            yield PlainInput(placeholder="comma, separated", id="form-tags", compact=True)
+        yield PlainTextArea(
             id="form-text", soft_wrap=True, placeholder="What the bot tells the customer"
         )
         with Horizontal(id="form-status"):
             yield Static("", id="form-problem", markup=False)
             yield Static("", id="form-count", markup=False)
         with Horizontal(id="form-buttons"):
-            yield Button("Save", variant="primary", id="form-save")
-            yield Button("New", id="form-new")
-            yield Button("Delete", variant="error", id="form-delete")
+            yield Button("Save", variant="primary", id="form-save", compact=True)
+            yield Button("New", id="form-new", compact=True)
+            yield Button("Delete", variant="error", id="form-delete", compact=True)
 
     @property
     def is_new(self) -> bool:
         return self.revision is None
+
+    @property
+    def text_area(self) -> TextArea:
+        return self.query_one("#form-text", TextArea)
 
     def open(
         self,
@@ -109,59 +120,80 @@ class PassageForm(Vertical):
         revision: str | None,
         taken: Iterable[str] = (),
         gap_id: int | None = None,
+        deleted: bool = False,
     ) -> None:
-        """Show `passage` (stored, with its revision; or a draft from a gap), or an empty form."""
+        """Show `passage` (stored, with its revision; a draft from a gap; or, with `deleted`, a
+        deleted passage's last version, read-only), or an empty form."""
         self._loading = True
         self.revision = revision
         self.gap_id = gap_id
+        self.deleted = deleted
         self.taken = frozenset(taken) if revision is None else frozenset()
-        id_input = self.query_one("#form-id", Input)
-        id_input.value = passage.id if passage else ""
+        fields = {
+            "#form-id": passage.id if passage else "",
+            "#form-title": passage.title if passage else "",
+            "#form-tags": ", ".join(passage.tags) if passage else "",
+        }
+        for selector, value in fields.items():
+            field = self.query_one(selector, Input)
+            field.value = value
+            field.cursor_position = len(field.value)
+            field.disabled = deleted
         # A stored passage's id is its file name; renaming is a new passage plus a delete.
-        id_input.disabled = revision is not None
-        self.query_one("#form-title", Input).value = passage.title if passage else ""
-        self.query_one("#form-tags", Input).value = ", ".join(passage.tags) if passage else ""
-        self.query_one("#form-text", TextArea).load_text(passage.text if passage else "")
+        self.query_one("#form-id", Input).disabled = revision is not None or deleted
+        text = self.text_area
+        text.load_text(passage.text if passage else "")
+        text.read_only = deleted
+        # Most edits add to the end of a passage: start there, not at its first word.
+        text.move_cursor(text.document.end)
         self.query_one("#form-delete", Button).disabled = revision is None
+        self.query_one("#form-new", Button).disabled = False
         self._loading = False
         # A draft from a gap counts as unsaved work, so leaving it asks first.
         self._opened = self._values() if gap_id is None else ("", "", "", "")
         self.validate_form()
-        (self.query_one("#form-text") if revision is not None else id_input).focus()
+        (text if revision is not None or deleted else self.query_one("#form-id")).focus()
 
     def _values(self) -> tuple[str, ...]:
         return (
             self.query_one("#form-id", Input).value,
             self.query_one("#form-title", Input).value,
             self.query_one("#form-tags", Input).value,
-            self.query_one("#form-text", TextArea).text,
+            self.text_area.text,
         )
 
     @property
     def dirty(self) -> bool:
         """True when the form differs from what was opened: leaving it would lose that."""
-        return self._values() != self._opened
+        return not self.deleted and self._values() != self._opened
+
+    @property
+    def passage_id(self) -> str:
+        return self.query_one("#form-id", Input).value.strip()
 
     def current(self) -> Passage | str:
-        """The passage as typed, or the first problem with it."""
+        """The passage as typed (surrounding spaces dropped), or the first problem with it."""
+        if self.deleted:
+            return f"{self.passage_id} is deleted: Restore brings back the version highlighted"
         return check_form(
-            passage_id=self.query_one("#form-id", Input).value.strip(),
+            passage_id=self.passage_id,
             title=self.query_one("#form-title", Input).value.strip(),
             tags=self.query_one("#form-tags", Input).value,
-            text=self.query_one("#form-text", TextArea).text,
+            text=self.text_area.text.strip(),
             taken=self.taken,
         )
 
     def validate_form(self) -> None:
         result = self.current()
         self.problem = result if isinstance(result, str) else ""
-        length = len(self.query_one("#form-text", TextArea).text)
+        length = len(self.text_area.text.strip())
         count = self.query_one("#form-count", Static)
         count.update(f"{length:,} / {MAX_TEXT_CHARS:,}")
         count.set_class(length > MAX_TEXT_CHARS, "over")
 
     def watch_problem(self, problem: str) -> None:
-        self.query_one("#form-problem", Static).update(problem)
+        # Messages quote what was typed (an id, a title): shown with control characters spelled out.
+        self.query_one("#form-problem", Static).update(printable(problem))
         self.query_one("#form-save", Button).disabled = bool(problem)
 
     @on(Input.Changed)
@@ -188,8 +220,7 @@ class PassageForm(Vertical):
     @on(Button.Pressed, "#form-delete")
     def request_delete(self) -> None:
         if self.revision is not None:
-            passage_id = self.query_one("#form-id", Input).value
-            self.post_message(self.DeleteRequested(passage_id, self.revision))
+            self.post_message(self.DeleteRequested(self.passage_id, self.revision))
 
     @on(Button.Pressed, "#form-new")
     def _new(self) -> None:

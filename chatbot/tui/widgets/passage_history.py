@@ -1,19 +1,27 @@
-"""A passage's earlier versions, newest first, with a preview and a restore button."""
+"""A passage's earlier versions, newest first, each compared with the current text."""
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
+from chatbot.text import printable
+
+_TOKEN = re.compile(r"\s+|\S+")
+_CONTEXT = 10
+"""Words kept either side of a change; the rest of an unchanged stretch is elided."""
 
 
 def version_text(version: Version) -> str:
@@ -24,8 +32,53 @@ def version_text(version: Version) -> str:
         return str(error)
 
 
+def word_diff(current: str, version: str) -> Text:
+    """What restoring `version` would change in `current`, word by word: `[-removed-]` in red,
+    `{+added+}` in green (the markers keep it readable without colour, as in `git diff
+    --word-diff`). Passages are mostly one paragraph, so a line diff would say nothing."""
+    old, new = _TOKEN.findall(current), _TOKEN.findall(version)
+    shown = Text()
+    for tag, i1, i2, j1, j2 in _phrases(old, new):
+        if tag == "equal":
+            same = old[i1:i2]
+            if len(same) > 3 * _CONTEXT:  # Long unchanged stretches shrink to their ends.
+                head = same[:_CONTEXT] if i1 else []
+                tail = same[-_CONTEXT:] if i2 < len(old) else []
+                same = [*head, "… ", *tail]
+            shown.append(printable("".join(same)))
+            continue
+        if i2 > i1:
+            shown.append(f"[-{printable(''.join(old[i1:i2]))}-]", "red strike")
+        if j2 > j1:
+            shown.append(f"{{+{printable(''.join(new[j1:j2]))}+}}", "green bold")
+    if current == version:
+        return Text("nothing: it is the same as the current text", "dim")
+    return shown
+
+
+def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """The word diff's changes, where two changes apart only by a space become one: a rewritten
+    phrase reads as one change, not as a change per word."""
+    merged: list[tuple[str, int, int, int, int]] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op in matcher.get_opcodes():
+        tag, i1, i2, j1, j2 = op
+        if tag != "equal" and merged and merged[-1][0] != "equal":
+            _, pi1, _, pj1, _ = merged.pop()
+            merged.append(("replace", pi1, i2, pj1, j2))
+        elif (tag != "equal" and len(merged) >= 2 and merged[-1][0] == "equal"
+              and "".join(old[merged[-1][1]:merged[-1][2]]).isspace()):  # fmt: skip
+            merged.pop()
+            _, pi1, _, pj1, _ = merged.pop()
+            merged.append(("replace", pi1, i2, pj1, j2))
+        else:
+            merged.append(op)
+    return merged
+
+
 class PassageHistory(Vertical):
-    """Lists versions of one passage; Restore posts `RestoreRequested`."""
+    """Lists versions of one passage; Enter or Restore posts `RestoreRequested` (the editor asks
+    before it restores)."""
 
     @dataclass
     class RestoreRequested(Message):
@@ -37,43 +90,60 @@ class PassageHistory(Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.passage_id: str | None = None
+        self.current_text = ""
+        """The passage's current text, which each version is compared with ("" when deleted)."""
         self._versions: dict[str, Version] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static("History", classes="section-title")
-        yield OptionList(id="history-options", markup=False)
-        yield Static("", id="history-preview", markup=False)
-        with Horizontal(id="history-buttons"):
-            yield Button("Restore this version", id="history-restore", disabled=True)
+        with Horizontal(id="history-head"):
+            yield Static("History", classes="section-title", id="history-title")
+            yield Button("Restore", id="history-restore", disabled=True, compact=True)
+        yield OptionList(id="history-options", markup=False, compact=True)
+        with VerticalScroll(id="history-diff-scroll"):
+            yield Static("", id="history-diff", markup=False)
 
-    def show(self, passage_id: str | None, versions: Sequence[Version]) -> None:
+    def show(self, passage_id: str | None, versions: Sequence[Version], *, current: str) -> None:
         self.passage_id = passage_id
+        self.current_text = current
         self._versions = {str(v.number): v for v in versions}
         options = self.query_one("#history-options", OptionList)
         options.clear_options()
         for version in reversed(versions):
             when = version.archived_at.astimezone().strftime("%Y-%m-%d %H:%M")
-            label = f"v{version.number}  {when}  replaced by {version.reason}"
+            # The reason comes from a file on disk: printable like any outside text.
+            label = f"v{version.number}  {when}  replaced by {printable(version.reason)}"
             options.add_option(Option(label, id=str(version.number)))
         if not versions:
             options.add_option(Option("no earlier versions", disabled=True))
-        self.query_one("#history-preview", Static).update("")
+        self.query_one("#history-diff", Static).update("")
         self.query_one("#history-restore", Button).disabled = True
         if versions:
             options.highlighted = 0
+
+    @property
+    def highlighted(self) -> Version | None:
+        option = self.query_one("#history-options", OptionList).highlighted_option
+        return None if option is None else self._versions.get(option.id or "")
 
     @on(OptionList.OptionHighlighted, "#history-options")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
         version = self._versions.get(event.option.id or "")
-        self.query_one("#history-preview", Static).update(version_text(version) if version else "")
+        diff = self.query_one("#history-diff", Static)
+        if version is None:
+            diff.update("")
+        else:
+            heading = Text(f"Restoring v{version.number} would change the text: ", "dim")
+            diff.update(heading + word_diff(self.current_text, version_text(version)))
         self.query_one("#history-restore", Button).disabled = version is None
 
     @on(OptionList.OptionSelected, "#history-options")
     @on(Button.Pressed, "#history-restore")
-    def request_restore(self, event: OptionList.OptionSelected | Button.Pressed) -> None:
+    def _restore_pressed(self, event: OptionList.OptionSelected | Button.Pressed) -> None:
         event.stop()
-        option = self.query_one("#history-options", OptionList).highlighted_option
-        if self.passage_id is None or option is None or option.id not in self._versions:
-            return
-        self.post_message(self.RestoreRequested(self.passage_id, int(option.id)))
+        self.request_restore()
+
+    def request_restore(self) -> None:
+        version = self.highlighted
+        if self.passage_id is not None and version is not None:
+            self.post_message(self.RestoreRequested(self.passage_id, version.number))

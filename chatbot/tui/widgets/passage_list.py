@@ -14,6 +14,8 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from chatbot.knowledge_base.models import Passage
+from chatbot.text import printable
+from chatbot.tui.widgets.plain_input import PlainInput
 
 DELETED_PREFIX = "deleted:"
 MAX_ROWS = 500
@@ -46,7 +48,7 @@ class PassageList(Vertical):
         self._deleted: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search passages", id="passage-search")
+        yield PlainInput(placeholder="Search passages", id="passage-search", compact=True)
         yield OptionList(id="passage-options", markup=False)
 
     @property
@@ -70,9 +72,11 @@ class PassageList(Vertical):
         found = [passage for passage, haystack in self._passages if matches(haystack, query)]
         rows: list[Option] = []
         for passage in found[:MAX_ROWS]:
-            label = Content(passage.id)
+            # Every string from a passage file passes through `printable`, even validated ones.
+            label = Content(printable(passage.id))
             if passage.title:
-                label = Content.assemble(passage.id, "\n", (passage.title, "dim"))
+                label = Content.assemble(printable(passage.id), "\n",
+                                         (printable(passage.title), "dim"))  # fmt: skip
             rows.append(Option(label, id=passage.id))
         if len(found) > MAX_ROWS:
             more = f"{len(found) - MAX_ROWS:,} more: type to narrow the list"
@@ -80,7 +84,7 @@ class PassageList(Vertical):
         options.add_options(rows)
         for passage_id in self._deleted:
             if all(word in passage_id for word in query.casefold().split()):
-                label = Content.styled(f"{passage_id}  (deleted)", "dim italic")
+                label = Content.styled(f"{printable(passage_id)}  (deleted)", "dim italic")
                 options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
         wanted = select or current
         if wanted is not None:
@@ -88,6 +92,9 @@ class PassageList(Vertical):
                 if options.get_option_at_index(index).id in (wanted, f"{DELETED_PREFIX}{wanted}"):
                     options.highlighted = index
                     break
+        if options.highlighted is None and options.option_count:
+            # After a search, Tab then Enter opens the first match: a row is always highlighted.
+            options.highlighted = 0
 
     @on(Input.Changed, "#passage-search")
     def _search(self, event: Input.Changed) -> None:

@@ -18,6 +18,7 @@ from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
 from chatbot.text import printable
 from chatbot.tui.widgets.candidate_bars import describe
+from chatbot.tui.widgets.plain_input import PlainInput
 
 JUDGED_BY = {
     "on": "replayed from recorded answers",
@@ -53,7 +54,9 @@ class TryItPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="try-ask"):
-            yield Input(placeholder="Ask as a customer would, then press Enter", id="try-question")
+            yield PlainInput(
+                placeholder="Ask as a customer would, then press Enter", id="try-question"
+            )
             yield Button("Try", variant="primary", id="try-run")
         yield Static("", id="try-decision", markup=False)
         table: DataTable[Text | str] = DataTable(id="try-candidates", cursor_type="row")
@@ -81,7 +84,7 @@ class TryItPanel(Vertical):
         try:
             decision = await engine.answer(question)
         except HelpdeskError as error:
-            self.query_one("#try-decision", Static).update(str(error))
+            self.query_one("#try-decision", Static).update(printable(str(error)))
             return
         self.show(decision, judged_by=JUDGED_BY.get(engine.judge.replay, engine.judge.replay))
         self.post_message(self.Answered(decision))

@@ -1,0 +1,23 @@
+"""A text box that never holds a control character other than newline and tab."""
+
+from __future__ import annotations
+
+from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult
+
+from chatbot.text import strip_control
+
+
+class PlainTextArea(TextArea):
+    """A `TextArea` that drops control characters from every edit and every loaded text.
+
+    Textual draws the document as it is: an ESC pasted into it would reach the terminal. Every
+    change to the document goes through `edit` or `load_text`, so cleaning there covers typing,
+    pasting and undo alike."""
+
+    def edit(self, edit: Edit) -> EditResult:
+        edit.text = strip_control(edit.text)
+        return super().edit(edit)
+
+    def load_text(self, text: str) -> None:
+        super().load_text(strip_control(text))

@@ -1,0 +1,186 @@
+"""The editor at 80x24, and the small things a person meets first: the list after a search, where
+the cursor starts, spaces around the text, restoring with Enter, the diff, the palette."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Button, Input, OptionList, TextArea
+
+from chatbot.config import Settings, load_settings
+from chatbot.knowledge_base.store import PassageStore
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.editor import Confirm, EditorScreen
+from tests.conftest import SHIPPED_CACHE
+from tests.tui.conftest import MakeApp
+from tests.tui.helpers import flat, screen_text
+
+SMALL = (80, 24)
+
+
+@pytest.fixture
+def settings(db_path: Path, kb_copy: Path) -> Settings:
+    return load_settings(
+        store={"db": db_path},
+        knowledge_base={"path": kb_copy},
+        valen={"cache": SHIPPED_CACHE, "replay": "on"},
+    )
+
+
+async def open_editor(pilot: Pilot[None]) -> EditorScreen:
+    await pilot.press("f2")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, EditorScreen)
+    return screen
+
+
+def fully_visible(app: HelpDeskApp, widget: Widget) -> bool:
+    """The widget is laid out whole inside the terminal, not clipped or scrolled away."""
+    region = widget.region
+    return bool(region.height and region.width) and app.screen.region.contains_region(region)
+
+
+async def test_at_80x24_save_new_delete_and_the_problem_line_are_on_screen(
+    make_app: MakeApp,
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        for selector in ["#form-save", "#form-new", "#form-delete", "#form-text", "#form-id",
+                         "#history-options", "#passage-options"]:  # fmt: skip
+            assert fully_visible(app, editor.query_one(selector)), selector
+        await pilot.press("ctrl+n")
+        await pilot.press(*"Bad Id")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        problem = editor.query_one("#form-problem")
+        assert fully_visible(app, problem)
+        assert "not a safe slug" in flat(screen_text(app, problem))
+        assert editor.query_one("#form-save", Button).disabled
+
+
+def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
+    from chatbot.tui import create_app
+    from tests.tui.conftest import FrozenClock
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await pilot.pause()
+        await pilot.press("f2")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("ctrl+n")
+        await pilot.press(*"con")  # A Windows device name: refused, and the line says why.
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+
+    app = create_app(settings, mode="agent", clock=FrozenClock(), agent="ana", timings=False)
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)  # type: ignore[operator]
+
+
+async def test_after_a_search_tab_then_enter_opens_the_first_match(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+f", *"refund")
+        await pilot.pause()
+        await pilot.press("tab")
+        assert isinstance(app.focused, OptionList) and app.focused.id == "passage-options"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.query_one("#form-id", Input).value == "refund-request"
+
+
+async def test_the_text_cursor_starts_at_the_end(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        text = editor.query_one("#form-text", TextArea)
+        assert app.focused is text
+        assert text.cursor_location == text.document.end
+        await pilot.press(*" Ok.")
+        assert text.text.endswith("never collected. Ok.")
+
+
+async def test_spaces_around_title_and_text_are_not_saved(make_app: MakeApp, kb_copy: Path) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+n", *"spaced")
+        editor.query_one("#form-title", Input).focus()
+        app.post_message(events.Paste("   Spaced out   "))
+        await pilot.pause()
+        editor.query_one("#form-text", TextArea).focus()
+        app.post_message(events.Paste("\n\n   Some text.   \n  "))
+        await pilot.pause()
+        assert editor.query_one("#form-count").render().plain == "10 / 4,000"  # type: ignore[union-attr]
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+    saved = json.loads((kb_copy / "spaced.json").read_text(encoding="utf-8"))
+    assert (saved["title"], saved["text"]) == ("Spaced out", "Some text.")
+
+
+async def edited_helmet(pilot: Pilot[None], kb_copy: Path) -> EditorScreen:
+    store = PassageStore(kb_copy)
+    seen = store.get("helmet")
+    store.save(seen.passage.model_copy(update={"text": "Helmets are free at every station."}),
+               based_on=seen.revision)  # fmt: skip
+    editor = await open_editor(pilot)
+    await pilot.press("ctrl+f", *"helmet", "enter")
+    await pilot.pause()
+    return editor
+
+
+async def test_enter_on_a_history_row_asks_before_restoring(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await edited_helmet(pilot, kb_copy)
+        editor.query_one("#history-options").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        assert "Restore version 1 of helmet?" in str(app.screen.question)
+        await pilot.press("n")
+        await pilot.pause()
+        assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are free")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are not")
+
+
+async def test_a_version_is_shown_as_a_diff_against_the_current_text(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=(120, 36)) as pilot:
+        editor = await edited_helmet(pilot, kb_copy)
+        diff = flat(screen_text(app, editor.query_one("#history-diff")))
+        assert "Restoring v1 would change the text:" in diff
+        assert "[-free at every station.-]" in diff
+        assert "{+not included with standard bikes." in diff
+
+
+async def test_restore_is_in_the_command_palette(make_app: MakeApp, kb_copy: Path) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        await edited_helmet(pilot, kb_copy)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"restore version")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, Confirm)
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are not")
