@@ -2,38 +2,52 @@
 
 The file lives at `$XDG_CONFIG_HOME/helpdesk/config.toml` (relocate it with `HELPDESK_CONFIG`).
 Every field can be set from the environment as `HELPDESK_<SECTION>__<FIELD>`; the documented short
-names (`VALEN_BASE_URL`, `VALEN_API_KEY`, `HELPDESK_KB`, ...) win over those. Nothing is read or
-created at import: `load_settings()` does the reading.
+names (`VALEN_BASE_URL`, `VALEN_API_KEY`, `HELPDESK_KB`, ...) win over those. A key in the file or
+a `HELPDESK_*` variable that names no setting is a warning, once, naming it: a typo must not
+silently leave a default in force. Nothing is read or created at import: `load_settings()` does
+the reading, and seeds the user's knowledge base from the shipped one the first time.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+import stat
+import tomllib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.storage import describe_validation_error, shipped_knowledge_base
+from chatbot.knowledge_base.seed import seed_knowledge_base
+from chatbot.knowledge_base.storage import describe_validation_error
+from chatbot.resources import shipped
 from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL
 from chatbot.valen.judge import ReplayMode
 from chatbot.valen.protocol import Dialect
 
 APP_NAME = "helpdesk"
+CONFIG_ENV = "HELPDESK_CONFIG"
+MAX_CONFIG_BYTES = 1 << 20
+"""A settings file is a few lines; anything this big is not one."""
+
+log = logging.getLogger(__name__)
 
 
 def shipped_cache() -> Path:
-    """The recorded Valen answers that ship with the project."""
-    return Path(__file__).resolve().parents[1] / "caches" / "rerank.json"
+    """The recorded Valen answers that ship with the project (package data)."""
+    return shipped("caches") / "rerank.json"
+
+
+def default_knowledge_base() -> Path:
+    """The user's own knowledge base: a copy of the shipped one, made on first use."""
+    return user_data_path(APP_NAME) / "knowledge_base"
 
 
 def default_config_file() -> Path:
@@ -47,8 +61,9 @@ def default_database() -> Path:
 class KnowledgeBaseSettings(BaseModel):
     """Where the help-center passages live."""
 
-    path: Path = Field(default_factory=shipped_knowledge_base)
-    """Directory of passage files (`HELPDESK_KB`); default: the shipped bike-share help center."""
+    path: Path = Field(default_factory=default_knowledge_base)
+    """Directory of passage files (`HELPDESK_KB`); default: `knowledge_base` in the user data
+    directory, seeded from the shipped bike-share help center the first time."""
 
 
 class ValenSettings(BaseModel):
@@ -127,6 +142,116 @@ SHORT_ENV_NAMES: dict[str, tuple[str, str]] = {
 }
 
 
+class ConfigFileSource(PydanticBaseSettingsSource):
+    """The TOML settings file, read defensively: a missing file is no settings; a FIFO, a folder,
+    a huge file, bad UTF-8, bad TOML or nesting deep enough to overflow the parser is one
+    `HelpdeskError` line naming the file."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
+
+    def __call__(self) -> dict[str, Any]:
+        data = read_config_file(self.path)
+        for key in unknown_keys(data, self.settings_cls):
+            warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key, self.path)}")
+        return data
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise HelpdeskError(f"cannot read configuration {path}: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise HelpdeskError(f"cannot read configuration {path}: not a regular file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise HelpdeskError(f"cannot read configuration {path}: larger than 1 MiB")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise HelpdeskError(f"cannot read configuration {path}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise HelpdeskError(
+            f"cannot read configuration {path}: not UTF-8 text (byte {error.start})"
+        ) from None
+    except tomllib.TOMLDecodeError as error:
+        raise HelpdeskError(f"cannot read configuration {path}: {error}") from None
+    except RecursionError:
+        raise HelpdeskError(f"cannot read configuration {path}: nested too deeply") from None
+    except ValueError:  # Python refuses to convert an integer of thousands of digits.
+        raise HelpdeskError(f"cannot read configuration {path}: a number is too long") from None
+
+
+def _sections(model: type[BaseModel]) -> Iterator[tuple[str, type[BaseModel] | None]]:
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+        yield name, annotation if is_model else None  # type: ignore[misc]
+
+
+def known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every setting's dotted name (`engine.threshold`), sections included."""
+    keys = []
+    for name, section in _sections(model):
+        keys.append(prefix + name)
+        if section is not None:
+            keys.extend(known_keys(section, f"{prefix}{name}."))
+    return keys
+
+
+def unknown_keys(data: Mapping[str, Any], model: type[BaseModel], prefix: str = "") -> list[str]:
+    """The dotted names in `data` that are no setting of `model`."""
+    sections = dict(_sections(model))
+    unknown = []
+    for key, value in data.items():
+        if key not in sections:
+            unknown.append(prefix + key)
+        elif (section := sections[key]) is not None and isinstance(value, Mapping):
+            unknown.extend(unknown_keys(value, section, f"{prefix}{key}."))
+    return unknown
+
+
+def unknown_env_names(environ: Mapping[str, str]) -> list[str]:
+    """`HELPDESK_*` variables that name no setting (names are matched case-insensitively, as
+    pydantic-settings reads them)."""
+    known = {CONFIG_ENV, *(n for n in SHORT_ENV_NAMES if n.startswith("HELPDESK_"))}
+    known |= {env_name(key) for key in known_keys(Settings)}
+    return sorted(
+        name for name in environ
+        if name.upper().startswith("HELPDESK_") and name.upper() not in known
+    )  # fmt: skip
+
+
+def env_name(key: str) -> str:
+    """The long environment variable name of a dotted setting: `HELPDESK_ENGINE__K`."""
+    return "HELPDESK_" + key.upper().replace(".", "__")
+
+
+def _suggest(key: str, where: Path | None = None) -> str:
+    names = known_keys(Settings)
+    if where is None:  # An environment variable: suggest one.
+        close = difflib.get_close_matches(key.upper(), [env_name(n) for n in names], n=1)
+    else:
+        close = difflib.get_close_matches(key, names, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """A warning a process gives once, however often settings are loaded."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
+
+
 class ShortEnvSource(PydanticBaseSettingsSource):
     """Reads the documented short environment variable names into their nested sections."""
 
@@ -170,12 +295,12 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        config_file = Path(os.environ.get("HELPDESK_CONFIG") or default_config_file())
+        config_file = Path(os.environ.get(CONFIG_ENV) or default_config_file())
         return (
             init_settings,
             ShortEnvSource(settings_cls),
             env_settings,
-            TomlConfigSettingsSource(settings_cls, toml_file=config_file, deep_merge=True),
+            ConfigFileSource(settings_cls, config_file),
         )
 
 
@@ -183,10 +308,24 @@ def load_settings(**overrides: Any) -> Settings:
     """Read settings from file and environment, with `overrides` (nested dicts) on top.
 
     Bad values become one `HelpdeskError` line naming the setting, never a pydantic traceback.
+    The default knowledge base is seeded from the shipped one if it does not exist yet.
     """
+    for name in unknown_env_names(os.environ):
+        warn_once(f"unknown environment variable {name} ignored{_suggest(name)}")
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as error:
         raise HelpdeskError(f"invalid setting {describe_validation_error(error)}") from None
-    except (OSError, ValueError) as error:  # An unreadable or malformed config file.
+    except (OSError, ValueError) as error:  # An unreadable or malformed value in the file.
         raise HelpdeskError(f"cannot read configuration: {error}") from None
+    except RecursionError:
+        raise HelpdeskError("cannot read configuration: nested too deeply") from None
+    path = settings.knowledge_base.path
+    if path == default_knowledge_base():
+        try:
+            seed_knowledge_base(path)
+        except (OSError, HelpdeskError) as error:
+            # Only what needs passages fails later ("knowledge base not found"); say why now.
+            detail = error.strerror if isinstance(error, OSError) else str(error)
+            warn_once(f"cannot create your knowledge base at {path}: {detail}")
+    return settings

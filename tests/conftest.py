@@ -10,14 +10,16 @@ from typing import Any
 
 import pytest
 
+from chatbot.config import shipped_cache
+from chatbot.knowledge_base.storage import shipped_knowledge_base
 from tests.valen_server import ValenTestServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
 SEED_DATA = DATA / "rerank_data.json"
 RECORDED = DATA / "recorded_output.json"
-SHIPPED_KB = ROOT / "knowledge_base"
-SHIPPED_CACHE = ROOT / "caches" / "rerank.json"
+SHIPPED_KB = shipped_knowledge_base()
+SHIPPED_CACHE = shipped_cache()
 
 
 @pytest.fixture(autouse=True)
@@ -54,9 +56,10 @@ def cache_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def kb_copy(tmp_path: Path) -> Path:
-    """A writable copy of the shipped knowledge base."""
+    """A writable, pristine copy of the shipped knowledge base: its files only, never history or
+    locks an older version of the app may have left beside them."""
     path = tmp_path / "kb"
-    shutil.copytree(SHIPPED_KB, path)
+    shutil.copytree(SHIPPED_KB, path, ignore=shutil.ignore_patterns(".*"))
     return path
 
 

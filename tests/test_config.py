@@ -1,11 +1,17 @@
 """Settings: defaults, then the TOML file, then the environment, then explicit overrides."""
 
+import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from chatbot.config import load_settings
 from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.store import PassageStore
+from tests.conftest import ROOT, SHIPPED_KB
 
 
 def write_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
@@ -61,3 +67,77 @@ def test_bad_values_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.Monk
     write_config(tmp_path, monkeypatch, "[engine\n")
     with pytest.raises(HelpdeskError, match="cannot read configuration"):
         load_settings()
+
+
+def test_a_deeply_nested_or_hostile_file_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep_array = "x = " + "[" * 100_000 + "]" * 100_000
+    deep_table = "x = " + "{a = " * 5_000 + "1" + "}" * 5_000
+    for text in [deep_array, deep_table, "[engine]\nk = 1" + "0" * 10_000]:
+        write_config(tmp_path, monkeypatch, text)
+        with pytest.raises(HelpdeskError, match="^cannot read configuration ") as error:
+            load_settings()
+        assert "\n" not in str(error.value)
+    (tmp_path / "config.toml").write_bytes(b"[engine]\nthreshold = 0.8 # caf\xe9\n")
+    with pytest.raises(HelpdeskError, match="not UTF-8 text"):
+        load_settings()
+
+
+def test_a_fifo_as_the_config_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    env = os.environ | {"HELPDESK_CONFIG": str(fifo)}
+    result = subprocess.run([sys.executable, "-m", "chatbot", "kb", "list"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"helpdesk: error: cannot read configuration {fifo}: not a regular file\n"
+    )
+
+
+def test_a_misspelled_key_or_variable_is_named_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_config(tmp_path, monkeypatch, "[engine]\ntreshold = 0.9\n[valen]\nreplay = 'off'\n")
+    monkeypatch.setenv("HELPDESK_ENGINE__KK", "3")
+    monkeypatch.setenv("HELPDESK_ENGINE__K", "4")  # Known: no warning.
+    monkeypatch.setenv("HELPDESK_VALEN", '{"model": "m"}')  # A whole section as JSON: known.
+    with caplog.at_level(logging.WARNING):
+        settings = load_settings()
+        load_settings()
+    assert settings.engine.threshold == 0.7 and settings.engine.k == 4  # The typo had no effect.
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == [
+        "unknown environment variable HELPDESK_ENGINE__KK ignored "
+        "(did you mean 'HELPDESK_ENGINE__K'?)",
+        f"{tmp_path / 'config.toml'}: unknown setting 'engine.treshold' ignored "
+        "(did you mean 'engine.threshold'?)",
+    ]
+
+
+def test_the_default_knowledge_base_is_the_users_copy_of_the_shipped_one(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings()
+    path = settings.knowledge_base.path
+    assert path == tmp_path / "data" / "helpdesk" / "knowledge_base"  # XDG_DATA_HOME, in tmp.
+    shipped = {p.name: p.read_bytes() for p in SHIPPED_KB.glob("*.json")}
+    assert {p.name: p.read_bytes() for p in path.glob("*.json")} == shipped
+    assert (path / "README.md").is_file()
+    PassageStore(path).delete("helmet")
+    load_settings()  # Seeded once: a deleted passage stays deleted.
+    assert not (path / "helmet.json").exists()
+    assert (SHIPPED_KB / "helmet.json").is_file()
+
+
+def test_kb_commands_from_the_repository_never_touch_the_shipped_files(tmp_path: Path) -> None:
+    before = {p.name: p.read_bytes() for p in SHIPPED_KB.iterdir() if p.is_file()}
+    env = os.environ | {"XDG_DATA_HOME": str(tmp_path / "data")}
+    for argv in (["kb", "add", "--id", "mine", "--text", "Mine."], ["kb", "rm", "helmet"]):
+        result = subprocess.run([sys.executable, "-m", "chatbot", *argv], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    assert {p.name: p.read_bytes() for p in SHIPPED_KB.iterdir() if p.is_file()} == before
+    users = tmp_path / "data" / "helpdesk" / "knowledge_base"
+    assert (users / "mine.json").is_file() and not (users / "helmet.json").exists()

@@ -1,0 +1,50 @@
+"""The user's own knowledge base, copied from the shipped one on first use.
+
+The shipped passages are read-only data of the package (in a wheel they live in site-packages);
+editing them in place would change a source checkout's tracked files. So the default knowledge
+base is a copy in the user's data directory, made the first time it is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from chatbot.files import fsync_directory, write_new_file
+from chatbot.knowledge_base.storage import (
+    list_passage_files,
+    read_regular_file,
+    shipped_knowledge_base,
+)
+
+SEEDED_EXTRAS = ("README.md",)
+"""Files besides the passages that a new knowledge base gets: the format, for a person editing."""
+
+
+def seed_knowledge_base(target: Path, *, source: Path | None = None) -> bool:
+    """Copy the shipped passages into `target` unless it exists; True if this call made it.
+
+    The copy is built in a hidden folder beside `target` and renamed into place, so a crash or a
+    second process seeding at the same moment never leaves a half-filled knowledge base."""
+    if target.exists():
+        return False
+    source = source if source is not None else shipped_knowledge_base()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / f".{target.name}.seeding-{secrets.token_hex(6)}"
+    staging.mkdir()
+    try:
+        files = list(list_passage_files(source).files.values())
+        files += [source / name for name in SEEDED_EXTRAS if (source / name).is_file()]
+        for path in files:
+            write_new_file(staging / path.name, read_regular_file(path))
+        fsync_directory(staging)
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if target.is_dir():  # Another process seeded it first: theirs is as good as ours.
+            return False
+        raise
+    fsync_directory(target.parent)
+    return True
