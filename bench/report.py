@@ -58,6 +58,10 @@ GOALS: dict[str, tuple[str, str, Check]] = {
                              lambda r: r["queue_double_claimed"] == 0),
     "queue_claims_per_s": ("claims per second, 2,000 conversations", "≥ 300",
                            lambda r: r["queue_claims_per_s"] >= 300),
+    "kb_load_ratio": ("load a knowledge base ÷ read, parse and validate each file", "≤ 1.3",
+                      lambda r: r["kb_load_ratio"] <= 1.3),
+    "kb_import_ratio": ("all-or-nothing import ÷ atomic writes one by one", "≤ 1.5",
+                        lambda r: r["kb_import_ratio"] <= 1.5),
 }  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """Every benchmark of issue 6, printed as one JSON object (timings are medians over repeated runs;
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
-    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue]
+    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb]
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import app, concurrent_questions, engine, handoff, rerank, retrieval  # noqa: E402
+from bench import app, concurrent_questions, engine, handoff, kb, rerank, retrieval  # noqa: E402
 from bench.common import machine  # noqa: E402
 
 Figures = dict[str, float | int | bool | str]
@@ -57,6 +57,10 @@ def run_queue(quick: bool) -> Figures:
     }
 
 
+def run_kb(quick: bool) -> Figures:
+    return dict(kb.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -64,6 +68,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "engine": run_engine,
     "app": run_app,
     "queue": run_queue,
+    "kb": run_kb,
 }
 
 

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,19 +94,27 @@ def read_regular_file(path: Path, *, limit: int | None = None) -> bytes:
         raise KnowledgeBaseError(f"{path}: is a directory, expected a JSON file") from None
     except OSError as error:
         raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
-    with open(fd, "rb", closefd=True) as handle:
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode)}")
-            if limit is not None and info.st_size > limit:
-                raise KnowledgeBaseError(f"{path}: larger than {limit:,} bytes, not a passage")
-            content = handle.read() if limit is None else handle.read(limit + 1)
-        except OSError as error:
-            raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
-    if limit is not None and len(content) > limit:
-        raise KnowledgeBaseError(f"{path}: larger than {limit:,} bytes, not a passage")
-    return content
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode)}")
+        cap = limit if limit is not None else sys.maxsize - 1
+        if info.st_size > cap:
+            raise KnowledgeBaseError(f"{path}: larger than {cap:,} bytes, not a passage")
+        chunks: list[bytes] = []
+        size = 0
+        want = info.st_size + 1  # One read for a file that is not growing; one more sees its end.
+        while chunk := os.read(fd, want):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:  # It grew while being read.
+                raise KnowledgeBaseError(f"{path}: larger than {cap:,} bytes, not a passage")
+            want = 1 << 16
+    except OSError as error:
+        raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def decode_json(content: bytes, *, where: str) -> Any:
