@@ -14,6 +14,14 @@ import re
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # The same, newline and tab included: what a one-line field may not hold.
 _CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BREAK = re.compile(r"\r\n|[\t\n\v\f\r]")
+# Whole escape sequences (CSI like ESC[2J, OSC like ESC]0;title BEL, and two-character ones), so
+# that stripping leaves no "[2J" debris behind.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clearing
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS...
+    r"|\x1b[ -~]"  # Two-character escapes
+)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -26,9 +34,13 @@ def printable(text: str) -> str:
 
 
 def strip_control(text: str, *, one_line: bool = False) -> str:
-    """`text` without control characters (keeping newline and tab unless `one_line`): for text
-    entering an editable field, which shows what it holds and so must hold nothing harmful."""
-    return (_CONTROL_OR_BREAK if one_line else _CONTROL).sub("", text)
+    """`text` without escape sequences and control characters (keeping newline and tab unless
+    `one_line`): for text entering an editable field, which shows what it holds and so must hold
+    nothing harmful."""
+    text = _SEQUENCE.sub("", text)
+    if one_line:  # A line break or tab in a one-line field was meant as a space.
+        return _CONTROL_OR_BREAK.sub("", _BREAK.sub(" ", text))
+    return _CONTROL.sub("", text)
 
 
 def first_control(text: str, *, one_line: bool = False) -> str | None:

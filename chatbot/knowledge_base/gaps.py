@@ -10,7 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from chatbot.knowledge_base.models import MAX_ID_CHARS, MAX_TITLE_CHARS, Passage
+from chatbot.knowledge_base.models import (
+    MAX_ID_CHARS,
+    MAX_TITLE_CHARS,
+    WINDOWS_RESERVED,
+    Passage,
+)
 from chatbot.knowledge_base.store import PassageStore, StoredPassage
 from chatbot.text import strip_control
 
@@ -51,6 +56,8 @@ def suggest_id(question: str, *, gap_id: int, taken: set[str]) -> str:
     words, e.g. a Chinese question)."""
     words = _WORD.findall(question.lower())[:_ID_WORDS]
     base = "-".join(words)[:MAX_ID_CHARS].strip("-") or f"gap-{gap_id}"
+    if base in WINDOWS_RESERVED:  # "Con?" would suggest an id no passage may have.
+        base = f"{base}-{gap_id}"
     candidate, n = base, 2
     while candidate in taken:
         suffix = f"-{n}"
@@ -64,11 +71,12 @@ def draft_from_gap(gap: Gap, *, taken: set[str]) -> Draft:
 
     What a customer or agent typed may hold control characters (an ESC pasted into the chat), which
     no passage may: the draft drops them, so the form never shows or saves one."""
-    title = " ".join(strip_control(gap.question, one_line=False).split())
+    question = strip_control(gap.question)
+    title = " ".join(question.split())
     if len(title) > MAX_TITLE_CHARS:
         title = title[: MAX_TITLE_CHARS - 1] + "…"
     return Draft(
-        id=suggest_id(gap.question, gap_id=gap.id, taken=taken),
+        id=suggest_id(question, gap_id=gap.id, taken=taken),
         title=title,
         text=strip_control(gap.agent_reply or "").strip(),
         tags=(GAP_TAG,),

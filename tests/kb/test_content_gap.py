@@ -66,3 +66,17 @@ def test_suggested_ids_are_safe_and_free() -> None:
     long = suggest_id("x" * 100, gap_id=1, taken={"x" * 64})
     assert len(long) <= 64 and long.endswith("-2")
     Passage(id=long, text="valid")  # Raises if the suggestion were not a safe slug.
+
+
+class _Gap:
+    def __init__(self, question: str, reply: str | None = None, gap_id: int = 7) -> None:
+        self.id, self.question, self.agent_reply = gap_id, question, reply
+
+
+def test_a_draft_never_suggests_what_no_passage_may_hold() -> None:
+    draft = draft_from_gap(_Gap("Con?", "Refunds \x1b[2Jtake\x07 5 days.\n\tOk."), taken=set())
+    assert draft.id == "con-7"
+    assert Passage(id=draft.id, text=draft.text).id == "con-7"
+    assert draft.text == "Refunds take 5 days.\n\tOk."
+    draft = draft_from_gap(_Gap("\x1b]0;PWNED\x07 why?\r\nnow"), taken=set())
+    assert draft.title == "why? now" and draft.id == "why-now"

@@ -109,7 +109,8 @@ async def test_no_escape_from_outside_reaches_the_terminal(
         form = editor.query_one(PassageForm)
         title = form.query_one("#form-title", Input).value
         text = form.query_one("#form-text", TextArea).text
-        assert "\x1b" not in title + text and "PWNED" in title and "Refunds" in text
+        assert "\x1b" not in title + text and "PWNED" not in title and "Refunds" in text
+        assert title == "refund now please see click" and "[2J" not in text
 
         await pilot.press("ctrl+t")
         editor.query_one("#try-question", Input).focus()
