@@ -218,7 +218,7 @@ class PassageStore:
             return None
 
     def exists(self, passage_id: str) -> bool:
-        return self._current_path(passage_id).is_file() or self.passage_path(passage_id).is_file()
+        return self._current_path(passage_id).is_file()
 
     def history(self, passage_id: str) -> list[Version]:
         """The passage's earlier versions, oldest first; the current file is not among them."""
