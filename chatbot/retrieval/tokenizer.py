@@ -1,16 +1,27 @@
 """Turn text into index terms for BM25, in English and in scripts written without spaces.
 
 Text is NFKC-normalised (full-width letters become ASCII) and casefolded; words are runs of
-Unicode letters and digits, with English stop words dropped. Chinese and Japanese text has no
-spaces between words, so each run of those characters is indexed as single characters plus
-overlapping character bigrams: a query for 退款 then matches the bigram and its characters
-without a dictionary.
+Unicode letters and digits, with English stop words dropped, and reduced to their Snowball
+(Porter 2) English stem so "bicycles" finds "bicycle" and "refunded" finds "refund". Chinese and
+Japanese text has no spaces between words, so each run of those characters is indexed as single
+characters plus overlapping character bigrams: a query for 退款 then matches the bigram and its
+characters without a dictionary.
+
+Index builds tokenize whole corpora, so the work per token is kept in C: ASCII text (most English
+passages) is split with `str.translate` and `str.split` instead of a Unicode regex, and stop-word
+removal, stemming and CJK grams are computed once per distinct token and cached.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
+from itertools import chain, count, islice
+
+import numpy as np
+import numpy.typing as npt
+import Stemmer  # PyStemmer: the Snowball stemmers compiled to C, the ones bm25s uses.
 
 # Common English function words that carry no topic: matching on them only adds noise.
 STOP_WORDS = frozenset(
@@ -33,19 +44,195 @@ _CJK_RANGES = (
     "\uf900-\ufaff"  # CJK Compatibility Ideographs
     "\U00020000-\U0002fa1f"  # Extensions B-F and supplements
 )
-_TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|[^\W_{_CJK_RANGES}]+")
+_TOKEN = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
+_CJK = re.compile(rf"[{_CJK_RANGES}]")
+# In ASCII, `[^\W_]` is exactly the letters and digits: everything else separates words.
+_ASCII_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalnum()})
+
+# Distinct raw tokens whose terms are remembered; past this the cache starts again, so a
+# long-running app that sees endless new words cannot grow without bound.
+CACHE_SIZE = 1 << 18
+
+IdArray = npt.NDArray[np.int32]
+LengthArray = npt.NDArray[np.int64]
 
 
-def tokenize(text: str) -> list[str]:
+def raw_tokens(text: str) -> list[str]:
+    """The words and CJK runs of `text`, normalised and casefolded, before stop words and stems."""
+    if text.isascii():
+        # NFKC leaves ASCII unchanged and casefold is lower(): the fast path gives the same words.
+        return text.lower().translate(_ASCII_SEPARATORS).split()
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+class Analyzer:
+    """Text to index terms, with or without English stemming; one per setting, shared."""
+
+    def __init__(self, *, stem: bool = True) -> None:
+        self.stem = stem
+        self._stemmer = Stemmer.Stemmer("english") if stem else None
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def terms_of(self, token: str) -> tuple[str, ...]:
+        """The index terms one raw token becomes: nothing for a stop word, its stem, or a CJK
+        run's characters and then its bigrams."""
+        cached = self._cache.get(token)
+        if cached is not None:
+            return cached
+        if _CJK.match(token):
+            terms = (*token, *(token[i : i + 2] for i in range(len(token) - 1)))
+        elif token in STOP_WORDS:
+            terms = ()
+        elif self._stemmer is not None:
+            terms = (self._stemmer.stemWord(token),)
+        else:
+            terms = (token,)
+        if len(self._cache) >= CACHE_SIZE:
+            self._cache.clear()
+        self._cache[token] = terms
+        return terms
+
+    def tokenize(self, text: str) -> list[str]:
+        """Index terms of `text`, in order, repeated as often as they occur."""
+        return list(chain.from_iterable(map(self.terms_of, raw_tokens(text))))
+
+    def words(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """Each distinct word of `text` that yields terms, with its terms, in order of appearance:
+        what a person can be told about how their words were matched."""
+        seen: dict[str, tuple[str, ...]] = {}
+        for token in raw_tokens(text):
+            if token not in seen and (terms := self.terms_of(token)):
+                seen[token] = terms
+        return list(seen.items())
+
+    def encoder(self, term_ids: dict[str, int]) -> Encoder:
+        """An encoder of texts into ids of `term_ids` (extended as new terms appear)."""
+        return Encoder(self, term_ids)
+
+
+# The fast path for ASCII in bytes: lowercase letters and digits stay, everything else splits.
+_ASCII_BYTES = bytes(c if chr(c).isalnum() else 32 for c in range(128)).lower() + bytes(
+    range(128, 256)
+)
+
+
+def _raw_keys(text: str) -> list[bytes] | list[str]:
+    """`raw_tokens`, as bytes for ASCII text (cheaper to split); only ever used as dict keys."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_BYTES).split()
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+class Encoder:
+    """Texts to term ids for one index build, remembering across calls what each distinct raw
+    token becomes, so stop words, stems and CJK grams are worked out once per distinct token and
+    each token costs a split and a dict lookup."""
+
+    def __init__(self, analyzer: Analyzer, term_ids: dict[str, int]) -> None:
+        self._analyzer = analyzer
+        self._term_ids = term_ids
+        self._raw_ids: dict[bytes | str, int] = {}
+        self._sizes = np.zeros(0, np.int64)  # per raw id: how many terms it becomes
+        self._starts = np.zeros(0, np.int64)  # per raw id: where its terms start in _terms
+        self._terms = np.zeros(0, np.int32)  # term ids of every raw id, concatenated
+
+    def encode(self, texts: Sequence[str]) -> tuple[IdArray, LengthArray]:
+        """The term ids of every term of `texts`, concatenated, and each text's number of terms.
+
+        Terms not yet known are added to the term ids, numbered in order of first appearance,
+        exactly as encoding `[analyzer.tokenize(t) for t in texts]` would number them.
+        """
+        documents = [_raw_keys(text) for text in texts]
+        raw_lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
+        total = int(raw_lengths.sum())
+        raw_ids = self._raw_ids
+        base = len(raw_ids)
+        # A raw token seen for the first time gets a provisional id (base plus its position),
+        # made consecutive below: raw ids stay in first-appearance order.
+        raw = np.fromiter(
+            map(raw_ids.setdefault, chain.from_iterable(documents), count(base)), np.int64, total
+        )
+        del documents
+        if len(raw_ids) > base:
+            added = list(islice(raw_ids, base, None))
+            provisional = np.fromiter(map(raw_ids.__getitem__, added), np.int64, len(added))
+            lookup = np.empty(base + total, np.int64)
+            lookup[:base] = np.arange(base)
+            lookup[provisional] = np.arange(base, base + len(added))
+            raw = lookup[raw]
+            del lookup
+            raw_ids.update(zip(added, range(base, base + len(added)), strict=True))
+            self._learn(added)
+        sizes = self._sizes[raw]
+        doc_of_token = np.repeat(np.arange(len(texts), dtype=np.int32), raw_lengths)
+        if self._sizes.size == 0 or int(self._sizes.max()) <= 1:
+            # One term or none per token (English): a gather and a filter.
+            kept = sizes == 1
+            ids = self._terms[self._starts[raw[kept]]]
+            lengths = np.bincount(doc_of_token[kept], minlength=len(texts)).astype(np.int64)
+            return ids, lengths
+        # Some tokens are CJK runs of several terms: repeat each token's slice of the terms.
+        offsets = np.zeros(total, np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        out = int(sizes.sum())
+        positions = np.repeat(self._starts[raw] - offsets, sizes) + np.arange(out)
+        lengths = np.bincount(doc_of_token, weights=sizes, minlength=len(texts))
+        return self._terms[positions], lengths.astype(np.int64)
+
+    def _learn(self, added: list[bytes | str]) -> None:
+        """Work out the terms of newly seen raw tokens, in order (which keeps term ids in order
+        of first appearance)."""
+        terms_of = self._analyzer.terms_of
+        expansions = [
+            terms_of(token.decode("ascii") if isinstance(token, bytes) else token)
+            for token in added
+        ]
+        sizes = np.fromiter(map(len, expansions), np.int64, count=len(expansions))
+        starts = np.zeros(len(expansions), np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        starts += self._terms.size
+        ids = _ids(chain.from_iterable(expansions), int(sizes.sum()), self._term_ids)
+        self._sizes = np.concatenate([self._sizes, sizes])
+        self._starts = np.concatenate([self._starts, starts])
+        self._terms = np.concatenate([self._terms, ids])
+
+
+def _ids(terms: Iterable[str], size: int, term_ids: dict[str, int]) -> IdArray:
+    """Ids of `size` terms (an iterable of str), adding unseen ones to `term_ids` numbered in
+    order of first appearance."""
+    base = len(term_ids)
+    # A term seen for the first time gets a provisional id (base plus its position), made
+    # consecutive below; everything stays in C-level loops.
+    ids = np.fromiter(map(term_ids.setdefault, terms, count(base)), np.int64, size)
+    if len(term_ids) > base:
+        added = list(islice(term_ids, base, None))
+        provisional = np.fromiter(map(term_ids.__getitem__, added), np.int64, len(added))
+        lookup = np.empty(base + size, np.int64)
+        lookup[:base] = np.arange(base)
+        lookup[provisional] = np.arange(base, base + len(added))
+        ids = lookup[ids]
+        term_ids.update(zip(added, range(base, base + len(added)), strict=True))
+    return ids.astype(np.int32)
+
+
+
+def encode_tokens(
+    documents: Sequence[Sequence[str]], term_ids: dict[str, int]
+) -> tuple[IdArray, LengthArray]:
+    """`Analyzer.encode` for documents that are already lists of terms."""
+    lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
+    return _ids(chain.from_iterable(documents), int(lengths.sum()), term_ids), lengths
+
+
+STEMMED = Analyzer(stem=True)
+EXACT_WORDS = Analyzer(stem=False)
+
+
+def analyzer(*, stem: bool) -> Analyzer:
+    """The shared analyzer for a setting (each keeps its own cache of token terms)."""
+    return STEMMED if stem else EXACT_WORDS
+
+
+def tokenize(text: str, *, stem: bool = True) -> list[str]:
     """Index terms of `text`, in order, repeated as often as they occur."""
-    terms: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).casefold()):
-        run = match.group(1)
-        if run is None:
-            word = match.group(0)
-            if word not in STOP_WORDS:
-                terms.append(word)
-            continue
-        terms.extend(run)
-        terms.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return terms
+    return analyzer(stem=stem).tokenize(text)
