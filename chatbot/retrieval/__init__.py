@@ -4,9 +4,12 @@ from chatbot.retrieval.bm25 import BM25Index
 from chatbot.retrieval.retrievers import (
     BM25Retriever,
     OverlapRetriever,
+    QueryTrace,
     Retrieved,
     Retriever,
     RetrieverName,
+    SynonymGroups,
+    TermMatch,
     make_retriever,
 )
 from chatbot.retrieval.tokenizer import tokenize
@@ -15,9 +18,12 @@ __all__ = [
     "BM25Index",
     "BM25Retriever",
     "OverlapRetriever",
+    "QueryTrace",
     "Retrieved",
     "Retriever",
     "RetrieverName",
+    "SynonymGroups",
+    "TermMatch",
     "make_retriever",
     "tokenize",
 ]

@@ -393,18 +393,28 @@ class BM25Index:
             scores[where] += weights
         return scores
 
-    def top(self, query: Sequence[str], k: int) -> list[ScoredDocument]:
-        """The `k` best documents with a positive score, best first, ties by document order."""
+    def top(
+        self, query: Sequence[str], k: int, *, selective: bool = False
+    ) -> list[ScoredDocument]:
+        """The `k` best documents with a positive score, best first, ties by document order.
+
+        With `selective`, only documents containing a query term found in fewer than half of the
+        documents are ranked: terms in half or more of them (whose idf BM25Okapi sets to zero or
+        to its small epsilon floor) still add to scores but never bring a document in alone.
+        """
         terms = self._term_list(query)
         if k <= 0 or not terms or self._idf.size == 0:
             return []
         distinct = list(dict.fromkeys(terms))
+        df = {t: int(self._starts[t + 1] - self._starts[t]) for t in distinct}
+        opens = {t for t in distinct if not selective or 2 * df[t] < self.size}
+        if not opens:
+            return []
         if any(self._idf[t] < 0 for t in distinct):
             # Only in tiny corpora where most terms are in most documents (the floor is then
             # negative): weights can be negative and bounds don't prune, so score everything.
-            return self._top_dense(terms, k, 0.0)
+            return self._top_dense(terms, k, 0.0, opens if selective else None)
         repeats = {t: terms.count(t) for t in distinct}
-        df = {t: int(self._starts[t + 1] - self._starts[t]) for t in distinct}
         # Bound per distinct term: its largest weight times how often the query repeats it.
         bound = {t: float(self._upper[t]) * repeats[t] for t in distinct}
         dense_limit = max(int(self.size * DENSE_SHARE), 1)
@@ -419,7 +429,7 @@ class BM25Index:
         floor = 0.0
         if df[order[0]] > SEED_POSTINGS:
             # Only common terms: a first floor from the documents where each weighs most.
-            seeded = _union([self._champions[t] for t in distinct if t in self._champions])
+            seeded = _union([self._champions[t] for t in opens if t in self._champions])
             seed_scores = self._exact(seeded, terms)
             if seed_scores.size >= k:
                 floor = float(np.partition(seed_scores, seed_scores.size - k)[seed_scores.size - k])
@@ -431,7 +441,7 @@ class BM25Index:
                 where, weights = self._lookup(term, docs)
                 partial[where] += weights * repeats[term]
                 floor = _raise(floor, partial, k)
-            if left[i] * (1 + BOUND_SLACK) >= floor:
+            if term in opens and left[i] * (1 + BOUND_SLACK) >= floor:
                 weights = self._all(term) * repeats[term]
                 new = postings
                 if floor > 0:
@@ -442,11 +452,11 @@ class BM25Index:
                     fresh = docs[np.minimum(at, docs.size - 1)] != new
                     new, weights, at = new[fresh], weights[fresh], at[fresh]
                     if docs.size + new.size > dense_limit:
-                        return self._top_dense(terms, k, floor)
+                        return self._top_dense(terms, k, floor, opens if selective else None)
                     docs, partial = np.insert(docs, at, new), np.insert(partial, at, weights)
                 else:
                     if new.size > dense_limit:
-                        return self._top_dense(terms, k, floor)
+                        return self._top_dense(terms, k, floor, opens if selective else None)
                     docs, partial = new, weights
                 floor = _raise(floor, partial, k)
             if floor > 0:
@@ -458,8 +468,16 @@ class BM25Index:
         span = slice(int(self._starts[term]), int(self._starts[term + 1]))
         return self._weights(term, span)
 
-    def _top_dense(self, terms: list[int], k: int, floor: float) -> list[ScoredDocument]:
+    def _top_dense(
+        self, terms: list[int], k: int, floor: float, opens: set[int] | None
+    ) -> list[ScoredDocument]:
+        """Every document scored; with `opens`, only those containing one of those terms count."""
         scores = self.scores_of(terms)
+        if opens is not None:
+            eligible = np.zeros(self.size, bool)
+            for term in opens:
+                eligible[self._postings(term)] = True
+            scores[~eligible] = 0.0
         matched = np.flatnonzero(scores >= floor) if floor > 0 else np.flatnonzero(scores > 0)
         return _best(matched.astype(np.int32), scores[matched], k, floor)
 
