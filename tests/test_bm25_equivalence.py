@@ -194,3 +194,108 @@ def test_engine_with_passages_retrieves_like_a_fresh_engine() -> None:
         assert [(r.passage.id, r.score) for r in updated.retrieve(question)] == [
             (r.passage.id, r.score) for r in BM25Retriever(edited).retrieve(question, updated.k)
         ]
+
+
+def selective_top(scores: np.ndarray, corpus: Corpus, query: list[str], k: int) -> list[tuple[int, float]]:
+    """BM25Okapi's ranking restricted to documents with a query term in under half of them."""
+    size = len(corpus)
+    rare = {t for t in query if 2 * sum(t in doc for doc in corpus) < size}
+    masked = np.where([bool(rare & set(doc)) for doc in corpus], scores, 0.0)
+    return okapi_top(masked, k)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_selective_ranking_equals_bm25okapi_restricted_to_rarer_terms(seed: int) -> None:
+    for rng, corpus in corpora(40, seed + 50):
+        index, okapi = BM25Index(corpus), BM25Okapi(corpus)
+        for _ in range(8):
+            query = random_query(rng, corpus)
+            expected = okapi.get_scores(query)
+            for k in (1, 3, 5, len(corpus)):
+                assert [(h.index, h.score) for h in index.top(query, k, selective=True)] == (
+                    selective_top(expected, corpus, query, k)
+                ), query
+
+
+def test_a_word_in_half_the_documents_never_retrieves_alone() -> None:
+    corpus = [["bike", "dock"], ["bike", "fee"], ["helmet"], ["refund"]]
+    index = BM25Index(corpus)
+    assert index.idf("bike") == 0.0  # In exactly half: BM25Okapi's idf is log(1) = 0.
+    assert index.top(["bike"], 5, selective=True) == []
+    assert [h.index for h in index.top(["bike", "fee"], 5, selective=True)] == [1]
+
+
+STEM_WORDS = ("bike bikes biking riding rides ride refunds refunded refund charge charged charges "
+              "station stations docks dock late fee fees helmet helmets the a of and 退款 退回 时间 "
+              "Café cafés ＲＥＦＵＮＤ e-bike e-bikes").split()  # fmt: skip
+
+
+def random_texts(rng: random.Random) -> list[str]:
+    return [
+        " ".join(rng.choice(STEM_WORDS) for _ in range(rng.randint(0, 12))) + rng.choice([".", "?", ""])
+        for _ in range(rng.randint(1, 30))
+    ]
+
+
+@pytest.mark.parametrize("stem", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_an_index_built_from_text_equals_bm25okapi_over_its_terms(stem: bool, seed: int) -> None:
+    # The retriever's path: text through the stemming tokenizer, chunk by chunk, into the index.
+    from chatbot.retrieval import bm25
+    from chatbot.retrieval.tokenizer import Analyzer
+
+    rng = random.Random(seed)
+    for _ in range(15):
+        texts = random_texts(rng)
+        analyzer = Analyzer(stem=stem)
+        documents = [analyzer.tokenize(t) for t in texts]
+        if not any(documents):
+            continue
+        chunk = bm25.CHUNK_DOCUMENTS
+        try:
+            bm25.CHUNK_DOCUMENTS = rng.choice([1, 3, 1000])  # Several chunks, merged.
+            index = BM25Index.from_texts(texts, analyzer)
+        finally:
+            bm25.CHUNK_DOCUMENTS = chunk
+        okapi = BM25Okapi(documents)
+        for _ in range(6):
+            query = analyzer.tokenize(" ".join(rng.choices(STEM_WORDS, k=rng.randint(1, 4))))
+            assert_same(index, okapi, query)
+
+
+def test_stemmed_terms_equal_bm25okapi_on_the_shipped_knowledge_base() -> None:
+    from chatbot.knowledge_base.storage import load_knowledge_base
+    from chatbot.retrieval.retrievers import indexed_text
+    from chatbot.retrieval.tokenizer import tokenize
+    from tests.conftest import SHIPPED_KB
+
+    passages = load_knowledge_base(SHIPPED_KB)
+    retriever = BM25Retriever(passages)
+    okapi = BM25Okapi([tokenize(indexed_text(p)) for p in passages])
+    for question in ("Bicycles and helmets for the elderly?", "refunded charges", "e-bikes docks"):
+        assert_same(retriever.index, okapi, tokenize(question))
+
+
+def test_synonym_expansion_is_bm25okapi_over_the_expanded_query() -> None:
+    passages = [
+        passage("seniors", "Seniors ride at half price on weekdays."),
+        passage("students", "The student pass costs 9 euros a month."),
+        passage("helmet", "Helmets are not included with standard bikes."),
+        passage("lost", "Lost items are kept for 30 days."),
+    ]
+    groups = [["senior", "pensioner", "retiree", "elderly"], ["helmet", "head protection"]]
+    retriever = BM25Retriever(passages, synonyms=groups)
+    query = retriever.query_terms("Do pensioners pay less? And the pensioner's helmet?")
+    # The question's own terms, then each synonym once; "helmet" is not added twice.
+    assert query == ["pension", "pay", "less", "pension", "helmet", "senior", "retire", "elder",
+                     "head", "protect"]  # fmt: skip
+    okapi = BM25Okapi([retriever.analyzer.tokenize(indexed(p)) for p in passages])
+    assert_same(retriever.index, okapi, query)
+    assert retriever.retrieve("Do pensioners pay less?", 5)[0].passage.id == "seniors"
+    assert BM25Retriever(passages).retrieve("Do pensioners pay less?", 5) == []
+
+
+def indexed(p: Passage) -> str:
+    from chatbot.retrieval.retrievers import indexed_text
+
+    return indexed_text(p)

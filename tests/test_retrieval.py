@@ -5,7 +5,7 @@ from rank_bm25 import BM25Okapi
 
 from chatbot.knowledge_base import Passage
 from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
-from chatbot.retrieval import BM25Retriever, OverlapRetriever, tokenize
+from chatbot.retrieval import BM25Retriever, OverlapRetriever, Retrieved, tokenize
 from chatbot.retrieval.bm25 import BM25Index
 from tests.conftest import SEED_DATA, SHIPPED_KB
 
@@ -71,3 +71,69 @@ def test_overlap_reproduces_the_cookbook_keyword_order() -> None:
 def test_overlap_ties_keep_knowledge_base_order() -> None:
     passages = [Passage(id=name, text="bike ride") for name in ("c", "a", "b")]
     assert [r.passage.id for r in OverlapRetriever(passages).retrieve("ride", 3)] == ["c", "a", "b"]
+
+
+KB = [
+    Passage(id="bikes", title="Bicycles", text="Bicycles can be rented by the hour."),
+    Passage(id="dogs", title="Pets", text="Dogs ride free in the front basket."),
+    Passage(id="seniors", title="Seniors", text="Seniors get 30 percent off every ride."),
+    Passage(id="lost", title="Lost items", tags=("lost-and-found",), text="We keep them a month."),
+    Passage(id="helmet", title="Helmets", tags=("equipment",), text="Helmets cost 2 euros."),
+]
+
+
+def ids(hits: list[Retrieved]) -> list[str]:
+    return [h.passage.id for h in hits]
+
+
+def test_stemming_finds_other_word_forms_and_can_be_turned_off() -> None:
+    stemmed, exact = BM25Retriever(KB), BM25Retriever(KB, stem=False)
+    assert ids(stemmed.retrieve("Can I rent a bicycle?", 5))[0] == "bikes"
+    assert ids(stemmed.retrieve("Is my dog allowed?", 5)) == ["dogs"]
+    assert exact.retrieve("Is my dog allowed?", 5) == []
+
+
+def test_tags_are_indexed_and_can_be_turned_off() -> None:
+    assert ids(BM25Retriever(KB).retrieve("Where is the equipment?", 5)) == ["helmet"]
+    assert BM25Retriever(KB, tags=False).retrieve("Where is the equipment?", 5) == []
+    assert ids(BM25Retriever(KB).retrieve("lost and found", 5)) == ["lost"]
+
+
+def test_synonyms_expand_questions_both_ways() -> None:
+    groups = [["senior", "pensioner", "retiree"]]
+    retriever = BM25Retriever(KB, synonyms=groups)
+    assert ids(retriever.retrieve("Discount for pensioners?", 5)) == ["seniors"]
+    assert ids(retriever.retrieve("Discount for retirees?", 5)) == ["seniors"]
+    assert BM25Retriever(KB).retrieve("Discount for pensioners?", 5) == []
+    # A later edit keeps the synonyms; other synonyms reuse the index.
+    edited = retriever.with_passages([*KB, Passage(id="new", text="Pensioner cards.")])
+    assert edited.synonyms.groups == retriever.synonyms.groups
+    assert retriever.with_synonyms([]).index is retriever.index
+    assert retriever.with_synonyms([]).retrieve("Discount for pensioners?", 5) == []
+
+
+def test_a_multi_word_synonym_needs_all_its_words() -> None:
+    retriever = BM25Retriever(KB, synonyms=[["helmet", "head protection"]])
+    assert ids(retriever.retrieve("Do you have head protection?", 5)) == ["helmet"]
+    assert retriever.retrieve("Does the head count?", 5) == []
+
+
+def test_with_passages_reindexes_a_passage_whose_tags_changed() -> None:
+    retriever = BM25Retriever(KB)
+    retagged = [p if p.id != "dogs" else p.model_copy(update={"tags": ("equipment",)}) for p in KB]
+    incremental = retriever.with_passages(retagged)
+    assert ids(incremental.retrieve("equipment", 5)) == ids(
+        BM25Retriever(retagged).retrieve("equipment", 5)
+    )
+    assert set(ids(incremental.retrieve("equipment", 5))) == {"dogs", "helmet"}
+
+
+def test_explain_says_which_words_matched_how_many_passages() -> None:
+    passages = load_knowledge_base(SHIPPED_KB)
+    trace = BM25Retriever(passages).explain("Can I bring my dog on the bikes?")
+    assert trace is not None and trace.passages == len(passages)
+    by_word = {t.word: t for t in trace.terms}
+    assert set(by_word) == {"bring", "dog", "bikes"}
+    assert by_word["bikes"].term == "bike" and by_word["bikes"].passages * 2 >= len(passages)
+    assert by_word["dog"].passages == 0 and by_word["bring"].passages == 0
+    assert OverlapRetriever(passages).explain("anything") is None

@@ -1,20 +1,52 @@
-"""The tokenizer: English words without stop words, punctuation splits, Unicode words, CJK grams."""
+"""The tokenizer: English words without stop words, stemmed; punctuation splits, Unicode words,
+CJK grams; and the batch encoder the index builds with, which must agree with it exactly."""
 
-from chatbot.retrieval.tokenizer import tokenize
+import random
+import unicodedata
+
+import numpy as np
+import pytest
+
+from chatbot.retrieval.tokenizer import (
+    _TOKEN,
+    CACHE_SIZE,
+    Analyzer,
+    analyzer,
+    raw_tokens,
+    tokenize,
+)
 
 
 def test_english_lowercases_drops_stop_words_and_splits_on_punctuation() -> None:
     assert tokenize("I was charged TWICE for the same ride, can I get my money back?") == [
-        "charged", "twice", "ride", "get", "money", "back",
+        "charg", "twice", "ride", "get", "money", "back",
+    ]  # fmt: skip
+    assert tokenize("I was charged TWICE for the same ride", stem=False) == [
+        "charged", "twice", "ride",
     ]  # fmt: skip
 
 
+def test_stemming_matches_plurals_and_verb_forms() -> None:
+    for a, b in [("bicycle", "Bicycles"), ("dog", "dogs"), ("refund", "refunded"),
+                 ("charge", "charging"), ("battery", "batteries"), ("ride", "riding")]:  # fmt: skip
+        assert tokenize(a) == tokenize(b), (a, b)
+        assert tokenize(a, stem=False) != tokenize(b, stem=False)
+
+
+def test_stop_words_are_dropped_before_stemming() -> None:
+    # "doing" is a stop word; its stem "do" would be too, but "does"/"doe" must not leak in.
+    assert tokenize("what are you doing, does it") == []
+
+
 def test_hyphens_and_apostrophes_split_words() -> None:
-    assert tokenize("The e-bike's 45-minute pass") == ["e", "bike", "45", "minute", "pass"]
+    assert tokenize("The e-bike's 45-minute pass", stem=False) == [
+        "e", "bike", "45", "minute", "pass",
+    ]  # fmt: skip
+    assert tokenize("The e-bikes' 45-minute passes") == ["e", "bike", "45", "minut", "pass"]
 
 
 def test_unicode_words_are_kept_whole() -> None:
-    assert tokenize("Café naïve Straße") == ["café", "naïve", "strasse"]
+    assert tokenize("Café naïve Straße", stem=False) == ["café", "naïve", "strasse"]
 
 
 def test_full_width_letters_are_normalised() -> None:
@@ -37,3 +69,53 @@ def test_a_single_cjk_character_has_no_bigram() -> None:
 
 def test_only_stop_words_and_punctuation_give_nothing() -> None:
     assert tokenize("and the, of it?!") == []
+
+
+def test_ascii_fast_path_splits_exactly_like_the_unicode_pattern() -> None:
+    # Random texts over every ASCII character: the split fast path must give the words that
+    # NFKC, casefold and the Unicode pattern (the path for non-ASCII text) give.
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(1, 128)]
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        slow = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        assert raw_tokens(text) == slow, text
+        assert Analyzer().encoder({}).encode([text])[1].tolist() == [len(tokenize(text))]
+
+
+@pytest.mark.parametrize("stem", [True, False])
+def test_batch_encoding_equals_tokenizing_each_text(stem: bool) -> None:
+    texts = [
+        "Returning a bike late: each extra 30 minutes is charged.",
+        "",
+        "退款会在三到五个工作日内退回。 Refunds take 3 to 5 days!",
+        "ＲＥＦＵＮＤ the E-BIKES, riders' helmets; the the the",
+        "款",
+        "Café naïve Straße — returned, returning, returns",
+    ]
+    a = Analyzer(stem=stem)
+    term_ids: dict[str, int] = {}
+    encoder = a.encoder(term_ids)
+    ids, lengths = encoder.encode(texts[:3])
+    more_ids, more_lengths = encoder.encode(texts[3:])  # A second chunk reuses what it learnt.
+    names = list(term_ids)
+    expected = [a.tokenize(t) for t in texts]
+    got = [names[i] for i in np.concatenate([ids, more_ids]).tolist()]
+    assert got == [t for doc in expected for t in doc]
+    assert np.concatenate([lengths, more_lengths]).tolist() == [len(d) for d in expected]
+    # Ids are numbered in order of first appearance, as BM25Okapi orders its vocabulary.
+    assert names == list(dict.fromkeys(t for doc in expected for t in doc))
+
+
+def test_the_token_cache_stays_bounded() -> None:
+    a = Analyzer(stem=True)
+    for i in range(CACHE_SIZE + 10):
+        a.terms_of(f"w{i}")
+    assert len(a._cache) <= CACHE_SIZE
+    assert a.terms_of("bicycles") == ("bicycl",)
+
+
+def test_shared_analyzers_per_setting() -> None:
+    assert analyzer(stem=True) is analyzer(stem=True)
+    assert analyzer(stem=True).tokenize("dogs") == ["dog"]
+    assert analyzer(stem=False).tokenize("dogs") == ["dogs"]
