@@ -112,6 +112,19 @@ def test_ask_no_passages(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and json.loads(out)["reason"] == "no-passages"
 
 
+def test_ask_says_truthfully_why_nothing_was_retrieved(capsys: pytest.CaptureFixture[str]) -> None:
+    # "bike" is in 5 of the 10 shipped passages: BM25Okapi's idf of it is exactly zero.
+    code, out, _ = run_cli(capsys, "ask", "Can I bring my dog on the bike?")
+    assert code == 0
+    assert "Escalated to a person: no-passages" in out
+    assert (
+        "No passage retrieved: “bike” is in 5 of 10 passages, too common to pick one on its own; "
+        "“bring”, “dog” are in no passage." in out
+    )
+    code, out, _ = run_cli(capsys, "ask", "What is the and of it?")
+    assert "every word of the question is too common to search for" in out
+
+
 def test_k_option_limits_requests(
     capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
 ) -> None:

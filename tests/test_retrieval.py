@@ -137,3 +137,24 @@ def test_explain_says_which_words_matched_how_many_passages() -> None:
     assert by_word["bikes"].term == "bike" and by_word["bikes"].passages * 2 >= len(passages)
     assert by_word["dog"].passages == 0 and by_word["bring"].passages == 0
     assert OverlapRetriever(passages).explain("anything") is None
+
+
+async def test_the_engine_decision_carries_the_retrieval_trace() -> None:
+    from chatbot.engine.engine import Engine
+    from chatbot.valen.judge import PassageJudge
+
+    engine = Engine(retriever=BM25Retriever(KB), judge=PassageJudge(replay="on"))
+    decision = await engine.answer("Any zebras?")
+    assert decision.candidates == () and decision.retrieval is not None
+    assert [(t.word, t.term, t.passages) for t in decision.retrieval.terms] == [
+        ("zebras", "zebra", 0)
+    ]
+    riding = await engine.answer("Zebras riding?")
+    assert riding.retrieval is not None
+    assert [(t.word, t.term, t.passages) for t in riding.retrieval.terms] == [
+        ("zebras", "zebra", 0), ("riding", "ride", 2),
+    ]  # fmt: skip
+    assert decision.why_no_passages() == "No passage retrieved: “zebras” is in no passage."
+    # Restored from JSON (as a store would), the trace still explains.
+    again = type(decision).model_validate_json(decision.model_dump_json())
+    assert again.why_no_passages() == decision.why_no_passages()

@@ -72,7 +72,7 @@ def render(decision: Decision, *, cache: str = "the replay cache") -> str:
     lines.append("")
     lines.append(f"Candidates (threshold {decision.threshold:g}):")
     if not decision.candidates:
-        lines.append("  none: no passage shares a word with the question")
+        lines.append(f"  none. {decision.why_no_passages()}")
     for c in decision.candidates:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
         error = f"  {printable(c.error)}" if c.error else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from chatbot.engine.models import Candidate, Decision
+from chatbot.engine.models import Candidate, Decision, QueryTerm, RetrievalTrace
 from chatbot.engine.policy import DEFAULT_THRESHOLD, decide
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
@@ -91,6 +91,7 @@ class Engine:
         )
         candidates = [candidate(r, o) for r, o in zip(retrieved, outcomes, strict=True)]
         ranked, answer, reason = decide(candidates, self.threshold)
+        trace = self.retriever.explain(question)
         return Decision(
             question=question,
             answer=answer,
@@ -98,4 +99,13 @@ class Engine:
             candidates=ranked,
             threshold=self.threshold,
             latency_ms=(time.perf_counter() - started) * 1000,
+            retrieval=None
+            if trace is None
+            else RetrievalTrace(
+                passages=trace.passages,
+                terms=tuple(
+                    QueryTerm(word=t.word, term=t.term, passages=t.passages, synonym=t.synonym)
+                    for t in trace.terms
+                ),
+            ),
         )

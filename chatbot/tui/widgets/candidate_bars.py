@@ -51,7 +51,7 @@ def render_decision(decision: Decision, *, timings: bool = True) -> RenderableTy
             table.add_row(name, Text("not judged", style="red"), Text("–"))
     parts: list[RenderableType] = [describe(decision, timings=timings), Text(""), table]
     if not decision.candidates:
-        parts.append(Text("No passage shares a word with the question.", style="dim"))
+        parts.append(Text(decision.why_no_passages(), style="dim"))
     errors = [c for c in decision.candidates if c.error]
     if errors:
         parts.append(Text(""))

@@ -108,6 +108,6 @@ class TryItPanel(Vertical):
         if decision.answer is not None:
             answer.update(Text(printable(decision.answer.text)))
         elif not decision.candidates:
-            answer.update(Text("No passage shares a word with the question.", style="dim"))
+            answer.update(Text(decision.why_no_passages(), style="dim"))
         else:
             answer.update(Text("A person would answer this one.", style="dim"))
