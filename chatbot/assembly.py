@@ -7,6 +7,7 @@ import httpx
 from chatbot.config import Settings
 from chatbot.engine.engine import Engine
 from chatbot.knowledge_base.storage import load_knowledge_base
+from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
@@ -56,8 +57,9 @@ def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
 def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
     """The answer-or-escalate engine over the configured knowledge base."""
     passages = load_knowledge_base(settings.knowledge_base.path)
+    synonyms = load_synonyms(settings.knowledge_base.path)
     return Engine(
-        retriever=BM25Retriever(passages),
+        retriever=BM25Retriever(passages, synonyms=synonyms),
         judge=make_judge(settings, http),
         threshold=settings.engine.threshold,
         k=settings.engine.k,
