@@ -1,4 +1,6 @@
-"""`helpdesk eval DATA.json`: the cookbook's evaluation, on the data file's own passages."""
+"""`helpdesk eval DATA.json`: the cookbook's evaluation, on the data file's own passages, as a
+table (or JSON with `--json`), with retrieval measured step by step and an optional threshold
+sweep."""
 
 from __future__ import annotations
 
@@ -11,6 +13,10 @@ from typing import Any
 from chatbot.assembly import make_http_client, make_judge
 from chatbot.cli.options import add_engine_options, settings_from
 from chatbot.engine.evaluate import evaluate
+from chatbot.errors import HelpdeskError
+from chatbot.text import printable
+
+QUESTION_WIDTH = 48
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,6 +41,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="TEXT",
         help="predicate wording; repeat to compare wordings (first one decides)",
     )
+    parser.add_argument(
+        "--passages",
+        type=Path,
+        metavar="DIR",
+        help="evaluate the questions against this knowledge-base directory instead",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="show what each threshold from 0.5 to 0.95 would answer and escalate",
+    )
+    parser.add_argument(
+        "--target-precision",
+        type=float,
+        default=1.0,
+        metavar="P",
+        help="with --sweep, mark the lowest threshold whose answers are at least this share "
+        "correct (default 1: all)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_engine_options(parser, knowledge_base=False)
     parser.set_defaults(func=run)  # fmt: skip
 
@@ -51,10 +77,97 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
             retriever=args.retriever,
             k=settings.engine.k,
             threshold=settings.engine.threshold,
+            knowledge_base=args.passages,
+            sweep=args.sweep,
+            target_precision=args.target_precision,
             **kwargs,
         )
 
 
+def _short(text: str, width: int = QUESTION_WIDTH) -> str:
+    text = printable(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _mark(correct: bool) -> str:
+    return "✓" if correct else "✗"
+
+
+def render(report: dict[str, Any], *, data: Path) -> str:
+    """The report for a person: retrieval step by step, each question, the sweep."""
+    k = report["k"]
+    count = len(report["queries"])
+    lines = [
+        f"{printable(str(data))}: {report['passages']} passages, {count} questions; "
+        f"k={k}, threshold {report['threshold']:g}, retriever {report['retriever']}",
+        "",
+        f"Retrieval (no Valen): is a correct passage among the {k} retrieved?",
+        f"  {'retriever':<26} {f'recall@{k}':>12}  {'MRR':>5}",
+    ]
+    for row in report["retrieval"]:
+        recall = f"{row['hits']}/{row['questions']} {row['recall_at_k']:.2f}"
+        lines.append(f"  {row['retriever']:<26} {recall:>12}  {row['mrr']:5.3f}")
+    lines += [
+        "",
+        "Questions (✓: a correct passage):",
+        f"  {'question':<{QUESTION_WIDTH}}  {'keyword top':<22} {'reranked top':<28} answer",
+    ]
+    for q in report["queries"]:
+        keyword = q["keyword_order"][0] if q["keyword_order"] else "none"
+        keyword_cell = f"{printable(keyword)} {_mark(q['keyword_top_correct'])}"
+        judged = [r for r in q["reranked"] if r["answers"] is not None]
+        if judged:
+            best = judged[0]
+            reranked_cell = (
+                f"{printable(best['id'])} {best['answers']:.3f} {_mark(q['reranked_top_correct'])}"
+            )
+        else:
+            reranked_cell = "not judged"
+        answer = printable(q["answer_with"]) if q["answer_with"] else f"escalated ({q['reason']})"
+        lines.append(
+            f"  {_short(q['query']):<{QUESTION_WIDTH}}  {keyword_cell:<22} {reranked_cell:<28} "
+            f"{answer}"
+        )
+    lines += [
+        "",
+        f"keyword top-1 correct {report['keyword_top1']}/{count} · reranked top-1 correct "
+        f"{report['reranked_top1']}/{count} · answered {report['answered']} · escalated "
+        f"{report['escalated']}",
+    ]
+    if "predicates" in report:
+        lines += ["", "Predicate wordings (mean probability: relevant / other passages, gap):"]
+        for p in report["predicates"]:
+            values = [p["relevant_mean"], p["non_relevant_mean"], p["gap"]]
+            shown = " / ".join("–" if v is None else f"{v:.3f}" for v in values[:2])
+            gap = "–" if values[2] is None else f"{values[2]:+.3f}"
+            lines.append(f"  {shown}  gap {gap}  {_short(p['predicate'], 70)}")
+    if "sweep" in report:
+        sweep = report["sweep"]
+        target = sweep["target_precision"]
+        goal = "every answer correct" if target >= 1 else f"at least {target:.0%} correct"
+        lines += [
+            "",
+            "Threshold sweep (answer from the top judged passage when it reaches the threshold):",
+            f"  {'threshold':>9} {'answered':>9} {'correct':>8} {'escalated':>10} {'precision':>10}",
+        ]
+        for row in sweep["rows"]:
+            precision = "–" if row["precision"] is None else f"{row['precision']:.2f}"
+            marker = f"  ← lowest with {goal}" if row["threshold"] == sweep["lowest"] else ""
+            lines.append(
+                f"  {row['threshold']:>9.2f} {row['answered']:>9} {row['correct']:>8} "
+                f"{row['escalated']:>10} {precision:>10}{marker}"
+            )
+        if sweep["lowest"] is None:
+            lines.append(f"  No threshold here answers anything with {goal}.")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
-    print(json.dumps(asyncio.run(_evaluate(args)), indent=2, ensure_ascii=False))
+    if not 0 < args.target_precision <= 1:
+        raise HelpdeskError("--target-precision must be more than 0 and at most 1")
+    report = asyncio.run(_evaluate(args))
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render(report, data=args.data))
     return 0

@@ -1,4 +1,10 @@
-"""Evaluate the loop on a labelled data file shaped like the cookbook's `rerank_data.json`."""
+"""Evaluate the loop on a labelled data file shaped like the cookbook's `rerank_data.json`.
+
+Besides the cookbook's per-question report, retrieval alone is measured for each step from exact
+words to what the bot uses (stemming, then tags, then synonyms): recall@k (is a correct passage
+among the k retrieved?) and MRR (the mean of 1 / rank of the first correct passage, 0 when none
+is retrieved). A threshold sweep shows what each answer threshold from 0.5 to 0.95 would do.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
+    check_unique,
     describe_validation_error,
-    load_passages_file,
+    load_knowledge_base,
+    parse_passage,
     read_json,
 )
-from chatbot.retrieval.retrievers import RetrieverName, make_retriever
+from chatbot.knowledge_base.synonyms import SynonymGroup, load_synonyms, parse_synonyms
+from chatbot.retrieval.retrievers import RetrieverName, SynonymGroups, make_retriever
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.protocol import PREDICATE
 
@@ -31,8 +41,48 @@ class LabelledQuery(BaseModel):
     relevant: tuple[str, ...]
 
 
-def load_queries(path: Path, passage_ids: set[str]) -> list[LabelledQuery]:
+class DataSet(BaseModel):
+    """Passages, synonyms and labelled questions to evaluate on."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    passages: tuple[Passage, ...]
+    synonyms: tuple[SynonymGroup, ...]
+    queries: tuple[LabelledQuery, ...]
+
+
+def load_data(path: Path, *, knowledge_base: Path | None = None) -> DataSet:
+    """A data file's passages (or a knowledge base's, with its `synonyms.toml`), its optional
+    `synonyms` (word to synonyms, as in `synonyms.toml`) and its labelled questions."""
     data = read_json(path)
+    if not isinstance(data, dict):
+        raise HelpdeskError(f"{path}: expected a JSON object with 'passages' and 'queries'")
+    synonyms: tuple[SynonymGroup, ...] = ()
+    raw_synonyms = data.get("synonyms", {})
+    if not isinstance(raw_synonyms, dict):
+        raise HelpdeskError(f"{path}: 'synonyms' must map each word to its synonyms")
+    synonyms = parse_synonyms(raw_synonyms, where=f"{path}: synonyms")
+    if knowledge_base is not None:
+        passages = load_knowledge_base(knowledge_base)
+        synonyms = (*load_synonyms(knowledge_base), *synonyms)
+    else:
+        raw = data.get("passages")
+        if not isinstance(raw, list) or not raw:
+            raise HelpdeskError(
+                f"{path}: no passages: add a 'passages' list, or evaluate the questions "
+                "against a knowledge base with --passages DIR"
+            )
+        passages = [parse_passage(p, where=f"{path}: passages[{i}]") for i, p in enumerate(raw)]
+        check_unique(passages, where=str(path))
+    queries = load_queries(path, {p.id for p in passages}, data=data)
+    return DataSet(passages=tuple(passages), synonyms=synonyms, queries=tuple(queries))
+
+
+def load_queries(
+    path: Path, passage_ids: set[str], *, data: Any = None
+) -> list[LabelledQuery]:
+    if data is None:
+        data = read_json(path)
     raw = data.get("queries") if isinstance(data, dict) else None
     if not isinstance(raw, list):
         raise HelpdeskError(f"{path}: expected a 'queries' list")
@@ -58,6 +108,7 @@ def load_queries(path: Path, passage_ids: set[str]) -> list[LabelledQuery]:
 def _query_report(query: LabelledQuery, decision: Decision, order: list[str]) -> dict[str, Any]:
     judged = [c for c in decision.candidates if c.probability is not None]
     return {
+        "relevant": list(query.relevant),
         "query": query.text,
         "keyword_order": order,
         "reranked": [{"id": c.id, "answers": c.probability} for c in decision.candidates],
@@ -68,6 +119,79 @@ def _query_report(query: LabelledQuery, decision: Decision, order: list[str]) ->
     }
 
 
+# Each step adds one thing to the one before, from the exact words to what the bot uses.
+RETRIEVAL_STEPS: tuple[tuple[str, RetrieverName, dict[str, bool]], ...] = (
+    ("overlap (the cookbook's)", "overlap", {}),
+    ("bm25, exact words", "bm25", {"stem": False, "tags": False, "synonyms": False}),
+    ("+ stemming", "bm25", {"stem": True, "tags": False, "synonyms": False}),
+    ("+ tags", "bm25", {"stem": True, "tags": True, "synonyms": False}),
+    ("+ synonyms", "bm25", {"stem": True, "tags": True, "synonyms": True}),
+)
+SWEEP_THRESHOLDS = tuple(round(0.5 + 0.05 * step, 2) for step in range(10))
+
+
+def retrieval_table(data: DataSet, k: int) -> list[dict[str, Any]]:
+    """Recall@k and MRR of each retrieval step on the data set (no Valen involved)."""
+    rows = []
+    for label, name, options in RETRIEVAL_STEPS:
+        synonyms: SynonymGroups = data.synonyms if options.get("synonyms") else ()
+        retriever = make_retriever(
+            name,
+            data.passages,
+            stem=options.get("stem", True),
+            tags=options.get("tags", True),
+            synonyms=synonyms,
+        )
+        reciprocal: list[float] = []
+        missed: list[str] = []
+        for query in data.queries:
+            order = [r.passage.id for r in retriever.retrieve(query.text, k)]
+            rank = next((i for i, pid in enumerate(order, 1) if pid in query.relevant), None)
+            reciprocal.append(1 / rank if rank else 0.0)
+            if rank is None:
+                missed.append(query.text)
+        count = len(data.queries)
+        if options.get("synonyms") and not data.synonyms:
+            label += " (none given)"
+        rows.append({
+            "retriever": label,
+            "hits": count - len(missed),
+            "questions": count,
+            "recall_at_k": (count - len(missed)) / count if count else 0.0,
+            "mrr": fmean(reciprocal) if reciprocal else 0.0,
+            "missed": missed,
+        })  # fmt: skip
+    return rows
+
+
+def threshold_sweep(
+    decisions: Sequence[tuple[Decision, LabelledQuery]], target_precision: float
+) -> dict[str, Any]:
+    """For each threshold from 0.5 to 0.95: questions answered, answers from a correct passage,
+    escalations; and the lowest threshold whose answers reach `target_precision` (1.0: all
+    correct), counting only thresholds that answer something."""
+    rows = []
+    lowest: float | None = None
+    for threshold in SWEEP_THRESHOLDS:
+        answered = correct = 0
+        for decision, query in decisions:
+            top = next((c for c in decision.candidates if c.probability is not None), None)
+            if top is not None and top.probability is not None and top.probability >= threshold:
+                answered += 1
+                correct += top.id in query.relevant
+        precision = correct / answered if answered else None
+        rows.append({
+            "threshold": threshold,
+            "answered": answered,
+            "correct": correct,
+            "escalated": len(decisions) - answered,
+            "precision": precision,
+        })  # fmt: skip
+        if lowest is None and precision is not None and precision >= target_precision - 1e-12:
+            lowest = threshold
+    return {"target_precision": target_precision, "rows": rows, "lowest": lowest}
+
+
 async def evaluate(
     data_path: Path,
     *,
@@ -76,28 +200,34 @@ async def evaluate(
     k: int = 5,
     threshold: float = 0.7,
     predicates: Sequence[str] = (PREDICATE,),
+    knowledge_base: Path | None = None,
+    sweep: bool = False,
+    target_precision: float = 1.0,
 ) -> dict[str, Any]:
-    """Run every labelled query through the loop on the file's own passages.
+    """Run every labelled query through the loop on the file's own passages (or those of
+    `knowledge_base`).
 
     The first predicate drives the decision; with several, every wording is also asked about every
     retrieved passage, and the report compares how well each separates relevant passages from the
     rest (the way the cookbook chose its wording).
     """
-    passages = load_passages_file(data_path)
-    queries = load_queries(data_path, {p.id for p in passages})
+    data = load_data(data_path, knowledge_base=knowledge_base)
+    queries = data.queries
     predicates = list(predicates) or [PREDICATE]
     engine = Engine(
-        retriever=make_retriever(retriever, passages),
+        retriever=make_retriever(retriever, data.passages, synonyms=data.synonyms),
         judge=judge,
         threshold=threshold,
         k=k,
         predicate=predicates[0],
     )
     results = []
+    decisions: list[tuple[Decision, LabelledQuery]] = []
     recall_hits = 0
     wording: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in predicates}
     for query in queries:
         decision = await engine.answer(query.text)
+        decisions.append((decision, query))
         # The decision ranks by probability; the keyword order is the retriever's own.
         retrieved = engine.retrieve(query.text)
         order = [r.passage.id for r in retrieved]
@@ -131,9 +261,13 @@ async def evaluate(
         "retriever": retriever,
         "k": k,
         "threshold": threshold,
+        "passages": len(data.passages),
+        "retrieval": retrieval_table(data, k),
     }
     if len(predicates) > 1:
         report["predicates"] = [_wording_report(p, *wording[p]) for p in predicates]
+    if sweep:
+        report["sweep"] = threshold_sweep(decisions, target_precision)
     return report
 
 
