@@ -12,7 +12,7 @@ import pytest
 
 from chatbot.cli.main import main
 from chatbot.valen import PREDICATE, input_text
-from tests.conftest import ROOT, SEED_DATA
+from tests.conftest import ROOT, SEED_DATA, SHIPPED_KB
 from tests.valen_server import Received, Reply, ValenTestServer, probability_reply
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
@@ -28,7 +28,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 def test_eval_overlap_reproduces_the_cookbook_exactly(
     capsys: pytest.CaptureFixture[str], recorded: dict[str, Any]
 ) -> None:
-    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap")
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["keyword_top1"] == 2 and report["reranked_top1"] == 3
@@ -62,7 +62,7 @@ def test_eval_compares_predicate_wordings(
     code, out, err = run_cli(
         capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--replay", "off",
         "--base-url", valen_server.base_url,
-        "--predicate", PREDICATE, "--predicate", "The passage answers the question.",
+        "--predicate", PREDICATE, "--predicate", "The passage answers the question.", "--json",
     )  # fmt: skip
     assert code == 0, err
     # 3 questions x 5 passages x 2 wordings: the deciding wording is not asked twice.
@@ -73,6 +73,127 @@ def test_eval_compares_predicate_wordings(
     assert sharp["non_relevant_mean"] == pytest.approx(0.1)
     assert sharp["gap"] == pytest.approx(0.8)
     assert vague["gap"] == pytest.approx(0.0)
+
+
+def test_eval_prints_the_cookbooks_table_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert not out.lstrip().startswith("{")
+    row = next(line for line in lines if line.strip().startswith("I was charged twice"))
+    assert "damage-report ✗" in row and "card-charged-twice 0.899 ✓" in row
+    assert row.rstrip().endswith("card-charged-twice")
+    assert any("late-return 0.644 ✓" in line and "escalated (low-score)" in line for line in lines)
+    assert "keyword top-1 correct 2/3 · reranked top-1 correct 3/3 · answered 2 · escalated 1" in out
+
+
+def retrieval_rows(out: str) -> dict[str, tuple[int, float]]:
+    rows = json.loads(out)["retrieval"]
+    return {r["retriever"]: (r["hits"], r["mrr"]) for r in rows}
+
+
+def test_eval_reports_recall_and_mrr_before_and_after_each_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = ROOT / "tests" / "data" / "customer_questions.json"
+    code, out, err = run_cli(capsys, "eval", str(data), "--passages", str(SHIPPED_KB), "--json")
+    assert code == 0, err
+    rows = retrieval_rows(out)
+    steps = ["bm25, exact words", "+ stemming", "+ tags", "+ synonyms"]
+    assert list(rows) == ["overlap (the cookbook's)", *steps]
+    hits = [rows[s][0] for s in steps]
+    mrr = [rows[s][1] for s in steps]
+    # Customers' plurals and verb forms need stemming, the tag words need tags, and their own
+    # words need synonyms: each step finds more, and the last finds every question's passage.
+    assert hits[0] < hits[1] < hits[2] < hits[3] == len(json.loads(out)["queries"])
+    assert mrr == sorted(mrr) and mrr[0] < mrr[3]
+
+
+def test_bm25_on_the_seed_data_is_not_worse_with_stemming_tags_and_synonyms(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--json")
+    assert code == 0, err
+    rows = retrieval_rows(out)
+    assert rows["bm25, exact words"] == rows["+ synonyms (none given)"] == (3, 1.0)
+    report = json.loads(out)
+    # The three seed questions still retrieve passages with recorded answers and decide alike.
+    assert [q["answer_with"] for q in report["queries"]] == [
+        "card-charged-twice", "damage-fee", None,
+    ]  # fmt: skip
+    assert report["queries"][2]["reason"] == "low-score"
+
+
+def test_eval_sweep_marks_the_lowest_threshold_with_all_answers_correct(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(
+        capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--sweep", "--json"
+    )
+    assert code == 0, err
+    sweep = json.loads(out)["sweep"]
+    rows = {r["threshold"]: r for r in sweep["rows"]}
+    assert list(rows) == [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
+    # Recorded top probabilities: 0.899, 0.977 and 0.644, each from a correct passage.
+    assert (rows[0.6]["answered"], rows[0.6]["escalated"]) == (3, 0)
+    assert (rows[0.7]["answered"], rows[0.7]["correct"], rows[0.7]["escalated"]) == (2, 2, 1)
+    assert (rows[0.9]["answered"], rows[0.95]["answered"]) == (1, 1)
+    assert sweep["lowest"] == 0.5 and sweep["target_precision"] == 1.0
+    code, out, _ = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--sweep")
+    marked = [line for line in out.splitlines() if "←" in line]
+    assert len(marked) == 1 and marked[0].split()[0] == "0.50"
+    assert "lowest with every answer correct" in marked[0]
+
+
+def test_the_sweep_finds_the_threshold_that_reaches_a_target_precision() -> None:
+    from chatbot.engine.evaluate import LabelledQuery, threshold_sweep
+    from chatbot.engine.models import Candidate, Decision
+
+    def decision(pid: str, probability: float) -> Decision:
+        top = Candidate(id=pid, text="t", bm25=1.0, probability=probability)
+        return Decision(question="q", answer=None, reason=None, candidates=(top,), threshold=0.7)
+
+    query = LabelledQuery(text="q", relevant=("right",))
+    decisions = [(decision("wrong", 0.72), query), (decision("right", 0.9), query),
+                 (decision("right", 0.8), query), (decision("wrong", 0.55), query)]  # fmt: skip
+    exact = threshold_sweep(decisions, 1.0)
+    assert exact["lowest"] == 0.75
+    assert [r["precision"] for r in exact["rows"][:2]] == [0.5, 0.5]
+    assert threshold_sweep(decisions, 0.6)["lowest"] == 0.6  # 2 of 3 correct from 0.6 on.
+    assert threshold_sweep(decisions[3:], 1.0)["lowest"] is None  # Only wrong answers.
+
+
+def test_chinese_questions_need_passages_and_retrieve_them_when_given(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = ROOT / "tests" / "data" / "customer_questions_zh.json"
+    assert_one_line_error(run_process("eval", str(data)), "no passages", "--passages")
+    # Until the Chinese knowledge base exists, three passages written here show the path works.
+    kb = tmp_path / "zh"
+    kb.mkdir()
+    for pid, text in [
+        ("helmet", "标准单车不提供头盔。里斯本和波尔图的电动车在前车筐里配有头盔。"),
+        ("refund-time", "退款会退回到您付款的银行卡，需要三到五个工作日到账。"),
+        ("student-pass", "学生月卡每月九欧元，包含无限次四十五分钟骑行。"),
+    ]:
+        (kb / f"{pid}.json").write_text(json.dumps({"id": pid, "text": text}))
+    subset = tmp_path / "zh.json"
+    questions = json.loads(data.read_text(encoding="utf-8"))
+    questions["queries"] = [
+        q for q in questions["queries"] if q["relevant"][0] in {"helmet", "refund-time"}
+    ]
+    subset.write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(subset), "--passages", str(kb), "--json", "-k", "1")
+    assert code == 0, err
+    rows = retrieval_rows(out)
+    assert rows["+ synonyms"][0] == len(questions["queries"])
+
+
+def test_target_precision_out_of_range_is_one_line() -> None:
+    assert_one_line_error(
+        run_process("eval", str(SEED_DATA), "--sweep", "--target-precision", "1.5"),
+        "--target-precision",
+    )
 
 
 def test_ask_answers_seed_question_one_offline(capsys: pytest.CaptureFixture[str]) -> None:
