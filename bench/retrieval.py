@@ -1,9 +1,17 @@
-"""Retrieval benchmarks over synthetic passages: query latency next to a numpy floor, exactness
-against rank-bm25, index build time, and how fast one edited passage becomes searchable.
+"""Retrieval benchmarks over synthetic passages, English and Chinese, at 10,000, 100,000 and
+1,000,000 passages: the whole index build from text (tokenizing included), the memory the index
+keeps and the build's peak, top-5 query latency next to the best exact peers (bench/
+retrieval_peers.py) measured in the same process, and whether every top 5 is identical to theirs
+(and, at 10,000, to rank_bm25's BM25Okapi).
 
-The corpus: passages of 30-80 words drawn from a Zipf distribution (exponent 1) over 50,000
-made-up words, with a fixed seed. Queries are 2-6 words from the same distribution, so most of
-them contain a word found in most passages, the case BM25Okapi floors the idf of.
+English passages are 30-80 words drawn from a Zipf distribution (exponent 1) over 50,000 made-up
+words, with a fixed seed; queries are 2-6 words from the same distribution, so most contain a word
+found in most passages. Chinese passages are 40-120 characters drawn the same way from 3,500 Han
+characters, with a comma or full stop every 6-15; queries are 4-10 characters.
+
+Each (language, size) runs in a fresh process, so memory is the index's alone: retained is the
+resident-set growth from before the build to after it (garbage collected), peak is the build's
+high-water mark above the same start (Linux `VmHWM`, reset through /proc/self/clear_refs).
 
     python bench/retrieval.py [--quick]
 """
@@ -11,11 +19,16 @@ them contain a word found in most passages, the case BM25Okapi floors the idf of
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +38,7 @@ if __package__ in (None, ""):
 
 from bench.common import median  # noqa: E402
 from chatbot.retrieval.bm25 import BM25Index  # noqa: E402
+from chatbot.retrieval.tokenizer import analyzer  # noqa: E402
 
 SEED = 20261130
 VOCABULARY = 50_000
@@ -76,39 +90,6 @@ def synthetic_queries(zipf: Zipf, count: int, seed: int = SEED + 1) -> list[list
     return [zipf.draw(int(n), rng) for n in rng.integers(2, 7, size=count)]
 
 
-class FloorIndex:
-    """The floor: a plain numpy inverted index (term -> documents, weights), BM25 weights,
-    scatter-add per query term, argpartition for the top k. No exactness guarantees."""
-
-    def __init__(self, documents: Sequence[Sequence[str]]) -> None:
-        ids: dict[str, int] = {}
-        flat = np.array([ids.setdefault(t, len(ids)) for d in documents for t in d], np.int64)
-        lengths = np.array([len(d) for d in documents], np.int64)
-        self.size = len(documents)
-        docs = np.repeat(np.arange(self.size, dtype=np.int64), lengths)
-        keys, tf = np.unique(flat * self.size + docs, return_counts=True)
-        terms, pdocs = keys // self.size, keys % self.size
-        df = np.bincount(terms, minlength=len(ids))
-        idf = np.log(self.size - df + 0.5) - np.log(df + 0.5)
-        idf = np.where(idf < 0, 0.25 * idf.mean(), idf)
-        norm = 1.5 * (0.25 + 0.75 * lengths / lengths.mean())
-        weights = idf[terms] * (tf * 2.5 / (tf + norm[pdocs]))
-        starts = np.concatenate([[0], np.cumsum(df)])
-        self.postings = {
-            term: (pdocs[starts[i] : starts[i + 1]], weights[starts[i] : starts[i + 1]])
-            for term, i in ids.items()
-        }
-
-    def top(self, query: Sequence[str], k: int) -> npt.NDArray[np.int64]:
-        scores = np.zeros(self.size)
-        for term in query:
-            posting = self.postings.get(term)
-            if posting is not None:
-                scores[posting[0]] += posting[1]
-        best = np.argpartition(scores, self.size - k)[self.size - k :]
-        return best[np.argsort(-scores[best])]
-
-
 def reference_top(scores: npt.NDArray[np.float64], k: int) -> list[tuple[int, float]]:
     """BM25Okapi's ranking: positive scores, best first, ties by document order."""
     positive = np.flatnonzero(scores > 0)
@@ -128,50 +109,226 @@ def latencies_ms(
     return times
 
 
-def measure(quick: bool) -> dict[str, float | bool | int]:
-    """Query latency and build time at 100,000 passages, the floor, and exactness."""
-    from rank_bm25 import BM25Okapi
+CJK_SEED = 20261201
+HAN = 3500
 
-    zipf, documents = synthetic_corpus(100_000)
-    queries = synthetic_queries(zipf, 200 if quick else 1000)
-    runs = 3 if quick else 5
-    builds: list[float] = []
-    for _ in range(runs):
+
+def _join(
+    words: list[str], lengths: npt.NDArray[np.int64], ranks: npt.NDArray[np.int64], sep: str
+) -> list[str]:
+    """Passages of `lengths` words each, the words given by rank, joined by `sep`: one string
+    join for the lot, then a split (a join per passage is several times slower at 1,000,000)."""
+    spaced = np.array([w + sep for w in words], dtype=object)
+    ended = np.array([w + "\n" for w in words], dtype=object)
+    tokens = spaced[ranks]
+    ends = np.cumsum(lengths) - 1
+    tokens[ends] = ended[ranks[ends]]
+    return "".join(tokens.tolist()).split("\n")[:-1]
+
+
+def _draw(zipf: Zipf, count: int, rng: np.random.Generator) -> npt.NDArray[np.int64]:
+    ranks = np.searchsorted(zipf.cdf, rng.random(count), side="right")
+    return np.minimum(ranks, len(zipf.words) - 1)
+
+
+def synthetic_texts(size: int, seed: int = SEED) -> list[str]:
+    """`size` English passages as text: 30-80 Zipf-drawn made-up words each. Kept in a cache
+    file after the first run (a million take ~15 s to draw, a second to read back)."""
+    cache = Path(tempfile.gettempdir()) / "helpdesk-bench" / f"en-{size}-{seed}.txt"
+    if cache.exists():
+        return cache.read_text(encoding="utf-8").split("\n")
+    rng = np.random.default_rng(seed)
+    zipf = Zipf(vocabulary(VOCABULARY, rng))
+    lengths = rng.integers(MIN_WORDS, MAX_WORDS + 1, size=size)
+    texts: list[str] = []
+    for start in range(0, size, 50_000):
+        chunk = lengths[start : start + 50_000].tolist()
+        flat = zipf.draw(sum(chunk), rng)
+        at = 0
+        for n in chunk:
+            texts.append(" ".join(flat[at : at + n]))
+            at += n
+    cache.parent.mkdir(exist_ok=True)
+    partial = cache.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text("\n".join(texts), encoding="utf-8")
+    partial.replace(cache)
+    return texts
+
+
+def english_questions(count: int, seed: int = SEED + 1) -> list[str]:
+    rng = np.random.default_rng(SEED)
+    zipf = Zipf(vocabulary(VOCABULARY, rng))
+    return [" ".join(words) for words in synthetic_queries(zipf, count, seed)]
+
+
+CJK_WORDS = 20_000
+
+
+def _chinese_words(rng: np.random.Generator) -> Zipf:
+    """Chinese-like words: 1-3 characters (mostly 2) from 3,500 Han characters, themselves
+    Zipf-distributed, so words share common characters as real ones do."""
+    characters = Zipf([chr(c) for c in rng.choice(np.arange(0x4E00, 0x9FA5), HAN, replace=False)])
+    sizes = rng.choice([1, 2, 3], size=CJK_WORDS, p=[0.2, 0.65, 0.15])
+    drawn = characters.words[_draw(characters, int(sizes.sum()), rng)].tolist()
+    words: dict[str, None] = dict.fromkeys("，、")  # Punctuation, as common as the top words.
+    at = 0
+    for n in sizes.tolist():
+        words.setdefault("".join(drawn[at : at + n]))
+        at += n
+    return Zipf(list(words))
+
+
+def chinese_texts(size: int, seed: int = CJK_SEED) -> list[str]:
+    """`size` Chinese passages of 20-60 Zipf-drawn words (40-120 characters or so); the commonest
+    "words" are commas, which break runs of characters as punctuation does."""
+    rng = np.random.default_rng(seed)
+    zipf = _chinese_words(rng)
+    lengths = rng.integers(20, 61, size=size)
+    ranks = _draw(zipf, int(lengths.sum()), rng)
+    words: list[str] = zipf.words.tolist()
+    return [t + "。" for t in _join(words, lengths, ranks, "")]
+
+
+def chinese_questions(count: int, seed: int = CJK_SEED + 1) -> list[str]:
+    rng = np.random.default_rng(CJK_SEED)
+    zipf = _chinese_words(rng)
+    ask = np.random.default_rng(seed)
+    return ["".join(zipf.draw(int(n), ask)) + "？" for n in ask.integers(2, 5, size=count)]
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _latency_ms(queries: Sequence[Sequence[str]], top: Callable[[Sequence[str], int], object]) -> float:
+    """Median milliseconds of one top-5 query."""
+    times: list[float] = []
+    for query in queries:
         started = time.perf_counter()
-        index = BM25Index(documents)
-        builds.append(time.perf_counter() - started)
-    floor = FloorIndex(documents)
-    ours: list[float] = []
-    floors: list[float] = []
-    ratios: list[float] = []
-    for _ in range(runs):
-        our_p50 = median(latencies_ms(queries, index.top))
-        floor_p50 = median(latencies_ms(queries, floor.top))
-        ours.append(our_p50)
-        floors.append(floor_p50)
-        ratios.append(our_p50 / floor_p50)
+        top(query, 5)
+        times.append((time.perf_counter() - started) * 1000)
+    return median(times)
 
-    # get_scores scans every passage in Python (~60 ms per query term here): a subset when quick.
-    okapi = BM25Okapi(documents)
-    checked = queries[:: len(queries) // 12] if quick else queries
+
+def measure_one(language: str, size: int, *, queries: int, runs: int) -> dict[str, Any]:
+    """Build, memory, latency and exactness for one language and size (run in a fresh process)."""
+    from bench.retrieval_peers import CsrPeer, MaxScorePeer
+
+    texts = synthetic_texts(size) if language == "en" else chinese_texts(size)
+    questions = english_questions(queries) if language == "en" else chinese_questions(queries)
+    tokens = analyzer(stem=True)
+    gc.collect()
+    before = _status_kb("VmRSS")
+    peak_known = _reset_peak()
+    started = time.perf_counter()
+    index = BM25Index.from_texts(texts, tokens)
+    build_s = time.perf_counter() - started
+    peak = _status_kb("VmHWM") - before if peak_known else None
+    gc.collect()
+    retained = _status_kb("VmRSS") - before
+    query_terms = [tokens.tokenize(q) for q in questions]
+
+    csr = CsrPeer(index)
+    maxscore = MaxScorePeer(csr)
+    ours = [_latency_ms(query_terms, index.top) for _ in range(runs)]
+    csr_ms = [_latency_ms(query_terms, csr.top) for _ in range(runs)]
+    maxscore_ms = [_latency_ms(query_terms, maxscore.top) for _ in range(runs)]
     identical = all(
-        [(h.index, h.score) for h in index.top(q, 5)] == reference_top(okapi.get_scores(q), 5)
-        for q in checked
+        [(h.index, h.score) for h in index.top(q, 5)] == csr.top(q, 5) == maxscore.top(q, 5)
+        for q in query_terms
     )
-    return {
-        "retrieval_p50_ms_100k": round(median(ours), 3),
-        "retrieval_floor_p50_ms_100k": round(median(floors), 3),
-        "retrieval_vs_floor": round(median(ratios), 2),
-        "retrieval_identical": identical,
-        "retrieval_identical_queries": len(checked),
-        "index_build_s_100k": round(median(builds), 3),
+    figures: dict[str, Any] = {
+        "build_s": build_s,
+        "memory_mb": retained / 1024,
+        "peak_mb": None if peak is None else peak / 1024,
+        "arrays_mb": index.memory_bytes() / 2**20,
+        "p50_ms": median(ours),
+        "csr_p50_ms": median(csr_ms),
+        "maxscore_p50_ms": median(maxscore_ms),
+        "identical": identical,
+        "queries": len(query_terms),
     }
+    if size <= 10_000:
+        # rank_bm25 itself, over the same terms: the definition every score is held to.
+        from rank_bm25 import BM25Okapi
+
+        okapi = BM25Okapi([tokens.tokenize(t) for t in texts])
+        checked = query_terms[:50]
+        figures["okapi_identical"] = all(
+            [(h.index, h.score) for h in index.top(q, 5)] == reference_top(okapi.get_scores(q), 5)
+            for q in checked
+        )
+        figures["okapi_queries"] = len(checked)
+    return figures
+
+
+def _run_one(language: str, size: int, *, queries: int, runs: int) -> dict[str, Any]:
+    """`measure_one` in a fresh interpreter, so memory figures are the index's alone."""
+    # A fixed mmap threshold: glibc's sliding one keeps freed build temporaries in the heap,
+    # which would count as retained though nothing holds them.
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(1 << 17)}
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--one", language, str(size),
+         "--queries", str(queries), "--runs", str(runs)],
+        capture_output=True, text=True, check=True, env=env,
+    )  # fmt: skip
+    figures: dict[str, Any] = json.loads(result.stdout)
+    return figures
+
+
+def _label(size: int) -> str:
+    return f"{size // 1_000_000}m" if size >= 1_000_000 else f"{size // 1000}k"
+
+
+def measure(quick: bool) -> dict[str, float | bool | int]:
+    """Every size in English and Chinese (Chinese at 1,000,000 only without --quick)."""
+    plan = [("en", 10_000), ("en", 100_000), ("en", 1_000_000), ("zh", 10_000), ("zh", 100_000)]
+    if not quick:
+        plan.append(("zh", 1_000_000))
+    queries, runs = (200, 1) if quick else (1000, 3)
+    results: dict[str, float | bool | int] = {}
+    for language, size in plan:
+        figures = _run_one(language, size, queries=queries, runs=runs)
+        tag = ("" if language == "en" else "zh_") + _label(size)
+        peer = min(figures["csr_p50_ms"], figures["maxscore_p50_ms"])
+        results[f"retrieval_p50_ms_{tag}"] = round(figures["p50_ms"], 3)
+        results[f"retrieval_peer_p50_ms_{tag}"] = round(peer, 3)
+        results[f"retrieval_csr_p50_ms_{tag}"] = round(figures["csr_p50_ms"], 3)
+        results[f"retrieval_maxscore_p50_ms_{tag}"] = round(figures["maxscore_p50_ms"], 3)
+        results[f"retrieval_identical_{tag}"] = figures["identical"]
+        results[f"index_build_s_{tag}"] = round(figures["build_s"], 2)
+        results[f"index_memory_mb_{tag}"] = round(figures["memory_mb"], 1)
+        if figures["peak_mb"] is not None:
+            results[f"index_peak_mb_{tag}"] = round(figures["peak_mb"], 1)
+        results[f"index_arrays_mb_{tag}"] = round(figures["arrays_mb"], 1)
+        if "okapi_identical" in figures:
+            results[f"retrieval_okapi_identical_{tag}"] = figures["okapi_identical"]
+    results["retrieval_queries"] = queries
+    return results
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--one", nargs=2, metavar=("LANGUAGE", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--queries", type=int, default=200, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        language, size = args.one
+        print(json.dumps(measure_one(language, int(size), queries=args.queries, runs=args.runs)))
+        return
     print(json.dumps(measure(args.quick), indent=2))
 
 

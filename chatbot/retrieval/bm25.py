@@ -47,6 +47,9 @@ SEED_POSTINGS = 4096
 # a term in at least this share of documents also keeps its term frequency in every document
 # (one byte each, about what its postings cost), so looking candidates up is one gather.
 DENSE_SHARE = 1 / 8
+# Up to this many documents, a query whose terms have no more postings than there are documents
+# is scored for every document, which beats pruning's bookkeeping there.
+DIRECT_SIZE = 1 << 15
 # Terms in at least this many documents keep the documents where they weigh most (their
 # champions), a cheap first guess at the k best for queries of common words.
 CHAMPION_MIN_DF = 1024
@@ -328,7 +331,7 @@ class BM25Index:
         else:
             tf = self._tf[positions + start]
             doc = self._doc[positions + start]
-        return self._idf[term] * (tf * (K1 + 1) / (tf + self._norm[doc]))  # type: ignore[no-any-return]
+        return _weight(self._idf[term], tf, self._norm[doc])
 
     def _lookup(self, term: int, docs: Int32Array) -> tuple[Int64Array, FloatArray]:
         """Where in sorted distinct `docs` the term occurs, and its weights there."""
@@ -336,9 +339,7 @@ class BM25Index:
         if dense is not None:
             tf = dense[docs]
             hit = np.flatnonzero(tf)
-            tf = tf[hit]
-            weights = self._idf[term] * (tf * (K1 + 1) / (tf + self._norm[docs[hit]]))
-            return hit, weights  # type: ignore[return-value]
+            return hit, _weight(self._idf[term], tf[hit], self._norm[docs[hit]])  # type: ignore[return-value]
         postings = self._postings(term)
         if postings.size <= docs.size:
             at = np.searchsorted(docs, postings)
@@ -413,6 +414,9 @@ class BM25Index:
         if any(self._idf[t] < 0 for t in distinct):
             # Only in tiny corpora where most terms are in most documents (the floor is then
             # negative): weights can be negative and bounds don't prune, so score everything.
+            return self._top_dense(terms, k, 0.0, opens if selective else None)
+        if self.size <= DIRECT_SIZE and sum(df.values()) <= self.size:
+            # A small corpus: scoring every document costs less than pruning would.
             return self._top_dense(terms, k, 0.0, opens if selective else None)
         repeats = {t: terms.count(t) for t in distinct}
         # Bound per distinct term: its largest weight times how often the query repeats it.
@@ -576,6 +580,17 @@ class BM25Index:
             self._idf, self._upper, *self._champions.values(), *self._dense_tf.values(),
         )  # fmt: skip
         return sum(a.nbytes for a in arrays)
+
+
+def _weight(idf: np.float64, tf: UIntArray, norm: FloatArray) -> FloatArray:
+    """`idf * (tf * (k1 + 1) / (tf + norm))`, BM25Okapi's expression, with fewer temporaries: the
+    sums and products are the same IEEE operations (both commute exactly), so the same bits.
+    `norm` is a fresh array (a gather) and is overwritten."""
+    norm += tf
+    weight = tf * (K1 + 1)
+    weight /= norm
+    weight *= idf
+    return weight  # type: ignore[no-any-return]
 
 
 def _raise(floor: float, partial: FloatArray, k: int) -> float:

@@ -80,8 +80,9 @@ class Analyzer:
         if cached is not None:
             return cached
         if _CJK.match(token):
-            terms = (*token, *(token[i : i + 2] for i in range(len(token) - 1)))
-        elif token in STOP_WORDS:
+            # Runs of CJK text are mostly distinct (a clause each): not worth remembering.
+            return (*token, *(token[i : i + 2] for i in range(len(token) - 1)))
+        if token in STOP_WORDS:
             terms = ()
         elif self._stemmer is not None:
             terms = (self._stemmer.stemWord(token),)
