@@ -35,7 +35,6 @@ class CsrPeer:
     def __init__(self, index: BM25Index) -> None:
         starts = index._starts
         doc = index._doc
-        tf = index._tf.astype(np.int64)
         lengths = index._doc_len.astype(np.int64)
         size = len(lengths)
         df = np.diff(starts)
@@ -49,11 +48,17 @@ class CsrPeer:
         idf[live[idf[live] < 0]] = EPSILON * average
         avgdl = int(lengths.sum()) / size
         norm = K1 * (1 - B + B * lengths / avgdl)
-        term = np.repeat(np.arange(len(df)), df)
-        weights = idf[term] * (tf * (K1 + 1) / (tf + norm[doc]))
+        # Weights a few million postings at a time, into one array: temporaries stay small.
+        weights = np.empty(doc.size)
+        step = 1 << 22
+        for lo in range(0, doc.size, step):
+            hi = min(lo + step, doc.size)
+            terms = np.searchsorted(starts, np.arange(lo, hi), side="right") - 1
+            f = index._tf[lo:hi]
+            weights[lo:hi] = idf[terms] * (f * (K1 + 1) / (f + norm[doc[lo:hi]]))
         self.size = size
         self.term_ids = index._term_ids
-        self.matrix = sparse.csr_matrix((weights, doc, starts), shape=(len(df), size))
+        self.matrix = sparse.csr_matrix((weights, doc, starts), shape=(len(df), size), copy=False)
         # The largest weight of each term, for MaxScore's bounds.
         self.upper = np.zeros(len(df))
         self.upper[live] = np.maximum.reduceat(weights, starts[live])
