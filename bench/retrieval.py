@@ -211,7 +211,9 @@ def _reset_peak() -> bool:
     return True
 
 
-def _latency_ms(queries: Sequence[Sequence[str]], top: Callable[[Sequence[str], int], object]) -> float:
+def _latency_ms(
+    queries: Sequence[Sequence[str]], top: Callable[[Sequence[str], int], object]
+) -> float:
     """Median milliseconds of one top-5 query."""
     times: list[float] = []
     for query in queries:

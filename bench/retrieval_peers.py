@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse  # type: ignore[import-untyped]
+from scipy import sparse
 
-from chatbot.retrieval.bm25 import B, EPSILON, K1, BM25Index
+from chatbot.retrieval.bm25 import EPSILON, K1, B, BM25Index
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -196,7 +196,9 @@ def test_engine_with_passages_retrieves_like_a_fresh_engine() -> None:
         ]
 
 
-def selective_top(scores: np.ndarray, corpus: Corpus, query: list[str], k: int) -> list[tuple[int, float]]:
+def selective_top(
+    scores: np.ndarray, corpus: Corpus, query: list[str], k: int
+) -> list[tuple[int, float]]:
     """BM25Okapi's ranking restricted to documents with a query term in under half of them."""
     size = len(corpus)
     rare = {t for t in query if 2 * sum(t in doc for doc in corpus) < size}
@@ -225,14 +227,17 @@ def test_a_word_in_half_the_documents_never_retrieves_alone() -> None:
     assert [h.index for h in index.top(["bike", "fee"], 5, selective=True)] == [1]
 
 
-STEM_WORDS = ("bike bikes biking riding rides ride refunds refunded refund charge charged charges "
-              "station stations docks dock late fee fees helmet helmets the a of and 退款 退回 时间 "
-              "Café cafés ＲＥＦＵＮＤ e-bike e-bikes").split()  # fmt: skip
+STEM_WORDS = (
+    "bike bikes biking riding rides ride refunds refunded refund charge charged charges station "
+    "stations docks dock late fee fees helmet helmets the a of and 退款 退回 时间 Café cafés "
+    "ＲＥＦＵＮＤ e-bike e-bikes"
+).split()
 
 
 def random_texts(rng: random.Random) -> list[str]:
     return [
-        " ".join(rng.choice(STEM_WORDS) for _ in range(rng.randint(0, 12))) + rng.choice([".", "?", ""])
+        " ".join(rng.choice(STEM_WORDS) for _ in range(rng.randint(0, 12)))
+        + rng.choice([".", "?", ""])
         for _ in range(rng.randint(1, 30))
     ]
 

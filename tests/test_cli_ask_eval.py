@@ -84,7 +84,9 @@ def test_eval_prints_the_cookbooks_table_by_default(capsys: pytest.CaptureFixtur
     assert "damage-report ✗" in row and "card-charged-twice 0.899 ✓" in row
     assert row.rstrip().endswith("card-charged-twice")
     assert any("late-return 0.644 ✓" in line and "escalated (low-score)" in line for line in lines)
-    assert "keyword top-1 correct 2/3 · reranked top-1 correct 3/3 · answered 2 · escalated 1" in out
+    assert (
+        "keyword top-1 correct 2/3 · reranked top-1 correct 3/3 · answered 2 · escalated 1" in out
+    )
 
 
 def retrieval_rows(out: str) -> dict[str, tuple[int, float]]:
@@ -183,7 +185,9 @@ def test_chinese_questions_need_passages_and_retrieve_them_when_given(
         q for q in questions["queries"] if q["relevant"][0] in {"helmet", "refund-time"}
     ]
     subset.write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
-    code, out, err = run_cli(capsys, "eval", str(subset), "--passages", str(kb), "--json", "-k", "1")
+    code, out, err = run_cli(
+        capsys, "eval", str(subset), "--passages", str(kb), "--json", "-k", "1"
+    )
     assert code == 0, err
     rows = retrieval_rows(out)
     assert rows["+ synonyms"][0] == len(questions["queries"])

@@ -148,7 +148,8 @@ def render(report: dict[str, Any], *, data: Path) -> str:
         lines += [
             "",
             "Threshold sweep (answer from the top judged passage when it reaches the threshold):",
-            f"  {'threshold':>9} {'answered':>9} {'correct':>8} {'escalated':>10} {'precision':>10}",
+            f"  {'threshold':>9} {'answered':>9} {'correct':>8} {'escalated':>10} "
+            f"{'precision':>10}",
         ]
         for row in sweep["rows"]:
             precision = "–" if row["precision"] is None else f"{row['precision']:.2f}"

@@ -78,9 +78,7 @@ def load_data(path: Path, *, knowledge_base: Path | None = None) -> DataSet:
     return DataSet(passages=tuple(passages), synonyms=synonyms, queries=tuple(queries))
 
 
-def load_queries(
-    path: Path, passage_ids: set[str], *, data: Any = None
-) -> list[LabelledQuery]:
+def load_queries(path: Path, passage_ids: set[str], *, data: Any = None) -> list[LabelledQuery]:
     if data is None:
         data = read_json(path)
     raw = data.get("queries") if isinstance(data, dict) else None

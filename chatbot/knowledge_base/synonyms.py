@@ -42,7 +42,9 @@ def parse_synonyms(data: Mapping[str, object], *, where: str) -> tuple[SynonymGr
             raise KnowledgeBaseError(f"{label}: an empty word (two commas, or a blank name)")
         long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
         if long is not None:
-            raise KnowledgeBaseError(f"{label}: a synonym is longer than {MAX_WORD_CHARS} characters")
+            raise KnowledgeBaseError(
+                f"{label}: a synonym is longer than {MAX_WORD_CHARS} characters"
+            )
         if len(words) < 2:
             raise KnowledgeBaseError(f"{label}: no synonyms given")
         groups.append(tuple(dict.fromkeys(words)))

@@ -265,7 +265,7 @@ class BM25Index:
             return
         # The same expressions, in the same order, as BM25Okapi.get_scores, so results are equal.
         avgdl = total / self.size
-        self._norm = K1 * (1 - B + B * self._doc_len / avgdl)
+        self._norm = np.asarray(K1 * (1 - B + B * self._doc_len / avgdl), np.float64)
         self._idf = self._compute_idf(df, appearance)
         self._upper = self._idf * self._largest_share(df)  # Also finds the champions.
         self._dense_tf = {}
@@ -320,7 +320,8 @@ class BM25Index:
 
     def _share(self, lo: int, hi: int) -> FloatArray:
         tf = self._tf[lo:hi]
-        return tf * (K1 + 1) / (tf + self._norm[self._doc[lo:hi]])  # type: ignore[no-any-return]
+        share: FloatArray = tf * (K1 + 1) / (tf + self._norm[self._doc[lo:hi]])
+        return share
 
     def _weights(self, term: int, positions: Int64Array | slice) -> FloatArray:
         """BM25Okapi's weight of `term` in the documents at these postings, its own arithmetic."""
@@ -339,7 +340,7 @@ class BM25Index:
         if dense is not None:
             tf = dense[docs]
             hit = np.flatnonzero(tf)
-            return hit, _weight(self._idf[term], tf[hit], self._norm[docs[hit]])  # type: ignore[return-value]
+            return hit, _weight(self._idf[term], tf[hit], self._norm[docs[hit]])
         postings = self._postings(term)
         if postings.size <= docs.size:
             at = np.searchsorted(docs, postings)
@@ -394,9 +395,7 @@ class BM25Index:
             scores[where] += weights
         return scores
 
-    def top(
-        self, query: Sequence[str], k: int, *, selective: bool = False
-    ) -> list[ScoredDocument]:
+    def top(self, query: Sequence[str], k: int, *, selective: bool = False) -> list[ScoredDocument]:
         """The `k` best documents with a positive score, best first, ties by document order.
 
         With `selective`, only documents containing a query term found in fewer than half of the
@@ -587,10 +586,10 @@ def _weight(idf: np.float64, tf: UIntArray, norm: FloatArray) -> FloatArray:
     sums and products are the same IEEE operations (both commute exactly), so the same bits.
     `norm` is a fresh array (a gather) and is overwritten."""
     norm += tf
-    weight = tf * (K1 + 1)
+    weight = np.multiply(tf, K1 + 1, dtype=np.float64)
     weight /= norm
     weight *= idf
-    return weight  # type: ignore[no-any-return]
+    return weight
 
 
 def _raise(floor: float, partial: FloatArray, k: int) -> float:
@@ -615,9 +614,7 @@ def _union(arrays: list[Int32Array]) -> Int32Array:
     return merged[head]
 
 
-def _best(
-    candidates: Int32Array, scores: FloatArray, k: int, floor: float
-) -> list[ScoredDocument]:
+def _best(candidates: Int32Array, scores: FloatArray, k: int, floor: float) -> list[ScoredDocument]:
     """The k best positive scores among candidates (ascending document order), ties by document."""
     keep = scores > 0 if floor <= 0 else scores >= floor
     candidates, scores = candidates[keep], scores[keep]

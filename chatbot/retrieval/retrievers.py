@@ -176,7 +176,7 @@ class BM25Retriever:
         ]
 
     def explain(self, question: str) -> QueryTrace:
-        """Each distinct search term of `question` (synonyms last) with its passage count and idf."""
+        """Each distinct search term of `question` (synonyms last), its passage count and idf."""
         matches: dict[str, TermMatch] = {}
         for word, terms in self.analyzer.words(question):
             for term in terms:

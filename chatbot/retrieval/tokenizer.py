@@ -82,6 +82,7 @@ class Analyzer:
         if _CJK.match(token):
             # Runs of CJK text are mostly distinct (a clause each): not worth remembering.
             return (*token, *(token[i : i + 2] for i in range(len(token) - 1)))
+        terms: tuple[str, ...]
         if token in STOP_WORDS:
             terms = ()
         elif self._stemmer is not None:
@@ -143,16 +144,15 @@ class Encoder:
         Terms not yet known are added to the term ids, numbered in order of first appearance,
         exactly as encoding `[analyzer.tokenize(t) for t in texts]` would number them.
         """
-        documents = [_raw_keys(text) for text in texts]
+        documents: list[list[bytes] | list[str]] = [_raw_keys(text) for text in texts]
         raw_lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
         total = int(raw_lengths.sum())
         raw_ids = self._raw_ids
         base = len(raw_ids)
         # A raw token seen for the first time gets a provisional id (base plus its position),
         # made consecutive below: raw ids stay in first-appearance order.
-        raw = np.fromiter(
-            map(raw_ids.setdefault, chain.from_iterable(documents), count(base)), np.int64, total
-        )
+        tokens: Iterable[bytes | str] = chain.from_iterable(documents)
+        raw = np.fromiter(map(raw_ids.setdefault, tokens, count(base)), np.int64, total)
         del documents
         if len(raw_ids) > base:
             added = list(islice(raw_ids, base, None))
@@ -214,7 +214,6 @@ def _ids(terms: Iterable[str], size: int, term_ids: dict[str, int]) -> IdArray:
         ids = lookup[ids]
         term_ids.update(zip(added, range(base, base + len(added)), strict=True))
     return ids.astype(np.int32)
-
 
 
 def encode_tokens(

@@ -43,7 +43,7 @@ def test_no_file_means_no_synonyms(tmp_path: Path) -> None:
         ("[senior]\nx = 'y'", ["'senior'", "expected synonyms"]),
         ('senior = "pensioner,,retiree"', ["'senior'", "empty word"]),
         ('senior = ""', ["'senior'", "empty word"]),
-        ('senior = []', ["'senior'", "no synonyms"]),
+        ("senior = []", ["'senior'", "no synonyms"]),
         (f'senior = "{"x" * 101}"', ["'senior'", "longer than 100"]),
     ],
 )
