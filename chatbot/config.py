@@ -191,8 +191,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
 def _sections(model: type[BaseModel]) -> Iterator[tuple[str, type[BaseModel] | None]]:
     for name, field in model.model_fields.items():
         annotation = field.annotation
-        is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
-        yield name, annotation if is_model else None  # type: ignore[misc]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield name, annotation
+        else:
+            yield name, None
 
 
 def known_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
