@@ -21,7 +21,12 @@ class Reason(StrEnum):
     VALEN_ERROR = "valen-error"
     """Valen failed for at least one passage and no judged one was good enough."""
     CUSTOMER_ASKED = "customer-asked"
-    """The customer asked for a person, or marked the bot's answer as not helpful."""
+    """The customer asked for a person."""
+    NOT_HELPFUL = "not-helpful"
+    """The customer marked the bot's latest answer as not helpful."""
+    BOT_FAILED = "bot-failed"
+    """Bot workers took the question again and again without deciding (each one crashed or was
+    killed while judging it), so it goes to a person instead of being judged once more."""
 
 
 class Candidate(BaseModel):

@@ -1,0 +1,347 @@
+"""What the desk and its store hand out: plain immutable models, never database rows.
+
+A conversation is one append-only log of entries in a single total order (their ids): messages
+(customer, bot, agent) and typed events with parameters (escalated, claimed, resolved, ...). Events
+are never stored as sentences; front ends render them (`chatbot.notices`), so the stored history is
+the same whatever language the reader speaks, and analytics can count them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from chatbot.engine.models import Decision, Reason
+
+
+class State(StrEnum):
+    """Who is answering a conversation."""
+
+    BOT = "bot"
+    """The bot answers each customer message."""
+    WAITING = "waiting"
+    """Escalated: in the handoff queue until an agent claims it; the bot stays silent."""
+    CLAIMED = "claimed"
+    """An agent owns it; the bot stays silent."""
+    RESOLVED = "resolved"
+    """Done; the customer writing again hands it back to the bot."""
+
+
+class Author(StrEnum):
+    """Who wrote a message."""
+
+    CUSTOMER = "customer"
+    BOT = "bot"
+    AGENT = "agent"
+
+
+class Feedback(StrEnum):
+    """The customer's verdict on one bot answer."""
+
+    HELPFUL = "helpful"
+    NOT_HELPFUL = "not-helpful"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+# -- events ---------------------------------------------------------------------------------------
+
+
+class EventType(StrEnum):
+    """The kinds of event a conversation's log holds."""
+
+    ESCALATED = "escalated"
+    CLAIMED = "claimed"
+    RELEASED = "released"
+    RESOLVED = "resolved"
+    HANDED_BACK = "handed-back"
+    REOPENED = "reopened"
+    FEEDBACK = "feedback"
+    DECIDED = "decided"
+
+
+class Escalated(_Frozen):
+    """The conversation went to the handoff queue."""
+
+    type: Literal[EventType.ESCALATED] = EventType.ESCALATED
+    reason: Reason
+    top_probability: float | None = None
+    """The best probability of the decision behind the escalation, if any."""
+    question_entry: int | None = None
+    """The customer message that escalated (None: asked for a person before asking anything)."""
+
+
+class Claimed(_Frozen):
+    """An agent took the conversation from the queue."""
+
+    type: Literal[EventType.CLAIMED] = EventType.CLAIMED
+    agent: str
+
+
+class Released(_Frozen):
+    """The agent who owned the conversation put it back in the queue."""
+
+    type: Literal[EventType.RELEASED] = EventType.RELEASED
+    agent: str
+
+
+class Resolved(_Frozen):
+    """The agent who owned the conversation closed it."""
+
+    type: Literal[EventType.RESOLVED] = EventType.RESOLVED
+    agent: str
+
+
+class HandedBack(_Frozen):
+    """The agent who owned the conversation gave it back to the bot."""
+
+    type: Literal[EventType.HANDED_BACK] = EventType.HANDED_BACK
+    agent: str
+
+
+class Reopened(_Frozen):
+    """The customer wrote in a resolved conversation: the bot has it again."""
+
+    type: Literal[EventType.REOPENED] = EventType.REOPENED
+
+
+class FeedbackGiven(_Frozen):
+    """The customer judged a bot answer."""
+
+    type: Literal[EventType.FEEDBACK] = EventType.FEEDBACK
+    entry: int
+    """The bot answer judged."""
+    value: Feedback
+
+
+Outcome = Literal["answered", "escalated", "kept"]
+"""What came of a decision: `kept` means a person had the conversation by then, so the decision is
+there for them only."""
+
+
+class Decided(_Frozen):
+    """The bot decided on a question; `outcome` says what came of it."""
+
+    type: Literal[EventType.DECIDED] = EventType.DECIDED
+    decision: int
+    question_entry: int
+    outcome: Outcome
+    """`kept`: a person had the conversation by then, so the decision is there for them only."""
+
+
+EventData = Annotated[
+    Escalated | Claimed | Released | Resolved | HandedBack | Reopened | FeedbackGiven | Decided,
+    Field(discriminator="type"),
+]
+EVENT_DATA: TypeAdapter[EventData] = TypeAdapter(EventData)
+"""Reads an event's stored parameters back into its model."""
+
+
+# -- the log --------------------------------------------------------------------------------------
+
+
+class ChatMessage(_Frozen):
+    """A message in a conversation's log."""
+
+    kind: Literal["message"] = "message"
+    id: int
+    conversation_id: int
+    created_at: datetime
+    author: Author
+    text: str
+    agent: str | None = None
+    """The agent's name, for agent messages."""
+    passage_id: str | None = None
+    """The knowledge-base passage this message quotes (bot answers, passages sent by an agent)."""
+    passage_title: str | None = None
+    decision_id: int | None = None
+    """The decision that produced a bot answer."""
+    feedback: Feedback | None = None
+    """The customer's verdict, on a bot answer."""
+    pending: bool = False
+    """A customer question the bot has not decided on yet."""
+
+    @property
+    def source(self) -> str | None:
+        """How the quoted passage is named to a customer: title and id, or the id alone."""
+        if self.passage_id is None:
+            return None
+        return (
+            f"{self.passage_title} ({self.passage_id})" if self.passage_title else self.passage_id
+        )
+
+
+class ChatEvent(_Frozen):
+    """A typed event in a conversation's log."""
+
+    kind: Literal["event"] = "event"
+    id: int
+    conversation_id: int
+    created_at: datetime
+    event: EventData
+
+
+Entry = Annotated[ChatMessage | ChatEvent, Field(discriminator="kind")]
+
+
+class Conversation(_Frozen):
+    """One customer's conversation and where it stands."""
+
+    id: int
+    state: State
+    created_at: datetime
+    updated_at: datetime
+    agent: str | None = None
+    """The agent who claimed it (kept after a resolve, cleared on hand back and release)."""
+    reason: Reason | None = None
+    """Why it was last escalated."""
+    top_probability: float | None = None
+    """The best probability of the decision behind the last escalation, if any."""
+    waiting_since: datetime | None = None
+    """When it last entered the queue."""
+    claimed_at: datetime | None = None
+    """When the agent claimed it."""
+    question_entry: int | None = None
+    """The customer message that escalated it last (the question the queue shows)."""
+    pending: int = 0
+    """Customer questions the bot has still to decide on."""
+    last_entry: int = 0
+    """The id of its newest log entry: anything newer is news."""
+
+
+class Page(_Frozen):
+    """A stretch of a conversation's log, oldest first, and how many shown entries lie before it."""
+
+    entries: tuple[ChatMessage | ChatEvent, ...]
+    earlier: int
+    """Entries before this page, not counting the bookkeeping `decided` events."""
+
+
+class StoredDecision(_Frozen):
+    """The engine's decision on one customer question, as it was made."""
+
+    id: int
+    conversation_id: int
+    message_id: int
+    """The customer question decided on."""
+    created_at: datetime
+    worker: str | None = None
+    """The bot worker that made it."""
+    decision: Decision
+
+
+class QueueItem(_Frozen):
+    """A conversation waiting for, or owned by, a person, as the queue panel lists it."""
+
+    conversation_id: int
+    state: State
+    waiting_since: datetime
+    question: str
+    """The customer question that escalated it ("" when they asked for a person first)."""
+    question_entry: int | None
+    reason: Reason | None
+    top_probability: float | None
+    agent: str | None
+    claimed_at: datetime | None = None
+
+
+class ContentGap(_Frozen):
+    """An escalated question: something the knowledge base could not answer well enough."""
+
+    id: int
+    conversation_id: int
+    question: str
+    reason: Reason
+    top_probability: float | None
+    created_at: datetime
+    agent_reply: str | None
+    """The first thing an agent wrote in the conversation after the escalation, if anything."""
+    handled: bool
+    passage_id: str | None
+    """The passage written from this gap, once handled."""
+
+
+class PendingQuestion(_Frozen):
+    """A customer question waiting for the bot, as a bot worker leases it."""
+
+    id: int
+    """The customer message's entry id."""
+    conversation_id: int
+    text: str
+    asked_at: datetime
+    attempts: int
+    """How many times a worker has taken it (this lease included)."""
+    lease_owner: str | None = None
+    lease_until: datetime | None = None
+
+
+class Changes(_Frozen):
+    """Which conversations have new log entries since a cursor, and the cursor to ask with next."""
+
+    cursor: int
+    conversation_ids: tuple[int, ...]
+
+
+# -- what the service is given and returns ---------------------------------------------------------
+
+
+class Escalation(_Frozen):
+    """Why and with what a conversation goes to the queue: the event's parameters plus the
+    question text that becomes a content gap."""
+
+    reason: Reason
+    top_probability: float | None = None
+    question_entry: int | None = None
+    question: str | None = None
+    """The escalating question's text; None: no content gap (nothing was asked)."""
+
+    def event(self) -> Escalated:
+        return Escalated(
+            reason=self.reason,
+            top_probability=self.top_probability,
+            question_entry=self.question_entry,
+        )
+
+
+class AskResult(_Frozen):
+    """A customer message, stored: `message.pending` says whether the bot will judge it."""
+
+    conversation: Conversation
+    message: ChatMessage
+
+
+class HandoffResult(_Frozen):
+    """ "Talk to a person": `escalated` is False when a person already had the conversation."""
+
+    conversation: Conversation
+    escalated: bool
+
+
+class FeedbackResult(_Frozen):
+    """Feedback stored on the latest answer; "not helpful" may have escalated the conversation."""
+
+    conversation: Conversation
+    message: ChatMessage
+    escalated: bool
+
+
+class ClaimResult(_Frozen):
+    """The outcome of a claim attempt: exactly one of two racing agents gets `won=True`."""
+
+    won: bool
+    conversation: Conversation
+
+
+class DecisionResult(_Frozen):
+    """What came of a bot worker's decision (or failure) on a leased question."""
+
+    outcome: Outcome | Literal["lost"]
+    """`kept`: stored for the agent only; `lost`: the lease had passed to another worker, so
+    nothing was stored (that worker answers instead)."""
+    conversation: Conversation | None = None
+    decision: StoredDecision | None = None
