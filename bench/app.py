@@ -21,7 +21,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import ROOT, median  # noqa: E402
-from chatbot.store import Store  # noqa: E402
+from chatbot.assembly import open_service  # noqa: E402
+from chatbot.config import load_settings  # noqa: E402
+from chatbot.desk.service import DeskService  # noqa: E402
 
 # Runs in a fresh interpreter: builds the app as `helpdesk` does and prints the wall-clock time
 # once the first screen is mounted, then exits. Polling each loop turn costs well under 1 ms.
@@ -79,18 +81,18 @@ def measure_startup(quick: bool) -> dict[str, float]:
     return {"startup_s": round(median(times), 3)}
 
 
-def long_conversation(store: Store, messages: int) -> int:
-    """A claimed conversation of `messages` messages: questions, the escalation, agent replies."""
-    conversation = store.start_conversation().id
-    store.add_customer_message(conversation, "My bike will not unlock at the station.")
-    store.escalate(conversation)
-    store.claim(conversation, agent="agent")
-    for count in range(len(store.messages(conversation)), messages):
+def long_conversation(desk: DeskService, entries: int) -> int:
+    """A claimed conversation `entries` long: the escalation, the claim, questions, replies."""
+    conversation = desk.start_conversation().id
+    desk.talk_to_person(conversation)
+    desk.ask(conversation, "My bike will not unlock at the station.")
+    desk.claim(conversation, agent="agent")
+    for count in range(len(desk.entries(conversation)), entries):
         if count % 2:
-            store.add_customer_message(conversation, f"Message {count}: it still says locked. " * 3)
+            desk.ask(conversation, f"Message {count}: it still says locked. " * 3)
         else:
-            store.reply(conversation, agent="agent", text=f"Reply {count}: try dock 4. " * 3)
-    assert len(store.messages(conversation)) == messages
+            desk.reply(conversation, agent="agent", text=f"Reply {count}: try dock 4. " * 3)
+    assert len(desk.entries(conversation)) == entries
     return conversation
 
 
@@ -122,8 +124,11 @@ def measure_open_conversation(quick: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as directory:
         os.environ["HELPDESK_CONFIG"] = str(Path(directory) / "no-config.toml")
         db = Path(directory) / "helpdesk.sqlite3"
-        with Store.open(db) as store:
-            conversation = long_conversation(store, 1000)
+        desk = open_service(load_settings(store={"db": db}))
+        try:
+            conversation = long_conversation(desk, 1000)
+        finally:
+            desk.close()
         times = asyncio.run(_open_times(conversation, db, 3 if quick else 9))
     return {"open_1000_message_conversation_s": round(median(times), 3)}
 

@@ -1,8 +1,8 @@
 """The handoff queue under contention: 8 processes escalate and 4 processes claim 2,000
-conversations in one SQLite file, through the store's public API.
+conversations in one SQLite file, through the desk service.
 
-Each escalating process starts its share of conversations, adds the customer's question and
-escalates it. Each claiming process reads the queue every 20 ms and claims the waiting
+Each escalating process starts its share of conversations, asks for a person and adds the
+customer's question. Each claiming process reads the queue every 20 ms and claims the waiting
 conversations, oldest first, until every conversation has been claimed. A conversation is lost if
 nobody claims it, double claimed if two claims both report a win. Claims per second counts won
 claims over the wall time from the start signal to the last claim, so it includes waiting for
@@ -27,6 +27,10 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from chatbot.assembly import open_service  # noqa: E402
+from chatbot.config import load_settings  # noqa: E402
+from chatbot.desk.service import DeskService  # noqa: E402
+
 ESCALATORS = 8
 CLAIMERS = 4
 # Claimers look at the queue every 20 ms (the app polls every 0.5 s). Polling without a pause
@@ -35,19 +39,24 @@ POLL_S = 0.02
 QUESTION = "My bike will not unlock at the station. Can someone help?"
 
 
+def _desk(db: Path) -> DeskService:
+    return open_service(load_settings(store={"db": db}))
+
+
 def escalate(db: Path, count: int, start: Event, finished: Any, results: Any) -> None:
     """Start `count` conversations and escalate each; report their ids, then count itself in
     `finished`."""
-    from chatbot.store import Store
-
-    with Store.open(db) as store:
+    desk = _desk(db)
+    try:
         start.wait()
         escalated = []
         for _ in range(count):
-            conversation = store.start_conversation().id
-            store.add_customer_message(conversation, QUESTION)
-            store.escalate(conversation)
+            conversation = desk.start_conversation().id
+            desk.talk_to_person(conversation)
+            desk.ask(conversation, QUESTION)
             escalated.append(conversation)
+    finally:
+        desk.close()
     with finished.get_lock():
         finished.value += 1
     results.put(("escalated", escalated, time.time()))
@@ -56,22 +65,23 @@ def escalate(db: Path, count: int, start: Event, finished: Any, results: Any) ->
 def claim(db: Path, agent: str, start: Event, finished: Any, results: Any) -> None:
     """Claim waiting conversations until every escalator has finished and nothing is waiting;
     report the ones won."""
-    from chatbot.store import Store
-
-    with Store.open(db) as store:
+    desk = _desk(db)
+    try:
         start.wait()
         won: list[tuple[int, float]] = []
         while True:
             # Read before the queue: if every escalator had finished then, an empty queue means
             # every escalation was committed and claimed.
             done = finished.value == ESCALATORS
-            waiting = [item.conversation_id for item in store.queue()]
+            waiting = [item.conversation_id for item in desk.queue()]
             if not waiting and done:
                 break
             for conversation in waiting:
-                if store.claim(conversation, agent=agent).won:
+                if desk.claim(conversation, agent=agent).won:
                     won.append((conversation, time.time()))
             time.sleep(POLL_S)
+    finally:
+        desk.close()
     results.put(("claimed", won, time.time()))
 
 
@@ -79,9 +89,7 @@ def measure(conversations: int = 2000) -> dict[str, float | int]:
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as directory:
         db = Path(directory) / "queue.sqlite3"
-        from chatbot.store import Store
-
-        Store.open(db).close()  # Create and migrate once, before the race.
+        _desk(db).close()  # Create and migrate once, before the race.
         start = context.Event()
         finished = context.Value("i", 0)
         results = context.Queue()
@@ -110,8 +118,11 @@ def measure(conversations: int = 2000) -> dict[str, float | int]:
             process.join(timeout=60)
 
         winners = Counter(conversation for conversation, _ in claims)
-        with Store.open(db) as store:
-            unclaimed = [c for c in escalated if store.conversation(c).agent is None]
+        desk = _desk(db)
+        try:
+            unclaimed = [c for c in escalated if desk.conversation(c).agent is None]
+        finally:
+            desk.close()
         last_claim = max((at for _, at in claims), default=started)
     return {
         "queue_lost": len((set(escalated) - set(winners)) | set(unclaimed)),

@@ -1,18 +1,62 @@
-"""Building the core objects from settings, shared by the CLI, the app and the tests."""
+"""The composition root: the one place that builds stores, engines and desk services from
+settings, for the CLI, the app, bot workers and tests."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import httpx
 
 from chatbot.config import Settings
+from chatbot.desk.clock import Clock, utc_now
+from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
+from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
+from chatbot.store.interface import ConversationStore
+from chatbot.store.sqlite import SQLiteStore
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.transport import SlotTransport
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def store_location(db: str) -> Path:
+    """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`.
+
+    Other URLs are refused with one line; the URL itself is never echoed (it may hold a password).
+    """
+    match = _SCHEME.match(db)
+    if match is None:
+        if not db.strip():
+            raise HelpdeskError("store.db is empty: give a SQLite file path or sqlite:///path")
+        return Path(db).expanduser()
+    scheme = match.group(1).lower()
+    if scheme == "sqlite":
+        rest = db[match.end() :]
+        if not rest or "?" in rest:
+            raise HelpdeskError("store.db: write a SQLite URL as sqlite:///path/to/file.sqlite3")
+        return Path(rest).expanduser()
+    if scheme in ("postgresql", "postgres"):
+        raise HelpdeskError(
+            "store.db: PostgreSQL is not supported yet; use a SQLite file path or sqlite:///path"
+        )
+    raise HelpdeskError(f"store.db: unknown database scheme {scheme!r}; use a SQLite file path")
+
+
+def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
+    """The conversation store `settings.store.db` names, opened and migrated."""
+    return SQLiteStore.open(store_location(settings.store.db), clock=clock)
+
+
+def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
+    """A desk service on its own store connection, for the thread that calls this."""
+    return DeskService(open_store(settings, clock=clock), max_attempts=settings.bot.max_attempts)
 
 
 def make_http_client(settings: Settings) -> httpx.AsyncClient:

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -125,8 +132,33 @@ class EngineSettings(BaseModel):
 class StoreSettings(BaseModel):
     """Where conversations and the handoff queue are kept."""
 
-    db: Path = Field(default_factory=default_database)
-    """SQLite file (`HELPDESK_DB`), shared by every `helpdesk` process on the machine."""
+    db: str = Field(default_factory=lambda: str(default_database()))
+    """The database (`HELPDESK_DB`, `--db`): a SQLite file path or `sqlite:///path`, shared by
+    every `helpdesk` process on the machine."""
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _path_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, os.PathLike) else value
+
+
+class BotSettings(BaseModel):
+    """Bot workers: how they take pending questions from the store."""
+
+    lease_s: float = Field(default=30.0, gt=0)
+    """Seconds a worker holds a question it took; one that dies holds it no longer than this,
+    then another worker takes it. Kept above Valen's `budget_s`; a heartbeat extends it."""
+    concurrency: int = Field(default=8, ge=1, le=1000)
+    """Questions one worker judges at once (`--concurrency`); they share its Valen client's
+    in-flight limit and backoff."""
+    max_attempts: int = Field(default=3, ge=1, le=100)
+    """Times a question may be taken before it goes to a person with reason `bot-failed`
+    instead (a question that keeps killing the workers judging it)."""
+    poll_s: float = Field(default=2.0, gt=0)
+    """The safety-net poll for new questions; a change notice usually wakes a worker first."""
+    shutdown_grace_s: float = Field(default=10.0, ge=0)
+    """On SIGTERM or Ctrl+C, how long `helpdesk bot` waits for questions in flight before it
+    gives them back for another worker."""
 
 
 # The documented short environment variable names, mapped to their place in the settings.
@@ -287,6 +319,8 @@ class Settings(BaseSettings):
     """The answer-or-escalate policy."""
     store: StoreSettings = Field(default_factory=StoreSettings)
     """Conversation storage."""
+    bot: BotSettings = Field(default_factory=BotSettings)
+    """Bot workers."""
 
     @classmethod
     def settings_customise_sources(

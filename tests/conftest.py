@@ -12,7 +12,10 @@ import pytest
 
 from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
+from tests.backends import backend
 from tests.valen_server import ValenTestServer
+
+__all__ = ["backend"]  # The store backend fixture, for the store's and the desk's tests.
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

@@ -9,6 +9,9 @@ CORE = [
     "chatbot.retrieval",
     "chatbot.valen",
     "chatbot.engine",
+    "chatbot.desk",
+    "chatbot.store",
+    "chatbot.notices",
     "chatbot.config",
     "chatbot.assembly",
 ]

@@ -1,4 +1,5 @@
-"""`helpdesk` (chat and queue side by side), `helpdesk chat` and `helpdesk agent`: the Textual app.
+"""`helpdesk` (chat and queue side by side), `helpdesk chat` and `helpdesk agent`: the Textual app,
+with a bot worker of its own unless `--no-bot`.
 
 Settings, the database and the knowledge base are checked before the terminal switches to the
 app, so a bad `--db` or `--kb` is one line on stderr, never a traceback.
@@ -19,6 +20,13 @@ def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> N
         )
     parser.add_argument(
         "--conversation", type=int, metavar="ID", help="open this conversation instead of a new one"
+    )
+    parser.add_argument(
+        "--no-bot",
+        dest="bot",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="run no bot worker in this app: `helpdesk bot` answers the questions",
     )
     add_engine_options(parser)
 
@@ -48,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         mode=args.mode,
         agent=getattr(args, "agent", None),
         conversation_id=args.conversation,
+        bot=getattr(args, "bot", True),
     )
     app.run()
     return app.return_code or 0

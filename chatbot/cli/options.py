@@ -59,8 +59,9 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", type=Path, metavar="PATH", default=argparse.SUPPRESS,
-                        help="SQLite file (env HELPDESK_DB; default: user data dir)")  # fmt: skip
+    parser.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
+                        help="SQLite file or sqlite:///path (env HELPDESK_DB; default: user data "
+                             "dir)")  # fmt: skip
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -79,6 +80,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     put("valen", "dialect", getattr(args, "dialect", None))
     put("engine", "threshold", getattr(args, "threshold", None))
     put("engine", "k", getattr(args, "k", None))
+    put("bot", "concurrency", getattr(args, "concurrency", None))
     return load_settings(**overrides)
 
 

@@ -1,12 +1,28 @@
 """The SQLite schema as a list of migrations; `PRAGMA user_version` counts the ones applied.
 
 Append a migration to change the schema; never edit one that has shipped, since databases in the
-field already ran it.
+field already ran it. A migration is SQL statements, or a function for what SQL alone cannot do;
+each runs inside the one transaction that also moves `user_version`, so it applies whole or not
+at all.
 """
 
 from __future__ import annotations
 
-Migration = tuple[str, ...]
+import json
+import sqlite3
+from collections.abc import Callable
+
+from chatbot.desk.models import (
+    Claimed,
+    Escalated,
+    EventData,
+    HandedBack,
+    Resolved,
+)
+from chatbot.engine.models import Decision, Reason
+from chatbot.store.codec import compact, digest
+
+Migration = tuple[str, ...] | Callable[[sqlite3.Connection], None]
 
 MIGRATIONS: list[Migration] = [
     # 1: conversations, their transcript, the engine's decisions and the escalations that the
@@ -78,3 +94,182 @@ MIGRATIONS: list[Migration] = [
         " WHERE state = 'claimed'",
     ),
 ]
+
+
+# -- 3: one log of messages and typed events; pending questions and leases; compact decisions ----
+
+# The sentences version 2 stored as system messages, turned into events by migration 3.
+V2_ESCALATED_NOTICE = (
+    "The bot could not answer this from the help center. A person will reply here."
+)
+V2_ASKED_NOTICE = "A person will reply here."
+V2_JOINED = " joined the conversation."
+V2_RESOLVED = " marked this resolved. Write again any time."
+V2_HANDED_BACK = " handed the conversation back to the bot."
+
+V3_TABLES = (
+    # Each distinct passage text once: decisions and bot answers refer to it by digest.
+    """
+    CREATE TABLE passage_texts (
+        digest TEXT PRIMARY KEY,
+        text   TEXT NOT NULL
+    ) WITHOUT ROWID
+    """,
+    # A conversation's log: messages (author set) and typed events (event set, params JSON), in
+    # one total order by id. A message quoting a passage refers to its text by digest.
+    """
+    CREATE TABLE entries (
+        id              INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+        author          TEXT CHECK (author IN ('customer', 'bot', 'agent')),
+        event           TEXT,
+        text            TEXT,
+        text_digest     TEXT REFERENCES passage_texts (digest),
+        agent           TEXT,
+        passage_id      TEXT,
+        passage_title   TEXT,
+        decision_id     INTEGER,
+        feedback        TEXT CHECK (feedback IN ('helpful', 'not-helpful')),
+        params          TEXT,
+        created_at      REAL NOT NULL,
+        CHECK ((author IS NULL) != (event IS NULL))
+    )
+    """,
+    "CREATE INDEX entries_by_conversation ON entries (conversation_id, id)",
+    "CREATE INDEX entries_by_author ON entries (conversation_id, author, id)"
+    " WHERE author IS NOT NULL",
+    # Customer questions the bot has still to decide on, with the lease of the worker judging
+    # each; a row is deleted when the question is settled, so the table stays as small as the
+    # work outstanding.
+    """
+    CREATE TABLE questions (
+        entry_id        INTEGER PRIMARY KEY REFERENCES entries (id),
+        conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+        lease_owner     TEXT,
+        lease_until     REAL,
+        attempts        INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    "CREATE INDEX questions_by_conversation ON questions (conversation_id)",
+    # The decision as the engine made it, minus the passage texts (see chatbot.store.codec).
+    """
+    CREATE TABLE decisions (
+        id              INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+        message_id      INTEGER NOT NULL REFERENCES entries (id),
+        worker          TEXT,
+        answer_id       TEXT,
+        reason          TEXT,
+        top_probability REAL,
+        latency_ms      REAL NOT NULL,
+        body            TEXT NOT NULL,
+        created_at      REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX decisions_by_conversation ON decisions (conversation_id, id)",
+    "CREATE INDEX decisions_by_message ON decisions (message_id, id)",
+    "ALTER TABLE conversations ADD COLUMN claimed_at REAL",
+    "ALTER TABLE conversations ADD COLUMN question_entry INTEGER",
+)
+
+
+def _v2_event(
+    db: sqlite3.Connection, conversation_id: int, message_id: int, text: str
+) -> EventData:
+    """The typed event a version-2 system message stood for."""
+    for suffix, kind in ((V2_JOINED, Claimed), (V2_RESOLVED, Resolved),
+                         (V2_HANDED_BACK, HandedBack)):  # fmt: skip
+        if text.endswith(suffix):
+            return kind(agent=text[: -len(suffix)])
+    if text not in (V2_ESCALATED_NOTICE, V2_ASKED_NOTICE):
+        raise sqlite3.DatabaseError(f"message {message_id}: unrecognised system message {text!r}")
+    # Version 2 recorded the escalation with the newest message id before its notice.
+    (before,) = db.execute(
+        "SELECT coalesce(max(id), 0) FROM messages WHERE conversation_id = ? AND id < ?",
+        (conversation_id, message_id),
+    ).fetchone()
+    found = db.execute(
+        "SELECT reason, top_probability FROM escalations"
+        " WHERE conversation_id = ? AND after_message_id = ? ORDER BY id DESC LIMIT 1",
+        (conversation_id, before),
+    ).fetchone()
+    (question,) = db.execute(
+        "SELECT max(id) FROM messages WHERE conversation_id = ? AND id < ? AND author = 'customer'",
+        (conversation_id, message_id),
+    ).fetchone()
+    if found is not None:
+        reason, top = Reason(found[0]), found[1]
+    else:  # No question was asked: a customer who asked for a person straight away.
+        reason, top = Reason.CUSTOMER_ASKED, None
+    return Escalated(reason=reason, top_probability=top, question_entry=question)
+
+
+def _migrate_to_v3(db: sqlite3.Connection) -> None:
+    # The old and new tables refer to each other while rows move; checked again at commit.
+    db.execute("PRAGMA defer_foreign_keys = ON")
+    db.execute("ALTER TABLE decisions RENAME TO decisions_v2")
+    db.execute("DROP INDEX decisions_by_conversation")  # Its name is taken again below.
+    for statement in V3_TABLES:
+        db.execute(statement)
+
+    rows = db.execute(
+        "SELECT id, conversation_id, author, text, agent, passage_id, passage_title,"
+        " decision_id, feedback, created_at FROM messages ORDER BY id"
+    ).fetchall()
+    for id_, conversation, author, text, agent, passage_id, title, decision, feedback, at in rows:
+        if author == "system":
+            event = _v2_event(db, conversation, id_, text)
+            db.execute(
+                "INSERT INTO entries (id, conversation_id, event, params, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (id_, conversation, event.type.value, event.model_dump_json(), at),
+            )
+            continue
+        key = None
+        if passage_id is not None and author != "customer":
+            key = digest(text)
+            db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, text))
+        db.execute(
+            "INSERT INTO entries (id, conversation_id, author, text, text_digest, agent,"
+            " passage_id, passage_title, decision_id, feedback, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (id_, conversation, author, None if key else text, key, agent, passage_id, title,
+             decision, feedback, at),
+        )  # fmt: skip
+
+    old = db.execute(
+        "SELECT id, conversation_id, message_id, answer_id, reason, top_probability, latency_ms,"
+        " body, created_at FROM decisions_v2 ORDER BY id"
+    ).fetchall()
+    for id_, conversation, message, answer, reason, top, latency, body, at in old:
+        stored, texts = compact(Decision.model_validate_json(body))
+        db.executemany("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", texts.items())
+        db.execute(
+            "INSERT INTO decisions (id, conversation_id, message_id, answer_id, reason,"
+            " top_probability, latency_ms, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (id_, conversation, message, answer, reason, top, latency, json.dumps(stored), at),
+        )
+
+    # Where each conversation stands: the question behind its last escalation, its claim time.
+    for (conversation,) in db.execute("SELECT id FROM conversations").fetchall():
+        escalated = db.execute(
+            "SELECT params FROM entries WHERE conversation_id = ? AND event = 'escalated'"
+            " ORDER BY id DESC LIMIT 1",
+            (conversation,),
+        ).fetchone()
+        claimed = db.execute(
+            "SELECT created_at FROM entries WHERE conversation_id = ? AND event = 'claimed'"
+            " ORDER BY id DESC LIMIT 1",
+            (conversation,),
+        ).fetchone()
+        question = None if escalated is None else json.loads(escalated[0])["question_entry"]
+        db.execute(
+            "UPDATE conversations SET question_entry = ?,"
+            " claimed_at = CASE WHEN state IN ('claimed', 'resolved') THEN ? END WHERE id = ?",
+            (question, None if claimed is None else claimed[0], conversation),
+        )
+    db.execute("DROP TABLE messages")
+    db.execute("DROP TABLE decisions_v2")
+
+
+MIGRATIONS.append(_migrate_to_v3)  # 3: defined after the list, being a function.

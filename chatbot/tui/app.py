@@ -1,12 +1,15 @@
-"""The Textual app: which screen each mode opens, store polling, and the shared HTTP client.
+"""The Textual app: which screen each mode opens, the desk and its change notices, the embedded
+bot worker, and the shared HTTP client.
 
 Screens are registered in `MODE_SCREENS` alone; everything they need arrives in `Services`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import getpass
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -16,15 +19,16 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
-from chatbot.assembly import build_engine, make_http_client
+from chatbot.assembly import build_engine, make_http_client, open_service
 from chatbot.config import Settings
-from chatbot.engine.engine import Engine
-from chatbot.store import Clock, Store, utc_now
+from chatbot.desk.aio import AsyncDesk
+from chatbot.desk.bot import BotWorker
+from chatbot.desk.clock import Clock, utc_now
+from chatbot.engine.live import LiveEngine
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
 from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
 from chatbot.tui.kb_index import KnowledgeBaseIndex
-from chatbot.tui.messages import StoreWritten
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
@@ -54,8 +58,19 @@ SUBTITLES: dict[Mode, str] = {
 }
 
 
+class _AppLog(logging.Handler):
+    """The embedded bot's log lines go to Textual's log, never onto the terminal it draws."""
+
+    def __init__(self, app: App[None]) -> None:
+        super().__init__()
+        self.app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.app.log(self.format(record))
+
+
 class HelpDeskApp(SafeApp):
-    """Owns the store connection and the HTTP client it was given to own, and polls the store."""
+    """Owns the desk and the HTTP client it was given to own; runs the embedded bot worker."""
 
     CSS_PATH = "app.tcss"
     TITLE = "helpdesk"
@@ -64,38 +79,42 @@ class HelpDeskApp(SafeApp):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("f2", "edit_knowledge_base", "Knowledge base"),
     ]
-    POLL_SECONDS = 0.5
 
     def __init__(
         self,
         *,
-        store: Store,
-        engine: Engine,
+        desk: AsyncDesk,
+        live: LiveEngine,
         http: httpx.AsyncClient,
+        bot: BotWorker | None = None,
         mode: Mode = "all",
         clock: Clock = utc_now,
         agent: str = "agent",
         conversation_id: int | None = None,
         timings: bool = True,
         owns_http: bool = False,
-        owns_store: bool = False,
+        owns_desk: bool = False,
         knowledge_base: Path | None = None,
     ) -> None:
         super().__init__()
         self.mode_name: Mode = mode
         self.sub_title = SUBTITLES[mode]
         self.http = http
+        self.bot = bot
+        """The embedded bot worker (None with `--no-bot`: another process answers)."""
+        self._bot_task: asyncio.Task[None] | None = None
         self._owns_http = owns_http
-        self._owns_store = owns_store
+        self._owns_desk = owns_desk
         self._conversation_id = conversation_id
-        self._version = -1
+        self._publish_pending = False
+        self._unsubscribe: Callable[[], None] = lambda: None
         self.knowledge_base = knowledge_base
         """The passage directory the editor writes; None: the editor is not offered."""
         self.kb_index: KnowledgeBaseIndex | None = None
         """Keeps the engine in step with that directory, whoever writes to it."""
         self.services = Services(
-            store=store,
-            engine=engine,
+            desk=desk,
+            live=live,
             clock=clock,
             agent=agent,
             changed=Signal(self, "store-changed"),
@@ -105,22 +124,25 @@ class HelpDeskApp(SafeApp):
     def get_default_screen(self) -> Screen[None]:
         return MODE_SCREENS[self.mode_name](self.services, conversation_id=self._conversation_id)
 
-    def on_mount(self) -> None:
-        self._version = self.services.store.version()
-        self.set_interval(self.POLL_SECONDS, self.poll_store)
+    async def on_mount(self) -> None:
+        desk = self.services.desk
+        self._unsubscribe = desk.subscribe(self._desk_changed)
+        await desk.watch()
         if self.knowledge_base is not None:
-            self.kb_index = KnowledgeBaseIndex(self, self.services, self.knowledge_base)
+            self.kb_index = KnowledgeBaseIndex(self, self.services.live)
             self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
+        if self.bot is not None:
+            self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
-    def poll_store(self) -> None:
-        """Tell every widget when anyone committed: one cheap PRAGMA when nothing changed."""
-        version = self.services.store.version()
-        if version != self._version:
-            self._version = version
-            self.services.changed.publish(version)
+    def _desk_changed(self, _version: int) -> None:
+        # A burst of commits (a bot settling many questions) becomes one refresh per loop turn.
+        if not self._publish_pending:
+            self._publish_pending = True
+            self.call_next(self._publish_change)
 
-    def on_store_written(self, message: StoreWritten) -> None:
-        self.poll_store()
+    def _publish_change(self) -> None:
+        self._publish_pending = False
+        self.services.changed.publish(self.services.desk.version)
 
     def action_edit_knowledge_base(self) -> None:
         # Imported when first opened: its widgets cost startup time that most sessions never use.
@@ -139,10 +161,16 @@ class HelpDeskApp(SafeApp):
                                 self.action_edit_knowledge_base)  # fmt: skip
 
     async def on_unmount(self) -> None:
+        self._unsubscribe()
+        if self.bot is not None and self._bot_task is not None:
+            # Questions being judged go back to the store at once for the next worker (this app
+            # opened again, or `helpdesk bot`): quitting never waits on Valen.
+            self.bot.stop()
+            await asyncio.gather(self._bot_task, return_exceptions=True)
+        if self._owns_desk:
+            await self.services.desk.aclose()
         if self._owns_http:
             await self.http.aclose()
-        if self._owns_store:
-            self.services.store.close()
 
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Open a conversation by id in the agent console of the current screen."""
@@ -161,40 +189,55 @@ def create_app(
     *,
     mode: Mode = "all",
     http: httpx.AsyncClient | None = None,
-    store: Store | None = None,
     clock: Clock = utc_now,
     agent: str | None = None,
     conversation_id: int | None = None,
     timings: bool = True,
+    bot: bool = True,
 ) -> HelpDeskApp:
-    """The app for the CLI and the tests. Bad settings (database, knowledge base) raise
-    `HelpdeskError` here, before any screen opens. A passed `http` or `store` stays the caller's
-    to close; ones created here are closed when the app exits."""
-    owns_store = store is None
-    store = store if store is not None else Store.open(settings.store.db, clock=clock)
+    """The app for the CLI and the tests. Bad settings (database, knowledge base, an unknown
+    conversation) raise `HelpdeskError` here, before any screen opens. A passed `http` stays the
+    caller's to close; what is created here is closed when the app exits. With `bot`, the app
+    runs a bot worker of its own, so it answers questions with nothing else running."""
+    desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
     try:
-        engine = build_engine(settings, client)
+        live = LiveEngine(build_engine(settings, client), settings.knowledge_base.path)
         if conversation_id is not None:
-            store.conversation(conversation_id)
+            desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
-        if owns_store:
-            store.close()
+        desk.close()
         raise
+    worker = None
+    if bot:
+        # Made directly, not by getLogger: it belongs to this app alone and goes away with it.
+        log = logging.Logger("helpdesk.bot")
+        worker = BotWorker(
+            desk,
+            lambda: live.engine,
+            concurrency=settings.bot.concurrency,
+            lease_s=settings.bot.lease_s,
+            poll_s=settings.bot.poll_s,
+            grace_s=0,
+            log=log,
+        )
     app = HelpDeskApp(
-        store=store,
-        engine=engine,
+        desk=desk,
+        live=live,
         http=client,
+        bot=worker,
         mode=mode,
         clock=clock,
         agent=agent or default_agent_name(),
         conversation_id=conversation_id,
         timings=timings,
         owns_http=owns_http,
-        owns_store=owns_store,
+        owns_desk=True,
         knowledge_base=settings.knowledge_base.path,
     )
+    if worker is not None:
+        worker.log.addHandler(_AppLog(app))
     if settings.valen.replay == "on":
         app.services.suggestions = recorded_questions(settings.valen.cache)
     return app

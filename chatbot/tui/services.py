@@ -6,23 +6,35 @@ from dataclasses import dataclass
 
 from textual.signal import Signal
 
+from chatbot.desk.aio import AsyncDesk
+from chatbot.desk.clock import Clock
 from chatbot.engine.engine import Engine
-from chatbot.store import Clock, Store
+from chatbot.engine.live import LiveEngine
 
 
 @dataclass
 class Services:
-    """The store, the engine and the app-wide change signal, shared by all screens."""
+    """The desk, the engine and the app-wide change signal, shared by all screens."""
 
-    store: Store
-    engine: Engine
-    """Replaced as a whole when the knowledge base changes; read it at the moment of use."""
+    desk: AsyncDesk
+    """The only way to read or change conversations; every call runs off the UI thread."""
+    live: LiveEngine
+    """Keeps the engine in step with the knowledge base; the embedded bot reads it too."""
     clock: Clock
     agent: str
     """The name this app's agent claims and replies under."""
     changed: Signal[int]
-    """Published with the store's version whenever anyone (this process or another) commits."""
+    """Published whenever anyone (this process or another) commits a change."""
     timings: bool = True
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
     suggestions: tuple[str, ...] = ()
     """Questions with recorded answers, offered in replay mode (where nothing else is judged)."""
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of this moment: read it at the moment of use."""
+        return self.live.engine
+
+    @engine.setter
+    def engine(self, engine: Engine) -> None:
+        self.live.engine = engine

@@ -48,9 +48,10 @@ def test_every_move_from_every_state(state: State, move: Move) -> None:
     owner = "ana" if state is State.CLAIMED else None
     if (state, move) in ALLOWED:
         agent = "ana" if move in OWNER_MOVES else None
-        assert next_state(state, move, role=role_for(move), agent=agent, owner=owner) is ALLOWED[
-            (state, move)
-        ]
+        assert (
+            next_state(state, move, role=role_for(move), agent=agent, owner=owner)
+            is ALLOWED[(state, move)]
+        )
     else:
         with pytest.raises(Refused) as refused:
             next_state(state, move, role=role_for(move), agent="ana", owner=owner)

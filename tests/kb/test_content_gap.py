@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.gaps import GAP_TAG, draft_from_gap, fill_gap, suggest_id
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.store import Store
+from chatbot.store.sqlite import SQLiteStore
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.judge import PassageJudge
 from tests.conftest import SHIPPED_CACHE
@@ -29,13 +30,14 @@ async def test_an_answered_gap_becomes_the_first_passage_for_its_question(
     kb_copy: Path, tmp_path: Path
 ) -> None:
     engine = engine_over(kb_copy)
-    with Store.open(tmp_path / "helpdesk.sqlite3") as conversations:
+    conversations = DeskService(SQLiteStore.open(tmp_path / "helpdesk.sqlite3"))
+    try:
         # A customer asks; the bot has nothing that answers, so it escalates.
-        conversation = conversations.start_conversation()
-        message = conversations.add_customer_message(conversation.id, QUESTION)
+        conversation = conversations.ask(None, QUESTION).conversation
+        [question] = conversations.lease("bot", limit=1, lease_s=30)
         decision = await engine.answer(QUESTION)
         assert decision.escalated
-        conversations.record_decision(conversation.id, message_id=message.id, decision=decision)
+        conversations.record_decision("bot", question, decision)
         # An agent takes it and answers.
         assert conversations.claim(conversation.id, agent="ana").won
         conversations.reply(conversation.id, agent="ana", text=REPLY)
@@ -53,6 +55,8 @@ async def test_an_answered_gap_becomes_the_first_passage_for_its_question(
         assert conversations.content_gaps(include_handled=False) == []
         [handled] = conversations.content_gaps()
         assert handled.handled and handled.passage_id == draft.id
+    finally:
+        conversations.close()
 
     # The same question, on an engine rebuilt from the knowledge base as the app does after a save.
     rebuilt = engine.with_passages(store.passages())

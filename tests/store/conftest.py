@@ -1,15 +1,15 @@
-"""Fixtures for the store tests: a fresh database file and a clock the tests move by hand."""
+"""Fixtures for the store tests: a fresh database of each backend and a clock moved by hand."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from chatbot.engine.models import Answer, Candidate, Decision, Reason
-from chatbot.store import Store
+from chatbot.store.interface import ConversationStore
+from tests.backends import Backend
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -33,14 +33,10 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "helpdesk.sqlite3"
-
-
-@pytest.fixture
-def store(db_path: Path, clock: FakeClock) -> Iterator[Store]:
-    with Store.open(db_path, clock=clock) as opened:
-        yield opened
+def store(backend: Backend, clock: FakeClock) -> Iterator[ConversationStore]:
+    opened = backend.open(clock)
+    yield opened
+    opened.close()
 
 
 CHARGED = Candidate(

@@ -6,17 +6,20 @@ passed in (as the CLI's would be) and is never used to reach a host in replay mo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
+from chatbot.assembly import open_service
 from chatbot.config import Settings, load_settings
+from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp, Mode, create_app
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
+Q2 = "The bike's brakes were already worn when I took it. Will I have to pay for that?"
 Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
 SIZE = (120, 36)
 
@@ -71,3 +74,11 @@ def make_app(settings: Settings, http: httpx.AsyncClient, clock: FrozenClock) ->
         )  # fmt: skip
 
     return make
+
+
+@pytest.fixture
+def other(settings: Settings, clock: FrozenClock) -> Iterator[DeskService]:
+    """The desk as another process sees it: a connection of its own to the same database."""
+    service = open_service(settings, clock=clock)
+    yield service
+    service.close()

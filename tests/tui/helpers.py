@@ -12,19 +12,38 @@ from textual.drivers.headless_driver import HeadlessDriver
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input
+from textual.widgets._footer import FooterKey
 
+from chatbot.desk.models import Author
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.message_bubble import MessageBubble
+
+
+def customer_bubbles(panel: ChatPanel) -> int:
+    return sum(1 for b in panel.query(MessageBubble) if b.message.author is Author.CUSTOMER)
+
+
+def settled(panel: ChatPanel) -> bool:
+    """The chat shows a conversation with no question left for the bot."""
+    return panel.conversation is not None and panel.conversation.pending == 0
 
 
 async def ask(pilot: Pilot[None], question: str, *, wait: bool = True) -> None:
-    """Type a question into the customer chat and send it; by default wait for the bot."""
+    """Type a question into the customer chat and send it; by default wait until it is decided
+    (by the app's own bot worker, or any other) and the decision is on screen."""
     app = pilot.app
+    panel = app.screen.query_one(ChatPanel)
+    before = customer_bubbles(panel)
     field = app.screen.query_one("#question", Input)
     field.focus()
     field.value = question
     await pilot.press("enter")
+    if panel.error.display:
+        return  # Refused: nothing to wait for.
+    await wait_until(pilot, lambda: customer_bubbles(panel) > before)
     if wait:
-        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: settled(panel))
     await pilot.pause()
 
 
@@ -65,7 +84,7 @@ def flat(text: str) -> str:
 
 
 async def wait_until(
-    pilot: Pilot[None], condition: Callable[[], bool], *, timeout: float = 2.0
+    pilot: Pilot[None], condition: Callable[[], bool], *, timeout: float = 5.0
 ) -> float:
     """Let the app run until `condition` holds; returns the seconds it took."""
     loop = asyncio.get_running_loop()
@@ -73,7 +92,7 @@ async def wait_until(
     while not condition():
         if loop.time() - started > timeout:
             raise AssertionError(f"condition not met within {timeout} s")
-        await pilot.pause(0.05)
+        await pilot.pause(0.02)
     return loop.time() - started
 
 
@@ -98,3 +117,19 @@ def terminal_output(app: HelpDeskApp) -> str:
     driver = app._driver
     assert isinstance(driver, RecordingDriver), "run the app with driver_class=RecordingDriver"
     return "".join(driver.written)
+
+
+def footer_offers(app: HelpDeskApp, action: str) -> bool:
+    """Whether the footer shows `action`'s key enabled (it redraws a refresh after a change)."""
+    return any(
+        key.action == action and not key.has_class("-disabled")
+        for key in app.screen.query(FooterKey)
+    )
+
+
+async def steady(pilot: Pilot[None]) -> None:
+    """Stop every text cursor blinking (showing it), so a screenshot does not depend on when in
+    the blink it is taken, then let the screen repaint."""
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False
+    await pilot.pause()

@@ -3,12 +3,12 @@ the queue updating live; a lost claim; the command palette."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.message import Message
+from textual.pilot import Pilot
 from textual.widgets import Input
 
-from chatbot.store import Author, State, Store
+from chatbot.desk.models import Author, State
+from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.passage_picker import PassagePicker
 from chatbot.tui.widgets.candidate_bars import CandidateBars
@@ -28,15 +28,18 @@ def view_text(app: HelpDeskApp) -> str:
     return flat(screen_text(app, app.screen.query_one(ConversationView)))
 
 
-async def open_first(app: HelpDeskApp, pilot: object) -> ConversationView:
+async def open_first(app: HelpDeskApp, pilot: Pilot[None]) -> ConversationView:
     """Select the first row of the queue with the keyboard, as an agent would."""
+    await wait_until(pilot, lambda: bool(app.screen.query_one(QueueList).items))
     app.screen.query_one(QueueTable).focus()
-    await pilot.press("enter")  # type: ignore[attr-defined]
-    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.press("enter")
+    await pilot.pause()
     return app.screen.query_one(ConversationView)
 
 
-async def test_claim_reply_and_the_customer_sees_the_reply(make_app: MakeApp) -> None:
+async def test_claim_reply_and_the_customer_sees_the_reply(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("all")
     posted: list[Message] = []
     async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
@@ -49,7 +52,7 @@ async def test_claim_reply_and_the_customer_sees_the_reply(make_app: MakeApp) ->
 
         await pilot.press("ctrl+l")
         await pilot.pause()
-        assert app.services.store.conversation(1).agent == "ana"
+        assert other.conversation(1).agent == "ana"
         assert not reply.disabled and reply.has_focus
         assert "claimed by ana" in view_text(app)
         assert "ana (support agent) is helping you." in chat_text(app)
@@ -60,7 +63,7 @@ async def test_claim_reply_and_the_customer_sees_the_reply(make_app: MakeApp) ->
     assert any(isinstance(m, QueueList.Opened) and m.conversation_id == 1 for m in posted)
 
 
-async def test_send_a_passage_as_the_reply(make_app: MakeApp) -> None:
+async def test_send_a_passage_as_the_reply(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q3)
@@ -77,12 +80,13 @@ async def test_send_a_passage_as_the_reply(make_app: MakeApp) -> None:
         assert len(picker.items) == len(app.services.engine.passages)
         await pilot.press("enter")
         await pilot.pause()
-        last = app.services.store.messages(1)[-1]
+        await wait_until(pilot, lambda: other.messages(1)[-1].author is Author.AGENT)
+        last = other.messages(1)[-1]
         assert (last.author, last.passage_id) == (Author.AGENT, "late-return")
-        assert "(late-return)" in chat_text(app)
+        await wait_until(pilot, lambda: "(late-return)" in chat_text(app))
 
 
-async def test_resolve(make_app: MakeApp) -> None:
+async def test_resolve(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q3)
@@ -91,17 +95,17 @@ async def test_resolve(make_app: MakeApp) -> None:
         await type_into(pilot, "#reply", "Done: no fee.")
         await pilot.press("ctrl+r")
         await pilot.pause()
-        assert app.services.store.conversation(1).state is State.RESOLVED
+        assert other.conversation(1).state is State.RESOLVED
         assert "Resolved. Write again if you need anything else." in chat_text(app)
         assert "ana marked this resolved." in chat_text(app)
         await pilot.press("escape")  # Back to the queue, now empty.
         await pilot.pause()
         assert not app.screen.query(ConversationView)
-        assert app.services.store.queue() == []
-        assert "Nobody is waiting." in screen_text(app)
+        assert other.queue() == []
+        await wait_until(pilot, lambda: "Nobody is waiting." in screen_text(app))
 
 
-async def test_hand_back_to_the_bot(make_app: MakeApp) -> None:
+async def test_hand_back_to_the_bot(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q3)
@@ -109,11 +113,11 @@ async def test_hand_back_to_the_bot(make_app: MakeApp) -> None:
         await pilot.press("ctrl+l")
         await pilot.press("ctrl+g")
         await pilot.pause()
-        assert app.services.store.conversation(1).state is State.BOT
+        assert other.conversation(1).state is State.BOT
         assert "You are talking to the help-desk bot." in chat_text(app)
         await ask(pilot, Q1)  # The bot answers again.
-        assert app.services.store.messages(1)[-1].passage_id == "card-charged-twice"
-        assert "The bot is answering this conversation." in view_text(app)
+        assert other.messages(1)[-1].passage_id == "card-charged-twice"
+        await wait_until(pilot, lambda: "The bot is answering this conversation." in view_text(app))
 
 
 async def test_the_open_conversation_shows_candidates_scores_and_errors(
@@ -140,44 +144,42 @@ async def test_the_open_conversation_shows_candidates_scores_and_errors(
 
 
 async def test_the_queue_updates_live_with_wait_times(
-    make_app: MakeApp, db_path: Path, clock: FrozenClock
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         assert "Nobody is waiting." in screen_text(app)
-        with Store.open(db_path, clock=clock) as customer_side:  # Another process's connection.
-            conversation = customer_side.start_conversation()
-            customer_side.add_customer_message(conversation.id, "Where is my helmet?")
-            customer_side.escalate(conversation.id)
+        conversation = other.start_conversation()  # A customer in another process.
+        other.talk_to_person(conversation.id)
+        other.ask(conversation.id, "Where is my helmet?")
         queue = app.screen.query_one(QueueList)
-        await wait_until(pilot, lambda: len(queue.items) == 1, timeout=1.0)
-        await pilot.pause()
-        assert "Where is my helmet?" in screen_text(app)
+        await wait_until(pilot, lambda: "Where is my helmet?" in screen_text(app), timeout=1.0)
         assert "0s" in screen_text(app, queue)
         clock.advance(125)
         await pilot.pause(1.1)  # The wait column ticks each second.
         assert "2m 05s" in screen_text(app, queue)
 
 
-async def test_a_lost_claim_says_who_won(make_app: MakeApp, db_path: Path) -> None:
+async def test_a_lost_claim_says_who_won(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        with Store.open(db_path) as store:
-            conversation = store.start_conversation()
-            store.add_customer_message(conversation.id, "Hello?")
-            store.escalate(conversation.id)
-        await app.open_conversation(conversation.id)
+        conversation = other.start_conversation()
+        other.talk_to_person(conversation.id)
+        other.ask(conversation.id, "Hello?")
+        view = await app.open_conversation(conversation.id)
+        await wait_until(pilot, lambda: view.check_action("claim", ()) is True)
+        app.services.changed.unsubscribe(view)  # So the claim below is pressed before it shows.
+        assert other.claim(conversation.id, agent="ben").won
+        await pilot.press("ctrl+l")
         await pilot.pause()
-        with Store.open(db_path) as other_agent:
-            assert other_agent.claim(conversation.id, agent="ben").won
-        await pilot.press("ctrl+l")  # Pressed before this console noticed ben's claim.
-        await pilot.pause()
-        assert app.services.store.conversation(conversation.id).agent == "ben"
+        assert other.conversation(conversation.id).agent == "ben"
         assert app.screen.query_one("#reply", Input).disabled
         assert "ben owns this conversation." in view_text(app)
 
 
-async def test_command_palette_offers_the_main_actions(make_app: MakeApp) -> None:
+async def test_command_palette_offers_the_main_actions(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
@@ -186,7 +188,8 @@ async def test_command_palette_offers_the_main_actions(make_app: MakeApp) -> Non
         await pilot.pause(0.3)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.services.store.conversation(1).state is State.WAITING
+        assert other.conversation(1).state is State.WAITING
+        await wait_until(pilot, lambda: len(app.screen.query_one(QueueList).items) == 1)
         await pilot.press("ctrl+p")
         await pilot.press(*"open")
         await pilot.pause(0.3)
@@ -195,13 +198,12 @@ async def test_command_palette_offers_the_main_actions(make_app: MakeApp) -> Non
         assert app.screen.query_one(ConversationView).conversation_id == 1
 
 
-async def test_back_to_the_queue_posts_closed(make_app: MakeApp) -> None:
+async def test_back_to_the_queue_posts_closed(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("agent")
     posted: list[Message] = []
     async with app.run_test(size=SIZE, message_hook=posted.append) as pilot:
-        with Store.open(app.services.store.path) as store:
-            conversation = store.start_conversation()
-            store.escalate(conversation.id)
+        conversation = other.start_conversation()
+        other.talk_to_person(conversation.id)
         await app.open_conversation(conversation.id)
         await pilot.pause()
         await pilot.press("escape")

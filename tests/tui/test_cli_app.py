@@ -16,7 +16,9 @@ from chatbot.cli.main import build_parser, main
 def test_each_mode_parses_db_and_engine_options(command: list[str], tmp_path: Path) -> None:
     args = build_parser().parse_args([*command, "--db", str(tmp_path / "x.db"), "-k", "3"])
     assert args.mode == (command[0] if command else "all")
-    assert args.db == tmp_path / "x.db" and args.k == 3
+    assert args.db == str(tmp_path / "x.db") and args.k == 3
+    assert getattr(args, "bot", True) is True
+    assert build_parser().parse_args([*command, "--no-bot"]).bot is False
 
 
 def test_other_commands_keep_their_own_function() -> None:
@@ -32,6 +34,9 @@ def test_other_commands_keep_their_own_function() -> None:
         (["agent", "--db", "{tmp}/notdb"], "cannot use database: file is not a database"),
         (["--db", "{tmp}/ok.db", "--kb", "{tmp}/missing"], "knowledge base not found"),
         (["agent", "--db", "{tmp}/ok.db", "--conversation", "7"], "conversation 7 not found"),
+        (["--db", "postgresql://ana:secret@db/helpdesk"], "PostgreSQL is not supported yet"),
+        (["chat", "--db", "mysql://db/x"], "unknown database scheme 'mysql'"),
+        (["--db", "sqlite:///{tmp}"], "is a directory, expected a database file"),
     ],
 )
 def test_bad_input_is_one_line_and_a_nonzero_exit(
@@ -44,6 +49,7 @@ def test_bad_input_is_one_line_and_a_nonzero_exit(
     assert code == 2
     assert captured.err.count("\n") == 1 and message in captured.err
     assert captured.err.startswith("helpdesk: error: ")
+    assert "secret" not in captured.err  # A password in a URL is never echoed.
     assert "Traceback" not in captured.err and captured.out == ""
 
 

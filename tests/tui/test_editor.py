@@ -13,19 +13,20 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static, TextArea
 
 from chatbot.config import Settings, load_settings
+from chatbot.desk.models import State
+from chatbot.desk.service import DeskService
 from chatbot.engine.models import Decision
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
-from chatbot.store import Store
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
-from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.helpers import wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -74,12 +75,10 @@ def problem(screen: EditorScreen) -> str:
 
 
 async def test_add_a_passage_and_the_next_question_uses_it(
-    make_app: MakeApp, kb_copy: Path
+    make_app: MakeApp, kb_copy: Path, other: DeskService
 ) -> None:
     app = make_app("all")
-    judged: list[Decision] = []
-    async with app.run_test(size=SIZE, message_hook=lambda m: judged.append(m.decision)
-                            if isinstance(m, ChatPanel.Judged) else None) as pilot:  # fmt: skip
+    async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
         await pilot.press("ctrl+n")
         await type_into(pilot, "#form-id", "lost-and-found")
@@ -99,9 +98,9 @@ async def test_add_a_passage_and_the_next_question_uses_it(
         await pilot.pause()
         await type_into(pilot, "#question", LOST)
         await pilot.press("enter")
-        await settle(pilot)
-        assert judged, "the chat never judged the question"
-        assert judged[-1].candidates[0].id == "lost-and-found"
+        await wait_until(pilot, lambda: bool(other.decisions(1)), timeout=5)
+        [judged] = other.decisions(1)  # By the app's bot, on the engine rebuilt after the save.
+        assert judged.decision.candidates[0].id == "lost-and-found"
 
 
 async def test_edit_a_passage(make_app: MakeApp, kb_copy: Path) -> None:
@@ -306,19 +305,17 @@ async def test_a_concurrent_change_is_refused_not_overwritten(
 
 
 async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
-    make_app: MakeApp, kb_copy: Path, db_path: Path
+    make_app: MakeApp, kb_copy: Path, other: DeskService
 ) -> None:
     question = "Can I take my dog with me on the bike?"
     reply = "Small dogs may ride in a closed carrier in the front basket, up to 8 kg."
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        # A conversation the bot escalated and an agent answered, in the app's own database.
-        store: Store = app.services.store
-        conversation = store.start_conversation()
-        message = store.add_customer_message(conversation.id, question)
-        decision = await app.services.engine.answer(question)
-        assert decision.escalated
-        store.record_decision(conversation.id, message_id=message.id, decision=decision)
+        # A conversation the app's bot escalated and an agent answered, in the app's database.
+        store = other
+        conversation = store.ask(None, question).conversation
+        await wait_until(pilot, lambda: store.conversation(conversation.id).pending == 0)
+        assert store.conversation(conversation.id).state is State.WAITING
         store.claim(conversation.id, agent="ana")
         store.reply(conversation.id, agent="ana", text=reply)
 
@@ -336,7 +333,7 @@ async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
         await settle(pilot)
 
         assert store.content_gaps(include_handled=False) == []
-        assert gaps.gaps == []
+        await wait_until(pilot, lambda: gaps.gaps == [])
         new = PassageStore(kb_copy).get("can-i-take-my-dog-with").passage
         assert (new.title, new.text) == (question, reply)
         assert app.services.engine.retrieve(question)[0].passage.id == new.id

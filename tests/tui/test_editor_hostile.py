@@ -12,6 +12,7 @@ from textual import events
 from textual.widgets import Input, TextArea
 
 from chatbot.config import Settings, load_settings
+from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.knowledge_base.store import PassageStore, passage_file_text
 from chatbot.tui import HelpDeskApp
@@ -20,7 +21,14 @@ from chatbot.tui.widgets.passage_form import PassageForm
 from tests.conftest import SHIPPED_CACHE
 from tests.readonly import read_only
 from tests.tui.conftest import Q1, SIZE, MakeApp
-from tests.tui.helpers import RecordingDriver, ask, flat, screen_text, terminal_output
+from tests.tui.helpers import (
+    RecordingDriver,
+    ask,
+    flat,
+    screen_text,
+    terminal_output,
+    wait_until,
+)
 
 # Each would do something to a real terminal: retitle it, fill the clipboard, clear the screen,
 # make a hidden link.
@@ -57,19 +65,19 @@ def kb_index(app: HelpDeskApp) -> PassageStore:
 
 
 async def test_no_escape_from_outside_reaches_the_terminal(
-    make_app: MakeApp, kb_copy: Path
+    make_app: MakeApp, kb_copy: Path, other: DeskService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The toasts checked at the end are still up, however slowly the test runs.
+    monkeypatch.setattr(HelpDeskApp, "NOTIFICATION_TIMEOUT", 120)
     app = make_app("agent")
     app.driver_class = RecordingDriver
     async with app.run_test(size=SIZE, headless=False) as pilot:
         # A customer pasted escapes into the chat; an agent answered with more. It is a content gap.
-        store = app.services.store
-        conversation = store.start_conversation()
-        message = store.add_customer_message(conversation.id, HOSTILE)
-        decision = await app.services.engine.answer(HOSTILE)
-        store.record_decision(conversation.id, message_id=message.id, decision=decision)
-        store.claim(conversation.id, agent="ana")
-        store.reply(conversation.id, agent="ana", text=f"Refunds {CLEAR} take 5 days {TITLE}")
+        conversation = other.ask(None, HOSTILE).conversation
+        # The app's bot escalates it (nothing recorded answers it).
+        await wait_until(pilot, lambda: other.conversation(conversation.id).pending == 0)
+        other.claim(conversation.id, agent="ana")
+        other.reply(conversation.id, agent="ana", text=f"Refunds {CLEAR} take 5 days {TITLE}")
         # A hand-made file whose name and keys carry escapes, and a history entry with one.
         (kb_copy / f"x{TITLE}.json").write_text(
             json.dumps({"id": "x", "text": "x", CLIPBOARD: 1}), encoding="utf-8"

@@ -71,7 +71,7 @@ async def test_an_older_rebuild_never_replaces_a_newer_one(make_app: MakeApp) ->
         await pilot.pause()
         newest = app.services.engine
         assert newest is not first
-        index._swap(1, first)  # The first rebuild's result, arriving late.
+        index.live.swap(1, first)  # The first rebuild's result, arriving late.
         assert app.services.engine is newest
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from chatbot.desk.service import DeskService
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueList
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp
-from tests.tui.helpers import ask, flat, screen_text, type_into
+from tests.tui.helpers import ask, flat, screen_text, type_into, wait_until
 
 MARKUP = "[bold red]x[/] and [link=https://example.com]click[/link]"
 ESCAPE = "\x1b[31mred\x1b[0m and a bell\x07"
@@ -42,20 +43,20 @@ async def test_customer_text_is_shown_literally_to_customer_and_agent(make_app: 
         assert MARKUP in transcript
         assert ESCAPE_SHOWN in transcript
         assert "[i]agent[/i] \\x1b[2J" in transcript
-        assert "[i]agent[/i] \\x1b[2J" in flat(screen_text(app, app.screen.query_one(ChatPanel)))
+        panel = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: "[i]agent[/i] \\x1b[2J" in flat(screen_text(app, panel)))
 
 
-async def test_the_queue_shows_the_first_question_literally(make_app: MakeApp) -> None:
+async def test_the_queue_shows_the_question_literally(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        store = app.services.store
-        conversation = store.start_conversation()
-        store.add_customer_message(conversation.id, "[b]bold?[/b] \x1b[5mblink")
-        store.escalate(conversation.id)
-        app.poll_store()
-        await pilot.pause()
-        queue = screen_text(app, app.screen.query_one(QueueList))
-        assert "[b]bold?[/b] \\x1b[5mblink" in queue
+        conversation = other.start_conversation()
+        other.talk_to_person(conversation.id)
+        other.ask(conversation.id, "[b]bold?[/b] \x1b[5mblink")
+        queue = app.screen.query_one(QueueList)
+        await wait_until(pilot, lambda: "[b]bold?[/b] \\x1b[5mblink" in screen_text(app, queue))
 
 
 def test_text_objects_are_what_the_widgets_get() -> None:

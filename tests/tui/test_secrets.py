@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chatbot.assembly import open_service
 from chatbot.config import load_settings
-from chatbot.store import Store
 from chatbot.tui import create_app
 from tests.tui.conftest import Q1, SIZE
 from tests.tui.helpers import ask
@@ -44,12 +44,12 @@ async def test_the_key_never_reaches_the_database(
             await ask(pilot, Q1)
     assert seen and all(header == f"Bearer {KEY}" for header in seen)
 
-    store = Store.open(db)
+    desk = open_service(settings)
     try:
-        [stored] = store.decisions(1)
+        [stored] = desk.decisions(1)
         errors = [c.error for c in stored.decision.candidates if c.error]
     finally:
-        store.close()
+        desk.close()
     assert errors and all("auth" in e and "[redacted]" in e for e in errors)
     assert stored.decision.reason is not None and stored.decision.reason.value == "valen-error"
     for path in tmp_path.rglob("*"):

@@ -3,33 +3,37 @@ ones still arrive live."""
 
 from __future__ import annotations
 
-from chatbot.store import Author, ChatMessage, Store
+from chatbot.desk.models import ChatEvent, ChatMessage
+from chatbot.desk.service import DeskService
+from chatbot.notices import notice
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.transcript import PAGE, Transcript
 from tests.tui.conftest import SIZE, MakeApp
-from tests.tui.helpers import screen_text
+from tests.tui.helpers import screen_text, wait_until
 
 MESSAGES = PAGE * 2 + 50
 
 
-def long_conversation(store: Store, messages: int) -> int:
-    """A conversation ana has claimed, `messages` long, each message naming its number."""
-    conversation = store.start_conversation().id
-    store.add_customer_message(conversation, "Message 1: my bike will not unlock.")
-    store.escalate(conversation)
-    store.claim(conversation, agent="ana")
-    for number in range(len(store.messages(conversation)) + 1, messages + 1):
+def long_conversation(desk: DeskService, entries: int) -> int:
+    """A conversation ana has claimed, `entries` long, each message naming its number."""
+    conversation = desk.start_conversation().id
+    desk.talk_to_person(conversation)
+    desk.ask(conversation, "Message 1: my bike will not unlock.")
+    desk.claim(conversation, agent="ana")
+    for number in range(len(desk.entries(conversation)) + 1, entries + 1):
         if number % 2:
-            store.add_customer_message(conversation, f"Message {number}: still locked.")
+            desk.ask(conversation, f"Message {number}: still locked.")
         else:
-            store.reply(conversation, agent="ana", text=f"Message {number}: try dock 4.")
+            desk.reply(conversation, agent="ana", text=f"Message {number}: try dock 4.")
     return conversation
 
 
-def shown(message: ChatMessage) -> str:
-    """The line a short message's text is written as."""
-    return f"— {message.text}" if message.author is Author.SYSTEM else message.text
+def shown(entry: ChatMessage | ChatEvent) -> str:
+    """The line a short entry's text is written as."""
+    if isinstance(entry, ChatEvent):
+        return f"— {notice(entry.event, reader='agent')}"
+    return entry.text
 
 
 def written(transcript: Transcript) -> list[str]:
@@ -44,14 +48,16 @@ def footer(app: HelpDeskApp) -> str:
     return screen_text(app).splitlines()[-1]
 
 
-async def test_older_messages_are_hidden_on_open_and_shown_on_request(make_app: MakeApp) -> None:
+async def test_older_messages_are_hidden_on_open_and_shown_on_request(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        conversation = long_conversation(app.services.store, MESSAGES)
+        conversation = long_conversation(other, MESSAGES)
         view = await app.open_conversation(conversation)
         await pilot.pause()
         transcript = view.query_one(Transcript)
-        texts = [shown(message) for message in app.services.store.messages(conversation)]
+        texts = [shown(entry) for entry in other.entries(conversation)]
         hidden = MESSAGES - PAGE
         lines = written(transcript)
         assert lines[0] == f"— {hidden} earlier messages — press F3 to show {PAGE} more"
@@ -74,24 +80,25 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(make_app: 
         await pilot.press("f3")
         await pilot.pause()
         lines = written(transcript)
-        assert lines[:2] == ["Customer", "Message 1: my bike will not unlock."]
+        assert lines[:3] == ["— A person will reply here.", "Customer",
+                             "Message 1: my bike will not unlock."]  # fmt: skip
         assert [line for line in lines if "earlier message" in line] == []
         assert all(text in lines for text in texts)
         assert transcript.hidden == 0
         assert "Earlier messages" not in footer(app)
 
 
-async def test_new_messages_append_while_earlier_ones_are_hidden(make_app: MakeApp) -> None:
+async def test_new_messages_append_while_earlier_ones_are_hidden(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        store = app.services.store
-        conversation = long_conversation(store, MESSAGES)
+        conversation = long_conversation(other, MESSAGES)
         view = await app.open_conversation(conversation)
         await pilot.pause()
-        store.add_customer_message(conversation, "[b]Live[/b]: it unlocked!")
-        app.poll_store()
-        await pilot.pause()
+        other.ask(conversation, "[b]Live[/b]: it unlocked!")
         transcript = view.query_one(Transcript)
+        await wait_until(pilot, lambda: "[b]Live[/b]: it unlocked!" in written(transcript))
         lines = written(transcript)
         assert lines[-2:] == ["Customer", "[b]Live[/b]: it unlocked!"]
         assert transcript.hidden == MESSAGES - PAGE  # Arriving messages reveal nothing earlier.
@@ -102,19 +109,20 @@ async def test_new_messages_append_while_earlier_ones_are_hidden(make_app: MakeA
         lines = written(transcript)
         assert lines[-2:] == ["Customer", "[b]Live[/b]: it unlocked!"]
         assert lines.count("[b]Live[/b]: it unlocked!") == 1
-        assert all(shown(message) in lines for message in store.messages(conversation))
+        assert all(shown(entry) in lines for entry in other.entries(conversation))
 
 
 async def test_a_short_conversation_shows_everything_and_offers_nothing_earlier(
-    make_app: MakeApp,
+    make_app: MakeApp, other: DeskService
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        conversation = long_conversation(app.services.store, PAGE)
+        conversation = long_conversation(other, PAGE)
         view = await app.open_conversation(conversation)
         await pilot.pause()
         lines = written(view.query_one(Transcript))
-        assert lines[:2] == ["Customer", "Message 1: my bike will not unlock."]
+        assert lines[:3] == ["— A person will reply here.", "Customer",
+                             "Message 1: my bike will not unlock."]  # fmt: skip
         assert "Earlier messages" not in footer(app)
         assert not view.check_action("show_earlier", ())
         assert isinstance(app.screen.query_one(ConversationView), ConversationView)

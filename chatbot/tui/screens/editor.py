@@ -21,14 +21,13 @@ from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPan
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.gaps import Draft, draft_from_gap, fill_gap
+from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
-from chatbot.tui.messages import StoreWritten
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
@@ -180,7 +179,16 @@ class EditorScreen(Screen[None]):
                 self.open_passage(first)
 
     def refresh_gaps(self) -> None:
-        self.query_one(GapList).show(self.services.store.content_gaps(include_handled=False))
+        self._load_gaps()
+
+    @work(exclusive=True, group="editor-gaps", exit_on_error=False)
+    async def _load_gaps(self) -> None:
+        try:
+            gaps = await self.services.desk.content_gaps(include_handled=False)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.query_one(GapList).show(gaps)
 
     def _store_changed(self, _version: int) -> None:
         self.refresh_gaps()
@@ -264,22 +272,23 @@ class EditorScreen(Screen[None]):
         self.leave_form(self.open_new)
 
     @on(PassageForm.SaveRequested)
-    def _save_requested(self, event: PassageForm.SaveRequested) -> None:
+    async def _save_requested(self, event: PassageForm.SaveRequested) -> None:
         try:
-            self.save(event)
+            await self.save(event)
         except Exception as error:  # noqa: BLE001 - whatever failed, the typed text stays.
             log.exception("saving a passage failed")
             self._refused(f"not saved: unexpected {type(error).__name__}: {error}")
 
-    def save(self, event: PassageForm.SaveRequested) -> None:
+    async def save(self, event: PassageForm.SaveRequested) -> None:
         passage = event.passage
         try:
             if event.based_on is not None:
                 stored = self.passages.save(passage, based_on=event.based_on)
             elif event.gap_id is not None:
-                stored = fill_gap(self.passages, self.services.store, gap_id=event.gap_id,
-                                  passage=passage)  # fmt: skip
-                self.post_message(StoreWritten())
+                # The passage first, then the gap (as `fill_gap` does): were marking to fail, the
+                # gap stays listed, which is safer than a gap marked handled with no passage.
+                stored = self.passages.add(passage)
+                await self.services.desk.mark_gap_handled(event.gap_id, passage_id=passage.id)
                 self.refresh_gaps()
             else:
                 stored = self.passages.add(passage)

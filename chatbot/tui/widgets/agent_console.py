@@ -31,13 +31,14 @@ class AgentConsole(Vertical):
 
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Show one conversation by id (also the way in for benchmarks and tests)."""
-        self.services.store.conversation(conversation_id)  # Unknown ids fail here, not mid-mount.
+        await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
         if (current := self.open_view) is not None:
             await current.remove()
         view = ConversationView(self.services, conversation_id, id="conversation")
         self.query_one(QueueList).display = False
         self.query_one("#queue-title").display = False
         await self.mount(view)
+        await view.loaded.wait()
         return view
 
     async def close_conversation(self) -> None:
@@ -46,8 +47,8 @@ class AgentConsole(Vertical):
         queue = self.query_one(QueueList)
         queue.display = True
         self.query_one("#queue-title").display = True
-        queue.reload()
         queue.table.focus()
+        await queue.reload()
 
     @on(QueueList.Opened)
     async def _opened(self, event: QueueList.Opened) -> None:
@@ -59,7 +60,7 @@ class AgentConsole(Vertical):
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = []
-        for item in self.services.store.queue(agent=self.services.agent):
+        for item in self.query_one(QueueList).items:  # As last read: the palette opens at once.
             number = item.conversation_id
             reason = item.reason.value if item.reason else "no reason"
             commands.append(

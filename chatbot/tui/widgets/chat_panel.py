@@ -1,30 +1,41 @@
-"""The customer's side: ask a question, watch the bot work, read the answer or a person's reply."""
+"""The customer's side: ask a question, watch the bot work, read the answer or a person's reply.
+
+Everything goes through the desk: a question is stored (pending) and this widget is done with it;
+a bot worker, in this process or any other, answers it, and the answer arrives like any other
+change, through the desk's change notices.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
-from textual import getters, on, work
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.message import Message
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Input, Static
-from textual.worker import Worker, WorkerState
 
+from chatbot.desk.models import (
+    Author,
+    ChatEvent,
+    ChatMessage,
+    Conversation,
+    Feedback,
+    FeedbackGiven,
+    State,
+)
 from chatbot.engine.engine import check_question
-from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
-from chatbot.store import Conversation, Feedback, State
+from chatbot.notices import notice, status_line
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
-from chatbot.tui.messages import StoreWritten
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
-from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 
 WELCOME = (
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
@@ -34,20 +45,8 @@ REPLAY_NOTE = (
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
-JUDGE = "judge"
-
-
-def status_line(conversation: Conversation | None) -> Text:
-    """Who is answering, in words a customer understands."""
-    state = State.BOT if conversation is None else conversation.state
-    if state is State.WAITING:
-        return Text("Waiting for a person: they will reply here.")
-    if state is State.CLAIMED and conversation is not None:
-        agent = printable(conversation.agent or "A person")
-        return Text(f"{agent} (support agent) is helping you.")
-    if state is State.RESOLVED:
-        return Text("Resolved. Write again if you need anything else.")
-    return Text("You are talking to the help-desk bot.")
+PAGE = 100
+"""Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
 
 class ChatPanel(Vertical):
@@ -60,15 +59,7 @@ class ChatPanel(Vertical):
     ]
 
     working: reactive[bool] = reactive(False)
-    """True while the engine judges the latest question."""
-
-    @dataclass
-    class Judged(Message):
-        """The engine decided on a customer's question."""
-
-        conversation_id: int
-        message_id: int
-        decision: Decision
+    """True while the bot has the conversation and a question of it is still pending."""
 
     log_view = getters.query_one("#chat-log", VerticalScroll)
     question = getters.query_one("#question", Input)
@@ -81,12 +72,15 @@ class ChatPanel(Vertical):
         self.services = services
         self.conversation_id = conversation_id
         """Created with the first message, so opening the app leaves no empty conversations."""
-        self._last_message_id = 0
-        self._latest_question_id = 0
-        self._conversation: Conversation | None = None
+        self.conversation: Conversation | None = None
+        """The conversation as last read."""
+        self._last_entry = 0
+        self._answers: dict[int, MessageBubble] = {}
+        self._latest_answer: MessageBubble | None = None
+        self._loading = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
-        yield Static(status_line(None), id="chat-status")
+        yield Static(Text(status_line(State.BOT, None)), id="chat-status")
         with VerticalScroll(id="chat-log"):
             yield Static(Text(WELCOME), classes="welcome")
             if self.services.suggestions:
@@ -95,35 +89,74 @@ class ChatPanel(Vertical):
         yield Static(id="chat-error")
         yield Input(placeholder="Type your question and press Enter", id="question")
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
         self.query_one(BotWorking).display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
-        await self._load_new()
+        # After the mount: the footer hears of binding changes only from a mounted widget.
+        self.call_later(self.refresh_log)
 
     def watch_working(self, working: bool) -> None:
         if self.is_mounted:
             self.query_one(BotWorking).display = working
 
-    # -- reading the store ------------------------------------------------------------------------
+    # -- reading ----------------------------------------------------------------------------------
 
     async def _store_changed(self, _version: int) -> None:
-        await self._load_new()
+        await self.refresh_log()
 
-    async def _load_new(self) -> None:
+    async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
         if self.conversation_id is None:
             return
-        store = self.services.store
-        self._conversation = store.conversation(self.conversation_id)
-        self.query_one("#chat-status", Static).update(status_line(self._conversation))
-        messages = store.messages(self.conversation_id, after_id=self._last_message_id)
-        if messages:
-            # Claim the ids before awaiting the mount so an overlapping refresh cannot add them too.
-            self._last_message_id = messages[-1].id
-            await self.log_view.mount_all(MessageBubble(message) for message in messages)
-            self.log_view.scroll_end(animate=False)
-        self.refresh_bindings()
+        async with self._loading:  # One at a time, so each entry is shown once, in order.
+            desk = self.services.desk
+            try:
+                conversation = await desk.conversation(self.conversation_id)
+                entries: Sequence[ChatMessage | ChatEvent] = ()
+                if self._last_entry == 0:
+                    entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
+                elif conversation.last_entry > self._last_entry:
+                    entries = await desk.entries_after(self.conversation_id, self._last_entry)
+            except HelpdeskError as error:
+                self._show_error(str(error))
+                return
+            self.conversation = conversation
+            agent = None if conversation.agent is None else printable(conversation.agent)
+            self.query_one("#chat-status", Static).update(
+                Text(status_line(conversation.state, agent))
+            )
+            self.working = conversation.state is State.BOT and conversation.pending > 0
+            if entries:
+                self._last_entry = entries[-1].id
+                await self._show(entries)
+            self.refresh_bindings()
+
+    async def _show(self, entries: Sequence[ChatMessage | ChatEvent]) -> None:
+        new: list[Widget] = []
+        newest_answer: MessageBubble | None = None
+        for entry in entries:
+            if isinstance(entry, ChatMessage):
+                bubble = MessageBubble(entry)
+                if entry.author is Author.BOT:
+                    self._answers[entry.id] = bubble
+                    newest_answer = bubble
+                new.append(bubble)
+                continue
+            event = entry.event
+            if isinstance(event, FeedbackGiven) and event.entry in self._answers:
+                await self._answers[event.entry].show_feedback(event.value)
+            text = notice(event, reader="customer")
+            if text is not None:
+                new.append(NoticeBubble(text))
+        if newest_answer is not None:
+            # Feedback is for the latest answer only: earlier ones lose their buttons.
+            previous, self._latest_answer = self._latest_answer, newest_answer
+            newest_answer.offers_feedback = True
+            if previous is not None:
+                await previous.retire()
+        await self.log_view.mount_all(new)
+        self.log_view.scroll_end(animate=False)
 
     def _suggestions(self) -> Text:
         text = Text(REPLAY_NOTE)
@@ -143,91 +176,47 @@ class ChatPanel(Vertical):
         await self.ask(event.value)
 
     async def ask(self, text: str) -> None:
-        """Store the customer's message, then have the bot judge it if the bot has the turn."""
+        """Store the customer's message; the bot (anywhere) answers it if it has the turn."""
         try:
             if not text.strip():
                 raise HelpdeskError("Please type a question first.")
             check_question(text)
-            conversation_id = self._ensure_conversation()
-            message = self.services.store.add_customer_message(conversation_id, text)
+            result = await self.services.desk.ask(self.conversation_id, text)
         except HelpdeskError as error:
             self._show_error(str(error))
             return
+        self.conversation_id = result.conversation.id
         self.error.display = False
-        self.question.clear()
-        self.post_message(StoreWritten())
-        await self._load_new()
-        # The bot answers only while it owns the conversation; otherwise the person reads it.
-        if self._conversation is not None and self._conversation.state is State.BOT:
-            self._latest_question_id = message.id
-            self.working = True
-            self.judge(conversation_id, message.id, text)
+        if self.question.value == text:  # Not what they started typing meanwhile.
+            self.question.clear()
+        await self.refresh_log()
 
-    def _ensure_conversation(self) -> int:
+    async def _ensure_conversation(self) -> int:
         if self.conversation_id is None:
-            self.conversation_id = self.services.store.start_conversation().id
+            self.conversation_id = (await self.services.desk.start_conversation()).id
         return self.conversation_id
-
-    # Not exclusive: a customer who sends a second question before the first is answered still
-    # deserves an answer to the first; cancelling it would leave a stored question unanswered.
-    @work(group=JUDGE, exit_on_error=False)
-    async def judge(self, conversation_id: int, message_id: int, question: str) -> None:
-        """Ask the engine and post the decision for the UI thread to store and show."""
-        decision = await self.services.engine.answer(question)
-        self.post_message(self.Judged(conversation_id, message_id, decision))
-
-    @on(Judged)
-    async def _judged(self, event: Judged) -> None:
-        if event.message_id == self._latest_question_id:
-            self.working = False
-        try:
-            self.services.store.record_decision(
-                event.conversation_id, message_id=event.message_id, decision=event.decision
-            )
-        except HelpdeskError as error:  # A database busy beyond its timeout, say.
-            self._show_error(f"The answer could not be saved: {error}")
-            return
-        self.post_message(StoreWritten())
-        await self._load_new()
-
-    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != JUDGE or event.state is not WorkerState.ERROR:
-            return
-        # The engine turns Valen failures into unjudged passages, so an error here is unexpected:
-        # hand the customer to a person rather than leave them waiting on nothing.
-        self.working = False
-        self.log.error(f"judging failed: {event.worker.error!r}")
-        if self.conversation_id is not None:
-            try:
-                self.services.store.escalate(self.conversation_id, reason=Reason.VALEN_ERROR)
-            except HelpdeskError as error:
-                self._show_error(str(error))
-                return
-            self.post_message(StoreWritten())
-            await self._load_new()
 
     # -- actions ----------------------------------------------------------------------------------
 
     async def action_talk_to_person(self) -> None:
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
         try:
-            conversation_id = self._ensure_conversation()
-            asked = self.services.store.escalate(conversation_id, reason=Reason.CUSTOMER_ASKED)
+            conversation_id = await self._ensure_conversation()
+            result = await self.services.desk.talk_to_person(conversation_id)
         except HelpdeskError as error:
             self._show_error(str(error))
             return
-        if not asked:
+        if not result.escalated:
             self.notify("A person already has this conversation.")
-        self.post_message(StoreWritten())
-        await self._load_new()
+        await self.refresh_log()
 
     def _awaiting_feedback(self) -> MessageBubble | None:
-        """The latest bot answer the customer has not judged yet."""
-        bubbles = [b for b in self.query(MessageBubble) if b.asks_for_feedback]
-        return bubbles[-1] if bubbles else None
+        """The latest bot answer, if the customer has not judged it yet."""
+        bubble = self._latest_answer
+        return bubble if bubble is not None and bubble.asks_for_feedback else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "feedback" and self.is_mounted and self._awaiting_feedback() is None:
+        if action == "feedback" and self._awaiting_feedback() is None:
             return None  # Shown greyed out in the footer until there is an answer to judge.
         return True
 
@@ -238,18 +227,24 @@ class ChatPanel(Vertical):
 
     @on(MessageBubble.FeedbackGiven)
     async def _feedback_given(self, event: MessageBubble.FeedbackGiven) -> None:
-        bubble = next(b for b in self.query(MessageBubble) if b.message.id == event.message_id)
-        await self._give_feedback(bubble, event.feedback)
+        bubble = self._answers.get(event.message_id)
+        if bubble is not None and bubble is self._awaiting_feedback():
+            await self._give_feedback(bubble, event.feedback)
 
     async def _give_feedback(self, bubble: MessageBubble, feedback: Feedback) -> None:
+        assert self.conversation_id is not None
+        bubble.judging = True  # A second key press while this one is stored does nothing.
+        self.refresh_bindings()
         try:
-            self.services.store.set_feedback(bubble.message.id, feedback)
+            await self.services.desk.feedback(
+                self.conversation_id, entry_id=bubble.message.id, value=feedback
+            )
         except HelpdeskError as error:
+            bubble.judging = False
             self._show_error(str(error))
             return
         await bubble.show_feedback(feedback)
-        self.post_message(StoreWritten())
-        await self._load_new()
+        await self.refresh_log()
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -13,16 +14,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from chatbot.desk.models import Conversation, State
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
-from chatbot.store import Conversation, State
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
-from chatbot.tui.messages import StoreWritten
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import wait_time
-from chatbot.tui.widgets.transcript import EARLIER_KEY, Transcript
+from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 
 
 class ConversationView(Vertical):
@@ -52,8 +52,11 @@ class ConversationView(Vertical):
         self.services = services
         self.conversation_id = conversation_id
         self.conversation: Conversation | None = None
-        self._last_message_id = 0
+        self._last_entry = 0
         self._decision_id: int | None = None
+        self._loading = asyncio.Lock()
+        self.loaded = asyncio.Event()
+        """Set once the conversation is first shown."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-header")
@@ -68,35 +71,50 @@ class ConversationView(Vertical):
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
-        self.reload()
-        self.set_interval(1.0, self._show_header)
         self.transcript.focus()
+        # After the mount: the footer hears of binding changes only from a mounted widget.
+        self.call_later(self.reload)
+        self.set_interval(1.0, self._show_header)
 
     # -- reading ----------------------------------------------------------------------------------
 
-    def _store_changed(self, _version: int) -> None:
-        self.reload()
+    async def _store_changed(self, _version: int) -> None:
+        await self.reload()
 
-    def reload(self) -> None:
-        """Pick up whatever changed: state, new messages (appended), a newer decision."""
-        store = self.services.store
-        was_mine = self.is_mine
-        self.conversation = store.conversation(self.conversation_id)
-        messages = store.messages(self.conversation_id, after_id=self._last_message_id)
-        if messages:
-            self._last_message_id = messages[-1].id
-            self.transcript.add(messages)
-        latest = store.latest_decision(self.conversation_id)
-        if latest is None or latest.id != self._decision_id:
-            self._decision_id = None if latest is None else latest.id
-            self.bars.show(
-                None if latest is None else latest.decision, timings=self.services.timings
-            )
-        self._show_header()
-        self._show_reply_state()
-        if self.is_mine and not was_mine:
-            self.reply_input.focus()
-        self.refresh_bindings()
+    async def reload(self) -> None:
+        """Pick up whatever changed: state, new entries (appended), a newer decision."""
+        async with self._loading:  # One at a time, so each entry is written once, in order.
+            desk = self.services.desk
+            was_mine = self.is_mine
+            try:
+                conversation = await desk.conversation(self.conversation_id)
+                if self._last_entry == 0:
+                    page = await desk.page(self.conversation_id, limit=PAGE)
+                    self.transcript.start(page)
+                    if page.entries:
+                        self._last_entry = page.entries[-1].id
+                elif conversation.last_entry > self._last_entry:
+                    entries = await desk.entries_after(self.conversation_id, self._last_entry)
+                    if entries:
+                        self._last_entry = entries[-1].id
+                        self.transcript.add(entries)
+                latest = await desk.latest_decision(self.conversation_id)
+            except HelpdeskError as error:
+                self.notify(str(error), severity="error", markup=False)
+                self.loaded.set()
+                return
+            self.conversation = conversation
+            if latest is None or latest.id != self._decision_id:
+                self._decision_id = None if latest is None else latest.id
+                self.bars.show(
+                    None if latest is None else latest.decision, timings=self.services.timings
+                )
+            self._show_header()
+            self._show_reply_state()
+            if self.is_mine and not was_mine:
+                self.reply_input.focus()
+            self.refresh_bindings()
+            self.loaded.set()
 
     @property
     def is_mine(self) -> bool:
@@ -148,57 +166,58 @@ class ConversationView(Vertical):
         state = None if self.conversation is None else self.conversation.state
         if action == "claim":
             return True if state is State.WAITING else None
-        if action in ("send_passage", "resolve", "hand_back"):
+        if action in ("send_passage", "resolve", "hand_back", "release"):
             return True if self.is_mine else None
         if action == "show_earlier":
             # Hidden, not greyed out, in the footer of the many conversations that show everything.
             return True if self.is_mounted and self.transcript.hidden else False
         return True
 
-    def _written(self) -> None:
-        self.post_message(StoreWritten())
-        self.reload()
-
-    def _refuse(self, error: HelpdeskError) -> None:
+    async def _refuse(self, error: HelpdeskError) -> None:
         self.notify(str(error), severity="warning", markup=False)
-        self.reload()
+        await self.reload()
 
-    def action_claim(self) -> None:
+    async def action_claim(self) -> None:
         try:
-            result = self.services.store.claim(self.conversation_id, agent=self.services.agent)
+            result = await self.services.desk.claim(self.conversation_id, agent=self.services.agent)
         except HelpdeskError as error:
-            self._refuse(error)
+            await self._refuse(error)
             return
         if not result.won:
             owner = result.conversation.agent or "someone else"
             self.notify(f"Already claimed by {owner}.", severity="warning", markup=False)
-        self._written()
+        await self.reload()
 
     @on(Input.Submitted, "#reply")
-    def _reply(self, event: Input.Submitted) -> None:
+    async def _reply(self, event: Input.Submitted) -> None:
         event.stop()
         if not event.value.strip():
             self.notify("Type a reply first.", severity="warning")
             return
-        self._send(event.value)
-        event.input.clear()
+        if await self._send(event.value):
+            event.input.clear()
 
-    def _send(self, text: str, passage: Passage | None = None) -> None:
+    async def _send(self, text: str, passage: Passage | None = None) -> bool:
         try:
-            self.services.store.reply(
+            await self.services.desk.reply(
                 self.conversation_id, agent=self.services.agent, text=text, passage=passage
             )
         except HelpdeskError as error:
-            self._refuse(error)
-            return
-        self._written()
+            await self._refuse(error)
+            return False
+        await self.reload()
+        return True
 
-    def action_send_passage(self) -> None:
+    async def action_send_passage(self) -> None:
         """Pick a knowledge-base passage (the bot's candidates first) and send it as the reply."""
         # Imported on first use, like the editor: not needed to show the first screen.
         from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
 
-        latest = self.services.store.latest_decision(self.conversation_id)
+        try:
+            latest = await self.services.desk.latest_decision(self.conversation_id)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return
         scores = {} if latest is None else {
             c.id: c.probability for c in latest.decision.candidates
         }  # fmt: skip
@@ -206,30 +225,46 @@ class ConversationView(Vertical):
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
 
-        def send(passage: Passage | None) -> None:
+        async def send(passage: Passage | None) -> None:
             if passage is not None:
-                self._send(passage.text, passage)
+                await self._send(passage.text, passage)
 
         self.app.push_screen(PassagePicker(items), send)
 
-    def action_resolve(self) -> None:
+    async def action_resolve(self) -> None:
         try:
-            self.services.store.resolve(self.conversation_id, agent=self.services.agent)
+            await self.services.desk.resolve(self.conversation_id, agent=self.services.agent)
         except HelpdeskError as error:
-            self._refuse(error)
+            await self._refuse(error)
             return
-        self._written()
+        await self.reload()
 
-    def action_hand_back(self) -> None:
+    async def action_hand_back(self) -> None:
         try:
-            self.services.store.hand_back(self.conversation_id, agent=self.services.agent)
+            await self.services.desk.hand_back(self.conversation_id, agent=self.services.agent)
         except HelpdeskError as error:
-            self._refuse(error)
+            await self._refuse(error)
             return
-        self._written()
+        await self.reload()
 
-    def action_show_earlier(self) -> None:
-        self.transcript.show_earlier()
+    async def action_release(self) -> None:
+        try:
+            await self.services.desk.release(self.conversation_id, agent=self.services.agent)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return
+        await self.reload()
+
+    async def action_show_earlier(self) -> None:
+        first = self.transcript.first_id
+        if not self.transcript.hidden or first is None:
+            return
+        try:
+            page = await self.services.desk.page(self.conversation_id, before_id=first, limit=PAGE)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return
+        self.transcript.add_earlier(page)
         self.refresh_bindings()
 
     def action_close(self) -> None:
@@ -247,6 +282,8 @@ class ConversationView(Vertical):
                                  self.action_resolve)  # fmt: skip
             yield PaletteCommand(f"Hand {number} back to the bot", "The bot answers again",
                                  self.action_hand_back)  # fmt: skip
+            yield PaletteCommand(f"Put {number} back in the queue", "Another agent takes it",
+                                 self.action_release)  # fmt: skip
         if self.check_action("show_earlier", ()):
             yield PaletteCommand("Show earlier messages", f"{self.transcript.hidden} not shown yet",
                                  self.action_show_earlier)  # fmt: skip

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
-from chatbot.store import ContentGap
+from chatbot.desk.models import ContentGap
 from chatbot.text import printable
 
 

@@ -1,4 +1,5 @@
-"""One message of the customer's chat, with helpful / not helpful buttons under bot answers."""
+"""One entry of the customer's chat: a message (helpful / not helpful under the latest bot answer)
+or a notice about the conversation itself."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from chatbot.store import Author, ChatMessage, Feedback
+from chatbot.desk.models import Author, ChatMessage, Feedback
+from chatbot.notices import feedback_note
 from chatbot.text import printable
 
-AUTHOR_LABELS = {Author.CUSTOMER: "You", Author.BOT: "Bot", Author.SYSTEM: ""}
+AUTHOR_LABELS = {Author.CUSTOMER: "You", Author.BOT: "Bot"}
 
 
 def literal(text: str) -> Text:
@@ -29,8 +31,19 @@ def author_label(message: ChatMessage) -> str:
     return AUTHOR_LABELS[message.author]
 
 
+class NoticeBubble(Vertical):
+    """A notice about the conversation (a person joined, it was resolved, ...)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(classes="bubble -system")
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(literal(self.text), classes="bubble-text")
+
+
 class MessageBubble(Vertical):
-    """A customer, bot, agent or system message as the customer sees it."""
+    """A customer, bot or agent message as the customer sees it."""
 
     @dataclass
     class FeedbackGiven(Message):
@@ -39,14 +52,17 @@ class MessageBubble(Vertical):
         message_id: int
         feedback: Feedback
 
-    def __init__(self, message: ChatMessage) -> None:
+    def __init__(self, message: ChatMessage, *, offers_feedback: bool = False) -> None:
         super().__init__(classes=f"bubble -{message.author.value}")
         self.message = message
+        self.offers_feedback = offers_feedback
+        """Only the conversation's latest answer asks for feedback."""
+        self.judging = False
+        """Feedback was given and is being stored."""
 
     def compose(self) -> ComposeResult:
         message = self.message
-        if label := author_label(message):
-            yield Static(literal(label), classes="bubble-author")
+        yield Static(literal(author_label(message)), classes="bubble-author")
         yield Static(literal(message.text), classes="bubble-text")
         if message.source is not None:
             yield Static(literal(f"Source: {message.source}"), classes="bubble-source")
@@ -55,22 +71,31 @@ class MessageBubble(Vertical):
                 yield Button("Helpful", id="helpful", compact=True)
                 yield Button("Not helpful", id="not-helpful", compact=True, variant="warning")
         elif message.feedback is not None:
-            yield Static(self._feedback_note(message.feedback), classes="bubble-note")
+            yield Static(Text(feedback_note(message.feedback)), classes="bubble-note")
 
     @property
     def asks_for_feedback(self) -> bool:
-        return self.message.author is Author.BOT and self.message.feedback is None
-
-    @staticmethod
-    def _feedback_note(feedback: Feedback) -> Text:
-        if feedback is Feedback.HELPFUL:
-            return Text("You marked this helpful. Thanks!")
-        return Text("You marked this not helpful; a person will take a look.")
+        return (
+            self.offers_feedback
+            and not self.judging
+            and self.message.author is Author.BOT
+            and self.message.feedback is None
+        )
 
     async def show_feedback(self, feedback: Feedback) -> None:
         """Swap the buttons for a note once the customer has answered."""
+        if self.message.feedback is feedback:
+            return
         self.message = self.message.model_copy(update={"feedback": feedback})
-        await self.recompose()
+        if self.is_mounted:
+            await self.recompose()
+
+    async def retire(self) -> None:
+        """A newer answer arrived: this one no longer asks for feedback."""
+        if self.offers_feedback:
+            self.offers_feedback = False
+            if self.is_mounted:
+                await self.recompose()
 
     @on(Button.Pressed, "#helpful")
     def _helpful(self, event: Button.Pressed) -> None:

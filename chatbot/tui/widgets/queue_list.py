@@ -1,5 +1,5 @@
-"""The handoff queue: waiting conversations with wait time, first question, reason and top score,
-then the ones this agent has claimed."""
+"""The handoff queue: waiting conversations with wait time, the question that escalated, reason
+and top score, then the ones this agent has claimed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from chatbot.store import QueueItem, State
+from chatbot.desk.models import QueueItem, State
+from chatbot.errors import HelpdeskError
 from chatbot.text import printable
 from chatbot.tui.services import Services
 
@@ -69,20 +70,20 @@ class QueueList(Vertical):
         table.add_column("Reason", key="reason")
         table.add_column("Top", key="top")
         table.add_column("State", key="state")
-        table.add_column("First question", key="question")
+        table.add_column("Question", key="question")
         yield table
         yield Static(Text("Nobody is waiting. Escalated questions appear here."), id="queue-empty")
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
-        self.reload()
+        await self.reload()
         self.set_interval(1.0, self._tick)
 
     def on_resize(self) -> None:
         self._render_rows()  # The question column is cut to the width available.
 
-    def _store_changed(self, _version: int) -> None:
-        self.reload()
+    async def _store_changed(self, _version: int) -> None:
+        await self.reload()
 
     def _tick(self) -> None:
         # Only the wait times move between store changes, so only their cells are redrawn.
@@ -92,8 +93,12 @@ class QueueList(Vertical):
             if key in self.table.rows:
                 self.table.update_cell(key, "wait", Text(wait_time(item.waiting_since, now)))
 
-    def reload(self) -> None:
-        self.items = self.services.store.queue(agent=self.services.agent)
+    async def reload(self) -> None:
+        try:
+            self.items = await self.services.desk.queue(agent=self.services.agent)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
         self._render_rows()
 
     def _render_rows(self) -> None:
@@ -111,7 +116,7 @@ class QueueList(Vertical):
                 Text(item.reason.value if item.reason else "–"),
                 Text(top),
                 Text(printable(state), style="dim" if item.state is State.CLAIMED else ""),
-                Text(one_line(item.first_question, question_chars) or "(no question)"),
+                Text(one_line(item.question, question_chars) or "(no question)"),
                 key=str(item.conversation_id),
             )
         if selected is not None and str(selected) in table.rows:

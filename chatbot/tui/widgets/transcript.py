@@ -8,45 +8,52 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import RichLog
 
-from chatbot.store import Author, ChatMessage
+from chatbot.desk.models import Author, ChatEvent, ChatMessage, Page
+from chatbot.notices import notice
 from chatbot.text import printable
+
+Entry = ChatMessage | ChatEvent
 
 STYLES = {
     Author.CUSTOMER: "bold cyan",
     Author.BOT: "bold magenta",
     Author.AGENT: "bold green",
-    Author.SYSTEM: "dim italic",
 }
+NOTICE_STYLE = "dim italic"
 
 PAGE = 100
-"""Messages written when a conversation opens, and how many more each request shows. The log
+"""Entries written when a conversation opens, and how many more each request shows. The log
 wraps and renders every line it is given up front (~0.3 s for 1,000 messages); 100 take ~20 ms."""
 
 EARLIER_KEY = "F3"
 """The key the earlier-messages line names; `ConversationView` binds it."""
 
 
-def transcript_text(messages: Sequence[ChatMessage]) -> Text:
-    """Messages as one Text (one render for the whole batch), every word shown literally."""
+def transcript_text(entries: Sequence[Entry]) -> Text:
+    """Entries as one Text (one render for the whole batch), every word shown literally."""
     text = Text()
-    for message in messages:
+    for entry in entries:
+        if isinstance(entry, ChatEvent):
+            sentence = notice(entry.event, reader="agent")
+            if sentence is not None:
+                if text:
+                    text.append("\n")
+                text.append(f"— {printable(sentence)}", NOTICE_STYLE)
+            continue
         if text:
             text.append("\n")
-        if message.author is Author.SYSTEM:
-            text.append(f"— {printable(message.text)}", STYLES[message.author])
-            continue
         who = {
             Author.CUSTOMER: "Customer",
             Author.BOT: "Bot",
-            Author.AGENT: f"{printable(message.agent or 'Agent')} (agent)",
-        }[message.author]
-        text.append(who, STYLES[message.author])
-        if message.source is not None:
-            text.append(f"  from {printable(message.source)}", "dim")
-        if message.feedback is not None:
-            text.append(f"  [{message.feedback.value}]", "yellow")
+            Author.AGENT: f"{printable(entry.agent or 'Agent')} (agent)",
+        }[entry.author]
+        text.append(who, STYLES[entry.author])
+        if entry.source is not None:
+            text.append(f"  from {printable(entry.source)}", "dim")
+        if entry.feedback is not None:
+            text.append(f"  [{entry.feedback.value}]", "yellow")
         text.append("\n")
-        text.append(printable(message.text))
+        text.append(printable(entry.text))
         text.append("\n")
     return text
 
@@ -59,50 +66,54 @@ def earlier_line(hidden: int) -> str:
 
 
 class Transcript(RichLog):
-    """Shows the newest `PAGE` messages, then appends new ones as they arrive; never parses markup.
-
-    Every message added is kept, so earlier ones can be shown without asking the store again.
-    """
+    """Shows a page of the newest entries, appends new ones as they arrive, and earlier pages on
+    request; never parses markup. It holds only what it shows: earlier pages come from the desk."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(
             id=id, wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20
         )
-        self._messages: list[ChatMessage] = []
+        self._entries: list[Entry] = []
         self._hidden = 0
 
     @property
     def hidden(self) -> int:
-        """How many of the oldest messages are not written (0: the whole conversation is)."""
+        """How many of the earliest entries are not written (0: the whole conversation is)."""
         return self._hidden
 
-    def add(self, messages: Sequence[ChatMessage]) -> None:
-        if not messages:
-            return
-        if self._messages:
-            self._messages.extend(messages)
-            self.write(transcript_text(messages))
-            return
-        # The first batch is the conversation so far: only its newest page is written.
-        self._messages = list(messages)
-        self._hidden = max(0, len(messages) - PAGE)
+    @property
+    def first_id(self) -> int | None:
+        """The earliest entry written: the next earlier page ends before it."""
+        return self._entries[0].id if self._entries else None
+
+    def start(self, page: Page) -> None:
+        """The conversation's newest page, as it opens."""
+        self._entries = list(page.entries)
+        self._hidden = page.earlier
+        self.clear()
         self.write(self._shown_text())
 
-    def show_earlier(self) -> None:
-        """Write up to `PAGE` more of the earlier messages above the ones shown, keeping the
-        message at the top of the view where it was."""
-        if not self._hidden:
+    def add(self, entries: Sequence[Entry]) -> None:
+        """Entries newer than any written."""
+        if not entries:
             return
+        self._entries.extend(entries)
+        self.write(transcript_text(entries))
+
+    def add_earlier(self, page: Page) -> None:
+        """Write an earlier page above the entries shown, keeping the entry at the top of the
+        view where it was."""
         lines_before, scroll_y = len(self.lines), self.scroll_y
-        self._hidden = max(0, self._hidden - PAGE)
+        self._entries[:0] = page.entries
+        self._hidden = page.earlier
         self.clear()
         self.write(self._shown_text(), scroll_end=False)
-        # Everything below the newly shown messages wraps as before, so the added lines are all
+        # Everything below the newly shown entries wraps as before, so the added lines are all
         # above the view: scroll down by as many.
         self.scroll_to(y=scroll_y + len(self.lines) - lines_before, animate=False)
 
     def _shown_text(self) -> Text:
-        text = transcript_text(self._messages[self._hidden :])
+        text = transcript_text(self._entries)
         if self._hidden:
-            text = Text.assemble((earlier_line(self._hidden), "dim italic"), "\n\n", text)
+            text = Text.assemble((earlier_line(self._hidden), NOTICE_STYLE), "\n\n", text)
         return text

@@ -5,36 +5,39 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from multiprocessing.synchronize import Barrier as ProcessBarrier
-from pathlib import Path
 
-from chatbot.store import State, Store
-from tests.store.conftest import escalated
+from chatbot.desk.models import ChatEvent, Claimed, State
+from tests.backends import Backend
 
 
-def make_waiting(path: Path, count: int) -> list[int]:
-    with Store.open(path) as store:
+def make_waiting(backend: Backend, count: int) -> list[int]:
+    desk = backend.service()
+    try:
         ids = []
         for _ in range(count):
-            conversation = store.start_conversation()
-            message = store.add_customer_message(conversation.id, "late fee?")
-            store.record_decision(conversation.id, message_id=message.id, decision=escalated())
+            conversation = desk.ask(None, "late fee?").conversation
+            desk.talk_to_person(conversation.id)
             ids.append(conversation.id)
         return ids
+    finally:
+        desk.close()
 
 
-def test_threads_with_their_own_connections(tmp_path: Path) -> None:
-    path = tmp_path / "race.db"
-    rounds = make_waiting(path, 25)
+def test_threads_with_their_own_connections(backend: Backend) -> None:
+    rounds = make_waiting(backend, 25)
     agents = ["ana", "ben"]
     barrier = threading.Barrier(len(agents))
     wins: dict[str, list[int]] = {agent: [] for agent in agents}
 
     def agent_loop(agent: str) -> None:
-        with Store.open(path) as store:  # Each thread opens its own connection, as a process would.
+        desk = backend.service()  # Each thread its own connection, as a process would have.
+        try:
             for conversation_id in rounds:
                 barrier.wait()
-                if store.claim(conversation_id, agent=agent).won:
+                if desk.claim(conversation_id, agent=agent).won:
                     wins[agent].append(conversation_id)
+        finally:
+            desk.close()
 
     threads = [threading.Thread(target=agent_loop, args=(agent,)) for agent in agents]
     for thread in threads:
@@ -44,29 +47,37 @@ def test_threads_with_their_own_connections(tmp_path: Path) -> None:
 
     assert sorted(wins["ana"] + wins["ben"]) == rounds  # Every round has exactly one winner...
     assert not set(wins["ana"]) & set(wins["ben"])  # ...and never two.
-    with Store.open(path) as store:
+    desk = backend.service()
+    try:
         for conversation_id in rounds:
-            conversation = store.conversation(conversation_id)
+            conversation = desk.conversation(conversation_id)
             owner = "ana" if conversation_id in wins["ana"] else "ben"
             assert (conversation.state, conversation.agent) == (State.CLAIMED, owner)
-            joined = [m for m in store.messages(conversation_id) if "joined" in m.text]
-            assert len(joined) == 1
+            claims = [e for e in desk.entries(conversation_id)
+                      if isinstance(e, ChatEvent) and isinstance(e.event, Claimed)]  # fmt: skip
+            assert len(claims) == 1
+    finally:
+        desk.close()
 
 
-def _claim_in_process(path: str, conversation_id: int, agent: str, barrier: ProcessBarrier) -> None:
-    with Store.open(Path(path)) as store:
+def _claim_in_process(
+    backend: Backend, conversation_id: int, agent: str, barrier: ProcessBarrier
+) -> None:
+    desk = backend.service()
+    try:
         barrier.wait()
-        won = store.claim(conversation_id, agent=agent).won
+        won = desk.claim(conversation_id, agent=agent).won
+    finally:
+        desk.close()
     raise SystemExit(0 if won else 1)
 
 
-def test_two_processes(tmp_path: Path) -> None:
-    path = tmp_path / "race.db"
-    [conversation_id] = make_waiting(path, 1)
+def test_two_processes(backend: Backend) -> None:
+    [conversation_id] = make_waiting(backend, 1)
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(2)
     processes = [
-        context.Process(target=_claim_in_process, args=(str(path), conversation_id, agent, barrier))
+        context.Process(target=_claim_in_process, args=(backend, conversation_id, agent, barrier))
         for agent in ("ana", "ben")
     ]
     for process in processes:
@@ -75,8 +86,11 @@ def test_two_processes(tmp_path: Path) -> None:
         process.join(timeout=60)
     codes = sorted(process.exitcode for process in processes if process.exitcode is not None)
     assert codes == [0, 1]
-    with Store.open(path) as store:
-        conversation = store.conversation(conversation_id)
+    desk = backend.service()
+    try:
+        conversation = desk.conversation(conversation_id)
         assert conversation.state is State.CLAIMED
         winner = ["ana", "ben"][[p.exitcode for p in processes].index(0)]
         assert conversation.agent == winner
+    finally:
+        desk.close()

@@ -1,0 +1,93 @@
+"""`helpdesk bot`: a bot worker. Answers pending questions from the store until stopped.
+
+Run as many as you like, in as many processes and on as many hosts as share the database. On
+SIGTERM or Ctrl+C a worker takes no new questions, waits up to `bot.shutdown_grace_s` for those it
+is judging, and gives back the rest for another worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from chatbot.assembly import build_engine, make_http_client, open_service, store_location
+from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+from chatbot.config import Settings
+from chatbot.desk.aio import AsyncDesk
+from chatbot.desk.bot import BotWorker
+from chatbot.engine.live import LiveEngine
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "bot", help="run a bot worker: answer pending questions until stopped"
+    )
+    add_db_option(parser)
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        default=argparse.SUPPRESS,
+        help="questions judged at once (default 8; setting bot.concurrency)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="a line per question")
+    add_engine_options(parser)
+    parser.set_defaults(func=run)
+
+
+def _logger(verbose: bool) -> logging.Logger:
+    log = logging.getLogger("helpdesk.bot")
+    log.propagate = False
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("helpdesk bot: %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO if verbose else logging.WARNING)
+    return log
+
+
+async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
+    """Run one worker until SIGTERM or SIGINT; returns it (and its stats) once stopped."""
+    desk = AsyncDesk.open(lambda: open_service(settings))
+    try:
+        async with make_http_client(settings) as http:
+            live = LiveEngine(
+                build_engine(settings, http), settings.knowledge_base.path, on_problem=log.warning
+            )
+            bot = settings.bot
+            worker = BotWorker(desk, lambda: live.engine, concurrency=bot.concurrency,
+                               lease_s=bot.lease_s, poll_s=bot.poll_s,
+                               grace_s=bot.shutdown_grace_s, log=log)  # fmt: skip
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, worker.stop)
+            await desk.watch()
+            following = asyncio.create_task(live.follow())
+            where = store_location(settings.store.db)
+            print(
+                f"helpdesk bot {worker.name}: answering questions from {where}, "
+                f"{bot.concurrency} at once; Ctrl+C to stop",
+                file=sys.stderr,
+                flush=True,
+            )
+            try:
+                await worker.run()
+            finally:
+                following.cancel()
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(signum)
+    finally:
+        await desk.aclose()
+    return worker
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    worker = asyncio.run(serve(settings, log=_logger(args.verbose)))
+    outcomes = ", ".join(f"{n} {outcome}" for outcome, n in sorted(worker.stats.outcomes.items()))
+    print(f"helpdesk bot {worker.name}: stopped; {outcomes or 'no questions'}",
+          file=sys.stderr)  # fmt: skip
+    return 0

@@ -1,0 +1,284 @@
+"""The desk service for an event loop, and the change feed that wakes it.
+
+Every service call runs on one thread of its own (the only thread that touches the store's
+connection), so a busy database can slow an answer but never freeze a UI or a bot worker's loop.
+A second thread waits on the store's change feed (its own connection) and wakes the loop when
+anyone, in any process, commits; this process's own writes wake it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+from chatbot.desk.models import (
+    AskResult,
+    Changes,
+    ChatMessage,
+    ClaimResult,
+    ContentGap,
+    Conversation,
+    DecisionResult,
+    Entry,
+    Feedback,
+    FeedbackResult,
+    HandoffResult,
+    Page,
+    PendingQuestion,
+    QueueItem,
+    State,
+    StoredDecision,
+)
+from chatbot.desk.service import DeskService
+from chatbot.engine.models import Decision, Reason
+from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.models import Passage
+from chatbot.store.interface import ChangeFeed
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+FEED_WAIT_S = 0.25
+"""How long the watcher thread waits on the feed before checking whether it should stop."""
+
+log = logging.getLogger("helpdesk.desk")
+
+
+class AsyncDesk:
+    """`DeskService` for coroutines: `await desk.ask(...)`. Subscribers hear of every commit."""
+
+    def __init__(self, executor: ThreadPoolExecutor, service: DeskService) -> None:
+        self._executor = executor
+        self._service = service
+        self._subscribers: list[Callable[[int], None]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watcher: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._closed = False
+        self.version = 0
+        """Counts the changes this process heard of; grows on every notice."""
+
+    @classmethod
+    def open(cls, open_service: Callable[[], DeskService]) -> AsyncDesk:
+        """Start the desk thread and open the service on it. Bad settings (an unusable database)
+        raise here, before any loop runs."""
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk")
+        try:
+            service = executor.submit(open_service).result()
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(executor, service)
+
+    # -- running calls ----------------------------------------------------------------------------
+
+    async def _run(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
+
+    async def _write(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """A call that changes something: subscribers here hear of it without waiting for the
+        feed to notice."""
+        try:
+            return await self._run(function, *args, **kwargs)
+        finally:
+            self._changed()
+
+    def call_blocking(self, function: Callable[[DeskService], T]) -> T:
+        """Run `function(service)` on the desk thread and wait for it: for setup, before the
+        loop that will await this desk runs (never from a UI's handlers)."""
+        return self._executor.submit(function, self._service).result()
+
+    # -- change notices ---------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[int], None]) -> Callable[[], None]:
+        """Call `callback(version)` on the loop after every change anyone commits; returns the
+        function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    async def watch(self) -> None:
+        """Start the watcher thread: from now on other processes' commits notify too."""
+        if self._watcher is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        feed = await self._run(self._service.open_feed)
+        self._watcher = threading.Thread(
+            target=self._watch, args=(feed,), name="desk-feed", daemon=True
+        )
+        self._watcher.start()
+
+    def _watch(self, feed: ChangeFeed) -> None:
+        loop = self._loop
+        assert loop is not None
+        try:
+            while not self._stop.is_set():
+                try:
+                    changed = feed.wait(FEED_WAIT_S)
+                except HelpdeskError as error:
+                    log.warning("change feed: %s", error)
+                    self._stop.wait(1.0)
+                    continue
+                if changed and not self._stop.is_set():
+                    try:
+                        loop.call_soon_threadsafe(self._changed)
+                    except RuntimeError:  # The loop closed under us.
+                        return
+        finally:
+            feed.close()
+
+    def _changed(self) -> None:
+        self.version += 1
+        for callback in list(self._subscribers):
+            callback(self.version)
+
+    async def wait_for_change(self, timeout: float) -> bool:
+        """Wait until the next change notice (True) or `timeout` seconds (False)."""
+        event = asyncio.Event()
+        unsubscribe = self.subscribe(lambda _version: event.set())
+        try:
+            async with asyncio.timeout(timeout):
+                await event.wait()
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            unsubscribe()
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop watching and close the store, on their threads."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._watcher is not None:
+            await asyncio.to_thread(self._watcher.join, 5.0)
+        await self._run(self._service.close)
+        self._executor.shutdown(wait=False)
+
+    def close(self) -> None:
+        """`aclose` for code without an event loop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(5.0)
+        self._executor.submit(self._service.close).result()
+        self._executor.shutdown(wait=True)
+
+    # -- the service, awaitable -------------------------------------------------------------------
+    # One line each, so the service stays the one place the behaviour is written.
+
+    async def start_conversation(self) -> Conversation:
+        return await self._write(self._service.start_conversation)
+
+    async def ask(self, conversation_id: int | None, text: str) -> AskResult:
+        return await self._write(self._service.ask, conversation_id, text)
+
+    async def talk_to_person(self, conversation_id: int) -> HandoffResult:
+        return await self._write(self._service.talk_to_person, conversation_id)
+
+    async def feedback(
+        self, conversation_id: int, *, entry_id: int, value: Feedback
+    ) -> FeedbackResult:
+        return await self._write(
+            self._service.feedback, conversation_id, entry_id=entry_id, value=value
+        )
+
+    async def claim(self, conversation_id: int, *, agent: str) -> ClaimResult:
+        return await self._write(self._service.claim, conversation_id, agent=agent)
+
+    async def reply(
+        self, conversation_id: int, *, agent: str, text: str, passage: Passage | None = None
+    ) -> ChatMessage:
+        return await self._write(
+            self._service.reply, conversation_id, agent=agent, text=text, passage=passage
+        )
+
+    async def resolve(self, conversation_id: int, *, agent: str) -> Conversation:
+        return await self._write(self._service.resolve, conversation_id, agent=agent)
+
+    async def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
+        return await self._write(self._service.hand_back, conversation_id, agent=agent)
+
+    async def release(self, conversation_id: int, *, agent: str) -> Conversation:
+        return await self._write(self._service.release, conversation_id, agent=agent)
+
+    async def release_claims(self, agent: str) -> list[int]:
+        return await self._write(self._service.release_claims, agent)
+
+    async def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
+        return await self._run(self._service.lease, worker, limit=limit, lease_s=lease_s)
+
+    async def extend_leases(
+        self, worker: str, question_ids: list[int], *, lease_s: float
+    ) -> list[int]:
+        return await self._run(self._service.extend_leases, worker, question_ids, lease_s=lease_s)
+
+    async def release_leases(self, worker: str, question_ids: list[int]) -> int:
+        return await self._write(self._service.release_leases, worker, question_ids)
+
+    async def next_lease_expiry(self) -> float | None:
+        return await self._run(self._service.next_lease_expiry)
+
+    async def record_decision(
+        self, worker: str, question: PendingQuestion, decision: Decision
+    ) -> DecisionResult:
+        return await self._write(self._service.record_decision, worker, question, decision)
+
+    async def fail_question(
+        self, worker: str, question: PendingQuestion, *, reason: Reason
+    ) -> DecisionResult:
+        return await self._write(self._service.fail_question, worker, question, reason=reason)
+
+    async def content_gaps(
+        self, *, include_handled: bool = True, limit: int = 200
+    ) -> list[ContentGap]:
+        return await self._run(
+            self._service.content_gaps, include_handled=include_handled, limit=limit
+        )
+
+    async def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        await self._write(self._service.mark_gap_handled, gap_id, passage_id=passage_id)
+
+    async def conversation(self, conversation_id: int) -> Conversation:
+        return await self._run(self._service.conversation, conversation_id)
+
+    async def conversations(
+        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+    ) -> list[Conversation]:
+        return await self._run(
+            self._service.conversations, state=state, after_id=after_id, limit=limit
+        )
+
+    async def page(
+        self, conversation_id: int, *, before_id: int | None = None, limit: int = 100
+    ) -> Page:
+        return await self._run(
+            self._service.page, conversation_id, before_id=before_id, limit=limit
+        )
+
+    async def entries_after(self, conversation_id: int, after_id: int) -> list[Entry]:
+        return await self._run(self._service.entries_after, conversation_id, after_id)
+
+    async def decisions(self, conversation_id: int) -> list[StoredDecision]:
+        return await self._run(self._service.decisions, conversation_id)
+
+    async def latest_decision(self, conversation_id: int) -> StoredDecision | None:
+        return await self._run(self._service.latest_decision, conversation_id)
+
+    async def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        return await self._run(self._service.queue, agent=agent)
+
+    async def changes(self, *, after: int) -> Changes:
+        return await self._run(self._service.changes, after=after)

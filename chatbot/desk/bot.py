@@ -1,0 +1,190 @@
+"""A bot worker: takes pending questions from the store under a lease, judges them with the
+engine, and records each decision through the desk service.
+
+Run as many as you like, in as many processes as you like: a lease is one conditional update, so
+no two workers take one question, and a decision is stored only while its worker still holds the
+lease, so no question is answered twice. A worker that dies holds its questions no longer than
+the lease; a heartbeat extends the leases of questions still being judged. A question that keeps
+killing the workers judging it goes to a person (`bot-failed`) instead of being judged again.
+
+All questions of one worker share its process's one engine: one index, one Valen client, so
+Valen's concurrency limit and backoff are shared by all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from chatbot.desk.aio import AsyncDesk
+from chatbot.desk.models import DecisionResult, PendingQuestion
+from chatbot.engine.engine import Engine
+from chatbot.engine.models import Reason
+from chatbot.errors import HelpdeskError
+
+
+def worker_name() -> str:
+    """Unique among all workers past and present: host, process, and a random tag."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+@dataclass
+class BotStats:
+    """What a worker has done so far."""
+
+    taken: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def count(self, result: DecisionResult) -> None:
+        self.outcomes[result.outcome] = self.outcomes.get(result.outcome, 0) + 1
+
+    @property
+    def settled(self) -> int:
+        return sum(n for outcome, n in self.outcomes.items() if outcome != "lost")
+
+
+class BotWorker:
+    """Judges up to `concurrency` pending questions at once until `stop()`."""
+
+    def __init__(
+        self,
+        desk: AsyncDesk,
+        engine: Callable[[], Engine],
+        *,
+        name: str | None = None,
+        concurrency: int = 8,
+        lease_s: float = 30.0,
+        poll_s: float = 2.0,
+        grace_s: float = 10.0,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.desk = desk
+        self._engine = engine
+        """Read at the start of each judgment: the knowledge base may have been rebuilt."""
+        self.name = name or worker_name()
+        self.concurrency = concurrency
+        self.lease_s = lease_s
+        self.poll_s = poll_s
+        self.grace_s = grace_s
+        self.log = log or logging.getLogger("helpdesk.bot")
+        self.stats = BotStats()
+        self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self.ready = asyncio.Event()
+        """Set once the worker is listening for questions."""
+
+    def stop(self) -> None:
+        """Take no new questions; `run` returns once those in flight are settled or given back."""
+        self._stopping.set()
+        self._wake.set()
+
+    async def run(self) -> None:
+        unsubscribe = self.desk.subscribe(lambda _version: self._wake.set())
+        heartbeat = asyncio.create_task(self._heartbeat(), name="bot heartbeat")
+        try:
+            self.ready.set()
+            while not self._stopping.is_set():
+                # Cleared before looking, so a notice that arrives while we look is not missed.
+                self._wake.clear()
+                free = self.concurrency - len(self._in_flight)
+                taken = 0
+                if free > 0:
+                    taken = await self._take(free)
+                if taken and taken == free:
+                    continue  # Probably more waiting: wait for a free slot, not for a notice.
+                await self._sleep(await self._next_wake() if free > 0 else self.poll_s)
+        finally:
+            unsubscribe()
+            heartbeat.cancel()
+            await self._drain()
+
+    async def _take(self, limit: int) -> int:
+        try:
+            questions = await self.desk.lease(self.name, limit=limit, lease_s=self.lease_s)
+        except HelpdeskError as error:  # A database busy beyond its timeout: try again later.
+            self.log.warning("cannot take questions: %s", error)
+            return 0
+        for question in questions:
+            self.stats.taken += 1
+            task = asyncio.create_task(self._judge(question), name=f"judge {question.id}")
+            self._in_flight[question.id] = task
+        return len(questions)
+
+    async def _next_wake(self) -> float:
+        """The safety-net poll, or sooner when someone's lease runs out (a dead worker's)."""
+        try:
+            expiry = await self.desk.next_lease_expiry()
+        except HelpdeskError:
+            return self.poll_s
+        return self.poll_s if expiry is None else min(self.poll_s, expiry + 0.01)
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        except TimeoutError:
+            pass
+
+    async def _judge(self, question: PendingQuestion) -> None:
+        try:
+            try:
+                decision = await self._engine().answer(question.text)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                # The engine turns Valen failures into unjudged passages, so this is a bug: hand
+                # the customer to a person rather than leave them waiting on nothing.
+                self.log.error("question %d: judging failed: %r", question.id, error)
+                result = await self.desk.fail_question(
+                    self.name, question, reason=Reason.VALEN_ERROR
+                )
+            else:
+                result = await self.desk.record_decision(self.name, question, decision)
+            self.stats.count(result)
+            self.log.info(
+                "question %d (conversation %d): %s", question.id, question.conversation_id,
+                result.outcome,
+            )  # fmt: skip
+        except HelpdeskError as error:
+            # Not recorded (the database refused): the lease runs out and someone tries again.
+            self.log.warning("question %d: %s", question.id, error)
+        finally:
+            self._in_flight.pop(question.id, None)
+            self._wake.set()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            held = list(self._in_flight)
+            if held:
+                try:
+                    await self.desk.extend_leases(self.name, held, lease_s=self.lease_s)
+                except HelpdeskError as error:
+                    self.log.warning("cannot extend leases: %s", error)
+
+    async def _drain(self) -> None:
+        """Wait up to `grace_s` for questions in flight, then give the rest back unjudged."""
+        tasks = list(self._in_flight.values())
+        if not tasks:
+            return
+        if self.grace_s > 0:
+            await asyncio.wait(tasks, timeout=self.grace_s)
+        unfinished = [
+            question_id for question_id, task in self._in_flight.items() if not task.done()
+        ]
+        for question_id in unfinished:
+            self._in_flight[question_id].cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if unfinished:
+            try:
+                given_back = await self.desk.release_leases(self.name, unfinished)
+            except HelpdeskError as error:
+                self.log.warning("cannot give questions back: %s", error)
+                return
+            self.log.info("gave back %d question(s) unjudged", given_back)

@@ -1,0 +1,421 @@
+"""The desk service: the only way to change a conversation, for every front end and bot worker.
+
+Each change reads the conversation, asks the state machine (`states`) where the move leads, and
+writes through the store on the condition that the state it read still holds. Losing that race
+means someone else moved first: the service reads again and decides again, so a rule is checked
+against the state the write actually lands on. Results are typed models; refusals are one-line
+`HelpdeskError`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from chatbot.desk.models import (
+    AskResult,
+    Changes,
+    ChatMessage,
+    ClaimResult,
+    ContentGap,
+    Conversation,
+    DecisionResult,
+    Entry,
+    Escalation,
+    EventData,
+    Feedback,
+    FeedbackResult,
+    HandedBack,
+    HandoffResult,
+    Page,
+    PendingQuestion,
+    QueueItem,
+    Released,
+    Reopened,
+    Resolved,
+    State,
+    StoredDecision,
+)
+from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
+from chatbot.engine.engine import check_question
+from chatbot.engine.models import Decision, Reason
+from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.models import Passage
+from chatbot.store.interface import (
+    ChangeFeed,
+    ConversationStore,
+    LeaseLost,
+    NotTheLatestAnswer,
+    StaleState,
+    StoreError,
+)
+
+T = TypeVar("T")
+
+RETRIES = 8
+"""Reads-and-writes one change may take when others keep moving the conversation first."""
+
+
+class FeedbackRefused(HelpdeskError):
+    """Feedback on an answer that is not the conversation's latest, or a second time."""
+
+
+class DeskService:
+    """Every conversation change, checked against the state machine and written atomically.
+
+    Synchronous and bound to its store's thread; event loops use `AsyncDesk`.
+    """
+
+    def __init__(self, store: ConversationStore, *, max_attempts: int = 3) -> None:
+        self.store = store
+        self.max_attempts = max_attempts
+        """How many times workers may take one question before it goes to a person."""
+
+    def close(self) -> None:
+        self.store.close()
+
+    def open_feed(self) -> ChangeFeed:
+        return self.store.open_feed()
+
+    def _settle(self, attempt: Callable[[], T]) -> T:
+        """Run read-decide-write until the write lands on the state that was read."""
+        for _ in range(RETRIES):
+            try:
+                return attempt()
+            except StaleState:
+                continue
+        raise StoreError(f"the conversation kept changing; gave up after {RETRIES} tries")
+
+    # -- the customer's side ----------------------------------------------------------------------
+
+    def start_conversation(self) -> Conversation:
+        return self.store.create_conversation()
+
+    def ask(self, conversation_id: int | None, text: str) -> AskResult:
+        """Store what the customer wrote, first of all: a question for the bot (`pending`) while
+        the bot has the conversation, a message for the person otherwise. Starts a conversation
+        when `conversation_id` is None."""
+        check_question(text)
+        if conversation_id is None:
+            conversation_id = self.store.create_conversation().id
+        cid = conversation_id
+
+        def attempt() -> AskResult:
+            state = self.store.conversation(cid).state
+            to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
+            events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
+            conversation, message = self.store.add_customer_message(
+                cid, text, expect=state, to=to, pending=bot_judges(state), events=events
+            )
+            return AskResult(conversation=conversation, message=message)
+
+        return self._settle(attempt)
+
+    def talk_to_person(self, conversation_id: int) -> HandoffResult:
+        """Hand the conversation to a person (reason `customer-asked`), whatever the bot is
+        doing; `escalated` is False when a person already has it."""
+
+        def attempt() -> HandoffResult:
+            conversation = self.store.conversation(conversation_id)
+            try:
+                next_state(conversation.state, Move.ESCALATE, role=Role.CUSTOMER)
+            except Refused:
+                return HandoffResult(conversation=conversation, escalated=False)
+            latest = self.store.latest_question(conversation_id)
+            escalation = Escalation(reason=Reason.CUSTOMER_ASKED)
+            if latest is not None:
+                question, top = latest
+                escalation = Escalation(
+                    reason=Reason.CUSTOMER_ASKED,
+                    top_probability=top,
+                    question_entry=question.id,
+                    question=question.text,
+                )
+            escalated = self.store.escalate(
+                conversation_id, expect=conversation.state, escalation=escalation
+            )
+            return HandoffResult(conversation=escalated, escalated=True)
+
+        return self._settle(attempt)
+
+    def feedback(self, conversation_id: int, *, entry_id: int, value: Feedback) -> FeedbackResult:
+        """The customer's verdict on the conversation's latest bot answer, once. "Not helpful"
+        hands the conversation to a person (reason `not-helpful`) unless one has it already."""
+
+        def attempt() -> FeedbackResult:
+            conversation = self.store.conversation(conversation_id)
+            latest = self.store.latest_answer(conversation_id)
+            if latest is None or latest.id != entry_id:
+                raise FeedbackRefused("feedback applies to the latest answer only")
+            if latest.feedback is not None:
+                raise FeedbackRefused("this answer has feedback already")
+            escalation = None
+            if value is Feedback.NOT_HELPFUL and _allowed(conversation.state, Move.ESCALATE):
+                escalation = self._not_helpful(latest)
+            try:
+                updated, message = self.store.record_feedback(
+                    conversation_id,
+                    entry_id=entry_id,
+                    value=value,
+                    expect=conversation.state,
+                    escalation=escalation,
+                )
+            except NotTheLatestAnswer as error:  # A newer answer or a verdict landed meanwhile.
+                raise FeedbackRefused(str(error)) from None
+            return FeedbackResult(
+                conversation=updated, message=message, escalated=escalation is not None
+            )
+
+        return self._settle(attempt)
+
+    def _not_helpful(self, answer: ChatMessage) -> Escalation:
+        """The question the unhelpful answer was for becomes the escalation's question."""
+        if answer.decision_id is None:
+            return Escalation(reason=Reason.NOT_HELPFUL)
+        stored = self.store.decision(answer.decision_id)
+        return Escalation(
+            reason=Reason.NOT_HELPFUL,
+            top_probability=stored.decision.top_probability,
+            question_entry=stored.message_id,
+            question=stored.decision.question,
+        )
+
+    # -- the agent's side -------------------------------------------------------------------------
+
+    def claim(self, conversation_id: int, *, agent: str) -> ClaimResult:
+        """Take a waiting conversation. Of agents racing for it, exactly one wins; the others get
+        `won=False` and the conversation as the winner left it."""
+        conversation = self.store.conversation(conversation_id)
+        try:
+            next_state(conversation.state, Move.CLAIM, role=Role.AGENT)
+        except Refused:
+            return ClaimResult(won=False, conversation=conversation)
+        return self.store.claim(conversation_id, agent=agent, expect=conversation.state)
+
+    def reply(
+        self, conversation_id: int, *, agent: str, text: str, passage: Passage | None = None
+    ) -> ChatMessage:
+        """The owner's reply to the customer: typed text, or a knowledge-base passage."""
+        if not text.strip():
+            raise HelpdeskError("a reply needs some text")
+
+        def attempt() -> ChatMessage:
+            conversation = self.store.conversation(conversation_id)
+            next_state(
+                conversation.state,
+                Move.REPLY,
+                role=Role.AGENT,
+                agent=agent,
+                owner=conversation.agent,
+                conversation_id=conversation_id,
+            )
+            return self.store.reply(
+                conversation_id,
+                agent=agent,
+                expect=conversation.state,
+                text=text,
+                passage_id=None if passage is None else passage.id,
+                passage_title=None if passage is None else (passage.title or None),
+            )
+
+        return self._settle(attempt)
+
+    def resolve(self, conversation_id: int, *, agent: str) -> Conversation:
+        """Close a conversation the agent owns (they stay on record as who closed it)."""
+        return self._let_go(conversation_id, agent, Move.RESOLVE, Resolved(agent=agent))
+
+    def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
+        """Give a conversation the agent owns back to the bot."""
+        return self._let_go(conversation_id, agent, Move.HAND_BACK, HandedBack(agent=agent))
+
+    def release(self, conversation_id: int, *, agent: str) -> Conversation:
+        """Put a conversation the agent owns back in the queue for someone else."""
+        return self._let_go(conversation_id, agent, Move.RELEASE, Released(agent=agent))
+
+    def release_claims(self, agent: str) -> list[int]:
+        """Put every conversation `agent` owns back in the queue (an agent who left); returns
+        the ones released."""
+        released = []
+        for conversation_id in self.store.claimed_by(agent):
+            try:
+                self.release(conversation_id, agent=agent)
+            except Refused:
+                continue  # Resolved or handed back meanwhile.
+            released.append(conversation_id)
+        return released
+
+    def _let_go(
+        self, conversation_id: int, agent: str, move: Move, event: EventData
+    ) -> Conversation:
+        def attempt() -> Conversation:
+            conversation = self.store.conversation(conversation_id)
+            to = next_state(
+                conversation.state,
+                move,
+                role=Role.AGENT,
+                agent=agent,
+                owner=conversation.agent,
+                conversation_id=conversation_id,
+            )
+            return self.store.release(
+                conversation_id, agent=agent, expect=conversation.state, to=to, event=event
+            )
+
+        return self._settle(attempt)
+
+    # -- the bot's side ---------------------------------------------------------------------------
+
+    def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
+        """Up to `limit` questions for `worker` to judge, each held for `lease_s` seconds.
+
+        A question taken more than `max_attempts` times has killed the workers that took it (or
+        their hosts); it goes to a person instead of being judged again.
+        """
+        leased = self.store.lease_questions(worker=worker, limit=limit, lease_s=lease_s)
+        fresh = []
+        for question in leased:
+            if question.attempts > self.max_attempts:
+                self.fail_question(worker, question, reason=Reason.BOT_FAILED)
+            else:
+                fresh.append(question)
+        return fresh
+
+    def extend_leases(self, worker: str, question_ids: list[int], *, lease_s: float) -> list[int]:
+        """Heartbeat: keep judging; returns the questions still held."""
+        return self.store.extend_leases(worker=worker, question_ids=question_ids, lease_s=lease_s)
+
+    def release_leases(self, worker: str, question_ids: list[int]) -> int:
+        """A worker stopping gives back what it has not judged, for another worker to take."""
+        return self.store.release_leases(worker=worker, question_ids=question_ids)
+
+    def next_lease_expiry(self) -> float | None:
+        return self.store.next_lease_expiry()
+
+    def record_decision(
+        self, worker: str, question: PendingQuestion, decision: Decision
+    ) -> DecisionResult:
+        """Act on the engine's decision: the bot's answer, or an escalation with the decision's
+        reason. If a person has the conversation by now, the decision is kept for them, unsaid.
+        `lost` when the lease passed to another worker: nothing is stored, so no question is
+        ever answered twice."""
+
+        def attempt() -> DecisionResult:
+            state = self.store.conversation(question.conversation_id).state
+            answer, escalation = False, None
+            if bot_answers(state):
+                if decision.answer is not None:
+                    next_state(state, Move.ANSWER, role=Role.BOT)
+                    answer = True
+                else:
+                    next_state(state, Move.ESCALATE, role=Role.BOT)
+                    escalation = Escalation(
+                        reason=decision.reason or Reason.LOW_SCORE,
+                        top_probability=decision.top_probability,
+                        question_entry=question.id,
+                        question=decision.question,
+                    )
+            return self.store.record_decision(
+                question.id,
+                worker=worker,
+                expect=state,
+                decision=decision,
+                answer=answer,
+                escalation=escalation,
+            )
+
+        try:
+            return self._settle(attempt)
+        except LeaseLost:
+            return DecisionResult(outcome="lost")
+
+    def fail_question(
+        self, worker: str, question: PendingQuestion, *, reason: Reason
+    ) -> DecisionResult:
+        """No decision could be made (the engine failed, or workers kept dying on it): a person
+        takes the question, never the customer left waiting on nothing."""
+
+        def attempt() -> DecisionResult:
+            state = self.store.conversation(question.conversation_id).state
+            escalation = None
+            if bot_answers(state):
+                next_state(state, Move.ESCALATE, role=Role.BOT)
+                escalation = Escalation(
+                    reason=reason, question_entry=question.id, question=question.text
+                )
+            return self.store.record_decision(
+                question.id,
+                worker=worker,
+                expect=state,
+                decision=None,
+                answer=False,
+                escalation=escalation,
+            )
+
+        try:
+            return self._settle(attempt)
+        except LeaseLost:
+            return DecisionResult(outcome="lost")
+
+    # -- content gaps -----------------------------------------------------------------------------
+
+    def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
+        return self.store.content_gaps(include_handled=include_handled, limit=limit)
+
+    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        """Record that passage `passage_id` was written to fill this gap."""
+        self.store.mark_gap_handled(gap_id, passage_id=passage_id)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        return self.store.conversation(conversation_id)
+
+    def conversations(
+        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+    ) -> list[Conversation]:
+        return self.store.conversations(state=state, after_id=after_id, limit=limit)
+
+    def page(self, conversation_id: int, *, before_id: int | None = None, limit: int = 100) -> Page:
+        """The newest `limit` entries (before `before_id`), and how many lie before them."""
+        entries = self.store.entries(conversation_id, before_id=before_id, limit=limit)
+        earlier = (
+            self.store.count_entries(conversation_id, before_id=entries[0].id) if entries else 0
+        )
+        return Page(entries=tuple(entries), earlier=earlier)
+
+    def entries_after(self, conversation_id: int, after_id: int) -> list[Entry]:
+        """What is new in the log since the entry `after_id`."""
+        return self.store.entries(conversation_id, after_id=after_id)
+
+    def entries(self, conversation_id: int) -> list[Entry]:
+        """The whole log, for exports and scripts; screens read pages."""
+        return self.store.entries(conversation_id)
+
+    def messages(self, conversation_id: int) -> list[ChatMessage]:
+        """The messages of the log alone."""
+        return [e for e in self.store.entries(conversation_id) if isinstance(e, ChatMessage)]
+
+    def decision(self, decision_id: int) -> StoredDecision:
+        return self.store.decision(decision_id)
+
+    def decisions(self, conversation_id: int) -> list[StoredDecision]:
+        return self.store.decisions(conversation_id)
+
+    def latest_decision(self, conversation_id: int) -> StoredDecision | None:
+        return self.store.latest_decision(conversation_id)
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        return self.store.queue(agent=agent)
+
+    def changes(self, *, after: int) -> Changes:
+        """Which conversations have log entries after the cursor `after`: a screen can redraw
+        only those."""
+        return self.store.changes(after=after)
+
+
+def _allowed(state: State, move: Move) -> bool:
+    try:
+        next_state(state, move, role=Role.CUSTOMER)
+    except Refused:
+        return False
+    return True

@@ -1,0 +1,78 @@
+"""Events in sentences, for the person reading them: the one place those sentences live.
+
+The store keeps typed events with parameters, never text, so a history reads the same whatever
+language its reader speaks, and analytics count events instead of parsing prose. Front ends (the
+app, the command line) call `notice`; a translation replaces the sentences here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from chatbot.desk.models import (
+    Claimed,
+    Decided,
+    Escalated,
+    EventData,
+    Feedback,
+    FeedbackGiven,
+    HandedBack,
+    Released,
+    Reopened,
+    Resolved,
+    State,
+)
+from chatbot.engine.models import Reason
+
+Reader = Literal["customer", "agent"]
+
+ESCALATED_NOTICE = "The bot could not answer this from the help center. A person will reply here."
+ASKED_NOTICE = "A person will reply here."
+
+# Escalations the customer asked for, as opposed to ones the bot decided on.
+_ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
+
+
+def notice(event: EventData, *, reader: Reader) -> str | None:
+    """The sentence `reader` sees for `event`, or None when it shows nothing to them."""
+    match event:
+        case Escalated(reason=reason):
+            return ASKED_NOTICE if reason in _ASKED else ESCALATED_NOTICE
+        case Claimed(agent=agent):
+            return f"{agent} joined the conversation."
+        case Released(agent=agent):
+            if reader == "customer":
+                return f"{agent} stepped away. Another person will reply here."
+            return f"{agent} put the conversation back in the queue."
+        case Resolved(agent=agent):
+            return f"{agent} marked this resolved. Write again any time."
+        case HandedBack(agent=agent):
+            return f"{agent} handed the conversation back to the bot."
+        case Reopened():
+            return None if reader == "customer" else "The customer wrote again; the bot answers."
+        case FeedbackGiven(value=value):
+            if reader == "customer":
+                return None  # Their answer's bubble shows it.
+            verdict = "helpful" if value is Feedback.HELPFUL else "not helpful"
+            return f"The customer marked the bot's answer {verdict}."
+        case Decided():
+            return None  # Bookkeeping: the answer or the escalation that follows says it.
+    return None
+
+
+def feedback_note(value: Feedback) -> str:
+    """Under a bot answer the customer judged."""
+    if value is Feedback.HELPFUL:
+        return "You marked this helpful. Thanks!"
+    return "You marked this not helpful; a person will take a look."
+
+
+def status_line(state: State, agent: str | None) -> str:
+    """Who is answering the customer's conversation, in their words."""
+    if state is State.WAITING:
+        return "Waiting for a person: they will reply here."
+    if state is State.CLAIMED:
+        return f"{agent or 'A person'} (support agent) is helping you."
+    if state is State.RESOLVED:
+        return "Resolved. Write again if you need anything else."
+    return "You are talking to the help-desk bot."

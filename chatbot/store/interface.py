@@ -1,0 +1,248 @@
+"""The conversation store's interface: what the desk service needs from storage, and its errors.
+
+Backend-neutral on purpose: no SQL types, no connections. Every write is one whole use case in one
+transaction. Writes that move a conversation take the state the service read (`expect`, and the
+owning agent where it matters) and succeed only if it still holds (`StaleState` otherwise), so the
+state machine's rules live in the service (`chatbot.desk.states`) and never in a backend; claims
+and bot leases are single conditional updates, so two agents or two workers never both win.
+Timestamps come from the clock the store was opened with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from chatbot.desk.models import (
+    Changes,
+    ChatMessage,
+    ClaimResult,
+    ContentGap,
+    Conversation,
+    DecisionResult,
+    Entry,
+    Escalation,
+    EventData,
+    Feedback,
+    PendingQuestion,
+    QueueItem,
+    State,
+    StoredDecision,
+)
+from chatbot.engine.models import Decision
+from chatbot.errors import HelpdeskError
+
+
+class StoreError(HelpdeskError):
+    """The database cannot be opened or used."""
+
+
+class ConversationNotFound(StoreError):
+    """No conversation has the id asked for."""
+
+
+class StaleState(StoreError):
+    """The conversation is no longer in the state the write expected: someone got there first."""
+
+
+class LeaseLost(StoreError):
+    """The bot worker no longer holds the question's lease: another worker took it over."""
+
+
+class NotTheLatestAnswer(StoreError):
+    """Feedback on a bot answer that is not the conversation's latest, or already judged."""
+
+
+class ChangeFeed(Protocol):
+    """Wakes a waiter when anyone (any process) commits a change. Used from one thread."""
+
+    def wait(self, timeout: float) -> bool:
+        """Block until a commit newer than the last one reported (True) or `timeout` (False)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ConversationStore(Protocol):
+    """Conversations, their logs, pending questions and leases, decisions, the queue and content
+    gaps. One instance is used from one thread at a time."""
+
+    def close(self) -> None: ...
+
+    def open_feed(self) -> ChangeFeed:
+        """A change feed of its own (its own connection), for a watcher thread."""
+        ...
+
+    # -- the customer's side ----------------------------------------------------------------------
+
+    def create_conversation(self) -> Conversation: ...
+
+    def add_customer_message(
+        self,
+        conversation_id: int,
+        text: str,
+        *,
+        expect: State,
+        to: State,
+        pending: bool,
+        events: Sequence[EventData] = (),
+    ) -> tuple[Conversation, ChatMessage]:
+        """Append what the customer wrote (after `events`), moving the conversation `expect` →
+        `to`; `pending` makes it a question for the bot. Committed before anything can fail."""
+        ...
+
+    def escalate(
+        self, conversation_id: int, *, expect: State, escalation: Escalation
+    ) -> Conversation:
+        """Put the conversation in the queue with an `escalated` event (and a content gap when
+        there is a question)."""
+        ...
+
+    def record_feedback(
+        self,
+        conversation_id: int,
+        *,
+        entry_id: int,
+        value: Feedback,
+        expect: State,
+        escalation: Escalation | None,
+    ) -> tuple[Conversation, ChatMessage]:
+        """Judge the conversation's latest bot answer, once (`NotTheLatestAnswer` otherwise), and
+        escalate with it when `escalation` is given."""
+        ...
+
+    # -- the agent's side -------------------------------------------------------------------------
+
+    def claim(self, conversation_id: int, *, agent: str, expect: State) -> ClaimResult:
+        """Take the conversation if its state is still `expect`: one conditional update, so of
+        two agents racing, exactly one wins."""
+        ...
+
+    def reply(
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        text: str,
+        passage_id: str | None = None,
+        passage_title: str | None = None,
+    ) -> ChatMessage:
+        """An agent's message, if the state is still `expect` and `agent` still holds the claim
+        (`StaleState` otherwise). A quoted passage's text is stored once, however often sent."""
+        ...
+
+    def release(
+        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+    ) -> Conversation:
+        """The owner lets go (resolve, hand back, release): state `to` and `event`, if the state
+        is still `expect` and `agent` still holds the claim."""
+        ...
+
+    def claimed_by(self, agent: str) -> list[int]:
+        """The conversations `agent` holds a claim on."""
+        ...
+
+    # -- the bot's side ---------------------------------------------------------------------------
+
+    def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
+        """Take up to `limit` pending questions nobody holds (or whose lease ran out), oldest
+        first, for `lease_s` seconds; each take counts as an attempt."""
+        ...
+
+    def extend_leases(
+        self, *, worker: str, question_ids: Sequence[int], lease_s: float
+    ) -> list[int]:
+        """Push the leases `worker` still holds `lease_s` seconds from now; returns their ids."""
+        ...
+
+    def release_leases(self, *, worker: str, question_ids: Sequence[int]) -> int:
+        """Give back leases unjudged (a worker shutting down): not counted as attempts."""
+        ...
+
+    def next_lease_expiry(self) -> float | None:
+        """Seconds until the earliest lease held runs out (None: no lease held)."""
+        ...
+
+    def record_decision(
+        self,
+        question_id: int,
+        *,
+        worker: str,
+        expect: State,
+        decision: Decision | None,
+        answer: bool,
+        escalation: Escalation | None,
+    ) -> DecisionResult:
+        """Settle a leased question in one transaction, if `worker` still holds its lease
+        (`LeaseLost` otherwise): store `decision` (with a `decided` event) when there is one, then
+        the bot's answer (`answer`) or the escalation; neither leaves it for the agent."""
+        ...
+
+    # -- content gaps -----------------------------------------------------------------------------
+
+    def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
+        """Escalated questions, newest first, with the agent's reply that followed, if any."""
+        ...
+
+    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None: ...
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def conversation(self, conversation_id: int) -> Conversation: ...
+
+    def conversations(
+        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+    ) -> list[Conversation]:
+        """Conversations in id order after `after_id` (keyset pages), optionally in one state."""
+        ...
+
+    def entries(
+        self,
+        conversation_id: int,
+        *,
+        after_id: int = 0,
+        before_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]:
+        """Log entries oldest first: those after `after_id`, or with `before_id`/`limit` the
+        newest `limit` before `before_id` (keyset pagination; never the whole log to show its
+        end)."""
+        ...
+
+    def count_entries(self, conversation_id: int, *, before_id: int) -> int:
+        """Entries before `before_id`, not counting the bookkeeping `decided` events."""
+        ...
+
+    def latest_answer(self, conversation_id: int) -> ChatMessage | None:
+        """The conversation's newest bot answer."""
+        ...
+
+    def latest_question(self, conversation_id: int) -> tuple[ChatMessage, float | None] | None:
+        """The newest customer message and the top probability of its latest decision."""
+        ...
+
+    def decision(self, decision_id: int) -> StoredDecision: ...
+
+    def decisions(self, conversation_id: int) -> list[StoredDecision]: ...
+
+    def latest_decision(self, conversation_id: int) -> StoredDecision | None: ...
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        """Waiting conversations, longest wait first, then those `agent` has claimed."""
+        ...
+
+    def changes(self, *, after: int) -> Changes:
+        """The conversations with log entries after the cursor `after`, and the next cursor."""
+        ...
+
+
+__all__ = [
+    "ChangeFeed",
+    "ConversationNotFound",
+    "ConversationStore",
+    "LeaseLost",
+    "NotTheLatestAnswer",
+    "StaleState",
+    "StoreError",
+]

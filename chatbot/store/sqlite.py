@@ -1,0 +1,897 @@
+"""The conversation store in one SQLite file (`ConversationStore`).
+
+Every `helpdesk` process on a machine opens the same file in WAL mode, so readers never block the
+one writer. Each write is one short `BEGIN IMMEDIATE` transaction; `busy_timeout` lets a second
+writer wait its turn instead of failing. The file and its folder are private to the user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from chatbot.desk.clock import Clock, utc_now
+from chatbot.desk.models import (
+    EVENT_DATA,
+    Author,
+    Changes,
+    ChatEvent,
+    ChatMessage,
+    Claimed,
+    ClaimResult,
+    ContentGap,
+    Conversation,
+    Decided,
+    DecisionResult,
+    Entry,
+    Escalation,
+    EventData,
+    EventType,
+    Feedback,
+    FeedbackGiven,
+    Outcome,
+    PendingQuestion,
+    QueueItem,
+    State,
+    StoredDecision,
+)
+from chatbot.engine.models import Decision, Reason
+from chatbot.store import codec
+from chatbot.store.interface import (
+    ConversationNotFound,
+    LeaseLost,
+    NotTheLatestAnswer,
+    StaleState,
+    StoreError,
+)
+from chatbot.store.schema import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 5000
+FEED_POLL_S = 0.05
+"""How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
+
+
+def _time(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _stamp(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _private_file(path: Path) -> None:
+    """Create the database file and its missing folders readable by this user alone, whatever the
+    umask. SQLite gives the `-wal` and `-shm` files the database file's permissions."""
+    missing: list[Path] = []
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+            folder.chmod(0o700)
+        except FileExistsError:
+            pass  # Another process made it meanwhile.
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise StoreError(f"{path}: cannot create folder {folder}: {reason}") from None
+    if not path.parent.is_dir():
+        raise StoreError(f"{path}: cannot create folder {path.parent}: a file is in the way")
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except OSError as error:
+        raise StoreError(f"{path}: cannot create database: {error.strerror or error}") from None
+    try:
+        os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
+
+
+def _connect(path: Path, *, thread_safe: bool = False) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(
+            path,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=not thread_safe,
+        )
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: cannot open database: {error}") from None
+    return connection
+
+
+class SQLiteChangeFeed:
+    """Notices anyone's commit by polling `PRAGMA data_version` on a connection of its own (which
+    never writes, so every commit it sees is someone else's)."""
+
+    def __init__(self, path: Path) -> None:
+        # Created on one thread, used on the watcher's: never two at once.
+        self._db = _connect(path, thread_safe=True)
+        self._version = self._data_version()
+
+    def _data_version(self) -> int:
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        return int(version)
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                version = self._data_version()
+            except sqlite3.Error as error:
+                raise StoreError(f"cannot watch the database: {error}") from None
+            if version != self._version:
+                self._version = version
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(FEED_POLL_S, remaining))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class SQLiteStore:
+    """The conversation store over one SQLite file. One instance per thread."""
+
+    def __init__(self, connection: sqlite3.Connection, *, path: Path, clock: Clock) -> None:
+        self._db = connection
+        self.path = path
+        self._clock = clock
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path, *, clock: Clock = utc_now) -> SQLiteStore:
+        """Open (creating it, private, with its folders if needed) and migrate the database."""
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory, expected a database file")
+        _private_file(path)
+        connection = _connect(path)
+        store = cls(connection, path=path, clock=clock)
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            store._migrate()
+        except sqlite3.Error as error:
+            connection.close()
+            raise StoreError(f"{path}: cannot use database: {error}") from None
+        except StoreError:
+            connection.close()
+            raise
+        return store
+
+    def _migrate(self) -> None:
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version == len(MIGRATIONS):
+            return
+        with self._write() as db:
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.path}: database schema version {version} is newer than this helpdesk "
+                    f"understands ({len(MIGRATIONS)}); upgrade helpdesk"
+                )
+            for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+                if callable(migration):
+                    migration(db)
+                else:
+                    for statement in migration:
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    def open_feed(self) -> SQLiteChangeFeed:
+        return SQLiteChangeFeed(self.path)
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"{self.path}: database is busy: {error}") from None
+        try:
+            yield self._db
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            self._rollback()
+            raise StoreError(f"{self.path}: cannot write: {error}") from None
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def _now(self) -> float:
+        return self._clock().timestamp()
+
+    _CONVERSATION = (
+        "SELECT c.id, c.state, c.agent, c.reason, c.top_probability, c.waiting_since,"
+        " c.claimed_at, c.question_entry, c.created_at, c.updated_at,"
+        " (SELECT count(*) FROM questions q WHERE q.conversation_id = c.id),"
+        " (SELECT coalesce(max(e.id), 0) FROM entries e WHERE e.conversation_id = c.id)"
+        " FROM conversations c"
+    )
+
+    @staticmethod
+    def _to_conversation(row: Any) -> Conversation:
+        (id_, state, agent, reason, top, waiting_since, claimed_at, question, created_at,
+         updated_at, pending, last) = row  # fmt: skip
+        return Conversation(
+            id=id_,
+            state=State(state),
+            agent=agent,
+            reason=None if reason is None else Reason(reason),
+            top_probability=top,
+            waiting_since=_time(waiting_since),
+            claimed_at=_time(claimed_at),
+            question_entry=question,
+            created_at=_stamp(created_at),
+            updated_at=_stamp(updated_at),
+            pending=pending,
+            last_entry=last,
+        )
+
+    def _conversation(self, db: sqlite3.Connection, conversation_id: int) -> Conversation:
+        row = db.execute(f"{self._CONVERSATION} WHERE c.id = ?", (conversation_id,)).fetchone()
+        if row is None:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        return self._to_conversation(row)
+
+    def _require(
+        self,
+        db: sqlite3.Connection,
+        conversation_id: int,
+        expect: State,
+        *,
+        agent: str | None = None,
+    ) -> None:
+        """The conditional part of a write: the state (and owner) the service decided on."""
+        row = db.execute(
+            "SELECT state, agent FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        if row is None:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        state, owner = State(row[0]), row[1]
+        if state is not expect:
+            raise StaleState(f"conversation {conversation_id} is {state.value} now")
+        if agent is not None and owner != agent:
+            raise StaleState(f"conversation {conversation_id} is claimed by {owner} now")
+
+    _ENTRY = (
+        "SELECT e.id, e.conversation_id, e.author, e.event, coalesce(e.text, t.text), e.agent,"
+        " e.passage_id, e.passage_title, e.decision_id, e.feedback, e.params, e.created_at,"
+        " q.entry_id IS NOT NULL"
+        " FROM entries e LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+        " LEFT JOIN questions q ON q.entry_id = e.id"
+    )
+
+    @staticmethod
+    def _to_entry(row: Any) -> ChatMessage | ChatEvent:
+        (id_, conversation_id, author, event, text, agent, passage_id, title, decision_id,
+         feedback, params, at, pending) = row  # fmt: skip
+        if event is not None:
+            return ChatEvent(
+                id=id_,
+                conversation_id=conversation_id,
+                created_at=_stamp(at),
+                event=EVENT_DATA.validate_json(params),
+            )
+        return ChatMessage(
+            id=id_,
+            conversation_id=conversation_id,
+            created_at=_stamp(at),
+            author=Author(author),
+            text=text,
+            agent=agent,
+            passage_id=passage_id,
+            passage_title=title,
+            decision_id=decision_id,
+            feedback=None if feedback is None else Feedback(feedback),
+            pending=bool(pending),
+        )
+
+    def _message(self, db: sqlite3.Connection, entry_id: int) -> ChatMessage:
+        row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry_id,)).fetchone()
+        entry = None if row is None else self._to_entry(row)
+        if not isinstance(entry, ChatMessage):
+            raise StoreError(f"message {entry_id} not found")
+        return entry
+
+    def _append(
+        self,
+        db: sqlite3.Connection,
+        conversation_id: int,
+        *,
+        author: Author | None = None,
+        event: EventData | None = None,
+        text: str | None = None,
+        agent: str | None = None,
+        passage_id: str | None = None,
+        passage_title: str | None = None,
+        decision_id: int | None = None,
+    ) -> int:
+        """Append a message or an event to the log; a quoted passage's text is kept once."""
+        now = self._now()
+        key = None
+        if passage_id is not None and text is not None:
+            key = codec.digest(text)
+            db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, text))
+            text = None
+        cursor = db.execute(
+            "INSERT INTO entries (conversation_id, author, event, text, text_digest, agent,"
+            " passage_id, passage_title, decision_id, params, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                conversation_id,
+                None if author is None else author.value,
+                None if event is None else event.type.value,
+                text,
+                key,
+                agent,
+                passage_id,
+                passage_title,
+                decision_id,
+                None if event is None else event.model_dump_json(),
+                now,
+            ),
+        )
+        db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def _escalate(
+        self, db: sqlite3.Connection, conversation_id: int, escalation: Escalation
+    ) -> None:
+        """Into the queue, with its event, and the question as a content gap."""
+        now = self._now()
+        (last_entry,) = db.execute(
+            "SELECT coalesce(max(id), 0) FROM entries WHERE conversation_id = ?",
+            (conversation_id,),
+        ).fetchone()
+        db.execute(
+            "UPDATE conversations SET state = 'waiting', agent = NULL, claimed_at = NULL,"
+            " reason = ?, top_probability = ?, waiting_since = ?, question_entry = ?,"
+            " updated_at = ? WHERE id = ?",
+            (escalation.reason.value, escalation.top_probability, now,
+             escalation.question_entry, now, conversation_id),
+        )  # fmt: skip
+        if escalation.question:
+            db.execute(
+                "INSERT INTO escalations (conversation_id, question, reason, top_probability,"
+                " after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation_id, escalation.question, escalation.reason.value,
+                 escalation.top_probability, last_entry, now),
+            )  # fmt: skip
+        self._append(db, conversation_id, event=escalation.event())
+
+    # -- the customer's side ----------------------------------------------------------------------
+
+    def create_conversation(self) -> Conversation:
+        now = self._now()
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO conversations (state, created_at, updated_at) VALUES ('bot', ?, ?)",
+                (now, now),
+            )
+            assert cursor.lastrowid is not None
+            return self._conversation(db, cursor.lastrowid)
+
+    def add_customer_message(
+        self,
+        conversation_id: int,
+        text: str,
+        *,
+        expect: State,
+        to: State,
+        pending: bool,
+        events: Sequence[EventData] = (),
+    ) -> tuple[Conversation, ChatMessage]:
+        with self._write() as db:
+            self._require(db, conversation_id, expect)
+            if to is not expect:
+                clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
+                db.execute(
+                    f"UPDATE conversations SET state = ?, waiting_since = NULL{clear} WHERE id = ?",
+                    (to.value, conversation_id),
+                )
+            for event in events:
+                self._append(db, conversation_id, event=event)
+            entry = self._append(db, conversation_id, author=Author.CUSTOMER, text=text)
+            if pending:
+                db.execute(
+                    "INSERT INTO questions (entry_id, conversation_id) VALUES (?, ?)",
+                    (entry, conversation_id),
+                )
+            elif to in (State.WAITING, State.CLAIMED):
+                # Asked for a person before asking anything: this is the question they have.
+                db.execute(
+                    "UPDATE conversations SET question_entry = ?"
+                    " WHERE id = ? AND question_entry IS NULL",
+                    (entry, conversation_id),
+                )
+            return self._conversation(db, conversation_id), self._message(db, entry)
+
+    def escalate(
+        self, conversation_id: int, *, expect: State, escalation: Escalation
+    ) -> Conversation:
+        with self._write() as db:
+            self._require(db, conversation_id, expect)
+            self._escalate(db, conversation_id, escalation)
+            return self._conversation(db, conversation_id)
+
+    def record_feedback(
+        self,
+        conversation_id: int,
+        *,
+        entry_id: int,
+        value: Feedback,
+        expect: State,
+        escalation: Escalation | None,
+    ) -> tuple[Conversation, ChatMessage]:
+        with self._write() as db:
+            self._require(db, conversation_id, expect)
+            latest = db.execute(
+                "SELECT id, feedback FROM entries WHERE conversation_id = ? AND author = 'bot'"
+                " ORDER BY id DESC LIMIT 1",
+                (conversation_id,),
+            ).fetchone()
+            if latest is None or latest[0] != entry_id:
+                raise NotTheLatestAnswer(
+                    f"message {entry_id} is not the latest answer in conversation {conversation_id}"
+                )
+            if latest[1] is not None:
+                raise NotTheLatestAnswer(f"the answer {entry_id} has feedback already")
+            db.execute("UPDATE entries SET feedback = ? WHERE id = ?", (value.value, entry_id))
+            self._append(db, conversation_id, event=FeedbackGiven(entry=entry_id, value=value))
+            if escalation is not None:
+                self._escalate(db, conversation_id, escalation)
+            return self._conversation(db, conversation_id), self._message(db, entry_id)
+
+    # -- the agent's side -------------------------------------------------------------------------
+
+    def claim(self, conversation_id: int, *, agent: str, expect: State) -> ClaimResult:
+        now = self._now()
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE conversations SET state = 'claimed', agent = ?, claimed_at = ?,"
+                " updated_at = ? WHERE id = ? AND state = ?",
+                (agent, now, now, conversation_id, expect.value),
+            )
+            won = cursor.rowcount == 1
+            if won:
+                self._append(db, conversation_id, event=Claimed(agent=agent))
+            return ClaimResult(won=won, conversation=self._conversation(db, conversation_id))
+
+    def reply(
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        text: str,
+        passage_id: str | None = None,
+        passage_title: str | None = None,
+    ) -> ChatMessage:
+        with self._write() as db:
+            self._require(db, conversation_id, expect, agent=agent)
+            entry = self._append(
+                db,
+                conversation_id,
+                author=Author.AGENT,
+                text=text,
+                agent=agent,
+                passage_id=passage_id,
+                passage_title=passage_title,
+            )
+            return self._message(db, entry)
+
+    def release(
+        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+    ) -> Conversation:
+        assignments = {
+            # Back in the queue at its old place: the customer has waited all along.
+            State.WAITING: "agent = NULL, claimed_at = NULL,"
+            " waiting_since = coalesce(waiting_since, updated_at)",
+            State.BOT: "agent = NULL, claimed_at = NULL, waiting_since = NULL",
+            State.RESOLVED: "waiting_since = NULL",
+        }
+        if to not in assignments:
+            raise StoreError(f"cannot release a conversation to {to.value}")
+        with self._write() as db:
+            self._require(db, conversation_id, expect, agent=agent)
+            db.execute(
+                f"UPDATE conversations SET state = ?, {assignments[to]} WHERE id = ?",
+                (to.value, conversation_id),
+            )
+            self._append(db, conversation_id, event=event)
+            return self._conversation(db, conversation_id)
+
+    def claimed_by(self, agent: str) -> list[int]:
+        rows = self._db.execute(
+            "SELECT id FROM conversations WHERE state = 'claimed' AND agent = ? ORDER BY id",
+            (agent,),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    # -- the bot's side ---------------------------------------------------------------------------
+
+    def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
+        now = self._now()
+        free = "lease_until IS NULL OR lease_until <= ?"
+        # A read first: idle workers polling an empty queue never take the write lock.
+        if self._db.execute(f"SELECT 1 FROM questions WHERE {free} LIMIT 1", (now,)).fetchone():
+            with self._write() as db:
+                taken = db.execute(
+                    "UPDATE questions SET lease_owner = ?, lease_until = ?, attempts = attempts + 1"
+                    f" WHERE entry_id IN (SELECT entry_id FROM questions WHERE {free}"
+                    " ORDER BY entry_id LIMIT ?) RETURNING entry_id",
+                    (worker, now + lease_s, now, limit),
+                ).fetchall()
+                return self._pending(db, [row[0] for row in taken])
+        return []
+
+    def _pending(self, db: sqlite3.Connection, ids: Sequence[int]) -> list[PendingQuestion]:
+        rows = db.execute(
+            "SELECT q.entry_id, q.conversation_id, e.text, e.created_at, q.attempts,"
+            " q.lease_owner, q.lease_until FROM questions q JOIN entries e ON e.id = q.entry_id"
+            f" WHERE q.entry_id IN ({_marks(len(ids))}) ORDER BY q.entry_id",
+            list(ids),
+        ).fetchall()
+        return [
+            PendingQuestion(
+                id=id_,
+                conversation_id=conversation,
+                text=text,
+                asked_at=_stamp(at),
+                attempts=attempts,
+                lease_owner=owner,
+                lease_until=_time(until),
+            )
+            for id_, conversation, text, at, attempts, owner, until in rows
+        ]
+
+    def extend_leases(
+        self, *, worker: str, question_ids: Sequence[int], lease_s: float
+    ) -> list[int]:
+        if not question_ids:
+            return []
+        with self._write() as db:
+            rows = db.execute(
+                "UPDATE questions SET lease_until = ? WHERE lease_owner = ?"
+                f" AND entry_id IN ({_marks(len(question_ids))}) RETURNING entry_id",
+                [self._now() + lease_s, worker, *question_ids],
+            ).fetchall()
+        return sorted(row[0] for row in rows)
+
+    def release_leases(self, *, worker: str, question_ids: Sequence[int]) -> int:
+        if not question_ids:
+            return 0
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE questions SET lease_owner = NULL, lease_until = NULL,"
+                " attempts = max(attempts - 1, 0) WHERE lease_owner = ?"
+                f" AND entry_id IN ({_marks(len(question_ids))})",
+                [worker, *question_ids],
+            )
+            return cursor.rowcount
+
+    def next_lease_expiry(self) -> float | None:
+        (until,) = self._db.execute(
+            "SELECT min(lease_until) FROM questions WHERE lease_until IS NOT NULL"
+        ).fetchone()
+        return None if until is None else max(0.0, until - self._now())
+
+    def record_decision(
+        self,
+        question_id: int,
+        *,
+        worker: str,
+        expect: State,
+        decision: Decision | None,
+        answer: bool,
+        escalation: Escalation | None,
+    ) -> DecisionResult:
+        outcome: Outcome = (
+            "answered" if answer else "escalated" if escalation is not None else "kept"
+        )
+        now = self._now()
+        with self._write() as db:
+            held = db.execute(
+                "SELECT conversation_id, lease_owner FROM questions WHERE entry_id = ?",
+                (question_id,),
+            ).fetchone()
+            if held is None or held[1] != worker:
+                raise LeaseLost(f"question {question_id} is no longer leased to {worker}")
+            conversation_id = held[0]
+            self._require(db, conversation_id, expect)
+            stored: StoredDecision | None = None
+            if decision is not None:
+                body, texts = codec.compact(decision)
+                db.executemany("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", texts.items())
+                cursor = db.execute(
+                    "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
+                    " reason, top_probability, latency_ms, body, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        conversation_id,
+                        question_id,
+                        worker,
+                        None if decision.answer is None else decision.answer.id,
+                        None if decision.reason is None else decision.reason.value,
+                        decision.top_probability,
+                        decision.latency_ms,
+                        json.dumps(body),
+                        now,
+                    ),
+                )
+                assert cursor.lastrowid is not None
+                stored = StoredDecision(
+                    id=cursor.lastrowid,
+                    conversation_id=conversation_id,
+                    message_id=question_id,
+                    created_at=_stamp(now),
+                    worker=worker,
+                    decision=decision,
+                )
+                self._append(
+                    db,
+                    conversation_id,
+                    event=Decided(decision=stored.id, question_entry=question_id, outcome=outcome),
+                )
+            if answer:
+                if decision is None or decision.answer is None:
+                    raise StoreError(f"question {question_id}: an answer needs a decision")
+                self._append(
+                    db,
+                    conversation_id,
+                    author=Author.BOT,
+                    text=decision.answer.text,
+                    passage_id=decision.answer.id,
+                    passage_title=decision.answer.title or None,
+                    decision_id=None if stored is None else stored.id,
+                )
+            elif escalation is not None:
+                self._escalate(db, conversation_id, escalation)
+            db.execute("DELETE FROM questions WHERE entry_id = ?", (question_id,))
+            return DecisionResult(
+                outcome=outcome,
+                conversation=self._conversation(db, conversation_id),
+                decision=stored,
+            )
+
+    # -- content gaps -----------------------------------------------------------------------------
+
+    def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
+        rows = self._db.execute(
+            "SELECT g.id, g.conversation_id, g.question, g.reason, g.top_probability,"
+            " g.created_at, g.handled_at, g.passage_id,"
+            " (SELECT coalesce(e.text, t.text) FROM entries e"
+            "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+            "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
+            "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
+            " FROM escalations g WHERE (? OR g.handled_at IS NULL)"
+            " ORDER BY g.created_at DESC, g.id DESC LIMIT ?",
+            (include_handled, limit),
+        ).fetchall()
+        return [
+            ContentGap(
+                id=id_,
+                conversation_id=conversation,
+                question=question,
+                reason=Reason(reason),
+                top_probability=top,
+                created_at=_stamp(at),
+                handled=handled_at is not None,
+                passage_id=passage_id,
+                agent_reply=reply,
+            )
+            for id_, conversation, question, reason, top, at, handled_at, passage_id, reply in rows
+        ]
+
+    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE escalations SET handled_at = ?, passage_id = ? WHERE id = ?",
+                (self._now(), passage_id, gap_id),
+            )
+            if cursor.rowcount != 1:
+                raise StoreError(f"content gap {gap_id} not found")
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        return self._conversation(self._db, conversation_id)
+
+    def conversations(
+        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+    ) -> list[Conversation]:
+        where = "c.id > ?" if state is None else "c.id > ? AND c.state = ?"
+        parameters: list[Any] = [after_id] if state is None else [after_id, state.value]
+        rows = self._db.execute(
+            f"{self._CONVERSATION} WHERE {where} ORDER BY c.id LIMIT ?", [*parameters, limit]
+        ).fetchall()
+        return [self._to_conversation(row) for row in rows]
+
+    def entries(
+        self,
+        conversation_id: int,
+        *,
+        after_id: int = 0,
+        before_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]:
+        if before_id is None and limit is None:
+            rows = self._db.execute(
+                f"{self._ENTRY} WHERE e.conversation_id = ? AND e.id > ? ORDER BY e.id",
+                (conversation_id, after_id),
+            ).fetchall()
+        else:
+            # The newest `limit` before `before_id`: read backwards along the index, then turn.
+            rows = self._db.execute(
+                f"{self._ENTRY} WHERE e.conversation_id = ? AND e.id > ? AND e.id < ?"
+                " ORDER BY e.id DESC LIMIT ?",
+                (conversation_id, after_id, before_id or 2**62, -1 if limit is None else limit),
+            ).fetchall()
+            rows.reverse()
+        return [self._to_entry(row) for row in rows]
+
+    def count_entries(self, conversation_id: int, *, before_id: int) -> int:
+        (count,) = self._db.execute(
+            "SELECT count(*) FROM entries WHERE conversation_id = ? AND id < ?"
+            " AND (event IS NULL OR event != ?)",
+            (conversation_id, before_id, EventType.DECIDED.value),
+        ).fetchone()
+        return int(count)
+
+    def latest_answer(self, conversation_id: int) -> ChatMessage | None:
+        row = self._db.execute(
+            f"{self._ENTRY} WHERE e.conversation_id = ? AND e.author = 'bot'"
+            " ORDER BY e.id DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
+        entry = None if row is None else self._to_entry(row)
+        return entry if isinstance(entry, ChatMessage) else None
+
+    def latest_question(self, conversation_id: int) -> tuple[ChatMessage, float | None] | None:
+        row = self._db.execute(
+            f"{self._ENTRY} WHERE e.conversation_id = ? AND e.author = 'customer'"
+            " ORDER BY e.id DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
+        entry = None if row is None else self._to_entry(row)
+        if not isinstance(entry, ChatMessage):
+            return None
+        top = self._db.execute(
+            "SELECT top_probability FROM decisions WHERE message_id = ? ORDER BY id DESC LIMIT 1",
+            (entry.id,),
+        ).fetchone()
+        return entry, None if top is None else top[0]
+
+    _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
+
+    def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
+        bodies = [json.loads(row[5]) for row in rows]
+        wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
+        texts: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):  # Under SQLite's limit on bound parameters.
+            chunk = wanted[start : start + 500]
+            texts.update(
+                self._db.execute(
+                    "SELECT digest, text FROM passage_texts"
+                    f" WHERE digest IN ({_marks(len(chunk))})",
+                    chunk,
+                ).fetchall()
+            )
+        return [
+            StoredDecision(
+                id=id_,
+                conversation_id=conversation_id,
+                message_id=message_id,
+                worker=worker,
+                created_at=_stamp(at),
+                decision=codec.expand(body, texts),
+            )
+            for (id_, conversation_id, message_id, worker, at, _), body in zip(
+                rows, bodies, strict=True
+            )
+        ]
+
+    def decision(self, decision_id: int) -> StoredDecision:
+        rows = self._db.execute(f"{self._DECISION} WHERE id = ?", (decision_id,)).fetchall()
+        if not rows:
+            raise StoreError(f"decision {decision_id} not found")
+        return self._to_decisions(rows)[0]
+
+    def decisions(self, conversation_id: int) -> list[StoredDecision]:
+        rows = self._db.execute(
+            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+        ).fetchall()
+        return self._to_decisions(rows)
+
+    def latest_decision(self, conversation_id: int) -> StoredDecision | None:
+        rows = self._db.execute(
+            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchall()
+        return self._to_decisions(rows)[0] if rows else None
+
+    _QUEUE = (
+        "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"
+        " c.top_probability, c.agent, c.claimed_at, c.question_entry,"
+        " (SELECT e.text FROM entries e WHERE e.id = c.question_entry)"
+        " FROM conversations c"
+    )
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        """Other agents' claims are left out: they pile up, and every poll of the queue would read
+        them all. Each part is one range of an index, so a poll costs what is waiting and what
+        this agent has, not what everyone ever claimed."""
+        rows = self._db.execute(
+            f"{self._QUEUE} WHERE c.state = 'waiting' ORDER BY c.waiting_since, c.id"
+        ).fetchall()
+        if agent is not None:
+            rows += self._db.execute(
+                f"{self._QUEUE} WHERE c.state = 'claimed' AND c.agent = ?"
+                " ORDER BY c.waiting_since, c.id",
+                (agent,),
+            ).fetchall()
+        return [
+            QueueItem(
+                conversation_id=id_,
+                state=State(state),
+                waiting_since=_stamp(since),
+                reason=None if reason is None else Reason(reason),
+                top_probability=top,
+                agent=owner,
+                claimed_at=_time(claimed_at),
+                question_entry=question_entry,
+                question=question or "",
+            )
+            for id_, state, since, reason, top, owner, claimed_at, question_entry, question in rows
+        ]
+
+    def changes(self, *, after: int) -> Changes:
+        (cursor,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+        rows = self._db.execute(
+            "SELECT DISTINCT conversation_id FROM entries WHERE id > ? AND id <= ?"
+            " ORDER BY conversation_id",
+            (after, cursor),
+        ).fetchall()
+        return Changes(cursor=max(cursor, after), conversation_ids=tuple(row[0] for row in rows))

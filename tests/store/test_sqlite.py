@@ -1,0 +1,154 @@
+"""What only the SQLite store has: the file (WAL, privacy, refusals), compact storage, rollback."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatbot.desk.models import State
+from chatbot.store.interface import StoreError
+from chatbot.store.schema import MIGRATIONS
+from chatbot.store.sqlite import SQLiteStore
+from tests.store.conftest import FakeClock, answered
+from tests.store.test_contract import ask, claimed
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "helpdesk.sqlite3"
+
+
+@pytest.fixture
+def sqlite_store(db_path: Path, clock: FakeClock) -> Iterator[SQLiteStore]:
+    with SQLiteStore.open(db_path, clock=clock) as opened:
+        yield opened
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 3
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
+    assert {"conversations", "entries", "questions", "decisions", "passage_texts"} <= tables
+    assert "messages" not in tables
+
+
+def test_reopening_keeps_data_and_does_not_migrate_again(db_path: Path, clock: FakeClock) -> None:
+    with SQLiteStore.open(db_path, clock=clock) as first:
+        question = ask(first, "hello")
+    with SQLiteStore.open(db_path, clock=clock) as second:
+        assert second.schema_version == len(MIGRATIONS)
+        assert second.entries(question.conversation_id) == [question]
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277])
+def test_the_database_and_its_folders_are_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    previous = os.umask(umask)
+    try:
+        path = tmp_path / "a" / "b" / "helpdesk.sqlite3"
+        with SQLiteStore.open(path) as store:
+            ask(store, "hello")  # Writes, so the -wal and -shm files exist.
+            files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+            assert all(f.exists() for f in files)
+            assert [mode(f) for f in files] == [0o600, 0o600, 0o600]
+        assert mode(tmp_path / "a") == mode(tmp_path / "a" / "b") == 0o700
+    finally:
+        os.umask(previous)
+
+
+def test_an_existing_folder_is_left_alone(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    with SQLiteStore.open(shared / "x.db"):
+        pass
+    assert mode(shared) == 0o755 and mode(shared / "x.db") == 0o600
+
+
+def test_a_newer_schema_is_refused_with_one_line(db_path: Path) -> None:
+    with sqlite3.connect(db_path) as raw:
+        raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StoreError, match="newer than this helpdesk understands"):
+        SQLiteStore.open(db_path)
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("this is not a database, just some text that is long enough" * 20)
+    with pytest.raises(StoreError, match="cannot use database"):
+        SQLiteStore.open(path)
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="is a directory"):
+        SQLiteStore.open(tmp_path)
+
+
+def test_a_path_under_a_file_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match="cannot create folder"):
+        SQLiteStore.open(blocker / "sub" / "x.db")
+
+
+def test_each_passage_text_is_stored_once(sqlite_store: SQLiteStore, db_path: Path) -> None:
+    for _ in range(5):
+        question = ask(sqlite_store, "charged twice?")
+        [leased] = sqlite_store.lease_questions(worker="w", limit=1, lease_s=30)
+        sqlite_store.record_decision(leased.id, worker="w", expect=State.BOT,
+                                     decision=answered(), answer=True, escalation=None)  # fmt: skip
+    decision = answered()
+    with sqlite3.connect(db_path) as raw:
+        texts = [row[0] for row in raw.execute("SELECT text FROM passage_texts")]
+        bodies = [row[0] for row in raw.execute("SELECT body FROM decisions")]
+        copies = raw.execute("SELECT count(*) FROM entries WHERE text = ?",
+                             (decision.candidates[0].text,)).fetchone()[0]  # fmt: skip
+    assert sorted(texts) == sorted(c.text for c in decision.candidates)
+    assert all(c.text not in body for body in bodies for c in decision.candidates)
+    assert copies == 0  # The bot's answers refer to the text too.
+    assert sqlite_store.decisions(question.conversation_id)[0].decision == decision
+
+
+def test_a_failed_write_rolls_back_and_names_the_file(
+    sqlite_store: SQLiteStore, db_path: Path
+) -> None:
+    conversation = sqlite_store.create_conversation()
+    with sqlite3.connect(db_path) as raw:  # Sabotage: a trigger that refuses customer messages.
+        raw.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON entries"
+            " BEGIN SELECT RAISE(ABORT, 'refused by trigger'); END"
+        )
+    with pytest.raises(StoreError, match="cannot write: refused by trigger"):
+        ask(sqlite_store, "hello", conversation.id)
+    assert sqlite_store.entries(conversation.id) == []
+    assert sqlite_store.create_conversation().id == 2  # Still usable: no transaction left open.
+
+
+def test_an_idle_worker_takes_no_write_lock(sqlite_store: SQLiteStore, db_path: Path) -> None:
+    with sqlite3.connect(db_path, isolation_level=None) as other:
+        other.execute("BEGIN IMMEDIATE")  # Another process holds the write lock...
+        try:
+            # ...and a worker finding nothing to do is not kept waiting behind it.
+            assert sqlite_store.lease_questions(worker="w", limit=5, lease_s=30) == []
+        finally:
+            other.execute("ROLLBACK")
+
+
+def test_a_long_conversation_opens_on_its_newest_page(sqlite_store: SQLiteStore) -> None:
+    conversation_id = claimed(sqlite_store)
+    for number in range(997):
+        sqlite_store.reply(conversation_id, agent="ana", expect=State.CLAIMED, text=f"m {number}")
+    newest = sqlite_store.entries(conversation_id, limit=100)
+    assert len(newest) == 100 and newest[-1].text == "m 996"  # type: ignore[union-attr]
+    assert sqlite_store.count_entries(conversation_id, before_id=newest[0].id) == 900
