@@ -1,0 +1,320 @@
+"""Bot workers and customers as real processes, where processes are the point: a question waits
+for a bot started later; a worker killed mid-judgment loses nothing and answers nothing twice;
+four workers and eight customers decide every question exactly once; a customer app closed (or
+killed) right after asking finds the answer on reopening.
+
+Workers are `helpdesk bot` processes on the test's database; Valen is the loopback server.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from chatbot.assembly import open_service
+from chatbot.config import Settings, load_settings
+from chatbot.desk.models import Author, State
+from chatbot.desk.service import DeskService
+from chatbot.tui import create_app
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.message_bubble import MessageBubble
+from tests.conftest import ROOT
+from tests.tui.conftest import Q1, SIZE
+from tests.tui.helpers import ask, wait_until
+from tests.valen_server import (
+    Received,
+    Reply,
+    ValenTestServer,
+    constant,
+    probability_reply,
+)
+
+STARTUP_S = 60.0
+"""Generous: a worker imports the whole engine, and the machine may be busy."""
+
+
+def until(
+    condition: Callable[[], object], *, timeout: float = STARTUP_S, step: float = 0.02
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(step)
+
+
+@dataclass
+class Bot:
+    """A `helpdesk bot` process and its stderr."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def name(self) -> str:
+        """The worker name it announced (empty until it has)."""
+        first = self.log.read_text().partition("\n")[0]
+        return first.split()[2].rstrip(":") if first.startswith("helpdesk bot ") else ""
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=STARTUP_S)
+
+
+@pytest.fixture
+def start_bot(tmp_path: Path) -> Iterator[Callable[..., Bot]]:
+    bots: list[Bot] = []
+
+    def start(db: Path, *options: str, env: dict[str, str] | None = None) -> Bot:
+        log = tmp_path / f"bot-{len(bots)}.log"
+        stderr: IO[bytes] = log.open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "chatbot", "bot", "--db", str(db), *options],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        stderr.close()
+        bot = Bot(process, log)
+        bots.append(bot)
+        return bot
+
+    yield start
+    for bot in bots:
+        if bot.process.poll() is None:
+            bot.process.kill()
+            bot.process.wait(timeout=STARTUP_S)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "helpdesk.sqlite3"
+
+
+@pytest.fixture
+def desk(db: Path) -> Iterator[DeskService]:
+    service = open_service(load_settings(store={"db": db}))
+    yield service
+    service.close()
+
+
+class Stuck:
+    """A Valen that does not answer (for a minute) until released; then answers 0.9 at once."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+
+    def __call__(self, received: Received, index: int) -> Reply:
+        if not self.released.is_set():
+            return Reply(status=503, delay_s=60)
+        return probability_reply(received, 0.9)
+
+
+def live(server: ValenTestServer, tmp_path: Path) -> tuple[str, ...]:
+    """Engine options for a worker judging live against the loopback server."""
+    return ("--replay", "off", "--base-url", server.base_url, "--cache", str(tmp_path / "c.json"))
+
+
+async def test_a_question_asked_with_no_bot_is_answered_by_a_bot_started_later(
+    db: Path, desk: DeskService, start_bot: Callable[..., Bot]
+) -> None:
+    settings = load_settings(store={"db": db})
+    app = create_app(settings, mode="chat", agent="ana", timings=False, bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1, wait=False)
+        [question] = desk.messages(1)
+        assert question.pending and desk.decisions(1) == []  # Stored; nobody is answering.
+
+        bot = start_bot(db)
+        decided_at: list[float] = []
+
+        def decided() -> bool:
+            if not decided_at and desk.decisions(1):
+                decided_at.append(time.monotonic())
+            return bool(decided_at)
+
+        await wait_until(pilot, decided, timeout=STARTUP_S)
+        panel = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: any(b.message.author is Author.BOT
+                                            for b in panel.query(MessageBubble)))  # fmt: skip
+        shown_after = time.monotonic() - decided_at[0]
+        assert shown_after < 1.0, f"the answer took {shown_after:.2f} s to show"
+    [stored] = desk.decisions(1)
+    assert stored.decision.answer is not None and stored.worker == bot.name
+    assert bot.stop() == 0
+    assert "stopped; 1 answered" in bot.log.read_text()
+
+
+def test_a_worker_killed_mid_judgment_loses_nothing_and_answers_once(
+    db: Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
+) -> None:
+    # Valen hangs while the first worker judges; once it is dead, Valen answers at once.
+    valen = Stuck()
+    server = ValenTestServer(valen).start()
+    try:
+        short_lease = {"HELPDESK_BOT__LEASE_S": "1", "HELPDESK_VALEN__BUDGET_S": "60"}
+        first = start_bot(db, *live(server, tmp_path), env=short_lease)
+        asked = desk.ask(None, Q1)
+        until(lambda: server.count() >= 1)  # The first worker is judging it now.
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=STARTUP_S)
+        valen.released.set()
+        assert desk.decisions(asked.conversation.id) == []
+
+        second = start_bot(db, *live(server, tmp_path), env=short_lease)
+        until(lambda: desk.conversation(asked.conversation.id).pending == 0)
+        assert second.stop() == 0
+    finally:
+        server.stop()
+    conversation_id = asked.conversation.id
+    [stored] = desk.decisions(conversation_id)
+    assert stored.worker == second.name != first.name
+    bots = [m for m in desk.messages(conversation_id) if m.author is Author.BOT]
+    assert len(bots) == 1 and bots[0].passage_id == stored.decision.answer.id  # type: ignore[union-attr]
+    assert desk.conversation(conversation_id).state is State.BOT
+
+
+QUESTIONS = [
+    "I was charged twice for the same ride, can I get my money back?",
+    "How long does a refund take to reach my card?",
+    "Do I have to wear a helmet on an e-bike?",
+    "The station was full, will I pay a late fee?",
+    "How do I report damage to a bike?",
+]
+CUSTOMERS = 8
+CONVERSATIONS_EACH = 5
+
+
+def _customer(db: str, barrier: Barrier, results: multiprocessing.Queue[list[int]]) -> None:
+    """Five conversations of five questions each, asked as fast as they can be stored."""
+    desk = open_service(load_settings(store={"db": db}))
+    try:
+        barrier.wait()
+        asked = []
+        for _ in range(CONVERSATIONS_EACH):
+            conversation = None
+            for question in QUESTIONS:
+                result = desk.ask(conversation, question)
+                conversation = result.conversation.id
+                asked.append(result.message.id)
+        results.put(asked)
+    finally:
+        desk.close()
+
+
+def test_four_workers_and_eight_customers_decide_every_question_exactly_once(
+    db: Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
+) -> None:
+    server = ValenTestServer(constant(0.9, delay_s=0.02)).start()
+    try:
+        bots = [start_bot(db, *live(server, tmp_path), "--concurrency", "4") for _ in range(4)]
+        until(lambda: all(bot.name for bot in bots))  # All four are up before anyone asks.
+        context = multiprocessing.get_context("spawn")
+        barrier = context.Barrier(CUSTOMERS)
+        results: multiprocessing.Queue[list[int]] = context.Queue()
+        customers = [context.Process(target=_customer, args=(str(db), barrier, results))
+                     for _ in range(CUSTOMERS)]  # fmt: skip
+        for customer in customers:
+            customer.start()
+        per_customer = [results.get(timeout=STARTUP_S) for _ in customers]
+        for customer in customers:
+            customer.join(timeout=STARTUP_S)
+            assert customer.exitcode == 0
+        asked = sorted(question for mine in per_customer for question in mine)
+        assert len(asked) == len(set(asked)) == CUSTOMERS * CONVERSATIONS_EACH * len(QUESTIONS)
+
+        def pending() -> int:
+            return sum(c.pending for c in desk.conversations(limit=1000))
+
+        until(lambda: pending() == 0, timeout=120)
+        assert [bot.stop() for bot in bots] == [0, 0, 0, 0]
+    finally:
+        server.stop()
+
+    decisions = [d for c in desk.conversations(limit=1000) for d in desk.decisions(c.id)]
+    decided = Counter(d.message_id for d in decisions)
+    assert sorted(decided) == asked  # None lost...
+    assert set(decided.values()) == {1}  # ...and none decided twice.
+    answers = [m for c in desk.conversations(limit=1000) for m in desk.messages(c.id)
+               if m.author is Author.BOT]  # fmt: skip
+    assert len(answers) == len(asked) and len({m.decision_id for m in answers}) == len(asked)
+    # They raced: the customers' questions interleave, and every worker decided some.
+    owners = {q: n for n, mine in enumerate(per_customer) for q in mine}
+    switches = sum(owners[a] != owners[b] for a, b in zip(asked, asked[1:], strict=False))
+    assert switches > CUSTOMERS
+    by_worker = Counter(d.worker for d in decisions)
+    assert set(by_worker) == {bot.name for bot in bots}, by_worker
+
+
+CLOSE_AFTER_ASKING = """
+import sys
+from chatbot.config import load_settings
+from chatbot.tui import create_app
+from chatbot.tui.widgets.chat_panel import ChatPanel
+
+app = create_app(load_settings(), mode="chat", agent="ana")
+
+async def ask_and_leave(pilot):
+    while not app.screen.query(ChatPanel):
+        await pilot.pause(0.01)
+    panel = app.screen.query_one(ChatPanel)
+    await panel.ask(sys.argv[1])
+    print("asked", panel.conversation_id, flush=True)
+    if sys.argv[2] == "close":
+        app.exit()
+    else:
+        await pilot.pause(3600)  # Killed here.
+
+app.run(headless=True, auto_pilot=ask_and_leave)
+"""
+
+
+@pytest.mark.parametrize("how", ["close", "kill"])
+async def test_the_app_closed_right_after_asking_finds_the_answer_on_reopening(
+    how: str, db: Path, desk: DeskService, tmp_path: Path
+) -> None:
+    # Valen hangs while the first app's bot judges; after the app is gone, it answers at once.
+    valen = Stuck()
+    server = ValenTestServer(valen).start()
+    options = {"replay": "off", "base_url": server.base_url, "cache": tmp_path / "c.json"}
+    env = {**os.environ, "HELPDESK_DB": str(db), "HELPDESK_BOT__LEASE_S": "1",
+           "VALEN_REPLAY": "off", "VALEN_BASE_URL": server.base_url,
+           "VALEN_CACHE": str(tmp_path / "c.json")}  # fmt: skip
+    try:
+        customer = subprocess.Popen(
+            [sys.executable, "-c", CLOSE_AFTER_ASKING, Q1, how],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert customer.stdout is not None
+        assert customer.stdout.readline().split() == [b"asked", b"1"]
+        until(lambda: server.count() >= 1)  # Its bot took the question and is judging it.
+        if how == "kill":
+            customer.kill()
+        assert customer.wait(timeout=STARTUP_S) == (-signal.SIGKILL if how == "kill" else 0)
+        valen.released.set()
+        assert desk.messages(1)[0].pending and desk.decisions(1) == []
+
+        settings: Settings = load_settings(store={"db": db}, valen=options, bot={"lease_s": 1})
+        reopened = create_app(settings, mode="chat", agent="ana", conversation_id=1)
+        async with reopened.run_test(size=SIZE) as pilot:
+
+            def answered() -> bool:
+                return any(b.message.author is Author.BOT
+                           for b in reopened.screen.query(MessageBubble))  # fmt: skip
+
+            await wait_until(pilot, answered, timeout=30)
+    finally:
+        server.stop()
+    assert len(desk.decisions(1)) == 1
+    assert [m.author for m in desk.messages(1)] == [Author.CUSTOMER, Author.BOT]
