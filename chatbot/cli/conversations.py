@@ -1,0 +1,200 @@
+"""`helpdesk conversations list|show|export`: the desk for operators and scripts.
+
+Reads through the desk service like every front end. `--json` output (and every line of
+`export`) has the shapes documented in the README; times are ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from chatbot.assembly import open_service
+from chatbot.cli.options import add_db_option, settings_from
+from chatbot.desk.models import (
+    ChatEvent,
+    ChatMessage,
+    Conversation,
+    State,
+    StoredDecision,
+)
+from chatbot.desk.service import DeskService
+from chatbot.notices import notice
+from chatbot.text import printable
+
+PAGE = 500
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("conversations", help="list, show or export conversations")
+    parser.set_defaults(func=lambda _args: _usage(parser))
+    sub = parser.add_subparsers(title="conversations commands", metavar="COMMAND",
+                                parser_class=type(parser))  # fmt: skip
+    common = argparse.ArgumentParser(add_help=False)
+    add_db_option(common)
+
+    p = sub.add_parser("list", help="one line per conversation, oldest first", parents=[common])
+    p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N conversations")
+    p.add_argument("--json", action="store_true", help="a JSON array of conversations")
+    p.set_defaults(func=run_list)
+
+    p = sub.add_parser("show", help="one conversation: messages, events, decisions",
+                       parents=[common])  # fmt: skip
+    p.add_argument("id", type=int, metavar="ID")
+    p.add_argument("--json", action="store_true", help="the conversation as one JSON object")
+    p.set_defaults(func=run_show)
+
+    p = sub.add_parser("export", help="every conversation as JSON lines, as `show --json` has it",
+                       parents=[common])  # fmt: skip
+    p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
+    p.set_defaults(func=run_export)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _service(args: argparse.Namespace) -> DeskService:
+    return open_service(settings_from(args))
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def conversation_json(conversation: Conversation) -> dict[str, Any]:
+    return {
+        "id": conversation.id,
+        "state": conversation.state.value,
+        "agent": conversation.agent,
+        "reason": None if conversation.reason is None else conversation.reason.value,
+        "top_probability": conversation.top_probability,
+        "pending_questions": conversation.pending,
+        "created_at": _time(conversation.created_at),
+        "updated_at": _time(conversation.updated_at),
+        "waiting_since": _time(conversation.waiting_since),
+        "claimed_at": _time(conversation.claimed_at),
+    }
+
+
+def message_json(message: ChatMessage) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "at": _time(message.created_at),
+        "author": message.author.value,
+        "agent": message.agent,
+        "text": message.text,
+        "passage_id": message.passage_id,
+        "feedback": None if message.feedback is None else message.feedback.value,
+        "pending": message.pending,
+        "decision_id": message.decision_id,
+    }
+
+
+def event_json(event: ChatEvent) -> dict[str, Any]:
+    return {"id": event.id, "at": _time(event.created_at), **event.event.model_dump(mode="json")}
+
+
+def decision_json(stored: StoredDecision) -> dict[str, Any]:
+    return {
+        "id": stored.id,
+        "message_id": stored.message_id,
+        "at": _time(stored.created_at),
+        "worker": stored.worker,
+        **stored.decision.model_dump(mode="json"),
+    }
+
+
+def full_json(desk: DeskService, conversation: Conversation) -> dict[str, Any]:
+    """A conversation with its log (messages and events, each with the id that orders them) and
+    every decision the bot made in it, candidates included."""
+    entries = desk.entries(conversation.id)
+    return {
+        **conversation_json(conversation),
+        "messages": [message_json(e) for e in entries if isinstance(e, ChatMessage)],
+        "events": [event_json(e) for e in entries if isinstance(e, ChatEvent)],
+        "decisions": [decision_json(d) for d in desk.decisions(conversation.id)],
+    }
+
+
+def _all(
+    desk: DeskService, state: State | None, limit: int | None = None
+) -> Iterator[Conversation]:
+    """Keyset pages, so a database of any size streams in constant memory."""
+    after, left = 0, limit
+    while left is None or left > 0:
+        page = desk.conversations(state=state, after_id=after, limit=min(PAGE, left or PAGE))
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = page[-1].id
+        left = None if left is None else left - len(page)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    desk = _service(args)
+    try:
+        state = None if args.state is None else State(args.state)
+        conversations = list(_all(desk, state, args.limit))
+    finally:
+        desk.close()
+    if args.json:
+        print(json.dumps([conversation_json(c) for c in conversations], indent=2))
+        return 0
+    for c in conversations:
+        reason = "-" if c.reason is None else c.reason.value
+        agent = "-" if c.agent is None else printable(c.agent)
+        updated = c.updated_at.strftime("%Y-%m-%d %H:%M")
+        print(f"{c.id:>6}  {c.state.value:<8}  {agent:<12}  {reason:<14}  {updated}")
+    print(f"{len(conversations)} conversations", file=sys.stderr)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    desk = _service(args)
+    try:
+        conversation = desk.conversation(args.id)
+        if args.json:
+            print(json.dumps(full_json(desk, conversation), indent=2, ensure_ascii=False))
+            return 0
+        entries = desk.entries(conversation.id)
+        decisions = desk.decisions(conversation.id)
+    finally:
+        desk.close()
+    owner = f" by {printable(conversation.agent)}" if conversation.agent else ""
+    print(f"conversation {conversation.id}: {conversation.state.value}{owner}")
+    for entry in entries:
+        when = entry.created_at.strftime("%H:%M:%S")
+        if isinstance(entry, ChatEvent):
+            sentence = notice(entry.event, reader="agent")
+            if sentence is not None:
+                print(f"{when}  — {printable(sentence)}")
+            continue
+        who = entry.author.value if entry.agent is None else f"{entry.agent} (agent)"
+        source = f" [{entry.source}]" if entry.source else ""
+        extra = " (pending)" if entry.pending else ""
+        if entry.feedback is not None:
+            extra += f" ({entry.feedback.value})"
+        print(f"{when}  {printable(who)}{printable(source)}{extra}: {printable(entry.text)}")
+    for stored in decisions:
+        made = stored.decision
+        verdict = f"answered from {made.answer.id}" if made.answer else f"escalated: {made.reason}"
+        print(f"decision {stored.id} on message {stored.message_id}: {verdict}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    desk = _service(args)
+    try:
+        state = None if args.state is None else State(args.state)
+        for conversation in _all(desk, state):
+            print(json.dumps(full_json(desk, conversation), ensure_ascii=False))
+    finally:
+        desk.close()
+    return 0

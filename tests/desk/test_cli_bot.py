@@ -1,0 +1,27 @@
+"""`helpdesk bot` refuses bad settings with one line before it starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chatbot.cli.main import main
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--db", "{tmp}"], "is a directory, expected a database file"),
+        (["--db", "postgresql://u:secret@h/db"], "PostgreSQL is not supported yet"),
+        (["--db", "{tmp}/x.db", "--concurrency", "0"], "invalid setting bot.concurrency"),
+        (["--db", "{tmp}/x.db", "--kb", "{tmp}/missing"], "knowledge base not found"),
+    ],
+)
+def test_bad_settings_are_one_line(
+    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bot", *(a.format(tmp=tmp_path) for a in arguments)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert "secret" not in err

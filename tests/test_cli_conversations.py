@@ -1,0 +1,136 @@
+"""`helpdesk conversations list|show|export`: the JSON shapes the README documents, filters,
+literal text, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatbot.assembly import open_service
+from chatbot.cli.main import main
+from chatbot.config import load_settings
+from chatbot.desk.models import Feedback
+from tests.store.conftest import FakeClock, answered, escalated
+
+ESCAPE = "my bike \x1b[31mis red\x1b[0m"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """Three conversations: answered and judged helpful; escalated by the bot; claimed by ana."""
+    path = tmp_path / "helpdesk.sqlite3"
+    desk = open_service(load_settings(store={"db": path}), clock=FakeClock())
+    try:
+        first = desk.ask(None, "I was charged twice, can I get my money back?").conversation.id
+        [question] = desk.lease("worker-1", limit=1, lease_s=30)
+        desk.record_decision("worker-1", question, answered())
+        answer = desk.messages(first)[-1]
+        desk.feedback(first, entry_id=answer.id, value=Feedback.HELPFUL)
+
+        desk.ask(None, "No free docks, will I pay a late fee?")
+        [question] = desk.lease("worker-1", limit=1, lease_s=30)
+        desk.record_decision("worker-1", question, escalated())
+
+        third = desk.start_conversation().id
+        desk.talk_to_person(third)
+        desk.ask(third, ESCAPE)
+        desk.claim(third, agent="ana")
+        desk.reply(third, agent="ana", text="Let me look.")
+    finally:
+        desk.close()
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    code = main(["conversations", *arguments])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_list_as_json_with_a_state_filter(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list", "--db", str(db), "--json")
+    assert code == 0
+    listed = json.loads(out)
+    assert [(c["id"], c["state"], c["agent"]) for c in listed] == [
+        (1, "bot", None), (2, "waiting", None), (3, "claimed", "ana"),
+    ]  # fmt: skip
+    assert set(listed[0]) == {
+        "id", "state", "agent", "reason", "top_probability", "pending_questions", "created_at",
+        "updated_at", "waiting_since", "claimed_at",
+    }  # fmt: skip
+    assert listed[1]["reason"] == "low-score" and listed[1]["waiting_since"].startswith("2026-")
+    _, out, _ = run(capsys, "list", "--db", str(db), "--json", "--state", "waiting")
+    assert [c["id"] for c in json.loads(out)] == [2]
+    _, out, _ = run(capsys, "list", "--db", str(db), "--json", "--limit", "2")
+    assert [c["id"] for c in json.loads(out)] == [1, 2]
+
+
+def test_show_as_json_has_messages_events_and_decisions(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "show", "1", "--db", str(db), "--json")
+    assert code == 0
+    shown: dict[str, Any] = json.loads(out)
+    assert (shown["id"], shown["state"], shown["agent"]) == (1, "bot", None)
+    customer, bot = shown["messages"]
+    assert (customer["author"], customer["pending"]) == ("customer", False)
+    assert (bot["author"], bot["passage_id"], bot["feedback"]) == (
+        "bot", "card-charged-twice", "helpful",
+    )  # fmt: skip
+    assert bot["text"].startswith("Charged twice for one ride?")
+    assert [e["type"] for e in shown["events"]] == ["decided", "feedback"]
+    verdict = shown["events"][1]
+    assert verdict == {"id": verdict["id"], "at": verdict["at"], "type": "feedback",
+                       "entry": bot["id"], "value": "helpful"}  # fmt: skip
+    [decision] = shown["decisions"]
+    assert (decision["message_id"], decision["worker"]) == (customer["id"], "worker-1")
+    assert decision["answer"]["id"] == "card-charged-twice"
+    assert [c["id"] for c in decision["candidates"]] == [
+        "card-charged-twice", "late-return", "refund-time",
+    ]  # fmt: skip
+    assert decision["candidates"][2]["error_kind"] == "replay-miss"
+    ids = [m["id"] for m in shown["messages"]] + [e["id"] for e in shown["events"]]
+    assert len(set(ids)) == len(ids)  # One order for messages and events alike.
+
+
+def test_show_an_escalated_conversation(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "show", "2", "--db", str(db), "--json")
+    shown = json.loads(out)
+    escalation = shown["events"][-1]
+    assert escalation["type"] == "escalated"
+    assert (escalation["reason"], escalation["question_entry"]) == (
+        "low-score", shown["messages"][0]["id"],
+    )  # fmt: skip
+    assert escalation["top_probability"] == pytest.approx(0.644)
+
+
+def test_export_is_one_show_object_per_line(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "export", "--db", str(db))
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 3
+    exported = [json.loads(line) for line in lines]
+    _, shown, _ = run(capsys, "show", "3", "--db", str(db), "--json")
+    assert exported[2] == json.loads(shown)
+    assert exported[2]["messages"][0]["text"] == ESCAPE  # JSON keeps the text exactly.
+    _, out, _ = run(capsys, "export", "--db", str(db), "--state", "claimed")
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [3]
+
+
+def test_text_output_is_literal(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "list", "--db", str(db))
+    assert code == 0 and len(out.splitlines()) == 3 and "3 conversations" in err
+    assert "claimed" in out and "ana" in out
+    code, out, _ = run(capsys, "show", "3", "--db", str(db))
+    assert code == 0
+    assert "\x1b" not in out and "my bike \\x1b[31mis red\\x1b[0m" in out
+    assert "ana joined the conversation." in out and "A person will reply here." in out
+
+
+def test_an_unknown_conversation_is_one_line(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "show", "99", "--db", str(db))
+    assert code == 2 and out == ""
+    assert err == "helpdesk: error: conversation 99 not found\n"
