@@ -394,6 +394,9 @@ class ValenClient:
         self.clock: Clock = clock or SystemClock()
         self.max_reply_bytes = max_reply_bytes
         self._slots = asyncio.Semaphore(max_in_flight)
+        self._paused_until = 0.0
+        """A 429's wait holds every request of this client (every question of a bot worker), not
+        only the one refused: the others would only be refused too."""
         self._rng = rng or random.Random()
         self._endpoint = endpoint(base_url, route(dialect))
         # Safe to print: credentials in the URL (user, password, query values) replaced.
@@ -469,6 +472,11 @@ class ValenClient:
         error.message = self._redact(error.message)
         return error
 
+    @property
+    def paused_for(self) -> float:
+        """Seconds left of the wait a rate limit imposed on every request (0: none)."""
+        return max(0.0, self._paused_until - self.clock.monotonic())
+
     async def attempt(self, text: str, questions: Sequence[Question]) -> dict[str, Outcome]:
         """One request, no retries."""
         reply = await self.post(text, questions)
@@ -486,6 +494,11 @@ class ValenClient:
         deadline = self.deadline() if deadline is None else deadline
         attempts = 0
         last: ValenError | None = None
+        # A new request waits out a rate limit another one met (a retry waits its own).
+        if (pause := self.paused_for) > 0:
+            if self.clock.monotonic() + pause >= deadline:
+                raise self._out_of_budget(attempts, last, next_wait_s=pause)
+            await self.clock.sleep(pause)
         while True:
             remaining = deadline - self.clock.monotonic()
             if remaining <= 0:
@@ -500,6 +513,9 @@ class ValenClient:
                 self._scrubbed(error)
                 error.attempts = attempts
                 last = error
+                if isinstance(error, RateLimitedError) and error.wait_s:
+                    until = self.clock.monotonic() + error.wait_s
+                    self._paused_until = max(self._paused_until, until)
                 if attempts >= self.retry.max_attempts or not self.retry.should_retry(error):
                     raise
                 wait = self._wait_s(error, attempts)
