@@ -1,7 +1,7 @@
 """Every benchmark of issue 6, printed as one JSON object (timings are medians over repeated runs;
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
-    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb]
+    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb|bot]
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -19,7 +19,16 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import app, concurrent_questions, engine, handoff, kb, rerank, retrieval  # noqa: E402
+from bench import (  # noqa: E402
+    app,
+    bot,
+    concurrent_questions,
+    engine,
+    handoff,
+    kb,
+    rerank,
+    retrieval,
+)
 from bench.common import machine  # noqa: E402
 
 Figures = dict[str, float | int | bool | str]
@@ -61,6 +70,10 @@ def run_kb(quick: bool) -> Figures:
     return dict(kb.measure(quick))
 
 
+def run_bot(quick: bool) -> Figures:
+    return dict(bot.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -69,6 +82,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "app": run_app,
     "queue": run_queue,
     "kb": run_kb,
+    "bot": run_bot,
 }
 
 
