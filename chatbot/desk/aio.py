@@ -43,8 +43,9 @@ from chatbot.store.interface import ChangeFeed
 P = ParamSpec("P")
 T = TypeVar("T")
 
-FEED_WAIT_S = 0.25
-"""How long the watcher thread waits on the feed before checking whether it should stop."""
+FEED_WAIT_S = 0.05
+"""How long the watcher thread waits on the feed before checking whether it should stop: closing
+never waits for it (it ends by itself within this)."""
 
 log = logging.getLogger("helpdesk.desk")
 
@@ -159,9 +160,7 @@ class AsyncDesk:
         if self._closed:
             return
         self._closed = True
-        self._stop.set()
-        if self._watcher is not None:
-            await asyncio.to_thread(self._watcher.join, 5.0)
+        self._stop.set()  # The watcher closes its own connection as it ends.
         await self._run(self._service.close)
         self._executor.shutdown(wait=False)
 
@@ -171,8 +170,6 @@ class AsyncDesk:
             return
         self._closed = True
         self._stop.set()
-        if self._watcher is not None:
-            self._watcher.join(5.0)
         self._executor.submit(self._service.close).result()
         self._executor.shutdown(wait=True)
 

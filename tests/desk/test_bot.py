@@ -151,6 +151,22 @@ async def test_stopping_gives_back_what_is_in_flight(desk: AsyncDesk) -> None:
     assert (again.id, again.attempts) == (asked.message.id, 1)
 
 
+async def test_stopping_waits_a_bounded_time_for_what_is_in_flight(desk: AsyncDesk) -> None:
+    engine = GatedEngine(replay_engine())
+    asked = await desk.ask(None, Q1)
+    worker = BotWorker(desk, lambda: engine, grace_s=30, poll_s=60)
+    task = start(worker)
+    await until(lambda: engine.waiting == 1)
+    worker.stop()
+    await asyncio.sleep(0)
+    assert not task.done()  # Still within its grace: the judgment in flight may finish.
+    assert await desk.lease("other", limit=1, lease_s=30) == []  # And it still holds it.
+    engine.gate.set()
+    await asyncio.wait_for(task, 5)
+    assert worker.stats.outcomes == {"answered": 1}
+    assert (await desk.conversation(asked.conversation.id)).pending == 0
+
+
 async def test_a_heartbeat_keeps_a_long_judgment_its_own(desk: AsyncDesk) -> None:
     engine = GatedEngine(replay_engine())
     asked = await desk.ask(None, Q1)
