@@ -140,19 +140,6 @@ class AsyncDesk:
         for callback in list(self._subscribers):
             callback(self.version)
 
-    async def wait_for_change(self, timeout: float) -> bool:
-        """Wait until the next change notice (True) or `timeout` seconds (False)."""
-        event = asyncio.Event()
-        unsubscribe = self.subscribe(lambda _version: event.set())
-        try:
-            async with asyncio.timeout(timeout):
-                await event.wait()
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            unsubscribe()
-
     # -- closing ----------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
