@@ -21,7 +21,7 @@ from chatbot.store.sqlite import SQLiteStore
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
-from chatbot.valen.transport import SlotTransport
+from chatbot.valen.transport import ValenTransport
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -60,14 +60,15 @@ def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
 
 
 def make_http_client(settings: Settings) -> httpx.AsyncClient:
-    """The one HTTP client a process uses for Valen, with explicit timeouts and one connection
-    slot per request allowed in flight (see `chatbot.valen.transport` for why slots)."""
+    """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
+    connection per request allowed in flight, over aiohttp's connection pool (see
+    `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here."""
     valen = settings.valen
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
             valen.read_timeout_s, connect=valen.connect_timeout_s, pool=valen.budget_s
         ),
-        transport=SlotTransport(slots=valen.max_in_flight),
+        transport=ValenTransport(max_connections=valen.max_in_flight),
     )
 
 

@@ -159,6 +159,8 @@ FAULTS: list[Fault] = [
     Fault("read timeout then success", (Reply(delay_s=0.6),),
           attempts=2, reason=None, settings={"read_timeout_s": 0.15}),
     Fault("connection dropped then success", (Reply(drop=True),), attempts=2, reason=None),
+    Fault("connection dropped retries exhausted", (Reply(drop=True),) * 3,
+          attempts=3, reason="valen-error", kind="connection", says=("RemoteProtocolError",)),
     Fault("200 with HTML", (html_reply(200, "Just a moment..."),),
           attempts=1, reason="valen-error", kind="invalid-response",
           says=("HTML page", "Just a moment..."), never_says=("<",)),

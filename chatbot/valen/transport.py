@@ -1,133 +1,102 @@
-"""An httpx transport that keeps each connection in a pool of its own.
+"""The app's HTTP transport for Valen: httpx on top, aiohttp's connection pool underneath.
 
-httpcore's connection pool rescans every connection (and polls every idle socket) for each
-request it queues or releases, so its cost per request grows with the number of connections:
-with 250 requests in flight to one host (50 questions at k=5) bare httpx spent 7-23 ms of CPU per
-request here, against ~0.8 ms with a handful of connections. This transport hands each request a
-single-connection httpcore pool of its own from a free list, so every pool scan sees one
-connection, and keeps at most `slots` of them: that is the in-flight cap. Requests beyond it
-wait for a slot, first come first served, for at most the request's pool timeout.
+httpcore's pool rescans every connection (and polls every idle socket) for each request it queues
+or releases, so its CPU cost per request grows with the connections open: with 250 requests in
+flight to one host (50 questions at k=5) bare httpx spent 7-23 ms of CPU per request here.
+aiohttp's connector does not, and `httpx-aiohttp` (what the OpenAI SDK offers for the same
+reason) plugs it in under `httpx.AsyncClient`, so the client above it (timeouts, streaming,
+errors) is unchanged. See bench/README.md for the figures.
 
-Everything HTTP is still httpx and httpcore; only the choice of connection is made here.
+What this module adds to httpx-aiohttp:
+
+- It starts on the first request: aiohttp is imported and its session made then, so replay mode,
+  which never sends a request, never imports aiohttp (~110 ms of start-up).
+- Every aiohttp failure is raised as the httpx error httpcore would raise for it (a refused
+  connection is `ConnectError`, not httpx-aiohttp's `ConnectTimeout`), while sending and while
+  the body streams.
+- Credentials in the URL are sent as httpx sends them, as basic auth, and not also in the URL,
+  which aiohttp refuses.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ssl
-from collections import deque
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager
 
 import httpx
 
 
-class _Releasing(httpx.AsyncByteStream):
-    """The response body; closing it gives the slot back."""
+class _Mapped(httpx.AsyncByteStream):
+    """A response body whose read errors are httpx's."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, release: Callable[[], None]) -> None:
+    def __init__(
+        self, stream: httpx.AsyncByteStream, errors: Callable[[], AbstractContextManager[None]]
+    ) -> None:
         self._stream = stream
-        self._release: Callable[[], None] | None = release
+        self._errors = errors
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
+        with self._errors():
+            async for chunk in self._stream:
+                yield chunk
 
     async def aclose(self) -> None:
-        try:
+        with self._errors():
             await self._stream.aclose()
-        finally:
-            if self._release is not None:
-                release, self._release = self._release, None
-                release()
 
 
-class SlotTransport(httpx.AsyncBaseTransport):
-    """Up to `slots` single-connection pools, made as needed and reused most-recent first (the
-    connection most likely still open). Idle connections are kept 30 s (httpx keeps 5): customers'
-    questions come in bursts, and a new TLS connection to the hosted API costs a handshake."""
+class ValenTransport(httpx.AsyncBaseTransport):
+    """At most `max_connections` connections, so at most that many requests at the server at
+    once; requests beyond it wait for a free connection, first come first served, for at most the
+    request's pool timeout. Idle connections are kept 30 s (httpx keeps 5): customers' questions
+    come in bursts, and a new TLS connection to the hosted API costs a handshake."""
 
     def __init__(
         self,
         *,
-        slots: int,
-        verify: ssl.SSLContext | bool = True,
+        max_connections: int,
         keepalive_expiry: float = 30.0,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
-        if slots < 1:
-            raise ValueError("a transport needs at least one slot")
-        self.slots = slots
-        # One SSL context for every slot: making one loads the CA bundle (~20 ms).
-        self._verify = httpx.create_ssl_context(verify=verify) if verify is True else verify
-        self._limits = httpx.Limits(
-            max_connections=1, max_keepalive_connections=1, keepalive_expiry=keepalive_expiry
+        if max_connections < 1:
+            raise ValueError("a transport needs at least one connection")
+        self.max_connections = max_connections
+        self.keepalive_expiry = keepalive_expiry
+        self._verify = verify
+        self._inner: httpx.AsyncBaseTransport | None = None
+        self._errors: Callable[[], AbstractContextManager[None]] | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether a request has been sent, and so aiohttp imported and its session made."""
+        return self._inner is not None
+
+    def _start(self) -> tuple[httpx.AsyncBaseTransport, Callable[[], AbstractContextManager[None]]]:
+        from chatbot.valen import _aiohttp  # Here, not at the top: see the module docstring.
+
+        self._inner = _aiohttp.make_transport(
+            max_connections=self.max_connections,
+            keepalive_expiry=self.keepalive_expiry,
+            verify=self._verify,
         )
-        self._made: list[httpx.AsyncHTTPTransport] = []
-        self._idle: list[httpx.AsyncHTTPTransport] = []
-        self._waiting: deque[asyncio.Future[httpx.AsyncHTTPTransport]] = deque()
-
-    @property
-    def in_use(self) -> int:
-        """Slots serving a request now."""
-        return len(self._made) - len(self._idle)
-
-    @property
-    def made(self) -> int:
-        """Slots made so far (each holds at most one connection)."""
-        return len(self._made)
-
-    @property
-    def waiting(self) -> int:
-        """Requests waiting for a slot."""
-        return sum(1 for waiter in self._waiting if not waiter.done())
-
-    async def _acquire(self, timeout: float | None) -> httpx.AsyncHTTPTransport:
-        if self._idle:
-            return self._idle.pop()
-        if len(self._made) < self.slots:
-            made = httpx.AsyncHTTPTransport(verify=self._verify, limits=self._limits)
-            self._made.append(made)
-            return made
-        waiter: asyncio.Future[httpx.AsyncHTTPTransport] = (
-            asyncio.get_running_loop().create_future()
-        )
-        self._waiting.append(waiter)
-        try:
-            async with asyncio.timeout(timeout):
-                return await waiter
-        except BaseException as error:
-            if waiter.done() and not waiter.cancelled():
-                # Handed a slot just as we timed out or were cancelled: pass it on.
-                self._release(waiter.result())
-            else:
-                waiter.cancel()
-            if isinstance(error, TimeoutError):
-                raise httpx.PoolTimeout("no free connection slot in time") from None
-            raise
-
-    def _release(self, transport: httpx.AsyncHTTPTransport) -> None:
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(transport)
-                return
-        self._idle.append(transport)
+        self._errors = _aiohttp.httpx_errors
+        return self._inner, self._errors
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        timeouts = request.extensions.get("timeout", {})
-        transport = await self._acquire(timeouts.get("pool"))
-        try:
-            response = await transport.handle_async_request(request)
-        except BaseException:
-            self._release(transport)
-            raise
+        if self._inner is None or self._errors is None:
+            inner, errors = self._start()
+        else:
+            inner, errors = self._inner, self._errors
+        if request.url.userinfo:
+            # httpx has already turned them into an authorization header.
+            request.url = request.url.copy_with(username=None, password=None)
+        with errors():
+            response = await inner.handle_async_request(request)
         assert isinstance(response.stream, httpx.AsyncByteStream)
-        return httpx.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=_Releasing(response.stream, lambda: self._release(transport)),
-            extensions=response.extensions,
-        )
+        response.stream = _Mapped(response.stream, errors)
+        return response
 
     async def aclose(self) -> None:
-        for transport in self._made:
-            await transport.aclose()
+        if self._inner is not None:
+            await self._inner.aclose()
