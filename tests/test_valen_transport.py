@@ -125,6 +125,14 @@ async def test_each_failure_is_the_httpx_error_httpcore_would_raise(
     assert type(raised.value) is error, repr(raised.value)
 
 
+async def test_a_url_httpx_lets_through_and_aiohttp_refuses_is_an_invalid_url() -> None:
+    # httpx parses port 99999 when the URL is a string; httpcore then crashed with an
+    # ExceptionGroup that no `except httpx...` caught.
+    async with client(ValenTransport(max_connections=1)) as http:
+        with pytest.raises(httpx.InvalidURL):
+            await http.post("http://127.0.0.1:99999/v1/decisions", content=b"{}")
+
+
 async def test_a_body_cut_short_is_a_protocol_error_while_it_streams(
     valen_server: ValenTestServer,
 ) -> None:

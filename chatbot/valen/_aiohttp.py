@@ -19,7 +19,7 @@ from httpx_aiohttp import AiohttpTransport
 # ClientConnectionError win over ClientConnectorError, so a refused or dropped connection comes
 # out as `httpx.ConnectTimeout` (a timeout, to every caller), and it passes aiohttp's errors for a
 # malformed reply (ClientResponseError) through unmapped: this map replaces it.
-_HTTPX_ERRORS: tuple[tuple[type[aiohttp.ClientError], type[httpx.TransportError]], ...] = (
+_HTTPX_ERRORS: tuple[tuple[type[aiohttp.ClientError], type[Exception]], ...] = (
     # aiohttp's `connect` timeout spans waiting for a free connection and opening one.
     (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
     (aiohttp.ServerTimeoutError, httpx.ReadTimeout),  # SocketTimeoutError: the read timeout.
@@ -27,20 +27,20 @@ _HTTPX_ERRORS: tuple[tuple[type[aiohttp.ClientError], type[httpx.TransportError]
     (aiohttp.ServerDisconnectedError, httpx.RemoteProtocolError),  # Closed before a reply.
     (aiohttp.ClientPayloadError, httpx.RemoteProtocolError),  # Body cut short or malformed.
     (aiohttp.NonHttpUrlClientError, httpx.UnsupportedProtocol),
-    (aiohttp.InvalidURL, httpx.UnsupportedProtocol),
+    (aiohttp.InvalidURL, httpx.InvalidURL),  # One httpx let through, such as port 99999.
     (aiohttp.ClientOSError, httpx.ReadError),  # Reset in the middle of an exchange.
     (aiohttp.ClientConnectionError, httpx.NetworkError),
     (aiohttp.ClientError, httpx.RemoteProtocolError),  # A status line or headers aiohttp refused.
 )
 
 
-def httpx_error(error: aiohttp.ClientError) -> httpx.TransportError:
+def httpx_error(error: aiohttp.ClientError) -> Exception:
     """The httpx error for an aiohttp one, its message kept (aiohttp's never holds the request's
     headers; the Valen client reports only the type anyway)."""
     for source, target in _HTTPX_ERRORS:
         if isinstance(error, source):
             return target(str(error) or type(error).__name__)
-    return httpx.TransportError(str(error))  # Unreachable: ClientError is in the map.
+    raise AssertionError("unreachable: aiohttp.ClientError is in the map")
 
 
 @contextmanager
