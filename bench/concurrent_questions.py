@@ -2,12 +2,15 @@
 
 Ours is the app's path: 50 `PassageJudge.judge` calls of 5 passages each, gathered, with the
 HTTP client and the Valen client built as the app builds them (`chatbot.assembly`, default
-settings, replay off). The floor sends the same 250 requests (same bodies, same server) with bare
-asyncio + httpx: one `AsyncClient` with no pool limit, `gather` of `post` and `json()`.
+settings, replay off). Three floors send the same 250 requests (same bodies, same server), each
+a `gather` of post-and-read-the-JSON with no in-flight cap:
 
-A second reference, `*_slot_floor_*`, is the same bare loop over the transport the app uses
-(`chatbot.valen.transport.SlotTransport`): what httpx itself costs per request once its pool is
-not the bottleneck, so the difference to ours is the Valen client's own work.
+- the floor (`*_floor_*`), issue 13's: bare asyncio + httpx, one `AsyncClient` with no pool limit;
+- `*_aiohttp_floor_*`: bare asyncio + aiohttp, one `ClientSession` with no connection limit, the
+  fastest way we know to send these requests from Python;
+- `*_transport_floor_*`: the bare httpx loop over the app's transport
+  (`chatbot.valen.transport.ValenTransport`, httpx over aiohttp's pool): what httpx and the
+  transport cost per request, so the difference to ours is the Valen client's own work.
 
 The server runs in its own process (`python -m tests.valen_server`), so the CPU time measured
 here (`time.process_time`, every thread of this process) is the client's alone. Every pool is
@@ -28,12 +31,14 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from bench.common import ROOT, median  # noqa: E402
@@ -41,7 +46,7 @@ from chatbot.assembly import make_http_client, make_valen_client  # noqa: E402
 from chatbot.config import Settings, ValenSettings  # noqa: E402
 from chatbot.valen.judge import PassageJudge  # noqa: E402
 from chatbot.valen.protocol import PREDICATE, input_text  # noqa: E402
-from chatbot.valen.transport import SlotTransport  # noqa: E402
+from chatbot.valen.transport import ValenTransport  # noqa: E402
 
 DELAY_S = 0.3
 QUESTIONS = 50
@@ -109,6 +114,29 @@ def bare_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=30.0, limits=unlimited)
 
 
+class AiohttpLoop:
+    """The aiohttp floor: plain asyncio + aiohttp, no connection limit, no retries."""
+
+    def __init__(self, session: aiohttp.ClientSession, base_url: str) -> None:
+        self.session = session
+        self.url = base_url + "/decisions"
+
+    async def one(self, body: dict[str, Any]) -> float:
+        async with self.session.post(self.url, json=body) as response:
+            response.raise_for_status()
+            probability: float = (await response.json())["answers"][0]["probability"]
+            return probability
+
+    async def many(self, bodies: list[dict[str, Any]]) -> list[float]:
+        return list(await asyncio.gather(*(self.one(body) for body in bodies)))
+
+
+def aiohttp_session() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=30.0)
+    )
+
+
 async def timed(work: Callable[[], Awaitable[list[Any]]], requests: int) -> tuple[float, float]:
     """(wall seconds, client CPU ms per request) for one call of `work`; every outcome must be a
     probability, or the benchmark stops."""
@@ -126,46 +154,52 @@ async def _measure(base_url: str, runs: int) -> dict[str, float | int]:
     texts = passages(K)
     bodies = [decisions_body(input_text(q, p)) for q in asked for p in texts]
     settings = app_settings(base_url)
-    slot_http = httpx.AsyncClient(timeout=30.0, transport=SlotTransport(slots=len(bodies)))
-    async with bare_client() as floor_http, slot_http, make_http_client(settings) as http:
-        floor = BareLoop(floor_http, base_url)
-        slot_floor = BareLoop(slot_http, base_url)
+    transport_http = httpx.AsyncClient(
+        timeout=30.0, transport=ValenTransport(max_connections=len(bodies))
+    )
+    async with (
+        bare_client() as floor_http,
+        aiohttp_session() as session,
+        transport_http,
+        make_http_client(settings) as http,
+    ):
         judge = PassageJudge(replay="off", client=make_valen_client(settings, http))
 
         async def ours() -> list[Any]:
             judged = await asyncio.gather(*(judge.judge(q, texts) for q in asked))
             return [outcome for outcomes in judged for outcome in outcomes]
 
-        async def bare() -> list[Any]:
-            return await floor.many(bodies)
-
-        async def bare_slots() -> list[Any]:
-            return await slot_floor.many(bodies)
-
+        floors: dict[str, Callable[[], Awaitable[list[Any]]]] = {
+            "floor": partial(BareLoop(floor_http, base_url).many, bodies),
+            "aiohttp": partial(AiohttpLoop(session, base_url).many, bodies),
+            "transport": partial(BareLoop(transport_http, base_url).many, bodies),
+        }
         # Open every pool's connections first, as a running app has them.
-        for work in (bare, bare_slots, ours):
+        for work in (*floors.values(), ours):
             await timed(work, len(bodies))
         figures: dict[str, list[float]] = {}
         for _ in range(runs):
-            floor_wall, floor_cpu = await timed(bare, len(bodies))
-            slot_wall, slot_cpu = await timed(bare_slots, len(bodies))
+            measured = {name: await timed(work, len(bodies)) for name, work in floors.items()}
             wall, cpu = await timed(ours, len(bodies))
-            for key, value in [("wall", wall), ("floor_wall", floor_wall), ("cpu", cpu),
-                               ("floor_cpu", floor_cpu), ("slot_wall", slot_wall),
-                               ("slot_cpu", slot_cpu), ("ratio", wall / floor_wall),
-                               ("slot_ratio", wall / slot_wall)]:  # fmt: skip
-                figures.setdefault(key, []).append(value)
+            figures.setdefault("wall", []).append(wall)
+            figures.setdefault("cpu", []).append(cpu)
+            for name, (floor_wall, floor_cpu) in measured.items():
+                figures.setdefault(f"{name}_wall", []).append(floor_wall)
+                figures.setdefault(f"{name}_cpu", []).append(floor_cpu)
+                figures.setdefault(f"{name}_ratio", []).append(wall / floor_wall)
     mid = {key: median(values) for key, values in figures.items()}
     return {
         "concurrent_50_s": round(mid["wall"], 3),
         "concurrent_50_floor_s": round(mid["floor_wall"], 3),
-        "concurrent_50_ratio": round(mid["ratio"], 3),
-        "concurrent_50_slot_floor_s": round(mid["slot_wall"], 3),
-        "concurrent_50_slot_ratio": round(mid["slot_ratio"], 3),
+        "concurrent_50_ratio": round(mid["floor_ratio"], 3),
+        "concurrent_50_aiohttp_floor_s": round(mid["aiohttp_wall"], 3),
+        "concurrent_50_aiohttp_ratio": round(mid["aiohttp_ratio"], 3),
+        "concurrent_50_transport_floor_s": round(mid["transport_wall"], 3),
         "concurrent_50_questions_per_s": round(QUESTIONS / mid["wall"], 1),
         "valen_cpu_ms_per_request": round(mid["cpu"], 3),
         "valen_cpu_floor_ms_per_request": round(mid["floor_cpu"], 3),
-        "valen_cpu_slot_floor_ms_per_request": round(mid["slot_cpu"], 3),
+        "valen_cpu_aiohttp_floor_ms_per_request": round(mid["aiohttp_cpu"], 3),
+        "valen_cpu_transport_floor_ms_per_request": round(mid["transport_cpu"], 3),
     }
 
 
