@@ -66,9 +66,10 @@ class CorruptCacheError(Exception):
     """The cache file exists but cannot be read as a replay cache."""
 
 
-def _read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
+def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     """The file's entries; None when there is no file. Anything unreadable, including JSON
-    nested past the recursion limit or a number too long to convert, is a `CorruptCacheError`."""
+    nested past the recursion limit or a number too long to convert, is a `CorruptCacheError`.
+    The one reader of cache files: the replay cache and the app's suggestions both use it."""
     try:
         data = loads(path.read_bytes())
     except FileNotFoundError:
@@ -96,7 +97,7 @@ class ReplayCache:
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             try:
-                entries = _read_entries(self.path)
+                entries = read_entries(self.path)
             except CorruptCacheError as error:
                 # Replay without the file rather than crash, and say so once; `record` leaves the
                 # file alone so whatever is in it can still be repaired.
@@ -157,7 +158,7 @@ class ReplayCache:
             with lock:
                 # Re-read inside the lock: another process may have recorded since we loaded.
                 try:
-                    merged = _read_entries(self.path) or {}
+                    merged = read_entries(self.path) or {}
                 except CorruptCacheError as error:
                     self._mark_corrupt(error)
                     return 0
