@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -45,9 +45,8 @@ def client(transport: ValenTransport, *, pool_s: float | None = 5.0, read_s: flo
     return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(read_s, pool=pool_s))
 
 
-async def until(condition: object) -> None:
+async def until(condition: Callable[[], bool]) -> None:
     """Wait, a loop turn at a time, until `condition()` holds."""
-    assert callable(condition)
     while not condition():
         await asyncio.sleep(0.001)
 
