@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 
+from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
@@ -18,6 +19,7 @@ from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.store.interface import ConversationStore
 from chatbot.store.sqlite import SQLiteStore
+from chatbot.store.sqlite_users import SQLiteUserStore
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
@@ -109,3 +111,8 @@ def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
         threshold=settings.engine.threshold,
         k=settings.engine.k,
     )
+
+
+def open_accounts(settings: Settings) -> AccountService:
+    """The account service over the conversations' database, for the thread that calls this."""
+    return AccountService(SQLiteUserStore.open(store_location(settings.store.db)))

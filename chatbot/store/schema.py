@@ -273,3 +273,27 @@ def _migrate_to_v3(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(_migrate_to_v3)  # 3: defined after the list, being a function.
+
+# 4: accounts for `helpdesk serve` (agents, editors, admins) and server-wide secrets by name (the
+# key that signs web sessions), so every process sharing the database accepts the same cookies.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE accounts (
+            name          TEXT PRIMARY KEY,
+            display_name  TEXT NOT NULL,
+            role          TEXT NOT NULL CHECK (role IN ('agent', 'editor', 'admin')),
+            password_hash TEXT NOT NULL,
+            session_epoch INTEGER NOT NULL DEFAULT 0,
+            created_at    REAL NOT NULL,
+            updated_at    REAL NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE server_secrets (
+            name  TEXT PRIMARY KEY,
+            value BLOB NOT NULL
+        )
+        """,
+    )
+)

@@ -1,0 +1,159 @@
+"""`helpdesk users ...`: the accounts that sign in to `helpdesk serve` (agents, editors, admins).
+
+Passwords are asked for twice on the terminal, or read as one line from stdin with
+`--password-stdin` (for scripts); they are never taken as an argument, which `ps` would show.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from chatbot.accounts.models import Account, Role
+from chatbot.accounts.service import AccountService
+from chatbot.assembly import open_accounts
+from chatbot.cli.options import add_db_option, settings_from
+from chatbot.errors import HelpdeskError
+from chatbot.text import printable
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    add_db_option(common)
+    parser = commands.add_parser("users", help="accounts for `helpdesk serve`: add, list, rm, ...")
+    parser.set_defaults(func=lambda _args: _usage(parser))
+    sub = parser.add_subparsers(title="users commands", metavar="USERS_COMMAND",
+                                parser_class=type(parser))  # fmt: skip
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    roles = [role.value for role in Role]
+    p = command("add", "add an account (asks for its password)")
+    p.add_argument("name", help="sign-in name: letters, digits, '.', '_', '@', '-'")
+    p.add_argument(
+        "--role",
+        required=True,
+        choices=roles,
+        help="agent: the agent console; editor: the knowledge base; admin: both",
+    )
+    p.add_argument("--display-name", metavar="TEXT",
+                   help="the name customers see on replies (default: NAME)")  # fmt: skip
+    _password_option(p)
+    p.set_defaults(func=run_add)
+
+    p = command("list", "list accounts: name, role, display name")
+    p.set_defaults(func=run_list)
+
+    p = command("rm", "remove an account (its sessions end at once)")
+    p.add_argument("name")
+    p.set_defaults(func=run_rm)
+
+    p = command("passwd", "set an account's password (its sessions end at once)")
+    p.add_argument("name")
+    _password_option(p)
+    p.set_defaults(func=run_passwd)
+
+    p = command("edit", "change an account's display name or role")
+    p.add_argument("name")
+    p.add_argument("--role", choices=roles)
+    p.add_argument("--display-name", metavar="TEXT")
+    p.set_defaults(func=run_edit)
+
+
+def _password_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password as one line from stdin instead of asking",
+    )
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_usage(sys.stderr)
+    return 2
+
+
+def _service(args: argparse.Namespace) -> AccountService:
+    return open_accounts(settings_from(args))
+
+
+def read_password(args: argparse.Namespace) -> str:
+    if args.password_stdin:
+        line = sys.stdin.readline()
+        if not line:
+            raise HelpdeskError("no password on stdin")
+        return line.removesuffix("\n").removesuffix("\r")
+    if not sys.stdin.isatty():
+        raise HelpdeskError("no terminal to ask for the password on: use --password-stdin")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password again: ") != first:
+        raise HelpdeskError("the two passwords differ; nothing changed")
+    return first
+
+
+def _line(account: Account) -> str:
+    return f"{account.name}  {account.role.value}  {printable(account.display_name)}"
+
+
+def run_add(args: argparse.Namespace) -> int:
+    password = read_password(args)
+    service = _service(args)
+    try:
+        account = service.add(
+            args.name, role=Role(args.role), password=password, display_name=args.display_name
+        )
+    finally:
+        service.close()
+    print(f"added {_line(account)}")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        accounts = service.accounts()
+    finally:
+        service.close()
+    if not accounts:
+        print("no accounts yet: add one with `helpdesk users add NAME --role admin`",
+              file=sys.stderr)  # fmt: skip
+    for account in accounts:
+        print(_line(account))
+    return 0
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        service.remove(args.name)
+    finally:
+        service.close()
+    print(f"removed {args.name.strip().lower()}")
+    return 0
+
+
+def run_passwd(args: argparse.Namespace) -> int:
+    password = read_password(args)
+    service = _service(args)
+    try:
+        account = service.set_password(args.name, password)
+    finally:
+        service.close()
+    print(f"password changed for {account.name}; their sessions have ended")
+    return 0
+
+
+def run_edit(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        account = service.update(
+            args.name,
+            display_name=args.display_name,
+            role=None if args.role is None else Role(args.role),
+        )
+    finally:
+        service.close()
+    print(f"now {_line(account)}")
+    return 0
