@@ -161,6 +161,32 @@ class BotSettings(BaseModel):
     gives them back for another worker."""
 
 
+class WebSettings(BaseModel):
+    """`helpdesk serve`: the browser front end."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on. Anything but loopback belongs behind a TLS proxy."""
+    port: int = Field(default=8000, ge=0, le=65535)
+    """Port to listen on (0: any free port, printed at start)."""
+    public_url: str | None = None
+    """The address people type, e.g. `https://help.example.com` behind a proxy: pages and
+    websockets are accepted from this origin (and from loopback), and `https` makes every
+    cookie `Secure`."""
+    trust_proxy_headers: bool = False
+    """Take the client's address from the last `X-Forwarded-For` entry (set it only behind a
+    proxy that writes that header), so sign-in limits count people, not the proxy."""
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    """How long a sign-in lasts."""
+    customer_days: float = Field(default=30.0, gt=0, le=365)
+    """How long a customer's browser keeps their conversation."""
+    max_sessions: int = Field(default=200, ge=1)
+    """Browser sessions (one app process each) at once, for the whole server."""
+    max_sessions_per_address: int = Field(default=8, ge=1)
+    """Browser sessions at once from one address."""
+    bots: int = Field(default=1, ge=0, le=64)
+    """Bot worker processes `serve` runs itself (0: `helpdesk bot` runs elsewhere)."""
+
+
 # The documented short environment variable names, mapped to their place in the settings.
 SHORT_ENV_NAMES: dict[str, tuple[str, str]] = {
     "HELPDESK_KB": ("knowledge_base", "path"),
@@ -321,6 +347,10 @@ class Settings(BaseSettings):
     """Conversation storage."""
     bot: BotSettings = Field(default_factory=BotSettings)
     """Bot workers."""
+
+
+    web: WebSettings = Field(default_factory=WebSettings)
+    """The browser front end."""
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,190 @@
+"""`helpdesk serve`: the help desk in a browser (customer chat, agent console, editor).
+
+Listens on 127.0.0.1:8000 by default. Put it behind a TLS proxy before exposing it: it speaks
+plain HTTP, and says so when asked to listen on every address.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from chatbot.accounts.aio import AsyncAccounts
+from chatbot.assembly import open_accounts
+from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+from chatbot.config import Settings
+from chatbot.errors import HelpdeskError
+
+T = TypeVar("T")
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "serve", help="serve the chat, the agent console and the editor to browsers"
+    )
+    web = parser.add_argument_group("web options", argument_default=argparse.SUPPRESS)
+    web.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    web.add_argument("--port", type=int, help="port to listen on (default 8000; 0: any free)")
+    web.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the https address people use, behind a TLS proxy (e.g. https://help.example.com)",
+    )
+    web.add_argument(
+        "--bots",
+        type=int,
+        metavar="N",
+        help="bot worker processes to run (default 1; 0: `helpdesk bot` runs elsewhere)",
+    )
+    add_db_option(parser)
+    add_engine_options(parser)
+    parser.set_defaults(func=run)
+
+
+def web_settings(args: argparse.Namespace) -> Settings:
+    settings = settings_from(args)
+    overrides = {
+        key: getattr(args, key)
+        for key in ("host", "port", "public_url", "bots")
+        if hasattr(args, key)
+    }
+    if overrides:
+        try:
+            web = settings.web.model_validate(settings.web.model_dump() | overrides)
+        except ValueError as error:
+            raise HelpdeskError(f"invalid web option: {error}".splitlines()[0]) from None
+        settings = settings.model_copy(update={"web": web})
+    public = settings.web.public_url
+    if public and not public.lower().startswith(("http://", "https://")):
+        raise HelpdeskError(f"--public-url must start with https:// (or http://), not {public!r}")
+    return settings
+
+
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """The resolved settings under their documented environment names, for the app processes,
+    so that each one runs on exactly the server's database, knowledge base and engine options."""
+    valen = settings.valen
+    return {
+        "HELPDESK_DB": str(settings.store.db),
+        "HELPDESK_KB": str(settings.knowledge_base.path),
+        "VALEN_CACHE": str(valen.cache),
+        "VALEN_REPLAY": valen.replay,
+        "VALEN_BASE_URL": valen.base_url,
+        "VALEN_DIALECT": valen.dialect,
+        "HELPDESK_ENGINE__THRESHOLD": repr(settings.engine.threshold),
+        "HELPDESK_ENGINE__K": str(settings.engine.k),
+    }
+
+
+class StoreCustomerDesk:
+    """Customer conversations for the server, on a thread of their own."""
+
+    def __init__(self, settings: Settings) -> None:
+        from chatbot.store import Store
+
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk")
+        self._store = self._executor.submit(Store.open, settings.store.db).result()
+
+    async def _run(self, function: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, function)
+
+    async def start_conversation(self) -> int:
+        return (await self._run(self._store.start_conversation)).id
+
+    async def has_conversation(self, conversation_id: int) -> bool:
+        from chatbot.store import ConversationNotFound
+
+        def exists() -> bool:
+            try:
+                self._store.conversation(conversation_id)
+            except ConversationNotFound:
+                return False
+            return True
+
+        return await self._run(exists)
+
+    def close(self) -> None:
+        self._executor.submit(self._store.close).result()
+        self._executor.shutdown()
+
+
+def run(args: argparse.Namespace) -> int:
+    from chatbot.web.server import HelpdeskServer, SessionSpec, child_environment, python_command
+
+    settings = web_settings(args)
+    web = settings.web
+    accounts = AsyncAccounts.open(lambda: open_accounts(settings))
+    desk = StoreCustomerDesk(settings)
+    environment = settings_environment(settings)
+
+    def child(spec: SessionSpec) -> tuple[list[str], dict[str, str]]:
+        if spec.area is None:
+            argv = python_command("chatbot.web.child", "chat")
+            argv += ["--conversation", str(spec.conversation_id)]
+            return argv, child_environment(environment, keep_api_key=True)
+        assert spec.account is not None
+        argv = python_command("chatbot.web.child", spec.area.value)
+        argv += ["--agent", spec.account.display_name]
+        if spec.account.may_open(Area.EDITOR):
+            argv.append("--editor")
+        return argv, child_environment(environment, keep_api_key=True)
+
+    from chatbot.accounts.models import Area
+
+    try:
+        secret = accounts.call_blocking(lambda service: service.session_secret())
+        no_accounts = not accounts.call_blocking(lambda service: service.accounts())
+        server = HelpdeskServer(
+            settings=web, accounts=accounts, desk=desk, child=child, secret=secret
+        )
+        return asyncio.run(_serve(server, settings, no_accounts=no_accounts))
+    finally:
+        desk.close()
+        accounts.close()
+
+
+async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> int:
+    from chatbot.web.server import HelpdeskServer
+
+    assert isinstance(server, HelpdeskServer)
+    web = settings.web
+    try:
+        port = await server.start()
+    except OSError as error:
+        raise HelpdeskError(
+            f"cannot listen on {web.host}:{web.port}: {error.strerror or error}"
+        ) from None
+    shown = f"[{web.host}]" if ":" in web.host else web.host
+    print(f"helpdesk serve: listening on http://{shown}:{port}", flush=True)
+    print("  customers: /   agents: /agent   editors: /editor   stop: Ctrl+C", flush=True)
+    if web.host not in LOOPBACK:
+        print(
+            f"helpdesk serve: warning: listening on {web.host} over plain HTTP; passwords and "
+            "chats must reach it through a TLS proxy (see README: Serving on the web)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if no_accounts:
+        print(
+            "helpdesk serve: no accounts yet: create one with "
+            "`helpdesk users add NAME --role admin`",
+            file=sys.stderr,
+            flush=True,
+        )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    count = len(server.sessions)
+    print(f"helpdesk serve: stopping; ending {count} browser session(s)", flush=True)
+    await server.shutdown()
+    print("helpdesk serve: stopped", flush=True)
+    return 0

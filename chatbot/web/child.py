@@ -1,0 +1,53 @@
+"""One browser session's app process: `python -m chatbot.web.child chat|agent|editor ...`.
+
+Started by `helpdesk serve` alone, with arguments it derived from a verified cookie: the customer's
+conversation, or the signed-in account's display name and whether it may open the editor. The
+settings arrive in the environment under their documented names, as the server resolved them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from chatbot.cli.options import Parser, print_error
+from chatbot.config import load_settings
+from chatbot.errors import HelpdeskError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="helpdesk-web-session", description=__doc__)
+    parser.add_argument("area", choices=["chat", "agent", "editor"])
+    parser.add_argument("--conversation", type=int, metavar="ID")
+    parser.add_argument("--agent", metavar="NAME", help="the account's display name")
+    parser.add_argument("--editor", action="store_true", help="this account may open the editor")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from chatbot.tui.app import create_app
+
+        settings = load_settings()
+        if args.area == "chat":
+            if args.conversation is None:
+                raise HelpdeskError("a chat session needs --conversation")
+            app = create_app(settings, mode="chat", conversation_id=args.conversation)
+            app.knowledge_base = None  # A customer never reaches the editor.
+        else:
+            if not args.agent:
+                raise HelpdeskError(f"an {args.area} session needs --agent")
+            app = create_app(settings, mode="agent", agent=args.agent)
+            if not args.editor:
+                app.knowledge_base = None
+    except HelpdeskError as error:
+        print_error(str(error))
+        return 2
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

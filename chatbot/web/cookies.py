@@ -1,0 +1,68 @@
+"""Signed cookies: one naming a customer's conversation, one naming a signed-in account.
+
+itsdangerous (Pallets, pure Python, no other dependency) signs and timestamps a small JSON value
+with HMAC; it is all these cookies need, since they hold nothing secret, only nothing forgeable.
+aiohttp_session would add server-side storage or a cryptography dependency for no gain here.
+Each kind of cookie has its own salt, so one can never stand in for the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+CUSTOMER_SALT = "helpdesk.web.customer"
+ACCOUNT_SALT = "helpdesk.web.account"
+MAX_COOKIE_CHARS = 512
+"""Ours are under 100 characters; longer is not ours and is not worth verifying."""
+
+
+@dataclass(frozen=True)
+class AccountClaim:
+    """Who a session cookie says signed in, and the account's session epoch at the time."""
+
+    name: str
+    epoch: int
+
+
+class CookieSigner:
+    def __init__(self, secret: bytes, *, customer_max_age_s: float, account_max_age_s: float):
+        self._customer = URLSafeTimedSerializer(secret, salt=CUSTOMER_SALT)
+        self._account = URLSafeTimedSerializer(secret, salt=ACCOUNT_SALT)
+        self.customer_max_age_s = customer_max_age_s
+        self.account_max_age_s = account_max_age_s
+
+    def customer(self, conversation_id: int) -> str:
+        return self._customer.dumps({"c": conversation_id})
+
+    def read_customer(self, value: str | None) -> int | None:
+        """The conversation a customer cookie names, or None if it is missing, altered or old."""
+        data = _load(self._customer, value, self.customer_max_age_s)
+        conversation = None if data is None else data.get("c")
+        if type(conversation) is not int or conversation <= 0:
+            return None
+        return conversation
+
+    def account(self, name: str, epoch: int) -> str:
+        return self._account.dumps({"a": name, "e": epoch})
+
+    def read_account(self, value: str | None) -> AccountClaim | None:
+        data = _load(self._account, value, self.account_max_age_s)
+        if data is None:
+            return None
+        name, epoch = data.get("a"), data.get("e")
+        if not isinstance(name, str) or type(epoch) is not int:
+            return None
+        return AccountClaim(name=name, epoch=epoch)
+
+
+def _load(serializer: URLSafeTimedSerializer, value: str | None, max_age: float) -> Any:
+    if not value or len(value) > MAX_COOKIE_CHARS:
+        return None
+    try:
+        data = serializer.loads(value, max_age=int(max_age))
+    except (BadSignature, ValueError):  # BadSignature covers expired and malformed too.
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,539 @@
+"""`helpdesk serve`: the customer chat at `/`, the agent console at `/agent` and the knowledge-base
+editor at `/editor`, each a Textual app process per browser session, driven over a websocket.
+
+Built on textual-serve's `Server` (aiohttp) and `AppService`: this adds the routes, sign-in,
+signed cookies, security headers, Origin and session checks on every websocket, limits on how
+many app processes run, and a shutdown that tells each browser and ends each process. What an
+app process is (which screen, which conversation, which agent name) is decided here from the
+verified cookie and passed on its command line; nothing the page sends can change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import textual_serve
+from aiohttp import WSCloseCode, WSMsgType, web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server
+
+from chatbot.accounts.aio import AsyncAccounts
+from chatbot.accounts.models import Account, Area
+from chatbot.accounts.ratelimit import SignInLimiter
+from chatbot.config import WebSettings
+from chatbot.web.cookies import CookieSigner
+from chatbot.web.pages import app_page, message_page, signin_page
+from chatbot.web.security import add_security_headers, allowed_origins, origin_allowed
+
+log = logging.getLogger("helpdesk.web")
+
+CUSTOMER_COOKIE = "helpdesk-chat"
+ACCOUNT_COOKIE = "helpdesk-session"
+MAX_REQUEST_BYTES = 64 * 1024
+MAX_WS_MESSAGE_BYTES = 64 * 1024
+"""Keystrokes and resizes are a few bytes; a paste of a long reply fits with room to spare."""
+STOP_GRACE_S = 5.0
+"""How long an app process gets to quit when told, before it is killed."""
+MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
+ASSETS = Path(__file__).parent / "assets"
+TEXTUAL_SERVE_STATIC = Path(textual_serve.__file__).parent / "static"
+
+
+class CustomerDesk(Protocol):
+    """What the server needs from the desk: customer conversations to hand out."""
+
+    async def start_conversation(self) -> int: ...
+
+    async def has_conversation(self, conversation_id: int) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What one browser session's app process is, fixed by the server from a verified cookie."""
+
+    area: Area | None
+    """None: the customer chat."""
+    conversation_id: int | None = None
+    account: Account | None = None
+
+
+ChildCommand = Callable[[SessionSpec], tuple[list[str], dict[str, str]]]
+"""The command line and extra environment of the app process for a session."""
+
+
+class SessionProcess(AppService):
+    """textual-serve's app service, started without a shell from an argument list, with the
+    environment the server chose, and killed if it does not quit when told."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        environment: Mapping[str, str],
+        write_bytes: Callable[[bytes], Awaitable[None]],
+        write_str: Callable[[str], Awaitable[None]],
+        close: Callable[[], Awaitable[object]],
+        server: Server,
+    ) -> None:
+        super().__init__(
+            " ".join(argv),
+            write_bytes=write_bytes,
+            write_str=write_str,
+            close=self._close,
+            download_manager=server.download_manager,
+        )
+        self.argv = list(argv)
+        self._close_websocket = close
+        self.environment = dict(environment)
+
+    async def _close(self) -> None:
+        await self._close_websocket()
+
+    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+        environment = super()._build_environment(width, height)
+        environment.update(self.environment)
+        return {name: value for name, value in environment.items() if value is not None}
+
+    async def _open_app_process(
+        self, width: int = 80, height: int = 24
+    ) -> asyncio.subprocess.Process:
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+        )
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    async def stop(self) -> None:
+        """Ask the app to quit (it closes its store and releases what it holds), then kill it
+        if it has not gone within `STOP_GRACE_S`."""
+        task = self._task
+        if task is None:
+            return
+        self._task = None
+        await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        await self.send_meta({"type": "quit"})
+        process = self._process
+        try:
+            await asyncio.wait_for(asyncio.shield(task), STOP_GRACE_S)
+            if process is not None:
+                await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+        except TimeoutError:
+            if process is not None and process.returncode is None:
+                log.warning("app process %s did not quit; killing it", process.pid)
+                process.kill()
+                await process.wait()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+@dataclass
+class LiveSession:
+    spec: SessionSpec
+    address: str
+    websocket: web.WebSocketResponse
+    service: SessionProcess
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _clamp(value: str | None, default: int, top: int) -> int:
+    try:
+        number = int(value) if value is not None else default
+    except ValueError:
+        number = default
+    return max(MIN_SIZE, min(top, number))
+
+
+class HelpdeskServer(Server):
+    """The help desk over HTTP: pages, sign-in and one app process per websocket."""
+
+    def __init__(
+        self,
+        *,
+        settings: WebSettings,
+        accounts: AsyncAccounts,
+        desk: CustomerDesk,
+        child: ChildCommand,
+        secret: bytes,
+        limiter: SignInLimiter | None = None,
+    ) -> None:
+        super().__init__(
+            "helpdesk",
+            host=settings.host,
+            port=settings.port,
+            title="helpdesk",
+            public_url=settings.public_url,
+            statics_path=TEXTUAL_SERVE_STATIC,
+            templates_path=TEXTUAL_SERVE_STATIC,
+        )
+        self.settings = settings
+        self.accounts = accounts
+        self.desk = desk
+        self.child = child
+        self.limiter = limiter or SignInLimiter()
+        self.signer = CookieSigner(
+            secret,
+            customer_max_age_s=settings.customer_days * 86400,
+            account_max_age_s=settings.session_hours * 3600,
+        )
+        self.secure = (settings.public_url or "").lower().startswith("https://")
+        self.sessions: dict[int, LiveSession] = {}
+        self.closing = False
+        self.origins = allowed_origins(
+            host=settings.host, port=settings.port, public_url=settings.public_url
+        )
+        self._runner: web.AppRunner | None = None
+
+    # -- the application --------------------------------------------------------------------------
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app.on_response_prepare.append(add_security_headers)
+        app.add_routes(
+            [
+                web.get("/", self.handle_customer),
+                web.get("/agent", self.area_page(Area.AGENT)),
+                web.get("/editor", self.area_page(Area.EDITOR)),
+                web.post("/signin", self.handle_signin),
+                web.post("/signout", self.handle_signout),
+                web.get("/ws/chat", self.websocket(None)),
+                web.get("/ws/agent", self.websocket(Area.AGENT)),
+                web.get("/ws/editor", self.websocket(Area.EDITOR)),
+                web.get("/healthz", self.handle_health),
+                web.get("/favicon.ico", self.handle_no_icon),
+                web.get("/download/{key}", self.handle_download),
+                web.static("/static", TEXTUAL_SERVE_STATIC),
+                web.static("/assets", ASSETS),
+            ]
+        )
+        return app
+
+    def cookie_name(self, base: str) -> str:
+        # `__Host-` binds a Secure cookie to exactly this host and path /, so no subdomain or
+        # plain-HTTP page can set or shadow it.
+        return f"__Host-{base}" if self.secure else base
+
+    def _set_cookie(
+        self, response: web.StreamResponse, base: str, value: str, *, max_age: float, strict: bool
+    ) -> None:
+        response.set_cookie(
+            self.cookie_name(base),
+            value,
+            max_age=int(max_age),
+            path="/",
+            httponly=True,
+            secure=self.secure,
+            samesite="Strict" if strict else "Lax",
+        )
+
+    def websocket_url(self, request: web.Request, path: str) -> str:
+        if self.settings.public_url:
+            base = self.settings.public_url.rstrip("/")
+            scheme, _, rest = base.partition("://")
+            return f"{'wss' if scheme.lower() == 'https' else 'ws'}://{rest}{path}"
+        return f"ws://{request.host}{path}"
+
+    def client_address(self, request: web.Request) -> str:
+        if self.settings.trust_proxy_headers:
+            forwarded = request.headers.get("X-Forwarded-For", "")
+            last = forwarded.rsplit(",", 1)[-1].strip()
+            if last:
+                return last
+        return request.remote or "unknown"
+
+    @staticmethod
+    def _html(text: str, *, status: int = 200) -> web.Response:
+        response = web.Response(text=text, status=status, content_type="text/html")
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    # -- who is asking ----------------------------------------------------------------------------
+
+    async def signed_in(self, request: web.Request) -> Account | None:
+        """The account a valid session cookie names, if it still exists and its sessions have not
+        been ended since (a new password or role, or removal)."""
+        claim = self.signer.read_account(request.cookies.get(self.cookie_name(ACCOUNT_COOKIE)))
+        if claim is None:
+            return None
+        account = await self.accounts.account(claim.name)
+        if account is None or account.session_epoch != claim.epoch:
+            return None
+        return account
+
+    async def customer_conversation(self, request: web.Request) -> int | None:
+        """The conversation the customer's cookie names, if it is signed by us and exists."""
+        cookie = request.cookies.get(self.cookie_name(CUSTOMER_COOKIE))
+        conversation = self.signer.read_customer(cookie)
+        if conversation is None or not await self.desk.has_conversation(conversation):
+            return None
+        return conversation
+
+    # -- pages ------------------------------------------------------------------------------------
+
+    async def handle_customer(self, request: web.Request) -> web.Response:
+        """A customer's page: their own conversation back, or a new one. No id is ever read from
+        the URL or the page, only from the signed cookie."""
+        conversation = await self.customer_conversation(request)
+        page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"))
+        response = self._html(page)
+        if conversation is None:
+            conversation = await self.desk.start_conversation()
+            self._set_cookie(
+                response,
+                CUSTOMER_COOKIE,
+                self.signer.customer(conversation),
+                max_age=self.settings.customer_days * 86400,
+                strict=False,  # Lax: a customer following an emailed link keeps their chat.
+            )
+        return response
+
+    def area_page(self, area: Area) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            account = await self.signed_in(request)
+            if account is None:
+                return self._html(signin_page(area=area))
+            if not account.may_open(area):
+                return self._html(
+                    message_page(
+                        heading="Not for this account",
+                        text=f"{account.name} ({account.role.value}) cannot open the "
+                        f"{'agent console' if area is Area.AGENT else 'knowledge-base editor'}.",
+                        sign_out=True,
+                    ),
+                    status=403,
+                )
+            url = self.websocket_url(request, f"/ws/{area.value}")
+            return self._html(app_page(area=area, path=f"/{area.value}", websocket_url=url))
+
+        return handle
+
+    async def handle_signin(self, request: web.Request) -> web.StreamResponse:
+        if not origin_allowed(request, self.origins):
+            return self._html(
+                message_page(heading="Refused", text="Sign in from the help desk's own page."),
+                status=403,
+            )
+        form = await request.post()
+        name = str(form.get("name", ""))[:64]
+        password = str(form.get("password", ""))
+        area = Area.EDITOR if form.get("next") == "/editor" else Area.AGENT
+        key = name.strip().lower()
+        address = self.client_address(request)
+        verdict = self.limiter.check(account=key, address=address)
+        if not verdict.allowed:
+            wait = max(1, round(verdict.retry_after_s))
+            log.warning("sign-in for %r from %s refused: too many failures", key, address)
+            response = self._html(
+                signin_page(
+                    area=area,
+                    name=name,
+                    error=f"Too many failed sign-ins. Try again in {wait} seconds.",
+                ),
+                status=429,
+            )
+            response.headers["Retry-After"] = str(wait)
+            return response
+        account = await self.accounts.authenticate(name, password)
+        if account is None:
+            self.limiter.failed(account=key, address=address)
+            log.warning("failed sign-in for %r from %s", key, address)
+            return self._html(
+                signin_page(area=area, name=name, error="Wrong name or password."), status=401
+            )
+        self.limiter.succeeded(account=key)
+        response = web.HTTPSeeOther(f"/{area.value}")
+        self._set_cookie(
+            response,
+            ACCOUNT_COOKIE,
+            self.signer.account(account.name, account.session_epoch),
+            max_age=self.settings.session_hours * 3600,
+            strict=True,
+        )
+        return response
+
+    async def handle_signout(self, request: web.Request) -> web.StreamResponse:
+        if not origin_allowed(request, self.origins):
+            raise web.HTTPForbidden(text="refused: sign out from the help desk's own page")
+        response = web.HTTPSeeOther("/agent")
+        response.del_cookie(self.cookie_name(ACCOUNT_COOKIE), path="/")
+        return response
+
+    async def handle_no_icon(self, _request: web.Request) -> web.Response:
+        return web.Response(status=204)
+
+    async def handle_health(self, _request: web.Request) -> web.Response:
+        return web.json_response({"ok": True, "sessions": len(self.sessions)})
+
+    # -- websockets -------------------------------------------------------------------------------
+
+    async def session_spec(self, request: web.Request, area: Area | None) -> SessionSpec | None:
+        if area is None:
+            conversation = await self.customer_conversation(request)
+            return None if conversation is None else SessionSpec(None, conversation)
+        account = await self.signed_in(request)
+        if account is None or not account.may_open(area):
+            return None
+        return SessionSpec(area, account=account)
+
+    def websocket(
+        self, area: Area | None
+    ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await self.handle_session(request, area)
+
+        return handle
+
+    async def handle_session(self, request: web.Request, area: Area | None) -> web.StreamResponse:
+        """Check everything before upgrading: a refused handshake never starts a process."""
+        if self.closing:
+            raise web.HTTPServiceUnavailable(text="helpdesk is shutting down")
+        if not origin_allowed(request, self.origins):
+            log.warning("websocket from origin %r refused", request.headers.get("Origin"))
+            raise web.HTTPForbidden(text="refused: this page is not the help desk's")
+        spec = await self.session_spec(request, area)
+        if spec is None:
+            raise web.HTTPForbidden(text="refused: no session; reload the page")
+        address = self.client_address(request)
+        per_address = Counter(live.address for live in self.sessions.values())
+        if (
+            len(self.sessions) >= self.settings.max_sessions
+            or per_address[address] >= self.settings.max_sessions_per_address
+        ):
+            raise web.HTTPServiceUnavailable(text="too many sessions; try again later")
+
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
+        await websocket.prepare(request)
+        argv, environment = self.child(spec)
+        service = SessionProcess(
+            argv,
+            environment=environment,
+            write_bytes=websocket.send_bytes,
+            write_str=websocket.send_str,
+            close=websocket.close,
+            server=self,
+        )
+        live = LiveSession(spec=spec, address=address, websocket=websocket, service=service)
+        key = id(live)
+        self.sessions[key] = live
+        try:
+            width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
+            height = _clamp(request.query.get("height"), 24, MAX_ROWS)
+            await service.start(width, height)
+            await self._relay(websocket, service)
+        except Exception:
+            log.exception("browser session failed")
+        finally:
+            try:
+                await service.stop()
+            finally:
+                del self.sessions[key]
+                live.done.set()
+                if not websocket.closed:
+                    await websocket.close()
+        return websocket
+
+    async def _relay(self, websocket: web.WebSocketResponse, service: SessionProcess) -> None:
+        """Keystrokes, resizes and focus changes to the app; anything malformed is dropped."""
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                envelope = json.loads(message.data)
+                kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            except (ValueError, TypeError, IndexError, KeyError):
+                continue
+            if kind == "stdin" and isinstance(data, str):
+                await service.send_bytes(data.encode("utf-8"))
+            elif kind == "resize" and isinstance(data, dict):
+                await service.set_terminal_size(
+                    _clamp(str(data.get("width")), 80, MAX_COLUMNS),
+                    _clamp(str(data.get("height")), 24, MAX_ROWS),
+                )
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await service.blur()
+            elif kind == "focus":
+                await service.focus()
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def start(self) -> int:
+        """Listen; returns the port (useful with port 0)."""
+        app = await self._make_app()
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.settings.host, self.settings.port)
+        await site.start()
+        server = site._server
+        port = self.settings.port
+        if server is not None and port == 0:
+            sockets = getattr(server, "sockets", None) or []
+            port = sockets[0].getsockname()[1]
+        self.port = port
+        self.origins = allowed_origins(
+            host=self.settings.host, port=port, public_url=self.settings.public_url
+        )
+        return port
+
+    async def shutdown(self) -> None:
+        """Refuse new sessions, tell every browser, let every app process quit (killing any
+        that will not), then stop listening."""
+        self.closing = True
+        sessions = list(self.sessions.values())
+        for live in sessions:
+            with contextlib.suppress(Exception):
+                await live.websocket.close(
+                    code=WSCloseCode.GOING_AWAY, message=b"helpdesk is shutting down"
+                )
+        if sessions:
+            await asyncio.wait(
+                [asyncio.create_task(live.done.wait()) for live in sessions],
+                timeout=STOP_GRACE_S * 3,
+            )
+        for live in list(self.sessions.values()):  # Handlers that did not finish in time.
+            await live.service.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def child_environment(settings_env: Mapping[str, str], *, keep_api_key: bool) -> dict[str, str]:
+    """The app process's extra environment: the server's resolved settings under their documented
+    names, and no Valen key unless it runs an engine."""
+    environment = dict(settings_env)
+    if not keep_api_key:
+        environment["VALEN_API_KEY"] = ""
+    return environment
+
+
+def python_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", *args]
+
+
+__all__ = [
+    "ACCOUNT_COOKIE",
+    "CUSTOMER_COOKIE",
+    "CustomerDesk",
+    "HelpdeskServer",
+    "SessionSpec",
+    "child_environment",
+    "python_command",
+]
