@@ -1,0 +1,86 @@
+"""Fixtures for the browser tests: `helpdesk serve` as a real process on a free 127.0.0.1 port,
+and Debian's chromium driven by Playwright (never Playwright's own browser download)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+
+from chatbot.accounts.models import Role
+from tests.conftest import SHIPPED_KB
+from tests.web.harness import (
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    Served,
+    add_account,
+    chromium,
+    start_server,
+)
+
+PASSWORD = "correct horse battery"
+ACCOUNTS = {
+    "ana": (Role.AGENT, "Ana P."),
+    "eddie": (Role.EDITOR, "Eddie"),
+    "root": (Role.ADMIN, "Root Admin"),
+}
+VIEWPORT = {"width": 1100, "height": 700}
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+def make_site(home: Path) -> tuple[Path, Path]:
+    """A database with one account per role, and a pristine copy of the shipped passages."""
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "helpdesk.sqlite3"
+    kb = home / "kb"
+    shutil.copytree(SHIPPED_KB, kb, ignore=shutil.ignore_patterns(".*"))
+    for name, (role, display) in ACCOUNTS.items():
+        add_account(db, name, role=role, password=PASSWORD, display_name=display)
+    return db, kb
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One server for a module's tests (each start costs a second or two)."""
+    home = tmp_path_factory.mktemp("serve")
+    db, kb = make_site(home)
+    server = start_server(home, db=db, kb=kb)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[Served]:
+    """A server of the test's own, for tests that count sign-in failures or stop it."""
+    db, kb = make_site(tmp_path / "site")
+    server = start_server(tmp_path / "site", db=db, kb=kb)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    context = browser.new_context(viewport=VIEWPORT)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

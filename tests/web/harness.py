@@ -1,0 +1,232 @@
+"""Running `helpdesk serve` as a real process for the browser tests, and looking at what it runs.
+
+Every wait here is on a condition (a line printed, a URL answering, a process gone, a row in
+the store), polled with a deadline; nothing sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import httpx
+from argon2 import PasswordHasher
+from playwright.sync_api import Page
+
+from chatbot.accounts.models import Role
+from chatbot.accounts.service import AccountService
+from chatbot.store.sqlite_users import SQLiteUserStore
+
+T = TypeVar("T")
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "web" / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+]
+FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+"""Real argon2id, small parameters: accounts made with it verify in a millisecond. The server
+reads the parameters from each hash, so it checks these just as it checks its own."""
+START_TIMEOUT_S = 60.0
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        raise RuntimeError("no chromium on PATH: apt-get install -y chromium (.ci/run does)")
+    return path
+
+
+def wait_for(
+    condition: Callable[[], T | None], *, timeout: float = 30.0, what: str = "condition"
+) -> T:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.05)
+
+
+INPUT_FROM_BOTTOM_PX = 60
+"""The one-line input sits above the footer: about two and a half rows of 16px text up from the
+bottom of the terminal. A click elsewhere would focus the transcript, and typing would go there."""
+
+
+def type_into_input(page: Page, text: str) -> None:
+    """Click the app's bottom input (the chat question, the agent's reply) and type `text`,
+    then Enter."""
+    box = page.locator("#terminal").bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 200, box["y"] + box["height"] - INPUT_FROM_BOTTOM_PX)
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+
+def children(pid: int) -> list[int]:
+    """Every live descendant of `pid`, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, ppid in parents.items():
+            if ppid == parent:
+                found.append(child)
+                frontier.append(child)
+    return found
+
+
+def command_line(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode() for part in raw.split(b"\0") if part]
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+@dataclass
+class Served:
+    """A running `helpdesk serve` and its database."""
+
+    process: subprocess.Popen[str]
+    url: str
+    db: Path
+    kb: Path
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def sessions(self) -> list[list[str]]:
+        """The command lines of the app processes serving browser sessions now."""
+        lines = [command_line(pid) for pid in children(self.process.pid)]
+        return [line for line in lines if "chatbot.web.child" in line]
+
+    def stop(self, timeout: float = 30.0) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError("helpdesk serve did not stop on SIGTERM") from None
+
+
+def server_environment(home: Path) -> dict[str, str]:
+    """The test's own environment minus anything that would reach the developer's settings."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("HELPDESK_", "VALEN_"))
+    }
+    environment |= {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "HELPDESK_CONFIG": str(home / "no-config.toml"),
+        "PYTHONUNBUFFERED": "1",
+    }
+    return environment
+
+
+def add_account(
+    db: Path, name: str, *, role: Role, password: str, display_name: str | None = None
+) -> None:
+    service = AccountService(SQLiteUserStore.open(db), hasher=FAST_HASHER)
+    try:
+        service.add(name, role=role, password=password, display_name=display_name)
+    finally:
+        service.close()
+
+
+def start_server(home: Path, *, db: Path, kb: Path, extra: list[str] | None = None) -> Served:
+    """`helpdesk serve --port 0` as a real process; returns once it answers HTTP."""
+    argv = [sys.executable, "-m", "chatbot", "serve", "--port", "0", "--db", str(db)]
+    argv += ["--kb", str(kb), *(extra or [])]
+    process = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=server_environment(home),
+        cwd=home,
+    )
+    output: list[str] = []
+    ready = threading.Event()
+    url: list[str] = []
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            if not url and "listening on " in line:
+                url.append(line.split("listening on ", 1)[1].strip())
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(START_TIMEOUT_S) or not url:
+        process.kill()
+        raise AssertionError("helpdesk serve did not start:\n" + "".join(output))
+    served = Served(process=process, url=url[0], db=db, kb=kb, output=output)
+
+    def answers() -> bool:
+        try:
+            return httpx.get(served.url + "/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(answers, timeout=START_TIMEOUT_S, what="helpdesk serve to answer")
+    return served
+
+
+def transcript(db: Path, conversation_id: int) -> list[tuple[str, str, str | None]]:
+    """(author, text, passage id) of every message in the conversation, oldest first."""
+    from chatbot.store import Store
+
+    store = Store.open(db)
+    try:
+        return [
+            (message.author.value, message.text, message.passage_id)
+            for message in store.messages(conversation_id)
+        ]
+    finally:
+        store.close()

@@ -1,0 +1,42 @@
+"""SIGTERM: every browser is told its session ended, every app process quits, nothing typed is
+lost, and `helpdesk serve` exits 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import BrowserContext
+
+from tests.web.harness import Served, alive, transcript, type_into_input, wait_for
+from tests.web.test_security import conversations_opened, open_chat
+
+
+def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
+    context: BrowserContext, fresh_server: Served, artifacts: Path
+) -> None:
+    page = open_chat(context, fresh_server)
+    conversation = wait_for(lambda: conversations_opened(fresh_server), what="the chat")[0]
+    agent_page = context.new_page()
+    agent_page.goto(fresh_server.url + "/agent")  # A sign-in page: no process of its own.
+    type_into_input(page, "Is the app down?")
+    wait_for(
+        lambda: ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation),
+        what="the question in the store",
+    )
+    processes = [pid for pid in _session_pids(fresh_server)]
+    assert len(processes) == 1
+
+    assert fresh_server.stop() == 0
+    page.wait_for_selector("body.-closed", state="attached", timeout=30_000)
+    assert page.locator(".closed-dialog").is_visible()
+    page.screenshot(path=artifacts / "shutdown.png")
+    assert not any(alive(pid) for pid in processes)
+    output = "".join(fresh_server.output)
+    assert "stopping; ending 1 browser session(s)" in output and "stopped" in output
+    assert ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation)
+
+
+def _session_pids(served: Served) -> list[int]:
+    from tests.web.harness import children, command_line
+
+    return [pid for pid in children(served.process.pid) if "chatbot.web.child" in command_line(pid)]
