@@ -8,10 +8,12 @@ Each kind of cookie has its own salt, so one can never stand in for the other.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import BadSignature, TimestampSigner, URLSafeTimedSerializer
 
 CUSTOMER_SALT = "helpdesk.web.customer"
 ACCOUNT_SALT = "helpdesk.web.account"
@@ -28,9 +30,23 @@ class AccountClaim:
 
 
 class CookieSigner:
-    def __init__(self, secret: bytes, *, customer_max_age_s: float, account_max_age_s: float):
-        self._customer = URLSafeTimedSerializer(secret, salt=CUSTOMER_SALT)
-        self._account = URLSafeTimedSerializer(secret, salt=ACCOUNT_SALT)
+    def __init__(
+        self,
+        secret: bytes,
+        *,
+        customer_max_age_s: float,
+        account_max_age_s: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        class Signer(TimestampSigner):
+            def get_timestamp(self) -> int:
+                return int(clock())
+
+        def serializer(salt: str) -> URLSafeTimedSerializer:
+            return URLSafeTimedSerializer(secret, salt=salt, signer=Signer)
+
+        self._customer = serializer(CUSTOMER_SALT)
+        self._account = serializer(ACCOUNT_SALT)
         self.customer_max_age_s = customer_max_age_s
         self.account_max_age_s = account_max_age_s
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Playwright, ViewportSize, sync_playwright
 
 from chatbot.accounts.models import Role
 from tests.conftest import SHIPPED_KB
@@ -27,7 +27,7 @@ ACCOUNTS = {
     "eddie": (Role.EDITOR, "Eddie"),
     "root": (Role.ADMIN, "Root Admin"),
 }
-VIEWPORT = {"width": 1100, "height": 700}
+VIEWPORT: ViewportSize = {"width": 1100, "height": 700}
 
 
 @pytest.fixture(scope="session")

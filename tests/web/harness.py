@@ -6,6 +6,7 @@ the store), polled with a deadline; nothing sleeps for a fixed time.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -13,10 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from argon2 import PasswordHasher
@@ -77,6 +78,26 @@ def type_into_input(page: Page, text: str) -> None:
     page.mouse.click(box["x"] + 200, box["y"] + box["height"] - INPUT_FROM_BOTTOM_PX)
     page.keyboard.type(text)
     page.keyboard.press("Enter")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` to the end on a loop in a thread of its own: while Playwright's sync API
+    is open, this thread already has a loop running."""
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(asyncio.run(coroutine))
+        except BaseException as error:  # Re-raised in the test's thread.
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def children(pid: int) -> list[int]:
@@ -176,7 +197,14 @@ def add_account(
         service.close()
 
 
-def start_server(home: Path, *, db: Path, kb: Path, extra: list[str] | None = None) -> Served:
+def start_server(
+    home: Path,
+    *,
+    db: Path,
+    kb: Path,
+    extra: list[str] | None = None,
+    environment: dict[str, str] | None = None,
+) -> Served:
     """`helpdesk serve --port 0` as a real process; returns once it answers HTTP."""
     argv = [sys.executable, "-m", "chatbot", "serve", "--port", "0", "--db", str(db)]
     argv += ["--kb", str(kb), *(extra or [])]
@@ -186,7 +214,7 @@ def start_server(home: Path, *, db: Path, kb: Path, extra: list[str] | None = No
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=server_environment(home),
+        env=server_environment(home) | (environment or {}),
         cwd=home,
     )
     output: list[str] = []

@@ -13,11 +13,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 from aiohttp import ClientSession, WSServerHandshakeError
+from playwright._impl._api_structures import SetCookieParam
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from chatbot.web.security import CONTENT_SECURITY_POLICY
 from tests.web.conftest import PASSWORD, VIEWPORT
-from tests.web.harness import Served, wait_for
+from tests.web.harness import Served, run_async, wait_for
 
 
 def conversations_opened(served: Served) -> list[int]:
@@ -36,10 +37,11 @@ def open_chat(context: BrowserContext, served: Served) -> Page:
     return page
 
 
-def customer_cookie(context: BrowserContext) -> dict[str, str]:
+def customer_cookie(context: BrowserContext) -> SetCookieParam:
     cookies = [c for c in context.cookies() if c["name"] == "helpdesk-chat"]
     assert len(cookies) == 1
-    return dict(cookies[0])  # type: ignore[arg-type]
+    cookie = cookies[0]
+    return {"name": cookie["name"], "value": cookie["value"], "url": "http://127.0.0.1"}
 
 
 def sign_in(page: Page, served: Served, area: str, name: str, password: str) -> int:
@@ -99,26 +101,33 @@ def test_a_session_cookie_is_strict_and_httponly(served: Served) -> None:
     assert "HttpOnly" in header and "SameSite=Strict" in header and "Max-Age=43200" in header
 
 
-async def test_a_websocket_needs_our_origin_and_a_session(served: Served) -> None:
+def test_a_websocket_needs_our_origin_and_a_session(served: Served) -> None:
     cookie = httpx.get(served.url + "/").cookies["helpdesk-chat"]
-    ws_url = served.url.replace("http://", "ws://") + "/ws/chat"
-    async with ClientSession() as session:
-        for origin, cookies in (
-            ("http://evil.example", {"helpdesk-chat": cookie}),
-            (f"http://localhost.evil.example:{served.port}", {"helpdesk-chat": cookie}),
-            (served.url, {}),
-            (served.url, {"helpdesk-chat": cookie + "x"}),
-        ):
-            with pytest.raises(WSServerHandshakeError) as refused:
-                await session.ws_connect(ws_url, headers={"Origin": origin, "Cookie": _jar(cookies)})
-            assert refused.value.status == 403, origin
-        for area in ("agent", "editor"):  # A customer's cookie opens neither.
-            with pytest.raises(WSServerHandshakeError) as refused:
-                await session.ws_connect(
-                    ws_url.replace("/ws/chat", f"/ws/{area}"),
-                    headers={"Origin": served.url, "Cookie": _jar({"helpdesk-chat": cookie})},
-                )
-            assert refused.value.status == 403
+    ws_url = served.url.replace("http://", "ws://") + "/ws/"
+    attempts = [
+        ("chat", "http://evil.example", {"helpdesk-chat": cookie}),
+        ("chat", f"http://localhost.evil.example:{served.port}", {"helpdesk-chat": cookie}),
+        ("chat", served.url, {}),
+        ("chat", served.url, {"helpdesk-chat": cookie + "x"}),
+        ("agent", served.url, {"helpdesk-chat": cookie}),  # A customer reaches neither.
+        ("editor", served.url, {"helpdesk-chat": cookie}),
+    ]
+
+    async def statuses() -> list[int]:
+        found = []
+        async with ClientSession() as session:
+            for area, origin, cookies in attempts:
+                headers = {"Origin": origin, "Cookie": _jar(cookies)}
+                try:
+                    socket = await session.ws_connect(ws_url + area, headers=headers)
+                except WSServerHandshakeError as refused:
+                    found.append(refused.status)
+                else:
+                    await socket.close()
+                    found.append(101)
+        return found
+
+    assert run_async(statuses()) == [403] * len(attempts)
     assert conversations_opened(served) == []  # A refused handshake starts no process.
 
 
@@ -152,6 +161,9 @@ def test_an_agent_cannot_open_the_editor(
     page = context.new_page()
     assert sign_in(page, served, "agent", "ana", PASSWORD) == 200
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+    # The console runs under the account's display name, with no way into the editor.
+    agent = wait_for(lambda: [s for s in served.sessions() if "agent" in s], what="the console")[0]
+    assert agent[agent.index("--agent") + 1] == "Ana P." and "--editor" not in agent
     response = page.goto(f"{served.url}/editor")
     assert response is not None and response.status == 403
     assert "cannot open the knowledge-base editor" in page.inner_text("p.lead")
@@ -187,7 +199,7 @@ def test_a_copied_customer_cookie_opens_only_its_own_conversation(
 
         # The cookie copied into another browser opens the conversation it names, no other.
         cookie = customer_cookie(first)
-        copy.add_cookies([cookie])  # type: ignore[list-item]
+        copy.add_cookies([cookie | {"url": served.url}])
         open_chat(copy, served)
         wait_for(lambda: conversations_opened(served).count(mine) == 2, what="the copy's chat")
         assert customer_cookie(copy)["value"] == cookie["value"]
@@ -195,12 +207,15 @@ def test_a_copied_customer_cookie_opens_only_its_own_conversation(
         # Naming the other conversation in the cookie breaks its signature: a new conversation.
         payload, stamp, signature = cookie["value"].split(".")
         other = base64.urlsafe_b64encode(json.dumps({"c": theirs}).encode()).rstrip(b"=")
-        forged.add_cookies([{**cookie, "value": f"{other.decode()}.{stamp}.{signature}"}])  # type: ignore[list-item]
+        forged_value = f"{other.decode()}.{stamp}.{signature}"
+        forged.add_cookies([cookie | {"value": forged_value, "url": served.url}])
         open_chat(forged, served)
         fresh = customer_cookie(forged)["value"]
         assert fresh != cookie["value"]
-        running = wait_for(lambda: len(conversations_opened(served)) == 4 and
-                           conversations_opened(served), what="the forged cookie's chat")  # fmt: skip
+        running: list[int] = wait_for(
+            lambda: conversations_opened(served) if len(conversations_opened(served)) == 4 else [],
+            what="the forged cookie's chat",
+        )
         assert running.count(theirs) == 1 and running.count(mine) == 2
         assert max(running) > max(mine, theirs)
     finally:

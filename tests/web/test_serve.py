@@ -1,0 +1,110 @@
+"""`helpdesk serve` without a browser: its warnings, its limits, sessions that end, bad options."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from aiohttp import ClientSession, WSServerHandshakeError
+
+from chatbot.accounts.service import AccountService
+from chatbot.store.sqlite_users import SQLiteUserStore
+from tests.web.conftest import PASSWORD, make_site
+from tests.web.harness import (
+    FAST_HASHER,
+    Served,
+    run_async,
+    server_environment,
+    start_server,
+    wait_for,
+)
+
+
+def sign_in(served: Served, name: str, password: str = PASSWORD) -> httpx.Response:
+    return httpx.post(
+        served.url + "/signin",
+        data={"name": name, "password": password, "next": "/agent"},
+        headers={"Origin": served.url},
+    )
+
+
+def test_listening_on_every_address_warns_that_tls_belongs_to_a_proxy(tmp_path: Path) -> None:
+    db, kb = make_site(tmp_path)
+    served = start_server(tmp_path, db=db, kb=kb, extra=["--host", "0.0.0.0"])
+    try:
+        wait_for(lambda: any("TLS proxy" in line for line in served.output), what="the warning")
+        warning = next(line for line in served.output if "TLS proxy" in line)
+        assert warning.startswith("helpdesk serve: warning: listening on 0.0.0.0 over plain HTTP")
+    finally:
+        assert served.stop() == 0
+
+
+def test_a_new_password_ends_every_session_signed_in_before(served: Served) -> None:
+    cookie = sign_in(served, "root").cookies["helpdesk-session"]
+    with httpx.Client(base_url=served.url, cookies={"helpdesk-session": cookie}) as client:
+        assert 'id="terminal"' in client.get("/agent").text
+        assert 'id="terminal"' in client.get("/editor").text  # An admin opens both.
+        service = AccountService(SQLiteUserStore.open(served.db), hasher=FAST_HASHER)
+        service.set_password("root", PASSWORD + "!")
+        page = client.get("/agent").text
+        assert 'id="terminal"' not in page and 'form method="post" action="/signin"' in page
+        service.set_password("root", PASSWORD)
+        service.close()
+        assert 'id="terminal"' not in client.get("/agent").text  # Same password, new epoch.
+
+
+def test_what_is_typed_on_the_sign_in_page_comes_back_escaped(served: Served) -> None:
+    response = sign_in(served, '<img src=x onerror="alert(1)">', "nope nope")
+    assert response.status_code == 401
+    assert "<img" not in response.text and "&lt;img src=x onerror=&quot;" in response.text
+
+
+def test_sessions_per_address_are_capped(tmp_path: Path) -> None:
+    db, kb = make_site(tmp_path)
+    served = start_server(
+        tmp_path, db=db, kb=kb, environment={"HELPDESK_WEB__MAX_SESSIONS_PER_ADDRESS": "1"}
+    )
+    try:
+        cookies = [httpx.get(served.url + "/").cookies["helpdesk-chat"] for _ in range(2)]
+        ws_url = served.url.replace("http://", "ws://") + "/ws/chat"
+
+        async def second_session_status() -> int:
+            async with ClientSession() as session:
+                headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookies[0]}"}
+                first = await session.ws_connect(ws_url, headers=headers)
+                headers["Cookie"] = f"helpdesk-chat={cookies[1]}"
+                try:
+                    await session.ws_connect(ws_url, headers=headers)
+                except WSServerHandshakeError as refused:
+                    return refused.status
+                finally:
+                    await first.close()
+            return 101
+
+        assert run_async(second_session_status()) == 503
+    finally:
+        assert served.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--public-url", "help.example.com"], "--public-url must start with https://"),
+        (["--port", "70000"], "invalid web option"),
+        (["--bots", "-1"], "invalid web option"),
+    ],
+)
+def test_bad_options_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "chatbot", "serve", "--db", str(tmp_path / "h.sqlite3"), *args],
+        capture_output=True,
+        text=True,
+        env=server_environment(tmp_path),
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
