@@ -86,6 +86,18 @@ GOALS: dict[str, tuple[str, str, Check]] = {
                       lambda r: r["kb_load_ratio"] <= 1.3),
     "kb_import_ratio": ("all-or-nothing import ÷ atomic writes one by one", "≤ 1.5",
                         lambda r: r["kb_import_ratio"] <= 1.5),
+    "web_first_paint_s": ("browser page load to the app's first paint, s", "—", lambda r: True),
+    "web_first_paint_floor_s": ("the same with textual-serve and a bare Textual app, s",
+                                "(floor)", lambda r: True),
+    "web_first_paint_ratio": ("first paint ÷ the floor's", "—", lambda r: True),
+    "web_session_pss_mb": ("memory of one idle browser session (PSS of its processes), MB", "—",
+                           lambda r: True),
+    "web_session_pss_floor_mb": ("the same for a bare Textual app, MB", "(floor)",
+                                 lambda r: True),
+    "web_session_pss_ratio": ("session memory ÷ the floor's", "—", lambda r: True),
+    "web_server_pss_mb": ("`helpdesk serve` itself, MB", "—", lambda r: True),
+    "web_sessions_per_24gib_host": ("idle sessions on 24 GiB (2 GiB kept back), estimated", "—",
+                                    lambda r: True),
 }  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """Every benchmark of issue 6, printed as one JSON object (timings are medians over repeated runs;
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
-    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb|bot]
+    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb|bot|web]
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     kb,
     rerank,
     retrieval,
+    web,
 )
 from bench.common import machine  # noqa: E402
 
@@ -74,6 +75,10 @@ def run_bot(quick: bool) -> Figures:
     return dict(bot.measure(quick))
 
 
+def run_web(quick: bool) -> Figures:
+    return dict(web.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -83,6 +88,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "queue": run_queue,
     "kb": run_kb,
     "bot": run_bot,
+    "web": run_web,
 }
 
 
