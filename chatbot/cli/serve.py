@@ -38,6 +38,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the https address people use, behind a TLS proxy (e.g. https://help.example.com)",
     )
     web.add_argument(
+        "--trust-proxy-headers",
+        action="store_true",
+        help="count sign-in failures by the client address the proxy puts in X-Forwarded-For",
+    )
+    web.add_argument(
         "--bots",
         type=int,
         metavar="N",
@@ -52,7 +57,7 @@ def web_settings(args: argparse.Namespace) -> Settings:
     settings = settings_from(args)
     overrides = {
         key: getattr(args, key)
-        for key in ("host", "port", "public_url", "bots")
+        for key in ("host", "port", "public_url", "trust_proxy_headers", "bots")
         if hasattr(args, key)
     }
     if overrides:
