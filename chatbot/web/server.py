@@ -201,6 +201,7 @@ class HelpdeskServer(Server):
             host=settings.host, port=settings.port, public_url=settings.public_url
         )
         self._runner: web.AppRunner | None = None
+        self._checker: asyncio.Task[None] | None = None
 
     # -- the application --------------------------------------------------------------------------
 
@@ -492,12 +493,39 @@ class HelpdeskServer(Server):
         self.origins = allowed_origins(
             host=self.settings.host, port=port, public_url=self.settings.public_url
         )
+        self._checker = asyncio.create_task(self._check_accounts(), name="session checks")
         return port
+
+    async def _check_accounts(self) -> None:
+        """Close each open agent or editor session whose account has gone, or whose sessions were
+        ended (new password or role) since it signed in."""
+        while True:
+            await asyncio.sleep(self.settings.session_check_s)
+            for live in list(self.sessions.values()):
+                signed = live.spec.account
+                if signed is None or live.websocket.closed:
+                    continue
+                try:
+                    account = await self.accounts.account(signed.name)
+                except Exception:  # A busy database: check again next round.
+                    log.exception("cannot check the account of a session")
+                    continue
+                if (
+                    account is None
+                    or account.session_epoch != signed.session_epoch
+                    or (live.spec.area is not None and not account.may_open(live.spec.area))
+                ):
+                    log.warning("ending the session of %r: its account changed", signed.name)
+                    await live.websocket.close(
+                        code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
+                    )
 
     async def shutdown(self) -> None:
         """Refuse new sessions, tell every browser, let every app process quit (killing any
         that will not), then stop listening."""
         self.closing = True
+        if self._checker is not None:
+            self._checker.cancel()
         sessions = list(self.sessions.values())
         for live in sessions:
             with contextlib.suppress(Exception):

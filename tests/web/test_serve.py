@@ -9,10 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 from aiohttp import ClientSession, WSServerHandshakeError
+from playwright.sync_api import Browser
 
 from chatbot.accounts.service import AccountService
 from chatbot.store.sqlite_users import SQLiteUserStore
-from tests.web.conftest import PASSWORD, make_site
+from tests.web.conftest import PASSWORD, VIEWPORT, make_site
 from tests.web.harness import (
     FAST_HASHER,
     Served,
@@ -108,3 +109,31 @@ def test_bad_options_are_one_line(tmp_path: Path, args: list[str], message: str)
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_removing_an_account_closes_its_open_console(
+    tmp_path: Path, browser: Browser, artifacts: Path
+) -> None:
+    db, kb = make_site(tmp_path)
+    served = start_server(
+        tmp_path, db=db, kb=kb, environment={"HELPDESK_WEB__SESSION_CHECK_S": "0.2"}
+    )
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(served.url + "/agent")
+        page.fill("#name", "ana")
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        wait_for(lambda: served.sessions(), what="the console's process")
+        service = AccountService(SQLiteUserStore.open(db), hasher=FAST_HASHER)
+        service.remove("ana")
+        service.close()
+        page.wait_for_selector("body.-closed", state="attached", timeout=30_000)
+        wait_for(lambda: served.sessions() == [], what="the console's process to end")
+        page.goto(served.url + "/agent")
+        assert page.locator("form#signin").is_visible()
+    finally:
+        context.close()
+        assert served.stop() == 0
