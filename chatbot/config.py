@@ -186,6 +186,9 @@ class WebSettings(BaseModel):
     """Browser sessions (one app process each) at once, for the whole server."""
     max_sessions_per_address: int = Field(default=8, ge=1)
     """Browser sessions at once from one address."""
+    preload: bool = True
+    """Start each browser session by forking a process that has the app imported already: the
+    session paints sooner and shares that memory with every other session."""
     bots: int = Field(default=1, ge=0, le=64)
     """Bot worker processes `serve` runs itself (0: `helpdesk bot` runs elsewhere)."""
 

@@ -15,10 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from chatbot.accounts.aio import AsyncAccounts
+from chatbot.accounts.models import Area
 from chatbot.assembly import open_accounts
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
 from chatbot.errors import HelpdeskError
+from chatbot.web.spec import SessionSpec
 
 T = TypeVar("T")
 
@@ -120,34 +122,35 @@ class StoreCustomerDesk:
         self._executor.shutdown()
 
 
+def session_arguments(spec: SessionSpec) -> list[str]:
+    """`chatbot.web.child`'s arguments for a session, from what the server verified."""
+    if spec.area is None:
+        return ["chat", "--conversation", str(spec.conversation_id)]
+    assert spec.account is not None
+    args = [spec.area.value, "--agent", spec.account.display_name]
+    if spec.account.may_open(Area.EDITOR):
+        args.append("--editor")
+    return args
+
+
 def run(args: argparse.Namespace) -> int:
-    from chatbot.web.server import HelpdeskServer, SessionSpec, child_environment, python_command
+    from chatbot.web.server import HelpdeskServer
 
     settings = web_settings(args)
     web = settings.web
     accounts = AsyncAccounts.open(lambda: open_accounts(settings))
     desk = StoreCustomerDesk(settings)
-    environment = settings_environment(settings)
-
-    def child(spec: SessionSpec) -> tuple[list[str], dict[str, str]]:
-        if spec.area is None:
-            argv = python_command("chatbot.web.child", "chat")
-            argv += ["--conversation", str(spec.conversation_id)]
-            return argv, child_environment(environment, keep_api_key=True)
-        assert spec.account is not None
-        argv = python_command("chatbot.web.child", spec.area.value)
-        argv += ["--agent", spec.account.display_name]
-        if spec.account.may_open(Area.EDITOR):
-            argv.append("--editor")
-        return argv, child_environment(environment, keep_api_key=True)
-
-    from chatbot.accounts.models import Area
-
     try:
         secret = accounts.call_blocking(lambda service: service.session_secret())
         no_accounts = not accounts.call_blocking(lambda service: service.accounts())
         server = HelpdeskServer(
-            settings=web, accounts=accounts, desk=desk, child=child, secret=secret
+            settings=web,
+            accounts=accounts,
+            desk=desk,
+            child=session_arguments,
+            environment=settings_environment(settings),
+            secret=secret,
+            preload=web.preload,
         )
         return asyncio.run(_serve(server, settings, no_accounts=no_accounts))
     finally:

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
-import sys
+import os
+from asyncio.subprocess import Process
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import textual_serve
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -33,6 +36,8 @@ from chatbot.config import WebSettings
 from chatbot.web.cookies import CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page
 from chatbot.web.security import add_security_headers, allowed_origins, origin_allowed
+from chatbot.web.spawn import Zygote, python_command
+from chatbot.web.spec import SessionSpec
 
 log = logging.getLogger("helpdesk.web")
 
@@ -56,44 +61,37 @@ class CustomerDesk(Protocol):
     async def has_conversation(self, conversation_id: int) -> bool: ...
 
 
-@dataclass(frozen=True)
-class SessionSpec:
-    """What one browser session's app process is, fixed by the server from a verified cookie."""
-
-    area: Area | None
-    """None: the customer chat."""
-    conversation_id: int | None = None
-    account: Account | None = None
-
-
-ChildCommand = Callable[[SessionSpec], tuple[list[str], dict[str, str]]]
-"""The command line and extra environment of the app process for a session."""
+ChildArguments = Callable[[SessionSpec], list[str]]
+"""The arguments of `chatbot.web.child` for a session."""
 
 
 class SessionProcess(AppService):
-    """textual-serve's app service, started without a shell from an argument list, with the
-    environment the server chose, and killed if it does not quit when told."""
+    """textual-serve's app service for one session: its process forked from the zygote (or
+    exec'd without a shell when there is none), with the environment the server chose, and
+    killed if it does not quit when told."""
 
     def __init__(
         self,
-        argv: Sequence[str],
+        args: Sequence[str],
         *,
         environment: Mapping[str, str],
+        zygote: Zygote | None,
         write_bytes: Callable[[bytes], Awaitable[None]],
         write_str: Callable[[str], Awaitable[None]],
         close: Callable[[], Awaitable[object]],
         server: Server,
     ) -> None:
         super().__init__(
-            " ".join(argv),
+            " ".join(args),
             write_bytes=write_bytes,
             write_str=write_str,
             close=self._close,
             download_manager=server.download_manager,
         )
-        self.argv = list(argv)
-        self._close_websocket = close
+        self.args = list(args)
         self.environment = dict(environment)
+        self.zygote = zygote
+        self._close_websocket = close
 
     async def _close(self) -> None:
         await self._close_websocket()
@@ -101,13 +99,22 @@ class SessionProcess(AppService):
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
         environment.update(self.environment)
-        return {name: value for name, value in environment.items() if value is not None}
+        return environment
 
-    async def _open_app_process(
-        self, width: int = 80, height: int = 24
-    ) -> asyncio.subprocess.Process:
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        if self.zygote is not None and self.zygote.running:
+            try:
+                size = {"COLUMNS": str(width), "ROWS": str(height)}
+                forked = await self.zygote.spawn(self.args, size)
+            except (OSError, RuntimeError, ValueError) as error:
+                log.warning("cannot fork a session from the zygote (%s); starting one", error)
+            else:
+                # It has every part of Process that textual-serve and `stop` use.
+                self._process = cast(Process, forked)
+                self._stdin = forked.stdin
+                return self._process
         self._process = process = await asyncio.create_subprocess_exec(
-            *self.argv,
+            *python_command("chatbot.web.child", *self.args),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -171,8 +178,11 @@ class HelpdeskServer(Server):
         settings: WebSettings,
         accounts: AsyncAccounts,
         desk: CustomerDesk,
-        child: ChildCommand,
+        child: ChildArguments,
+        environment: Mapping[str, str],
         secret: bytes,
+        preload: bool = True,
+        report: Callable[[str], None] = print,
         limiter: SignInLimiter | None = None,
     ) -> None:
         super().__init__(
@@ -188,6 +198,12 @@ class HelpdeskServer(Server):
         self.accounts = accounts
         self.desk = desk
         self.child = child
+        self.environment = dict(environment)
+        """The settings, under their documented names, for every session's process."""
+        self.preload = preload
+        self.zygote: Zygote | None = None
+        self.report = report
+        self._session_numbers = itertools.count(1)
         self.limiter = limiter or SignInLimiter()
         self.signer = CookieSigner(
             secret,
@@ -422,22 +438,24 @@ class HelpdeskServer(Server):
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
         await websocket.prepare(request)
-        argv, environment = self.child(spec)
         service = SessionProcess(
-            argv,
-            environment=environment,
+            self.child(spec),
+            environment=self.environment,
+            zygote=self.zygote,
             write_bytes=websocket.send_bytes,
             write_str=websocket.send_str,
             close=websocket.close,
             server=self,
         )
         live = LiveSession(spec=spec, address=address, websocket=websocket, service=service)
-        key = id(live)
+        key = next(self._session_numbers)
         self.sessions[key] = live
         try:
             width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
             height = _clamp(request.query.get("height"), 24, MAX_ROWS)
             await service.start(width, height)
+            started = f"session {key} started ({describe(spec)}, pid {service.pid})"
+            self.report(f"helpdesk serve: {started}")
             await self._relay(websocket, service)
         except Exception:
             log.exception("browser session failed")
@@ -447,6 +465,7 @@ class HelpdeskServer(Server):
             finally:
                 del self.sessions[key]
                 live.done.set()
+                self.report(f"helpdesk serve: session {key} ended")
                 if not websocket.closed:
                     await websocket.close()
         return websocket
@@ -477,8 +496,28 @@ class HelpdeskServer(Server):
 
     # -- running ----------------------------------------------------------------------------------
 
+    def zygote_environment(self) -> dict[str, str]:
+        """What every session's process starts with: the server's environment, textual-serve's
+        settings for a web driver, and the resolved settings."""
+        textual = {  # As textual-serve's AppService sets them, less the size (per session).
+            "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+            "TEXTUAL_FPS": "60",
+            "TEXTUAL_COLOR_SYSTEM": "truecolor",
+            "TERM_PROGRAM": "textual",
+            "TERM_PROGRAM_VERSION": version("textual-serve"),
+        }
+        return dict(os.environ) | textual | self.environment
+
     async def start(self) -> int:
-        """Listen; returns the port (useful with port 0)."""
+        """Start the zygote, then listen; returns the port (useful with port 0)."""
+        if self.preload:
+            zygote = Zygote(self.zygote_environment())
+            try:
+                await zygote.start()
+            except (OSError, RuntimeError) as error:
+                log.warning("sessions will start without preloading: %s", error)
+            else:
+                self.zygote = zygote
         app = await self._make_app()
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
@@ -541,19 +580,16 @@ class HelpdeskServer(Server):
             await live.service.stop()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self.zygote is not None:
+            await self.zygote.stop()
 
 
-def child_environment(settings_env: Mapping[str, str], *, keep_api_key: bool) -> dict[str, str]:
-    """The app process's extra environment: the server's resolved settings under their documented
-    names, and no Valen key unless it runs an engine."""
-    environment = dict(settings_env)
-    if not keep_api_key:
-        environment["VALEN_API_KEY"] = ""
-    return environment
-
-
-def python_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", *args]
+def describe(spec: SessionSpec) -> str:
+    """A session for the server's log: its area and conversation or account, never a secret."""
+    if spec.area is None:
+        return f"chat, conversation {spec.conversation_id}"
+    assert spec.account is not None
+    return f"{spec.area.value}, account {spec.account.name}"
 
 
 __all__ = [
@@ -562,6 +598,5 @@ __all__ = [
     "CustomerDesk",
     "HelpdeskServer",
     "SessionSpec",
-    "child_environment",
-    "python_command",
+    "describe",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -140,6 +141,21 @@ def alive(pid: int) -> bool:
     return state[state.rindex(")") + 2] != "Z"
 
 
+STARTED = re.compile(r"session (\d+) started \((\w+), (conversation|account) (\S+), pid (\d+)\)")
+ENDED = re.compile(r"session (\d+) ended")
+
+
+@dataclass(frozen=True)
+class Session:
+    """One browser session, as the server reported it."""
+
+    number: int
+    area: str
+    conversation: int | None
+    account: str | None
+    pid: int
+
+
 @dataclass
 class Served:
     """A running `helpdesk serve` and its database."""
@@ -154,10 +170,23 @@ class Served:
     def port(self) -> int:
         return int(self.url.rsplit(":", 1)[1])
 
-    def sessions(self) -> list[list[str]]:
-        """The command lines of the app processes serving browser sessions now."""
-        lines = [command_line(pid) for pid in children(self.process.pid)]
-        return [line for line in lines if "chatbot.web.child" in line]
+    def sessions(self) -> list[Session]:
+        """The browser sessions running now, from the server's own log lines:
+        `helpdesk serve: session N started (chat, conversation C, pid P)` and `... N ended`."""
+        started: dict[int, Session] = {}
+        for line in list(self.output):
+            if match := STARTED.search(line):
+                number, area, what, name, pid = match.groups()
+                started[int(number)] = Session(
+                    number=int(number),
+                    area=area,
+                    conversation=int(name) if what == "conversation" else None,
+                    account=name if what == "account" else None,
+                    pid=int(pid),
+                )
+            elif match := ENDED.search(line):
+                started.pop(int(match.group(1)), None)
+        return list(started.values())
 
     def stop(self, timeout: float = 30.0) -> int:
         if self.process.poll() is None:

@@ -22,12 +22,8 @@ from tests.web.harness import Served, run_async, wait_for
 
 
 def conversations_opened(served: Served) -> list[int]:
-    """The conversation of every customer app process running now."""
-    found = []
-    for line in served.sessions():
-        if "chat" in line and "--conversation" in line:
-            found.append(int(line[line.index("--conversation") + 1]))
-    return found
+    """The conversation of every customer session running now."""
+    return [s.conversation for s in served.sessions() if s.conversation is not None]
 
 
 def open_chat(context: BrowserContext, served: Served) -> Page:
@@ -161,9 +157,8 @@ def test_an_agent_cannot_open_the_editor(
     page = context.new_page()
     assert sign_in(page, served, "agent", "ana", PASSWORD) == 200
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-    # The console runs under the account's display name, with no way into the editor.
-    agent = wait_for(lambda: [s for s in served.sessions() if "agent" in s], what="the console")[0]
-    assert agent[agent.index("--agent") + 1] == "Ana P." and "--editor" not in agent
+    console = wait_for(lambda: [s for s in served.sessions() if s.area == "agent"], what="it")
+    assert console[0].account == "ana"
     response = page.goto(f"{served.url}/editor")
     assert response is not None and response.status == 403
     assert "cannot open the knowledge-base editor" in page.inner_text("p.lead")

@@ -23,8 +23,8 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
         lambda: ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation),
         what="the question in the store",
     )
-    processes = [pid for pid in _session_pids(fresh_server)]
-    assert len(processes) == 1
+    processes = [session.pid for session in fresh_server.sessions()]
+    assert len(processes) == 1 and alive(processes[0])
 
     assert fresh_server.stop() == 0
     page.wait_for_selector("body.-closed", state="attached", timeout=30_000)
@@ -33,10 +33,5 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
     assert not any(alive(pid) for pid in processes)
     output = "".join(fresh_server.output)
     assert "stopping; ending 1 browser session(s)" in output and "stopped" in output
+    assert fresh_server.sessions() == []  # Each one reported as ended.
     assert ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation)
-
-
-def _session_pids(served: Served) -> list[int]:
-    from tests.web.harness import children, command_line
-
-    return [pid for pid in children(served.process.pid) if "chatbot.web.child" in command_line(pid)]

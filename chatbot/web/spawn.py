@@ -1,0 +1,181 @@
+"""Starting a browser session's app process: forked from the preloaded zygote when it runs, else
+exec'd as a fresh interpreter. Either way the server gets the same three pipes and can wait for
+the process and kill it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+log = logging.getLogger("helpdesk.web")
+
+ZYGOTE_START_S = 120.0
+"""Preloading takes a second or two; a machine busy with test suites can take much longer."""
+
+
+def python_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", *args]
+
+
+class ForkedProcess:
+    """The parts of `asyncio.subprocess.Process` textual-serve uses, for a process the zygote
+    forked: pipes to its stdin, stdout and stderr, and a pidfd to wait on and signal it."""
+
+    def __init__(
+        self,
+        *,
+        pid: int,
+        pidfd: int,
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+    ) -> None:
+        self.pid = pid
+        self._pidfd = pidfd
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.returncode: int | None = None
+        self._exited = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().add_reader(pidfd, self._on_exit)
+
+    def _on_exit(self) -> None:
+        # The pidfd turns readable when the process ends; its status belongs to the zygote.
+        asyncio.get_running_loop().remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = -1
+        if self.returncode is None:
+            self.returncode = 0
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+    async def wait(self) -> int:
+        await asyncio.shield(self._exited)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self._pidfd >= 0:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signum)
+                if signum == signal.SIGKILL:
+                    self.returncode = -signum
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+async def _reader(fd: int) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    return reader
+
+
+async def _writer(fd: int) -> asyncio.StreamWriter:
+    loop = asyncio.get_running_loop()
+    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
+    transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(fd, "wb", buffering=0))
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+class Zygote:
+    """The preloaded parent (`chatbot.web.zygote`), reached over a Unix socket in a private
+    folder."""
+
+    def __init__(self, environment: Mapping[str, str]) -> None:
+        self.environment = dict(environment)
+        self._folder: Path | None = None
+        self._process: asyncio.subprocess.Process | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        assert self._folder is not None
+        return self._folder / "zygote.sock"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    async def start(self) -> None:
+        self._folder = Path(tempfile.mkdtemp(prefix="helpdesk-serve-"))  # Mode 0700.
+        self._process = await asyncio.create_subprocess_exec(
+            *python_command("chatbot.web.zygote", str(self.socket_path)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            env=self.environment,
+        )
+        assert self._process.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._process.stdout.readline(), ZYGOTE_START_S)
+        except TimeoutError:
+            line = b""
+        if line.strip() != b"ready":
+            await self.stop()
+            raise RuntimeError("the session zygote did not start")
+
+    def _request(self, message: bytes, fds: list[int]) -> tuple[int, int]:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(30)
+            connection.connect(str(self.socket_path))
+            socket.send_fds(connection, [message], fds)
+            reply, received, _flags, _address = socket.recv_fds(connection, 1024, 1)
+        if len(received) != 1:
+            for fd in received:
+                os.close(fd)
+            raise RuntimeError("the session zygote did not fork")
+        return int(json.loads(reply)["pid"]), received[0]
+
+    async def spawn(self, args: Sequence[str], environment: Mapping[str, str]) -> ForkedProcess:
+        """Fork a session's process running `chatbot.web.child` with `args`."""
+        stdin_read, stdin_write = os.pipe()
+        stdout_read, stdout_write = os.pipe()
+        stderr_read, stderr_write = os.pipe()
+        message = json.dumps({"args": list(args), "env": dict(environment)}).encode()
+        ours = [stdin_write, stdout_read, stderr_read]
+        theirs = [stdin_read, stdout_write, stderr_write]
+        try:
+            loop = asyncio.get_running_loop()
+            pid, pidfd = await loop.run_in_executor(None, self._request, message, theirs)
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return ForkedProcess(
+            pid=pid,
+            pidfd=pidfd,
+            stdin=await _writer(stdin_write),
+            stdout=await _reader(stdout_read),
+            stderr=await _reader(stderr_read),
+        )
+
+    async def stop(self) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None

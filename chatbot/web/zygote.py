@@ -1,0 +1,140 @@
+"""A preloaded parent for the browser sessions' app processes: `python -m chatbot.web.zygote`.
+
+Importing Textual and the app takes about a second and some 30 MB per process. The zygote does it
+once; each session's process is then a `fork` of it that runs `chatbot.web.child` at once and
+shares the imported code and data with every other session, copy-on-write. The server hands over
+the session's three pipe ends with the request over a private Unix socket (SCM_RIGHTS), so the
+forked process talks to the server exactly as an exec'd one would.
+
+The zygote stays single-threaded (forking a threaded process is unsafe) and never opens the
+database or the network: everything a session does happens after the fork.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+
+MAX_REQUEST_BYTES = 64 * 1024
+PIPES = 3
+"""stdin (read end), stdout and stderr (write ends) of the session's process."""
+
+
+def preload() -> None:
+    """Import what every session imports, then freeze those objects out of the garbage
+    collector's reach so that collections in the forks do not copy their pages."""
+    import textual.drivers.web_driver  # noqa: F401
+
+    import chatbot.tui.app  # noqa: F401
+    import chatbot.tui.screens.editor  # noqa: F401
+    import chatbot.web.child  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
+
+
+def run_session(request: dict[str, object], fds: list[int]) -> int:
+    """In the fork: become the session's process and run the app."""
+    os.setsid()  # Its own process group: a signal meant for the zygote does not reach it.
+    closing = request.get("_close")
+    for fd in closing if isinstance(closing, list) else []:
+        os.close(int(fd))  # The zygote's listening socket and its connection to the server.
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    environment = request.get("env")
+    if isinstance(environment, dict):
+        os.environ.update({str(key): str(value) for key, value in environment.items()})
+    args = request.get("args")
+    if not isinstance(args, list):
+        return 2
+    from chatbot.web.child import main
+
+    return main([str(arg) for arg in args])
+
+
+def _reap(_signum: int, _frame: object) -> None:
+    """Collect every fork that has ended, so none lingers as a zombie."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def fork_session(request: dict[str, object], fds: list[int]) -> tuple[int, int]:
+    """Fork the session's process; returns its pid and a pidfd for it. SIGCHLD is held until
+    the pidfd exists, so the fork cannot be reaped (and its pid reused) before then."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                code = run_session(request, fds)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        return pid, os.pidfd_open(pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+
+
+def serve(path: str) -> None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    signal.signal(signal.SIGCHLD, _reap)
+    print("ready", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        with connection:
+            try:
+                message, fds, _flags, _address = socket.recv_fds(
+                    connection, MAX_REQUEST_BYTES, PIPES
+                )
+                request = json.loads(message)
+            except (OSError, ValueError):
+                continue
+            if len(fds) != PIPES or not isinstance(request, dict):
+                for fd in fds:
+                    os.close(fd)
+                continue
+            request["_close"] = [connection.fileno(), listener.fileno()]
+            pid, pidfd = fork_session(request, fds)
+            for fd in fds:
+                os.close(fd)
+            try:
+                socket.send_fds(connection, [json.dumps({"pid": pid}).encode()], [pidfd])
+            except OSError:
+                pass  # The server gave up waiting; the session's pipes end the fork.
+            finally:
+                os.close(pidfd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m chatbot.web.zygote SOCKET", file=sys.stderr)
+        return 2
+    preload()
+    try:
+        serve(args[0])
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
