@@ -47,6 +47,12 @@ async def add_security_headers(_request: web.Request, response: web.StreamRespon
     """On every response, static files, errors and websocket handshakes included."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    response.headers["Server"] = "helpdesk"  # Not which aiohttp and Python versions run it.
+
+
+async def add_hsts(_request: web.Request, response: web.StreamResponse) -> None:
+    """Behind an https public URL: browsers use https for a year, whatever link they follow."""
+    response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
 
 
 def origin_of(url: str) -> str:

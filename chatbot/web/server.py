@@ -35,7 +35,12 @@ from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings
 from chatbot.web.cookies import CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page
-from chatbot.web.security import add_security_headers, allowed_origins, origin_allowed
+from chatbot.web.security import (
+    add_hsts,
+    add_security_headers,
+    allowed_origins,
+    origin_allowed,
+)
 from chatbot.web.spawn import Zygote, python_command
 from chatbot.web.spec import SessionSpec
 
@@ -224,12 +229,15 @@ class HelpdeskServer(Server):
     async def _make_app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.on_response_prepare.append(add_security_headers)
+        if self.secure:
+            app.on_response_prepare.append(add_hsts)
         app.add_routes(
             [
                 web.get("/", self.handle_customer),
                 web.get("/agent", self.area_page(Area.AGENT)),
                 web.get("/editor", self.area_page(Area.EDITOR)),
                 web.post("/signin", self.handle_signin),
+                web.get("/signout", self.handle_signout_page),
                 web.post("/signout", self.handle_signout),
                 web.get("/ws/chat", self.websocket(None)),
                 web.get("/ws/agent", self.websocket(Area.AGENT)),
@@ -385,6 +393,18 @@ class HelpdeskServer(Server):
             strict=True,
         )
         return response
+
+    async def handle_signout_page(self, request: web.Request) -> web.Response:
+        account = await self.signed_in(request)
+        if account is None:
+            return self._html(message_page(heading="Signed out", text="You are not signed in."))
+        return self._html(
+            message_page(
+                heading="Sign out",
+                text=f"Signed in as {account.name} ({account.role.value}).",
+                sign_out=True,
+            )
+        )
 
     async def handle_signout(self, request: web.Request) -> web.StreamResponse:
         if not origin_allowed(request, self.origins):

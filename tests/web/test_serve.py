@@ -137,3 +137,16 @@ def test_removing_an_account_closes_its_open_console(
     finally:
         context.close()
         assert served.stop() == 0
+
+
+def test_signing_out_ends_the_session_in_that_browser(served: Served) -> None:
+    cookie = sign_in(served, "eddie").cookies["helpdesk-session"]
+    with httpx.Client(base_url=served.url, cookies={"helpdesk-session": cookie}) as client:
+        assert "Signed in as eddie (editor)." in client.get("/signout").text
+        refused = client.post("/signout")  # No Origin: not from our page.
+        assert refused.status_code == 403
+        out = client.post("/signout", headers={"Origin": served.url})
+        assert out.status_code == 303 and 'helpdesk-session=""' in out.headers["set-cookie"]
+        client.cookies.clear()
+        assert "You are not signed in." in client.get("/signout").text
+    assert httpx.get(served.url + "/").headers["server"] == "helpdesk"

@@ -22,7 +22,9 @@ def open_chat_session(browser: Browser, served: Served, before: int) -> int:
     page = context.new_page()
     page.goto(served.url + "/")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-    sessions = wait_for(lambda: len(served.sessions()) > before and served.sessions(), what="it")
+    sessions = wait_for(
+        lambda: served.sessions() if len(served.sessions()) > before else [], what="the session"
+    )
     return sessions[-1].pid  # The context stays open (so does the session) until the browser.
 
 
