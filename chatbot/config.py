@@ -354,7 +354,6 @@ class Settings(BaseSettings):
     bot: BotSettings = Field(default_factory=BotSettings)
     """Bot workers."""
 
-
     web: WebSettings = Field(default_factory=WebSettings)
     """The browser front end."""
 

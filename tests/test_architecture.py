@@ -14,6 +14,7 @@ CORE = [
     "chatbot.notices",
     "chatbot.config",
     "chatbot.assembly",
+    "chatbot.accounts",
 ]
 
 

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Area
-from chatbot.assembly import open_accounts
+from chatbot.assembly import open_accounts, open_service
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
+from chatbot.desk.aio import AsyncDesk
 from chatbot.errors import HelpdeskError
 from chatbot.web.spec import SessionSpec
-
-T = TypeVar("T")
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -79,7 +76,7 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     so that each one runs on exactly the server's database, knowledge base and engine options."""
     valen = settings.valen
     return {
-        "HELPDESK_DB": str(settings.store.db),
+        "HELPDESK_DB": settings.store.db,
         "HELPDESK_KB": str(settings.knowledge_base.path),
         "VALEN_CACHE": str(valen.cache),
         "VALEN_REPLAY": valen.replay,
@@ -90,36 +87,19 @@ def settings_environment(settings: Settings) -> dict[str, str]:
     }
 
 
-class StoreCustomerDesk:
-    """Customer conversations for the server, on a thread of their own."""
+class DeskConversations:
+    """Customer conversations for the server, through the desk service."""
 
-    def __init__(self, settings: Settings) -> None:
-        from chatbot.store import Store
-
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk")
-        self._store = self._executor.submit(Store.open, settings.store.db).result()
-
-    async def _run(self, function: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, function)
+    def __init__(self, desk: AsyncDesk) -> None:
+        self.desk = desk
 
     async def start_conversation(self) -> int:
-        return (await self._run(self._store.start_conversation)).id
+        return (await self.desk.start_conversation()).id
 
     async def has_conversation(self, conversation_id: int) -> bool:
-        from chatbot.store import ConversationNotFound
-
-        def exists() -> bool:
-            try:
-                self._store.conversation(conversation_id)
-            except ConversationNotFound:
-                return False
-            return True
-
-        return await self._run(exists)
-
-    def close(self) -> None:
-        self._executor.submit(self._store.close).result()
-        self._executor.shutdown()
+        # A keyset read (ids after the one before): no exception for the common "gone" case.
+        found = await self.desk.conversations(after_id=conversation_id - 1, limit=1)
+        return bool(found) and found[0].id == conversation_id
 
 
 def session_arguments(spec: SessionSpec) -> list[str]:
@@ -139,14 +119,18 @@ def run(args: argparse.Namespace) -> int:
     settings = web_settings(args)
     web = settings.web
     accounts = AsyncAccounts.open(lambda: open_accounts(settings))
-    desk = StoreCustomerDesk(settings)
+    try:
+        desk = AsyncDesk.open(lambda: open_service(settings))
+    except BaseException:
+        accounts.close()
+        raise
     try:
         secret = accounts.call_blocking(lambda service: service.session_secret())
         no_accounts = not accounts.call_blocking(lambda service: service.accounts())
         server = HelpdeskServer(
             settings=web,
             accounts=accounts,
-            desk=desk,
+            desk=DeskConversations(desk),
             child=session_arguments,
             environment=settings_environment(settings),
             secret=secret,
@@ -169,9 +153,21 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
         raise HelpdeskError(
             f"cannot listen on {web.host}:{web.port}: {error.strerror or error}"
         ) from None
+    from chatbot.web.bots import BotWorkers
+
+    bots = BotWorkers(
+        web.bots,
+        environment=dict(os.environ) | server.environment,
+        grace_s=settings.bot.shutdown_grace_s,
+    )
+    await bots.start()
     shown = f"[{web.host}]" if ":" in web.host else web.host
     print(f"helpdesk serve: listening on http://{shown}:{port}", flush=True)
     print("  customers: /   agents: /agent   editors: /editor   stop: Ctrl+C", flush=True)
+    if web.bots:
+        print(f"  bot workers: {web.bots} (`helpdesk bot` processes)", flush=True)
+    else:
+        print("  bot workers: none here; run `helpdesk bot` on this database", flush=True)
     if web.host not in LOOPBACK:
         print(
             f"helpdesk serve: warning: listening on {web.host} over plain HTTP; passwords and "
@@ -194,5 +190,6 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
     count = len(server.sessions)
     print(f"helpdesk serve: stopping; ending {count} browser session(s)", flush=True)
     await server.shutdown()
+    await bots.stop()
     print("helpdesk serve: stopped", flush=True)
     return 0

@@ -32,12 +32,13 @@ from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
+from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
 
-Mode = Literal["all", "chat", "agent"]
+Mode = Literal["all", "chat", "agent", "editor"]
 
 
 class ScreenFactory(Protocol):
@@ -50,11 +51,13 @@ MODE_SCREENS: dict[Mode, ScreenFactory] = {
     "all": DeskScreen,
     "chat": ChatScreen,
     "agent": AgentScreen,
+    "editor": EditorHomeScreen,
 }
 SUBTITLES: dict[Mode, str] = {
     "all": "customer chat and handoff queue",
     "chat": "customer chat",
     "agent": "agent console",
+    "editor": "knowledge-base editor",
 }
 
 
@@ -131,6 +134,8 @@ class HelpDeskApp(SafeApp):
         if self.knowledge_base is not None:
             self.kb_index = KnowledgeBaseIndex(self, self.services.live)
             self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
+            if self.mode_name == "editor":
+                self.action_edit_knowledge_base()
         if self.bot is not None:
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
@@ -143,6 +148,12 @@ class HelpDeskApp(SafeApp):
     def _publish_change(self) -> None:
         self._publish_pending = False
         self.services.changed.publish(self.services.desk.version)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # No F2 in the footer of an app that offers no editor (a customer's web session).
+        if action == "edit_knowledge_base" and self.knowledge_base is None:
+            return False
+        return super().check_action(action, parameters)
 
     def action_edit_knowledge_base(self) -> None:
         # Imported when first opened: its widgets cost startup time that most sessions never use.
@@ -194,11 +205,13 @@ def create_app(
     conversation_id: int | None = None,
     timings: bool = True,
     bot: bool = True,
+    editor: bool = True,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Bad settings (database, knowledge base, an unknown
     conversation) raise `HelpdeskError` here, before any screen opens. A passed `http` stays the
     caller's to close; what is created here is closed when the app exits. With `bot`, the app
-    runs a bot worker of its own, so it answers questions with nothing else running."""
+    runs a bot worker of its own, so it answers questions with nothing else running. Without
+    `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone)."""
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
@@ -234,7 +247,7 @@ def create_app(
         timings=timings,
         owns_http=owns_http,
         owns_desk=True,
-        knowledge_base=settings.knowledge_base.path,
+        knowledge_base=settings.knowledge_base.path if editor else None,
     )
     if worker is not None:
         worker.log.addHandler(_AppLog(app))

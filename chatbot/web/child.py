@@ -1,8 +1,10 @@
-"""One browser session's app process: `python -m chatbot.web.child chat|agent|editor ...`.
+"""One browser session's app process: `chatbot.web.child chat|agent|editor ...`.
 
-Started by `helpdesk serve` alone, with arguments it derived from a verified cookie: the customer's
+Started by `helpdesk serve` alone (forked from its zygote, or exec'd as
+`python -m chatbot.web.child`), with arguments it derived from a verified cookie: the customer's
 conversation, or the signed-in account's display name and whether it may open the editor. The
 settings arrive in the environment under their documented names, as the server resolved them.
+Sessions run no bot worker: `serve`'s bot workers answer every session's questions.
 """
 
 from __future__ import annotations
@@ -34,14 +36,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.area == "chat":
             if args.conversation is None:
                 raise HelpdeskError("a chat session needs --conversation")
-            app = create_app(settings, mode="chat", conversation_id=args.conversation)
-            app.knowledge_base = None  # A customer never reaches the editor.
+            # A customer never reaches the editor, nor any conversation but their own.
+            app = create_app(
+                settings, mode="chat", conversation_id=args.conversation, bot=False, editor=False
+            )
         else:
             if not args.agent:
                 raise HelpdeskError(f"an {args.area} session needs --agent")
-            app = create_app(settings, mode="agent", agent=args.agent)
-            if not args.editor:
-                app.knowledge_base = None
+            app = create_app(
+                settings,
+                mode=args.area,
+                agent=args.agent,
+                bot=False,
+                editor=args.area == "editor" or args.editor,
+            )
     except HelpdeskError as error:
         print_error(str(error))
         return 2

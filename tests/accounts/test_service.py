@@ -139,13 +139,16 @@ def test_the_session_secret_is_made_once_and_shared(db: Path) -> None:
     assert len(secrets) == 4 and len(set(secrets)) == 1 and len(secrets[0]) == 32
 
 
-def test_accounts_share_the_conversations_database(db: Path) -> None:
-    from chatbot.store import Store
+def test_accounts_share_the_conversations_database_and_its_migrations(db: Path) -> None:
+    from chatbot.store.schema import MIGRATIONS
+    from chatbot.store.sqlite import SQLiteStore
 
-    conversations = Store.open(db)
+    conversations = SQLiteStore.open(db)
     accounts = SQLiteUserStore.open(db)
     accounts.add_account(name="ana", display_name="Ana", role=Role.AGENT, password_hash="x")
-    conversation = conversations.start_conversation()
-    reopened = SQLiteUserStore.open(db)  # Idempotent: opening again keeps the accounts.
+    conversation = conversations.create_conversation()
+    (version,) = conversations._db.execute("PRAGMA user_version").fetchone()
+    assert version == len(MIGRATIONS)  # The accounts' tables are a migration of their own.
+    reopened = SQLiteUserStore.open(db)  # Opening again keeps the accounts.
     assert [a.name for a in reopened.accounts()] == ["ana"]
-    assert Store.open(db).conversation(conversation.id).id == conversation.id
+    assert SQLiteStore.open(db).conversation(conversation.id).id == conversation.id

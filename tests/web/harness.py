@@ -277,13 +277,43 @@ def start_server(
 
 def transcript(db: Path, conversation_id: int) -> list[tuple[str, str, str | None]]:
     """(author, text, passage id) of every message in the conversation, oldest first."""
-    from chatbot.store import Store
+    from chatbot.desk.models import ChatMessage
+    from chatbot.store.sqlite import SQLiteStore
 
-    store = Store.open(db)
+    store = SQLiteStore.open(db)
     try:
         return [
-            (message.author.value, message.text, message.passage_id)
-            for message in store.messages(conversation_id)
+            (entry.author.value, entry.text, entry.passage_id)
+            for entry in store.entries(conversation_id)
+            if isinstance(entry, ChatMessage)
+        ]
+    finally:
+        store.close()
+
+
+def conversation_state(db: Path, conversation_id: int) -> tuple[str, str | None]:
+    """(state, agent) of a conversation, as the store has it."""
+    from chatbot.store.sqlite import SQLiteStore
+
+    store = SQLiteStore.open(db)
+    try:
+        conversation = store.conversation(conversation_id)
+        return conversation.state.value, conversation.agent
+    finally:
+        store.close()
+
+
+def agent_replies(db: Path, conversation_id: int) -> list[tuple[str | None, str]]:
+    """(agent name, text) of every agent message in the conversation."""
+    from chatbot.desk.models import Author, ChatMessage
+    from chatbot.store.sqlite import SQLiteStore
+
+    store = SQLiteStore.open(db)
+    try:
+        return [
+            (entry.agent, entry.text)
+            for entry in store.entries(conversation_id)
+            if isinstance(entry, ChatMessage) and entry.author is Author.AGENT
         ]
     finally:
         store.close()

@@ -1,0 +1,71 @@
+"""The bot workers `helpdesk serve` runs itself (`--bots N`): `helpdesk bot` processes, restarted
+if one dies, stopped with SIGTERM (each gives back the questions it holds) when `serve` stops.
+
+Separate processes, not tasks in the server: judging never competes with the server's event loop
+for the GIL, and browser sessions run no engine of their own (`--no-bot`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+
+from chatbot.web.spawn import python_command
+
+log = logging.getLogger("helpdesk.web")
+
+RESTART_DELAY_S = 2.0
+"""Between a worker dying and its replacement starting, so a worker that cannot start (a bad
+setting) does not spin."""
+
+
+class BotWorkers:
+    def __init__(self, count: int, *, environment: Mapping[str, str], grace_s: float) -> None:
+        self.count = count
+        self.environment = dict(environment)
+        self.grace_s = grace_s
+        self.processes: list[asyncio.subprocess.Process] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+
+    async def start(self) -> None:
+        for number in range(self.count):
+            self._tasks.append(asyncio.create_task(self._keep(number), name=f"bot {number}"))
+
+    async def _keep(self, number: int) -> None:
+        while not self._stopping:
+            process = await asyncio.create_subprocess_exec(
+                *python_command("chatbot", "bot"),
+                stdin=asyncio.subprocess.DEVNULL,
+                env=self.environment,
+            )
+            self.processes.append(process)
+            if self._stopping:  # `stop` ran while this one was starting.
+                process.terminate()
+            code = await process.wait()
+            self.processes.remove(process)
+            if self._stopping:
+                return
+            log.warning("bot worker %d exited with status %d; starting another", number, code)
+            await asyncio.sleep(RESTART_DELAY_S)
+
+    async def stop(self) -> None:
+        """SIGTERM to every worker; each finishes or gives back what it holds within its grace
+        period, and is killed if it has not exited a few seconds after that."""
+        self._stopping = True
+        processes = list(self.processes)
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+        for process in processes:
+            try:
+                await asyncio.wait_for(process.wait(), self.grace_s + 5)
+            except TimeoutError:
+                log.warning("bot worker %d did not stop; killing it", process.pid)
+                process.kill()
+                await process.wait()
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
