@@ -66,6 +66,21 @@ def wait_for(
         time.sleep(0.05)
 
 
+PAINTED_PIXELS = """() => {
+    const canvas = document.querySelector("canvas.xterm-text-layer");
+    if (!canvas) return 0;
+    const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let alpha = 3; alpha < data.length; alpha += 4) if (data[alpha]) painted++;
+    return painted;
+}"""
+
+
+def painted(page: Page) -> int:
+    """Pixels the terminal has drawn text or colour on: 0 while the app has drawn nothing."""
+    return int(page.evaluate(PAINTED_PIXELS))
+
+
 INPUT_FROM_BOTTOM_PX = 60
 """The one-line input sits above the footer: about two and a half rows of 16px text up from the
 bottom of the terminal. A click elsewhere would focus the transcript, and typing would go there."""

@@ -1,0 +1,187 @@
+"""The whole loop in real browsers: a customer asks, the bot answers with its source or hands
+over, an agent signs in in a second browser context, claims the conversation and replies, and the
+customer's page shows the reply. Checked where results land (the store, the server's sessions)
+and in screenshots that must change; the screenshots are kept for a person to look at."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from playwright._impl._api_structures import FloatRect
+from playwright.sync_api import Browser, Page
+
+from tests.web.conftest import PASSWORD, VIEWPORT
+from tests.web.harness import (
+    Served,
+    agent_replies,
+    children,
+    command_line,
+    conversation_state,
+    painted,
+    transcript,
+    type_into_input,
+    wait_for,
+)
+
+Q1 = "I was charged twice for the same ride, can I get my money back?"
+Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
+REPLY = "No late fee: we waive it whenever the docks are full. Sorry for the trouble!"
+
+
+def screenshot_changes(page: Page, before: bytes, *, what: str) -> bytes:
+    """Wait until the page looks different from `before`; returns the new look."""
+
+    def changed() -> bytes | None:
+        shot = page.screenshot()
+        return shot if shot != before else None
+
+    return wait_for(changed, what=what, timeout=30)
+
+
+STILL_S = 1.0
+"""How long a page must look the same to count as drawn: Textual paints a screen in several
+frames, with pauses between them longer than one screenshot takes."""
+
+
+BLINKING_PX = 100
+"""The bottom of the page, where the focused input's cursor blinks (and the footer is): left out
+when deciding whether the page still changes."""
+
+
+def settled(page: Page, *, still_s: float = STILL_S, timeout: float = 30.0) -> bytes:
+    """A screenshot once the app has drawn and the page (less its blinking bottom) has looked
+    the same for `still_s`. While the customer's question is being judged an animated
+    indicator shows, so a chat settles only once the bot has answered or handed over."""
+    size = page.viewport_size
+    assert size is not None
+    clip: FloatRect = {
+        "x": 0, "y": 0, "width": size["width"], "height": size["height"] - BLINKING_PX
+    }  # fmt: skip
+    shot, since = [page.screenshot(clip=clip)], [time.monotonic()]
+
+    def still() -> bytes | None:
+        current = page.screenshot(clip=clip)
+        if current != shot[0] or not painted(page):
+            shot[0], since[0] = current, time.monotonic()
+            return None
+        return current if time.monotonic() - since[0] >= still_s else None
+
+    return wait_for(still, what="the page to stop changing", timeout=timeout)
+
+
+def test_a_customer_and_an_agent_in_two_browsers(
+    browser: Browser, fresh_server: Served, artifacts: Path
+) -> None:
+    served = fresh_server
+    customer_context = browser.new_context(viewport=VIEWPORT)
+    agent_context = browser.new_context(viewport=VIEWPORT)
+    try:
+        customer = customer_context.new_page()
+        customer.goto(served.url + "/")
+        customer.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        conversation = wait_for(
+            lambda: [s.conversation for s in served.sessions() if s.conversation], what="the chat"
+        )[0]
+        assert conversation is not None
+        empty = settled(customer)
+
+        # The cookbook's first question: answered from the help center, with its source, by
+        # the bot worker `serve` runs (the session itself runs none).
+        type_into_input(customer, Q1)
+        answer = wait_for(
+            lambda: [m for m in transcript(served.db, conversation) if m[0] == "bot"],
+            what="the bot's answer in the store",
+        )
+        assert answer[0][2] == "card-charged-twice"
+        answered = settled(customer)
+        assert answered != empty
+        customer.screenshot(path=artifacts / "customer-answer.png")
+
+        # The third: no passage is good enough, so a person will reply.
+        type_into_input(customer, Q3)
+        wait_for(
+            lambda: conversation_state(served.db, conversation)[0] == "waiting",
+            what="the conversation in the queue",
+        )
+        handed_over = settled(customer)
+        assert handed_over != answered
+        customer.screenshot(path=artifacts / "customer-handoff.png")
+
+        # The agent signs in in a second browser context and sees it in the queue.
+        agent = agent_context.new_page()
+        agent.goto(served.url + "/agent")
+        agent.screenshot(path=artifacts / "sign-in.png")
+        agent.fill("#name", "ana")
+        agent.fill("#password", PASSWORD)
+        agent.click("button[type=submit]")
+        agent.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        queue = settled(agent, still_s=0.3)  # Its wait times tick every second.
+        agent.screenshot(path=artifacts / "agent-queue.png")
+
+        open_first_row(agent)
+        screenshot_changes(agent, queue, what="the conversation to open")
+        agent.keyboard.press("Control+l")
+        wait_for(
+            lambda: conversation_state(served.db, conversation) == ("claimed", "Ana P."),
+            what="the claim, under the account's display name",
+        )
+        # The customer is told who joined; only then does the agent write.
+        screenshot_changes(customer, handed_over, what="the customer to see the agent join")
+        before_reply = settled(customer)
+        agent.keyboard.type(REPLY)
+        agent.keyboard.press("Enter")
+        wait_for(
+            lambda: agent_replies(served.db, conversation) == [("Ana P.", REPLY)],
+            what="the reply in the store",
+        )
+        settled(agent)
+        agent.screenshot(path=artifacts / "agent-reply.png")
+
+        # The customer's page shows the reply.
+        screenshot_changes(customer, before_reply, what="the reply on the customer's page")
+        settled(customer)
+        customer.screenshot(path=artifacts / "customer-reply.png")
+        # Served by the bot worker `serve` runs: a `helpdesk bot` process of its own.
+        assert any(
+            command_line(pid)[-2:] == ["chatbot", "bot"] for pid in children(served.process.pid)
+        )
+    finally:
+        customer_context.close()
+        agent_context.close()
+
+
+def open_first_row(page: Page) -> None:
+    """Click the first conversation in the queue (below the header and the table's header)."""
+    box = page.locator("#terminal").bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 120, box["y"] + ROW_PX * 2.5)
+    page.keyboard.press("Enter")
+
+
+ROW_PX = 21
+"""One terminal row at the pages' 16px font: the queue's first row is the third from the top."""
+
+
+def test_an_editor_signs_in_to_the_knowledge_base_editor(
+    browser: Browser, served: Served, artifacts: Path
+) -> None:
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(served.url + "/editor")
+        page.fill("#name", "eddie")
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        session = wait_for(
+            lambda: [s for s in served.sessions() if s.area == "editor"], what="the editor"
+        )[0]
+        assert session.account == "eddie"
+        settled(page)
+        page.screenshot(path=artifacts / "editor.png")
+        # An editor cannot open the agent console.
+        response = page.goto(served.url + "/agent")
+        assert response is not None and response.status == 403
+    finally:
+        context.close()
