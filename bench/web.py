@@ -1,7 +1,8 @@
 """Browser-session benchmarks for `helpdesk serve`: page load to the app's first paint, and the
 memory one idle browser session costs, against the floor of the same transport (textual-serve's
 own server running the smallest Textual app, an Input and a Footer), measured in the same run.
-From the memory figure: how many idle sessions fit on a 24 GiB host.
+From the memory figure: how many idle sessions fit on a 24 GiB host next to the server, its
+zygote and one bot worker, with 2 GiB kept back for the OS.
 
     python bench/web.py [--quick]
 
@@ -128,6 +129,18 @@ def pss_bytes(pids: list[int]) -> int:
     return total
 
 
+def rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
 def settled_pss(roots: list[int], timeout: float = 60.0) -> list[int]:
     """Each root's tree PSS once two readings half a second apart differ by under 1%."""
     deadline = time.monotonic() + timeout
@@ -181,10 +194,12 @@ def browse(
                 paints.append(time.perf_counter() - started)
             wait_until(lambda: len(roots()) == sessions, 60, "every session's process")
             memory = settled_pss(roots())
-            # The server and, for ours, the zygote every session is forked from: fixed costs.
-            server = pss_bytes([server_pid]) + pss_bytes(
-                session_roots(server_pid, "chatbot.web.zygote")
-            )
+            resident = [rss_bytes(tree(pid)) for pid in roots()]
+            # Fixed costs: the server and, for ours, the zygote every session is forked from and
+            # the bot worker that answers every session's questions.
+            fixed = session_roots(server_pid, "chatbot.web.zygote")
+            fixed += session_roots(server_pid, "chatbot bot")
+            server = pss_bytes([server_pid, *fixed])
         finally:
             for context in contexts:
                 context.close()
@@ -192,6 +207,7 @@ def browse(
     return {
         "first_paint_s": median(paints),
         "session_pss_mb": median([m / 1e6 for m in memory]),
+        "session_rss_mb": median([m / 1e6 for m in resident]),
         "server_pss_mb": server / 1e6,
     }
 
@@ -201,7 +217,7 @@ def measure_ours(directory: Path, sessions: int) -> dict[str, float]:
 
     kb = directory / "kb"
     shutil.copytree(SHIPPED_KB, kb, ignore=shutil.ignore_patterns(".*"))
-    argv = [sys.executable, "-m", "chatbot", "serve", "--port", "0", "--bots", "0"]
+    argv = [sys.executable, "-m", "chatbot", "serve", "--port", "0", "--bots", "1"]
     argv += ["--db", str(directory / "helpdesk.sqlite3"), "--kb", str(kb)]
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -264,6 +280,7 @@ def measure(quick: bool) -> dict[str, float | int]:
         "web_session_pss_mb": round(ours["session_pss_mb"], 1),
         "web_session_pss_floor_mb": round(floor["session_pss_mb"], 1),
         "web_session_pss_ratio": round(ours["session_pss_mb"] / floor["session_pss_mb"], 3),
+        "web_session_rss_mb": round(ours["session_rss_mb"], 1),
         "web_server_pss_mb": round(ours["server_pss_mb"], 1),
         "web_server_pss_floor_mb": round(floor["server_pss_mb"], 1),
         "web_sessions_per_24gib_host": int(room // per_session),
