@@ -1,5 +1,5 @@
-"""SIGTERM: every browser is told its session ended, every app process quits, nothing typed is
-lost, and `helpdesk serve` exits 0."""
+"""SIGTERM: every browser is told its session ended, every app process and bot worker quits,
+nothing typed is lost, and `helpdesk serve` exits 0."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ from pathlib import Path
 
 from playwright.sync_api import BrowserContext
 
-from tests.web.harness import Served, alive, transcript, type_into_input, wait_for
+from tests.web.harness import (
+    Served,
+    alive,
+    children,
+    command_line,
+    transcript,
+    type_into_input,
+    wait_for,
+)
 from tests.web.test_security import conversations_opened, open_chat
 
 
@@ -25,12 +33,17 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
     )
     processes = [session.pid for session in fresh_server.sessions()]
     assert len(processes) == 1 and alive(processes[0])
+    bots = [
+        pid for pid in children(fresh_server.process.pid)
+        if command_line(pid)[-2:] == ["chatbot", "bot"]
+    ]  # fmt: skip
+    assert len(bots) == 1
 
     assert fresh_server.stop() == 0
     page.wait_for_selector("body.-closed", state="attached", timeout=30_000)
     assert page.locator(".closed-dialog").is_visible()
     page.screenshot(path=artifacts / "shutdown.png")
-    assert not any(alive(pid) for pid in processes)
+    assert not any(alive(pid) for pid in processes + bots)
     output = "".join(fresh_server.output)
     assert "stopping; ending 1 browser session(s)" in output and "stopped" in output
     assert fresh_server.sessions() == []  # Each one reported as ended.
