@@ -34,7 +34,7 @@ def mode(path: Path) -> int:
 
 
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 3
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 4
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
