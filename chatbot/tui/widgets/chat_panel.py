@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 
 from rich.text import Text
-from textual import getters, on
+from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -87,7 +87,11 @@ class ChatPanel(Vertical):
                 yield Static(self._suggestions(), classes="welcome")
         yield BotWorking(id="bot-working")
         yield Static(id="chat-error")
-        yield Input(placeholder="Type your question and press Enter", id="question")
+        # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
+        # or by typing into the conversation (which sends the keys here).
+        yield Input(
+            placeholder="Type your question and press Enter", id="question", select_on_focus=False
+        )
 
     def on_mount(self) -> None:
         self.query_one(BotWorking).display = False
@@ -95,6 +99,15 @@ class ChatPanel(Vertical):
         self.services.changed.subscribe(self, self._store_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
+
+    def on_key(self, event: events.Key) -> None:
+        # A customer who clicked the conversation (in a browser, the first thing most do) and
+        # starts typing means the question box: the first character goes there, and so does
+        # the focus.
+        if event.is_printable and event.character and self.screen.focused is self.log_view:
+            event.stop()
+            self.question.focus()
+            self.question.insert_text_at_cursor(event.character)
 
     def watch_working(self, working: bool) -> None:
         if self.is_mounted:
