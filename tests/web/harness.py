@@ -53,9 +53,14 @@ def chromium() -> str:
 
 
 def wait_for(
-    condition: Callable[[], T | None], *, timeout: float = 30.0, what: str = "condition"
+    condition: Callable[[], T | None],
+    *,
+    timeout: float = 30.0,
+    what: str = "condition",
+    every: float = 0.05,
 ) -> T:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    """Poll `condition` every `every` seconds until it returns something truthy; fail after
+    `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
@@ -63,7 +68,7 @@ def wait_for(
             return result
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.05)
+        time.sleep(every)
 
 
 PAINTED_PIXELS = """() => {

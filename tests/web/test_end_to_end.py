@@ -116,15 +116,21 @@ def test_a_customer_and_an_agent_in_two_browsers(
         agent.fill("#password", PASSWORD)
         agent.click("button[type=submit]")
         agent.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-        queue = settled(agent, still_s=0.3)  # Its wait times tick every second.
+        settled(agent, still_s=0.3)  # Its wait times tick every second.
         agent.screenshot(path=artifacts / "agent-queue.png")
 
-        open_first_row(agent)
-        screenshot_changes(agent, queue, what="the conversation to open")
-        agent.keyboard.press("Control+l")
+        # Opening the conversation writes nothing to watch for, so the agent opens the first
+        # row and presses the claim key again each second until the store has the claim (on a
+        # busy machine the queue may fill, or the conversation open, after a try; once it is
+        # open, a click on the row's place lands harmlessly in the transcript).
+        def claimed_or_try_again() -> bool:
+            if claimed(served, conversation):
+                return True
+            claim_first_row(agent)
+            return False
+
         wait_for(
-            lambda: conversation_state(served.db, conversation) == ("claimed", "Ana P."),
-            what="the claim, under the account's display name",
+            claimed_or_try_again, what="the claim, under the account's display name", every=1.0
         )
         # The customer is told who joined; only then does the agent write.
         screenshot_changes(customer, handed_over, what="the customer to see the agent join")
@@ -151,16 +157,22 @@ def test_a_customer_and_an_agent_in_two_browsers(
         agent_context.close()
 
 
-def open_first_row(page: Page) -> None:
-    """Click the first conversation in the queue (below the header and the table's header)."""
+def claim_first_row(page: Page) -> None:
+    """Click the first conversation in the queue (below the title, the queue's heading and the
+    table's header), press Enter to open it and Ctrl+L to claim it."""
     box = page.locator("#terminal").bounding_box()
     assert box is not None
-    page.mouse.click(box["x"] + 120, box["y"] + ROW_PX * 2.5)
+    page.mouse.click(box["x"] + 120, box["y"] + ROW_PX * 3.5)
     page.keyboard.press("Enter")
+    page.keyboard.press("Control+l")
+
+
+def claimed(served: Served, conversation: int) -> bool:
+    return conversation_state(served.db, conversation) == ("claimed", "Ana P.")
 
 
 ROW_PX = 21
-"""One terminal row at the pages' 16px font: the queue's first row is the third from the top."""
+"""One terminal row at the pages' 16px font."""
 
 
 def test_an_editor_signs_in_to_the_knowledge_base_editor(
