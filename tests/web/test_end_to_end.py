@@ -5,10 +5,8 @@ and in screenshots that must change; the screenshots are kept for a person to lo
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from playwright._impl._api_structures import FloatRect
 from playwright.sync_api import Browser, Page
 
 from tests.web.conftest import PASSWORD, VIEWPORT
@@ -18,7 +16,8 @@ from tests.web.harness import (
     children,
     command_line,
     conversation_state,
-    painted,
+    screenshot_changes,
+    settled,
     transcript,
     type_into_input,
     wait_for,
@@ -27,47 +26,6 @@ from tests.web.harness import (
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
 REPLY = "No late fee: we waive it whenever the docks are full. Sorry for the trouble!"
-
-
-def screenshot_changes(page: Page, before: bytes, *, what: str) -> bytes:
-    """Wait until the page looks different from `before`; returns the new look."""
-
-    def changed() -> bytes | None:
-        shot = page.screenshot()
-        return shot if shot != before else None
-
-    return wait_for(changed, what=what, timeout=30)
-
-
-STILL_S = 1.0
-"""How long a page must look the same to count as drawn: Textual paints a screen in several
-frames, with pauses between them longer than one screenshot takes."""
-
-
-BLINKING_PX = 100
-"""The bottom of the page, where the focused input's cursor blinks (and the footer is): left out
-when deciding whether the page still changes."""
-
-
-def settled(page: Page, *, still_s: float = STILL_S, timeout: float = 30.0) -> bytes:
-    """A screenshot once the app has drawn and the page (less its blinking bottom) has looked
-    the same for `still_s`. While the customer's question is being judged an animated
-    indicator shows, so a chat settles only once the bot has answered or handed over."""
-    size = page.viewport_size
-    assert size is not None
-    clip: FloatRect = {
-        "x": 0, "y": 0, "width": size["width"], "height": size["height"] - BLINKING_PX
-    }  # fmt: skip
-    shot, since = [page.screenshot(clip=clip)], [time.monotonic()]
-
-    def still() -> bytes | None:
-        current = page.screenshot(clip=clip)
-        if current != shot[0] or not painted(page):
-            shot[0], since[0] = current, time.monotonic()
-            return None
-        return current if time.monotonic() - since[0] >= still_s else None
-
-    return wait_for(still, what="the page to stop changing", timeout=timeout)
 
 
 def test_a_customer_and_an_agent_in_two_browsers(

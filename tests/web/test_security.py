@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, BrowserContext, Page
 
 from chatbot.web.security import CONTENT_SECURITY_POLICY
 from tests.web.conftest import PASSWORD, VIEWPORT
-from tests.web.harness import Served, run_async, wait_for
+from tests.web.harness import Served, run_async, settled, wait_for
 
 
 def conversations_opened(served: Served) -> list[int]:
@@ -27,9 +27,11 @@ def conversations_opened(served: Served) -> list[int]:
 
 
 def open_chat(context: BrowserContext, served: Served) -> Page:
+    """A customer's page, once the chat has drawn (so that what is typed next reaches it)."""
     page = context.new_page()
     page.goto(served.url + "/")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+    settled(page)
     return page
 
 
