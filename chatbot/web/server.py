@@ -54,6 +54,8 @@ MAX_WS_MESSAGE_BYTES = 64 * 1024
 STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
+SESSION_SECRETS = ("VALEN_API_KEY",)
+"""Left out of what sessions inherit; given only to the sessions that need them."""
 ASSETS = Path(__file__).parent / "assets"
 TEXTUAL_SERVE_STATIC = Path(textual_serve.__file__).parent / "static"
 
@@ -80,6 +82,7 @@ class SessionProcess(AppService):
         args: Sequence[str],
         *,
         environment: Mapping[str, str],
+        secrets: Mapping[str, str],
         zygote: Zygote | None,
         write_bytes: Callable[[bytes], Awaitable[None]],
         write_str: Callable[[str], Awaitable[None]],
@@ -95,6 +98,8 @@ class SessionProcess(AppService):
         )
         self.args = list(args)
         self.environment = dict(environment)
+        self.secrets = dict(secrets)
+        """Secrets this session alone needs (the Valen key, for an editor's "Try it")."""
         self.zygote = zygote
         self._close_websocket = close
 
@@ -103,14 +108,15 @@ class SessionProcess(AppService):
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
-        environment.update(self.environment)
-        return environment
+        for name in SESSION_SECRETS:
+            environment.pop(name, None)
+        return environment | self.environment | self.secrets
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         if self.zygote is not None and self.zygote.running:
             try:
                 size = {"COLUMNS": str(width), "ROWS": str(height)}
-                forked = await self.zygote.spawn(self.args, size)
+                forked = await self.zygote.spawn(self.args, size | self.secrets)
             except (OSError, RuntimeError, ValueError) as error:
                 log.warning("cannot fork a session from the zygote (%s); starting one", error)
             else:
@@ -461,6 +467,7 @@ class HelpdeskServer(Server):
         service = SessionProcess(
             self.child(spec),
             environment=self.environment,
+            secrets=self.session_secrets(spec),
             zygote=self.zygote,
             write_bytes=websocket.send_bytes,
             write_str=websocket.send_str,
@@ -526,7 +533,16 @@ class HelpdeskServer(Server):
             "TERM_PROGRAM": "textual",
             "TERM_PROGRAM_VERSION": version("textual-serve"),
         }
-        return dict(os.environ) | textual | self.environment
+        inherited = {k: v for k, v in os.environ.items() if k not in SESSION_SECRETS}
+        return inherited | textual | self.environment
+
+    def session_secrets(self, spec: SessionSpec) -> dict[str, str]:
+        """Only a session that offers the editor (whose "Try it" asks Valen) gets the Valen key:
+        a customer's or an agent's process never holds it, nor does the zygote."""
+        key = os.environ.get("VALEN_API_KEY")
+        if key and spec.account is not None and spec.account.may_open(Area.EDITOR):
+            return {"VALEN_API_KEY": key}
+        return {}
 
     async def start(self) -> int:
         """Start the zygote, then listen; returns the port (useful with port 0)."""

@@ -1,15 +1,18 @@
-"""Sessions are forks of the preloaded zygote; if it dies, sessions still start, exec'd."""
+"""Sessions are forks of the preloaded zygote; if it dies, sessions still start, exec'd; neither
+way does a customer's session get the Valen key."""
 
 from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Browser
 
-from tests.web.conftest import VIEWPORT
-from tests.web.harness import Served, alive, children, command_line, wait_for
+from tests.web.conftest import VIEWPORT, make_site
+from tests.web.harness import Served, alive, children, command_line, start_server, wait_for
 
 
 def parent(pid: int) -> int:
@@ -28,9 +31,28 @@ def open_chat_session(browser: Browser, served: Served, before: int) -> int:
     return sessions[-1].pid  # The context stays open (so does the session) until the browser.
 
 
+def environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    pairs = (item.decode().partition("=") for item in raw.split(b"\0") if item)
+    return {name: value for name, _, value in pairs}
+
+
+@pytest.fixture
+def keyed_server(tmp_path: Path) -> Iterator[Served]:
+    """A server started with a Valen key in its environment."""
+    db, kb = make_site(tmp_path / "site")
+    served = start_server(tmp_path / "site", db=db, kb=kb, environment={"VALEN_API_KEY": KEY})
+    yield served
+    served.stop()
+
+
+KEY = "vk-test-0123456789-never-in-a-session"
+
+
 def test_sessions_fork_from_the_zygote_and_start_without_it(
-    browser: Browser, fresh_server: Served
+    browser: Browser, keyed_server: Served
 ) -> None:
+    fresh_server = keyed_server
     zygotes = [
         pid for pid in children(fresh_server.process.pid)
         if "chatbot.web.zygote" in command_line(pid)
@@ -39,6 +61,10 @@ def test_sessions_fork_from_the_zygote_and_start_without_it(
     forked = open_chat_session(browser, fresh_server, 0)
     assert parent(forked) == zygotes[0]
     assert "chatbot.web.zygote" in command_line(forked)  # A fork: the zygote's command line.
+    # Neither the zygote nor a customer's session holds the Valen key; the bot worker does.
+    assert "VALEN_API_KEY" not in environ(zygotes[0])
+    bots = [p for p in children(fresh_server.process.pid) if command_line(p)[-1:] == ["bot"]]
+    assert environ(bots[0])["VALEN_API_KEY"] == KEY
 
     os.kill(zygotes[0], signal.SIGKILL)
     wait_for(lambda: not alive(zygotes[0]), what="the zygote to die")
@@ -46,4 +72,6 @@ def test_sessions_fork_from_the_zygote_and_start_without_it(
     assert parent(started) == fresh_server.process.pid
     assert command_line(started)[-3:-2] == ["chat"]
     assert "chatbot.web.child" in command_line(started)
+    assert "VALEN_API_KEY" not in environ(started)  # Exec'd without it too.
+    assert KEY not in "".join(fresh_server.output)
     assert alive(forked)  # The session forked earlier lives on without its zygote.
