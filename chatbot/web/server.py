@@ -5,7 +5,7 @@ Built on textual-serve's `Server` (aiohttp) and `AppService`: this adds the rout
 signed cookies, security headers, Origin and session checks on every websocket, limits on how
 many app processes run, and a shutdown that tells each browser and ends each process. What an
 app process is (which screen, which conversation, which agent name) is decided here from the
-verified cookie and passed on its command line; nothing the page sends can change it.
+verified cookie and passed as its arguments; nothing the page sends can change it.
 """
 
 from __future__ import annotations
