@@ -17,6 +17,7 @@ from chatbot.desk.models import (
     Feedback,
     FeedbackGiven,
     HandedBack,
+    Note,
     Released,
     Reopened,
     Resolved,
@@ -57,6 +58,9 @@ def notice(event: EventData, *, reader: Reader) -> str | None:
             return f"The customer marked the bot's answer {verdict}."
         case Decided():
             return None  # Bookkeeping: the answer or the escalation that follows says it.
+        case Note(agent=agent, text=text):
+            # Internal: whatever front end asks on a customer's behalf gets nothing.
+            return None if reader == "customer" else f"{note_heading(agent)}: {text}"
     return None
 
 
@@ -76,3 +80,35 @@ def status_line(state: State, agent: str | None) -> str:
     if state is State.RESOLVED:
         return "Resolved. Write again if you need anything else."
     return "You are talking to the help-desk bot."
+
+
+# -- the agent console ----------------------------------------------------------------------------
+
+
+def note_heading(agent: str) -> str:
+    """Above an internal note in the agent's transcript."""
+    return f"Note from {agent}, for agents only"
+
+
+def waiting_for(duration: str) -> str:
+    """A queue row's status while nobody has it; `duration` like `3m 05s`."""
+    return f"waiting {duration}"
+
+
+def claimed_for(agent: str, duration: str) -> str:
+    """A queue row's status once claimed: who has it, and since how long."""
+    return f"claimed by {agent} for {duration}"
+
+
+def unread_label(unread: bool) -> str:
+    """What a queue row's unread mark means, for the row's tooltip and screen readers."""
+    return "the customer wrote since you last read this" if unread else ""
+
+
+def hand_back_question(count: int) -> str:
+    """Asked before an agent holding claims quits."""
+    noun = "conversation" if count == 1 else "conversations"
+    return (
+        f"You hold {count} claimed {noun}. Hand them back to the queue so another agent can "
+        "take them, or keep them for when you return?"
+    )

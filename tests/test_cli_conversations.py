@@ -39,6 +39,7 @@ def db(tmp_path: Path) -> Path:
         desk.ask(third, ESCAPE)
         desk.claim(third, agent="ana")
         desk.reply(third, agent="ana", text="Let me look.")
+        desk.add_note(third, agent="bo", text="Refund approved by [b]finance[/b]")
     finally:
         desk.close()
     return path
@@ -94,6 +95,22 @@ def test_show_as_json_has_messages_events_and_decisions(
     assert decision["candidates"][2]["error_kind"] == "replay-miss"
     ids = [m["id"] for m in shown["messages"]] + [e["id"] for e in shown["events"]]
     assert len(set(ids)) == len(ids)  # One order for messages and events alike.
+    assert shown["notes"] == []
+
+
+def test_show_marks_notes_as_internal_and_apart_from_messages(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = run(capsys, "show", "3", "--db", str(db), "--json")
+    shown: dict[str, Any] = json.loads(out)
+    [note] = shown["notes"]
+    assert (note["agent"], note["text"], note["internal"]) == (
+        "bo", "Refund approved by [b]finance[/b]", True,
+    )  # fmt: skip
+    assert note["id"] > max(m["id"] for m in shown["messages"])
+    assert "finance" not in json.dumps(shown["messages"]) + json.dumps(shown["events"])
+    _, text, _ = run(capsys, "show", "3", "--db", str(db))
+    assert "— Note from bo, for agents only: Refund approved by [b]finance[/b]" in text
 
 
 def test_show_an_escalated_conversation(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ from chatbot.desk.models import (
     ChatEvent,
     ChatMessage,
     Conversation,
+    Note,
     State,
     StoredDecision,
 )
@@ -101,6 +102,18 @@ def event_json(event: ChatEvent) -> dict[str, Any]:
     return {"id": event.id, "at": _time(event.created_at), **event.event.model_dump(mode="json")}
 
 
+def note_json(entry: ChatEvent) -> dict[str, Any]:
+    """An internal note: agents' only, kept apart from messages and events so that nothing
+    reading `messages` for the customer's side can pick one up."""
+    assert isinstance(entry.event, Note)
+    return {"id": entry.id, "at": _time(entry.created_at), "agent": entry.event.agent,
+            "text": entry.event.text, "internal": True}  # fmt: skip
+
+
+def _is_note(entry: ChatMessage | ChatEvent) -> bool:
+    return isinstance(entry, ChatEvent) and isinstance(entry.event, Note)
+
+
 def decision_json(stored: StoredDecision) -> dict[str, Any]:
     return {
         "id": stored.id,
@@ -112,13 +125,14 @@ def decision_json(stored: StoredDecision) -> dict[str, Any]:
 
 
 def full_json(desk: DeskService, conversation: Conversation) -> dict[str, Any]:
-    """A conversation with its log (messages and events, each with the id that orders them) and
-    every decision the bot made in it, candidates included."""
+    """A conversation with its log (messages, events and agents' internal notes, each with the id
+    that orders them) and every decision the bot made in it, candidates included."""
     entries = desk.entries(conversation.id)
     return {
         **conversation_json(conversation),
         "messages": [message_json(e) for e in entries if isinstance(e, ChatMessage)],
-        "events": [event_json(e) for e in entries if isinstance(e, ChatEvent)],
+        "events": [event_json(e) for e in entries if isinstance(e, ChatEvent) and not _is_note(e)],
+        "notes": [note_json(e) for e in entries if isinstance(e, ChatEvent) and _is_note(e)],
         "decisions": [decision_json(d) for d in desk.decisions(conversation.id)],
     }
 

@@ -19,6 +19,7 @@ from typing import ParamSpec, TypeVar
 from chatbot.desk.models import (
     AskResult,
     Changes,
+    ChatEvent,
     ChatMessage,
     ClaimResult,
     ContentGap,
@@ -31,6 +32,7 @@ from chatbot.desk.models import (
     Page,
     PendingQuestion,
     QueueItem,
+    SearchHit,
     State,
     StoredDecision,
 )
@@ -201,6 +203,20 @@ class AsyncDesk:
     async def release_claims(self, agent: str) -> list[int]:
         return await self._write(self._service.release_claims, agent)
 
+    async def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
+        return await self._write(self._service.reopen, conversation_id, agent=agent)
+
+    async def claimed_by(self, agent: str) -> list[int]:
+        return await self._run(self._service.claimed_by, agent)
+
+    async def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
+        return await self._write(self._service.add_note, conversation_id, agent=agent, text=text)
+
+    async def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
+        # Not `_write`: a read marker adds nothing to any log, and only the reader's own queue
+        # shows it (it updates that row itself), so nobody here needs waking.
+        await self._run(self._service.mark_read, conversation_id, agent=agent, entry_id=entry_id)
+
     async def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
         return await self._run(self._service.lease, worker, limit=limit, lease_s=lease_s)
 
@@ -263,6 +279,22 @@ class AsyncDesk:
 
     async def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return await self._run(self._service.queue, agent=agent)
+
+    async def queue_items(
+        self, conversation_ids: list[int], *, agent: str | None
+    ) -> list[QueueItem]:
+        return await self._run(self._service.queue_items, conversation_ids, agent=agent)
+
+    async def claims(self) -> list[QueueItem]:
+        return await self._run(self._service.claims)
+
+    async def search(
+        self, text: str, *, state: State | None = None, limit: int = 50
+    ) -> list[SearchHit]:
+        return await self._run(self._service.search, text, state=state, limit=limit)
+
+    async def last_entry_id(self) -> int:
+        return await self._run(self._service.last_entry_id)
 
     async def changes(self, *, after: int) -> Changes:
         return await self._run(self._service.changes, after=after)

@@ -63,6 +63,7 @@ class EventType(StrEnum):
     REOPENED = "reopened"
     FEEDBACK = "feedback"
     DECIDED = "decided"
+    NOTE = "note"
 
 
 class Escalated(_Frozen):
@@ -134,8 +135,24 @@ class Decided(_Frozen):
     """`kept`: a person had the conversation by then, so the decision is there for them only."""
 
 
+class Note(_Frozen):
+    """An agent's internal note: for agents only, never shown to the customer."""
+
+    type: Literal[EventType.NOTE] = EventType.NOTE
+    agent: str
+    text: str
+
+
 EventData = Annotated[
-    Escalated | Claimed | Released | Resolved | HandedBack | Reopened | FeedbackGiven | Decided,
+    Escalated
+    | Claimed
+    | Released
+    | Resolved
+    | HandedBack
+    | Reopened
+    | FeedbackGiven
+    | Decided
+    | Note,
     Field(discriminator="type"),
 ]
 EVENT_DATA: TypeAdapter[EventData] = TypeAdapter(EventData)
@@ -248,6 +265,29 @@ class QueueItem(_Frozen):
     top_probability: float | None
     agent: str | None
     claimed_at: datetime | None = None
+    last_customer_entry: int = 0
+    """The id of the customer's newest message (0: none yet)."""
+    read_entry: int = 0
+    """How far the agent the queue was read for has read the conversation (0: never opened)."""
+
+    @property
+    def unread(self) -> bool:
+        """The customer wrote since that agent last read the conversation."""
+        return self.last_customer_entry > self.read_entry
+
+
+class SearchHit(_Frozen):
+    """A conversation whose messages match a search, with the newest matching message."""
+
+    conversation_id: int
+    state: State
+    agent: str | None
+    """Who claimed it last (for a resolved one: who resolved it)."""
+    updated_at: datetime
+    entry_id: int
+    """The newest matching message."""
+    text: str
+    """That message's text."""
 
 
 class ContentGap(_Frozen):

@@ -15,6 +15,7 @@ from typing import TypeVar
 from chatbot.desk.models import (
     AskResult,
     Changes,
+    ChatEvent,
     ChatMessage,
     ClaimResult,
     ContentGap,
@@ -33,6 +34,7 @@ from chatbot.desk.models import (
     Released,
     Reopened,
     Resolved,
+    SearchHit,
     State,
     StoredDecision,
 )
@@ -43,6 +45,7 @@ from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import (
     ChangeFeed,
+    ConversationNotFound,
     ConversationStore,
     LeaseLost,
     NotTheLatestAnswer,
@@ -54,6 +57,8 @@ T = TypeVar("T")
 
 RETRIES = 8
 """Reads-and-writes one change may take when others keep moving the conversation first."""
+MAX_NOTE_CHARS = 4000
+"""An internal note is a few lines for colleagues, not a document."""
 
 
 class FeedbackRefused(HelpdeskError):
@@ -244,6 +249,33 @@ class DeskService:
             released.append(conversation_id)
         return released
 
+    def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
+        """Take a resolved conversation up again as its owner, to follow up with the customer.
+        `Refused` unless it is resolved; `won=False` if it moved meanwhile (the customer wrote
+        again, or another agent reopened it first)."""
+        conversation = self.store.conversation(conversation_id)
+        next_state(conversation.state, Move.REOPEN, role=Role.AGENT,
+                   conversation_id=conversation_id)  # fmt: skip
+        return self.store.claim(conversation_id, agent=agent, expect=State.RESOLVED)
+
+    def claimed_by(self, agent: str) -> list[int]:
+        """The conversations `agent` holds a claim on."""
+        return self.store.claimed_by(agent)
+
+    def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
+        """An internal note on the conversation, for agents only: any agent, in any state."""
+        if not text.strip():
+            raise HelpdeskError("a note needs some text")
+        if len(text) > MAX_NOTE_CHARS:
+            raise HelpdeskError(f"a note is longer than {MAX_NOTE_CHARS} characters")
+        if not agent.strip():
+            raise HelpdeskError("a note needs the agent's name")
+        return self.store.add_note(conversation_id, agent=agent, text=text)
+
+    def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
+        """`agent` has seen the conversation up to `entry_id` (the marker never moves back)."""
+        self.store.mark_read(conversation_id, agent=agent, entry_id=entry_id)
+
     def _let_go(
         self, conversation_id: int, agent: str, move: Move, event: EventData
     ) -> Conversation:
@@ -406,6 +438,42 @@ class DeskService:
 
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return self.store.queue(agent=agent)
+
+    def queue_items(self, conversation_ids: list[int], *, agent: str | None) -> list[QueueItem]:
+        """The queue's items among `conversation_ids` (the others have left it)."""
+        return self.store.queue_items(conversation_ids, agent=agent)
+
+    def claims(self) -> list[QueueItem]:
+        """Every agent's claims, by agent: the team view."""
+        return self.store.claims()
+
+    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        """Conversations whose messages contain `text` (ignoring case), newest first; `#12` or
+        `12` also finds conversation 12 itself, first."""
+        query = text.strip()
+        number = query.removeprefix("#")
+        hits = self.store.search(number if number.isdecimal() else query, state=state, limit=limit)
+        if number.isdecimal() and len(number) < 19:
+            try:
+                found = self.store.conversation(int(number))
+            except ConversationNotFound:
+                return hits
+            if state is None or found.state is state:
+                latest = self.store.latest_question(found.id)
+                exact = SearchHit(
+                    conversation_id=found.id,
+                    state=found.state,
+                    agent=found.agent,
+                    updated_at=found.updated_at,
+                    entry_id=0 if latest is None else latest[0].id,
+                    text="" if latest is None else latest[0].text,
+                )
+                hits = [exact, *(h for h in hits if h.conversation_id != found.id)][:limit]
+        return hits
+
+    def last_entry_id(self) -> int:
+        """Where a reader of `changes` starts: the newest log entry now."""
+        return self.store.last_entry_id()
 
     def changes(self, *, after: int) -> Changes:
         """Which conversations have log entries after the cursor `after`: a screen can redraw

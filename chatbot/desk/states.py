@@ -3,9 +3,9 @@ and who may make it. Pure: no storage, no clock, no I/O.
 
 ```
 bot ──escalate──► waiting ──claim──► claimed ──resolve──► resolved ──write──► bot
- ▲                  ▲                   │  │
- └────hand back─────┼───────────────────┘  │
-                    └───────release────────┘
+ ▲                  ▲                 │ │ ▲                  │
+ └────hand back─────┼─────────────────┘ │ └──────reopen──────┘ (an agent, as owner)
+                    └───release─────────┘
 ```
 
 A customer may always write: in `bot` the bot judges the message, in `waiting` and `claimed` a
@@ -35,6 +35,8 @@ class Move(StrEnum):
     HAND_BACK = "hand-back"
     RELEASE = "release"
     """The owner puts a claimed conversation back in the queue (e.g. at the end of a shift)."""
+    REOPEN = "reopen"
+    """An agent takes a resolved conversation up again, as its owner (a follow-up)."""
 
 
 class Role(StrEnum):
@@ -58,6 +60,7 @@ TRANSITIONS: dict[tuple[State, Move], State] = {
     (State.CLAIMED, Move.RESOLVE): State.RESOLVED,
     (State.CLAIMED, Move.HAND_BACK): State.BOT,
     (State.CLAIMED, Move.RELEASE): State.WAITING,
+    (State.RESOLVED, Move.REOPEN): State.CLAIMED,
 }
 """Every allowed (state, move) and the state it leads to; anything else is refused."""
 
@@ -70,6 +73,7 @@ ROLES: dict[Move, frozenset[Role]] = {
     Move.RESOLVE: frozenset({Role.AGENT}),
     Move.HAND_BACK: frozenset({Role.AGENT}),
     Move.RELEASE: frozenset({Role.AGENT}),
+    Move.REOPEN: frozenset({Role.AGENT}),
 }
 """Who may make each move."""
 
@@ -130,6 +134,7 @@ def _done(move: Move) -> str:
         Move.RESOLVE: "resolved",
         Move.HAND_BACK: "handed back",
         Move.RELEASE: "released",
+        Move.REOPEN: "reopened",
     }.get(move, move.value)
 
 

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from chatbot.desk.models import (
     Changes,
+    ChatEvent,
     ChatMessage,
     ClaimResult,
     ContentGap,
@@ -26,6 +27,7 @@ from chatbot.desk.models import (
     Feedback,
     PendingQuestion,
     QueueItem,
+    SearchHit,
     State,
     StoredDecision,
 )
@@ -143,6 +145,18 @@ class ConversationStore(Protocol):
         """The conversations `agent` holds a claim on."""
         ...
 
+    def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
+        """Append an agent's internal note (a `note` event), in any state, by any agent; the
+        conversation's state is untouched. Notes are for agents: front ends never show them to
+        the customer."""
+        ...
+
+    def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
+        """Record that `agent` has seen the conversation's log up to `entry_id`. One marker per
+        (conversation, agent), and it only moves forward: an older `entry_id` (another host of the
+        same agent, a late write) leaves a newer marker as it is. Writes no log entry."""
+        ...
+
     # -- the bot's side ---------------------------------------------------------------------------
 
     def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
@@ -229,7 +243,30 @@ class ConversationStore(Protocol):
     def latest_decision(self, conversation_id: int) -> StoredDecision | None: ...
 
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:
-        """Waiting conversations, longest wait first, then those `agent` has claimed."""
+        """Waiting conversations, longest wait first, then those `agent` has claimed. Each item's
+        `last_customer_entry` is the customer's newest message, `read_entry` `agent`'s marker."""
+        ...
+
+    def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
+        """The items `queue(agent=agent)` holds for those of `conversation_ids` that are in it, in
+        any order; ids not returned are not in the queue (any more). What a queue panel reads
+        when `changes` names a few conversations, instead of the whole queue."""
+        ...
+
+    def claims(self) -> list[QueueItem]:
+        """Every claimed conversation, whoever holds it, by agent then claim time (the team
+        view); `read_entry` is 0."""
+        ...
+
+    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        """Conversations (only those in `state`, if given) with a customer or agent message that
+        contains `text` literally, ignoring case (no wildcards; "" matches every message), most
+        recently active first, at most `limit`, each with its newest matching message."""
+        ...
+
+    def last_entry_id(self) -> int:
+        """The newest log entry's id, of any conversation (0: none): where a reader of `changes`
+        starts."""
         ...
 
     def changes(self, *, after: int) -> Changes:

@@ -297,3 +297,22 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    # 5: how far each agent has read each conversation, for the queue's unread marks. One row per
+    # (conversation, agent) who opened it; the customer's newest message is read off
+    # entries_by_author, so nothing else needs to change when the customer writes.
+    (
+        """
+        CREATE TABLE read_markers (
+            conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+            agent           TEXT NOT NULL,
+            entry_id        INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, agent)
+        ) WITHOUT ROWID
+        """,
+        # The team view: every claim, by agent.
+        "CREATE INDEX conversations_claimed ON conversations (agent, claimed_at)"
+        " WHERE state = 'claimed'",
+    )
+)

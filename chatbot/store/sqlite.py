@@ -36,9 +36,11 @@ from chatbot.desk.models import (
     EventType,
     Feedback,
     FeedbackGiven,
+    Note,
     Outcome,
     PendingQuestion,
     QueueItem,
+    SearchHit,
     State,
     StoredDecision,
 )
@@ -68,6 +70,11 @@ def _stamp(value: float) -> datetime:
 
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
+
+
+def _casefold(text: str | None) -> str | None:
+    """SQLite's own lower() folds ASCII alone; search ignores case in every script."""
+    return None if text is None else text.casefold()
 
 
 def _private_file(path: Path) -> None:
@@ -170,6 +177,7 @@ class SQLiteStore:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
+            connection.create_function("casefold", 1, _casefold, deterministic=True)
             store._migrate()
         except sqlite3.Error as error:
             connection.close()
@@ -550,6 +558,25 @@ class SQLiteStore:
         ).fetchall()
         return [row[0] for row in rows]
 
+    def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
+        with self._write() as db:
+            self._conversation(db, conversation_id)  # ConversationNotFound for an unknown id.
+            entry = self._append(db, conversation_id, event=Note(agent=agent, text=text))
+            row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry,)).fetchone()
+        event = self._to_entry(row)
+        assert isinstance(event, ChatEvent)
+        return event
+
+    def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
+        with self._write() as db:
+            self._conversation(db, conversation_id)
+            db.execute(
+                "INSERT INTO read_markers (conversation_id, agent, entry_id) VALUES (?, ?, ?)"
+                " ON CONFLICT (conversation_id, agent)"
+                " DO UPDATE SET entry_id = max(entry_id, excluded.entry_id)",
+                (conversation_id, agent, entry_id),
+            )
+
     # -- the bot's side ---------------------------------------------------------------------------
 
     def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
@@ -855,23 +882,16 @@ class SQLiteStore:
     _QUEUE = (
         "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"
         " c.top_probability, c.agent, c.claimed_at, c.question_entry,"
-        " (SELECT e.text FROM entries e WHERE e.id = c.question_entry)"
+        " (SELECT e.text FROM entries e WHERE e.id = c.question_entry),"
+        " (SELECT coalesce(max(e.id), 0) FROM entries e"
+        "  WHERE e.conversation_id = c.id AND e.author = 'customer'),"
+        " coalesce((SELECT r.entry_id FROM read_markers r"
+        "  WHERE r.conversation_id = c.id AND r.agent = :agent), 0)"
         " FROM conversations c"
     )
 
-    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
-        """Other agents' claims are left out: they pile up, and every poll of the queue would read
-        them all. Each part is one range of an index, so a poll costs what is waiting and what
-        this agent has, not what everyone ever claimed."""
-        rows = self._db.execute(
-            f"{self._QUEUE} WHERE c.state = 'waiting' ORDER BY c.waiting_since, c.id"
-        ).fetchall()
-        if agent is not None:
-            rows += self._db.execute(
-                f"{self._QUEUE} WHERE c.state = 'claimed' AND c.agent = ?"
-                " ORDER BY c.waiting_since, c.id",
-                (agent,),
-            ).fetchall()
+    @staticmethod
+    def _to_items(rows: Sequence[Any]) -> list[QueueItem]:
         return [
             QueueItem(
                 conversation_id=id_,
@@ -883,9 +903,80 @@ class SQLiteStore:
                 claimed_at=_time(claimed_at),
                 question_entry=question_entry,
                 question=question or "",
+                last_customer_entry=last_customer,
+                read_entry=read,
             )
-            for id_, state, since, reason, top, owner, claimed_at, question_entry, question in rows
+            for (id_, state, since, reason, top, owner, claimed_at, question_entry, question,
+                 last_customer, read) in rows
+        ]  # fmt: skip
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        """Other agents' claims are left out: they pile up, and every poll of the queue would read
+        them all. Each part is one range of an index, so a poll costs what is waiting and what
+        this agent has, not what everyone ever claimed."""
+        rows = self._db.execute(
+            f"{self._QUEUE} WHERE c.state = 'waiting' ORDER BY c.waiting_since, c.id",
+            {"agent": agent},
+        ).fetchall()
+        if agent is not None:
+            rows += self._db.execute(
+                f"{self._QUEUE} WHERE c.state = 'claimed' AND c.agent = :agent"
+                " ORDER BY c.waiting_since, c.id",
+                {"agent": agent},
+            ).fetchall()
+        return self._to_items(rows)
+
+    def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
+        rows: list[Any] = []
+        ids = list(dict.fromkeys(conversation_ids))
+        for start in range(0, len(ids), 500):  # Under SQLite's limit on bound parameters.
+            chunk = ids[start : start + 500]
+            marks = ", ".join(f":id{n}" for n in range(len(chunk)))
+            rows += self._db.execute(
+                f"{self._QUEUE} WHERE c.id IN ({marks}) AND (c.state = 'waiting'"
+                " OR (c.state = 'claimed' AND c.agent = :agent))",
+                {"agent": agent, **{f"id{n}": id_ for n, id_ in enumerate(chunk)}},
+            ).fetchall()
+        return self._to_items(rows)
+
+    def claims(self) -> list[QueueItem]:
+        rows = self._db.execute(
+            f"{self._QUEUE} WHERE c.state = 'claimed' ORDER BY c.agent, c.claimed_at, c.id",
+            {"agent": None},
+        ).fetchall()
+        return self._to_items(rows)
+
+    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        rows = self._db.execute(
+            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text FROM"
+            " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
+            "  JOIN conversations c ON c.id = e.conversation_id"
+            "  WHERE e.author IN ('customer', 'agent') AND e.text IS NOT NULL"
+            "  AND (:state IS NULL OR c.state = :state)"
+            "  AND instr(casefold(e.text), :text) > 0 GROUP BY e.conversation_id) m"
+            " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
+            " ORDER BY c.updated_at DESC, c.id DESC LIMIT :limit",
+            {
+                "state": None if state is None else state.value,
+                "text": text.casefold(),
+                "limit": limit,
+            },
+        ).fetchall()
+        return [
+            SearchHit(
+                conversation_id=id_,
+                state=State(state_),
+                agent=agent,
+                updated_at=_stamp(updated),
+                entry_id=entry,
+                text=found,
+            )
+            for id_, state_, agent, updated, entry, found in rows
         ]
+
+    def last_entry_id(self) -> int:
+        (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()
+        return int(last)
 
     def changes(self, *, after: int) -> Changes:
         (cursor,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()

@@ -331,3 +331,40 @@ def test_pages_and_changes(desk: DeskService) -> None:
     changes = desk.changes(after=0)
     assert changes.conversation_ids == (conversation_id,)
     assert desk.changes(after=changes.cursor).conversation_ids == ()
+
+
+def test_an_agent_reopens_a_resolved_conversation_as_its_owner(desk: DeskService) -> None:
+    conversation_id = in_state(desk, State.RESOLVED)
+    result = desk.reopen(conversation_id, agent="bo")
+    assert result.won
+    assert (result.conversation.state, result.conversation.agent) == (State.CLAIMED, "bo")
+    desk.reply(conversation_id, agent="bo", text="Following up: did the refund arrive?")
+    assert desk.claimed_by("bo") == [conversation_id]
+    for state in (State.BOT, State.WAITING, State.CLAIMED):
+        with pytest.raises(Refused, match="cannot be reopened|claimed"):
+            desk.reopen(in_state(desk, state), agent="bo")
+
+
+def test_notes_by_any_agent_in_any_state_never_empty_or_huge(desk: DeskService) -> None:
+    for state in State:
+        conversation_id = in_state(desk, state)
+        note = desk.add_note(conversation_id, agent="bo", text="Called them back.")
+        assert isinstance(note, ChatEvent) and desk.conversation(conversation_id).state is state
+    with pytest.raises(HelpdeskError, match="a note needs some text"):
+        desk.add_note(conversation_id, agent="bo", text="  \n")
+    with pytest.raises(HelpdeskError, match="longer than 4000"):
+        desk.add_note(conversation_id, agent="bo", text="x" * 4001)
+    with pytest.raises(HelpdeskError, match="agent's name"):
+        desk.add_note(conversation_id, agent=" ", text="hello")
+
+
+def test_search_by_number_puts_that_conversation_first(desk: DeskService) -> None:
+    first = in_state(desk, State.RESOLVED)
+    second = in_state(desk, State.RESOLVED)
+    desk.reopen(second, agent="ana")
+    desk.reply(second, agent="ana", text=f"See also conversation {first}")
+    hits = desk.search(f"#{first}")
+    assert [h.conversation_id for h in hits[:2]] == [first, second]
+    assert hits[0].text == Q1  # The customer's latest question stands for it.
+    assert [h.conversation_id for h in desk.search(str(first), state=State.CLAIMED)] == [second]
+    assert desk.search("#99999") == [] and desk.search("9" * 40) == []

@@ -32,6 +32,7 @@ ALLOWED = {
     (State.CLAIMED, Move.RESOLVE): State.RESOLVED,
     (State.CLAIMED, Move.HAND_BACK): State.BOT,
     (State.CLAIMED, Move.RELEASE): State.WAITING,
+    (State.RESOLVED, Move.REOPEN): State.CLAIMED,
 }
 
 

@@ -19,6 +19,7 @@ from chatbot.desk.models import (
     Feedback,
     FeedbackGiven,
     HandedBack,
+    Note,
     Released,
     Reopened,
     Resolved,
@@ -512,3 +513,134 @@ def test_the_change_feed_sees_other_connections_commits(
         assert feed.wait(0.0) is False  # Reported once.
     finally:
         feed.close()
+
+
+# -- the agent console: notes, read markers, the queue in parts, the team, search -----------------
+
+
+def test_a_note_is_a_typed_event_that_leaves_the_state_alone(store: ConversationStore) -> None:
+    conversation_id = claimed(store)
+    before = store.conversation(conversation_id)
+    note = store.add_note(conversation_id, agent="bo", text="VIP: refund without asking [b]x[/b]")
+    assert note.event == Note(agent="bo", text="VIP: refund without asking [b]x[/b]")
+    after = store.conversation(conversation_id)
+    assert (after.state, after.agent) == (State.CLAIMED, "ana")  # Any agent, any owner.
+    assert after.last_entry == note.id > before.last_entry
+    assert store.entries(conversation_id)[-1] == note
+    assert note not in messages(store, conversation_id)
+    with pytest.raises(ConversationNotFound):
+        store.add_note(42, agent="bo", text="hello")
+
+
+def test_read_markers_only_move_forward_one_per_agent(
+    store: ConversationStore, backend: Backend
+) -> None:
+    conversation_id = claimed(store)
+    [item] = store.queue(agent="ana")
+    first_question = item.last_customer_entry
+    assert first_question > 0 and item.read_entry == 0 and item.unread
+    store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
+    [item] = store.queue(agent="ana")
+    assert not item.unread and item.read_entry == store.last_entry_id()
+
+    # A late write from another host of the same agent never moves the marker back.
+    other = backend.open()
+    try:
+        other.mark_read(conversation_id, agent="ana", entry_id=first_question - 1)
+    finally:
+        other.close()
+    assert store.queue(agent="ana")[0].read_entry == store.last_entry_id()
+
+    _, again = store.add_customer_message(
+        conversation_id, "Still there?", expect=State.CLAIMED, to=State.CLAIMED, pending=False
+    )
+    [item] = store.queue(agent="ana")
+    assert (item.last_customer_entry, item.unread) == (again.id, True)
+    # An agent's reply or a note is not the customer writing again.
+    store.mark_read(conversation_id, agent="ana", entry_id=again.id)
+    store.reply(conversation_id, agent="ana", expect=State.CLAIMED, text="Yes!")
+    store.add_note(conversation_id, agent="bo", text="checking")
+    assert not store.queue(agent="ana")[0].unread
+    # Markers are per agent: bo has read nothing.
+    released = store.release(conversation_id, agent="ana", expect=State.CLAIMED,
+                             to=State.WAITING, event=Released(agent="ana"))  # fmt: skip
+    assert released.state is State.WAITING
+    assert store.queue(agent="bo")[0].unread and not store.queue(agent="ana")[0].unread
+    with pytest.raises(ConversationNotFound):
+        store.mark_read(42, agent="ana", entry_id=1)
+
+
+def test_queue_items_are_the_queue_s_rows_among_some_ids(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    first, second, third, fourth = (waiting(store) for _ in range(4))
+    store.claim(second, agent="ana", expect=State.WAITING)
+    store.claim(third, agent="bo", expect=State.WAITING)
+    unknown = 999
+    items = store.queue_items([first, second, third, fourth, unknown], agent="ana")
+    whole = {item.conversation_id: item for item in store.queue(agent="ana")}
+    assert {item.conversation_id for item in items} == {first, second, fourth}
+    assert all(item == whole[item.conversation_id] for item in items)
+    assert {i.conversation_id for i in store.queue_items([second, third], agent=None)} == set()
+    assert store.queue_items([], agent="ana") == []
+    many = store.queue_items([first] * 1200 + list(range(1000, 2200)), agent="ana")
+    assert [item.conversation_id for item in many] == [first]
+
+
+def test_claims_lists_every_agents_claims_by_agent(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    first, second, third, _ = (waiting(store) for _ in range(4))
+    store.claim(third, agent="bo", expect=State.WAITING)
+    clock.advance(60)
+    store.claim(first, agent="ana", expect=State.WAITING)
+    clock.advance(60)
+    store.claim(second, agent="ana", expect=State.WAITING)
+    assert [(c.agent, c.conversation_id) for c in store.claims()] == [
+        ("ana", first), ("ana", second), ("bo", third),
+    ]  # fmt: skip
+    assert store.claims()[1].claimed_at == START.replace(minute=2)
+    store.release(first, agent="ana", expect=State.CLAIMED, to=State.RESOLVED,
+                  event=Resolved(agent="ana"))  # fmt: skip
+    assert [c.conversation_id for c in store.claims()] == [second, third]
+
+
+def test_search_finds_messages_literally_ignoring_case(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    helmet = ask(store, "Where is my HELMET? 100% lost_it").conversation_id
+    clock.advance(1)
+    straße = ask(store, "Die STRASSE ist gesperrt").conversation_id
+    clock.advance(1)
+    later = ask(store, "a helmet question too").conversation_id
+    clock.advance(1)
+    reply_only = claimed(store)
+    store.reply(reply_only, agent="ana", expect=State.CLAIMED, text="Your helmet is at dock 4")
+    assert [h.conversation_id for h in store.search("helmet")] == [reply_only, later, helmet]
+    hit = store.search("helmet")[0]
+    assert (hit.text, hit.state, hit.agent) == ("Your helmet is at dock 4", State.CLAIMED, "ana")
+    assert [h.conversation_id for h in store.search("straße")] == [straße]  # Full case folding.
+    assert [h.conversation_id for h in store.search("100%")] == [helmet]
+    assert store.search("1%0") == [] and store.search("lost_") != []  # No wildcards.
+    assert store.search("lost%") == [] and store.search("hel_et") == []
+    assert [h.conversation_id for h in store.search("lost_it")] == [helmet]
+    assert [h.conversation_id for h in store.search("helmet", limit=1)] == [reply_only]
+    assert [h.conversation_id for h in store.search("helmet", state=State.BOT)] == [later, helmet]
+    assert len(store.search("")) == 4  # Every conversation with a message, newest first.
+
+    # The newest matching message stands for its conversation; notes and events are not searched.
+    clock.advance(1)
+    _, newer = store.add_customer_message(helmet, "helmet found, thanks", expect=State.BOT,
+                                          to=State.BOT, pending=True)  # fmt: skip
+    store.add_note(straße, agent="ana", text="helmet policy applies")
+    assert store.search("helmet")[0].entry_id == newer.id
+    assert straße not in {h.conversation_id for h in store.search("helmet")}
+
+
+def test_last_entry_id_is_where_changes_start(store: ConversationStore) -> None:
+    assert store.last_entry_id() == 0
+    first = ask(store, "one")
+    assert store.last_entry_id() == first.id
+    cursor = store.last_entry_id()
+    second = ask(store, "two")
+    assert store.changes(after=cursor).conversation_ids == (second.conversation_id,)

@@ -42,6 +42,22 @@ def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_pa
     assert "messages" not in tables
 
 
+def test_a_version_3_database_gains_read_markers_with_everything_unread(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:3])
+    with SQLiteStore.open(db_path, clock=clock) as old:
+        assert old.schema_version == 3
+        conversation_id = claimed(old)
+    monkeypatch.undo()
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == 4
+        [item] = store.queue(agent="ana")
+        assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
+        store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
+        assert not store.queue(agent="ana")[0].unread
+
+
 def test_reopening_keeps_data_and_does_not_migrate_again(db_path: Path, clock: FakeClock) -> None:
     with SQLiteStore.open(db_path, clock=clock) as first:
         question = ask(first, "hello")
