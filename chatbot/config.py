@@ -65,6 +65,11 @@ def default_database() -> Path:
     return user_data_path(APP_NAME) / "helpdesk.sqlite3"
 
 
+def config_file() -> Path:
+    """The settings file in force: `HELPDESK_CONFIG`, or the one at the XDG path."""
+    return Path(os.environ.get(CONFIG_ENV) or default_config_file())
+
+
 class KnowledgeBaseSettings(BaseModel):
     """Where the help-center passages live."""
 
@@ -191,6 +196,14 @@ class WebSettings(BaseModel):
     session paints sooner and shares that memory with every other session."""
     bots: int = Field(default=1, ge=0, le=64)
     """Bot worker processes `serve` runs itself (0: `helpdesk bot` runs elsewhere)."""
+
+
+class AgentSettings(BaseModel):
+    """Who this person is in the agent console."""
+
+    name: str | None = None
+    """The display name customers see on claims and replies (`--agent` wins over it); the
+    console asks for it on the first claim and saves it here."""
 
 
 # The documented short environment variable names, mapped to their place in the settings.
@@ -353,6 +366,8 @@ class Settings(BaseSettings):
     """Conversation storage."""
     bot: BotSettings = Field(default_factory=BotSettings)
     """Bot workers."""
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    """The agent console."""
 
     web: WebSettings = Field(default_factory=WebSettings)
     """The browser front end."""
@@ -366,12 +381,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        config_file = Path(os.environ.get(CONFIG_ENV) or default_config_file())
         return (
             init_settings,
             ShortEnvSource(settings_cls),
             env_settings,
-            ConfigFileSource(settings_cls, config_file),
+            ConfigFileSource(settings_cls, config_file()),
         )
 
 

@@ -90,19 +90,15 @@ def note_heading(agent: str) -> str:
     return f"Note from {agent}, for agents only"
 
 
-def waiting_for(duration: str) -> str:
-    """A queue row's status while nobody has it; `duration` like `3m 05s`."""
-    return f"waiting {duration}"
+def waiting_for(duration: str, *, short: bool = False) -> str:
+    """A queue row's status while nobody has it; `duration` like `3m 05s`. `short` is for a
+    narrow column, under the heading `Wait`."""
+    return duration if short else f"waiting {duration}"
 
 
-def claimed_for(agent: str, duration: str) -> str:
+def claimed_for(agent: str, duration: str, *, short: bool = False) -> str:
     """A queue row's status once claimed: who has it, and since how long."""
-    return f"claimed by {agent} for {duration}"
-
-
-def unread_label(unread: bool) -> str:
-    """What a queue row's unread mark means, for the row's tooltip and screen readers."""
-    return "the customer wrote since you last read this" if unread else ""
+    return f"{agent} {duration}" if short else f"claimed by {agent} for {duration}"
 
 
 def hand_back_question(count: int) -> str:

@@ -16,7 +16,10 @@ def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> N
     add_db_option(parser)
     if agent:
         parser.add_argument(
-            "--agent", metavar="NAME", help="name to claim and reply under (default: user name)"
+            "--agent",
+            metavar="NAME",
+            help="name to claim and reply under (default: the name saved in your settings file, "
+            "asked for on your first claim)",
         )
     parser.add_argument(
         "--conversation", type=int, metavar="ID", help="open this conversation instead of a new one"

@@ -25,6 +25,7 @@ from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.engine.live import LiveEngine
+from chatbot.errors import HelpdeskError
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
 from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
@@ -35,8 +36,10 @@ from chatbot.tui.screens.desk import DeskScreen
 from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
+from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
+from chatbot.tui.widgets.queue_list import QueueList
 
 Mode = Literal["all", "chat", "agent", "editor"]
 
@@ -80,7 +83,8 @@ class HelpDeskApp(SafeApp):
     COMMANDS = App.COMMANDS | {HelpDeskCommands}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("f2", "edit_knowledge_base", "Knowledge base"),
+        # Short: the footer has 80 columns for the screen's keys and these.
+        Binding("f2", "edit_knowledge_base", "Editor", tooltip="Edit the knowledge base"),
     ]
 
     def __init__(
@@ -92,7 +96,7 @@ class HelpDeskApp(SafeApp):
         bot: BotWorker | None = None,
         mode: Mode = "all",
         clock: Clock = utc_now,
-        agent: str = "agent",
+        agent: str | None = None,
         conversation_id: int | None = None,
         timings: bool = True,
         owns_http: bool = False,
@@ -187,6 +191,57 @@ class HelpDeskApp(SafeApp):
         """Open a conversation by id in the agent console of the current screen."""
         return await self.screen.query_one(AgentConsole).open_conversation(conversation_id)
 
+    # -- the agent ----------------------------------------------------------------------------------
+
+    async def ask_agent_name(self) -> bool:
+        """Ask the agent for their display name (from a worker: it waits on a dialog), remember
+        it in the settings file, and use it from now on. False if they cancelled."""
+        from chatbot.settings_file import save_setting
+        from chatbot.tui.screens.dialogs import NameDialog
+
+        name = await self.push_screen_wait(NameDialog(default_agent_name()))
+        if name is None:
+            return False
+        self.services.agent = name
+        try:
+            path = save_setting("agent", "name", name)
+        except HelpdeskError as error:
+            self.notify(f"{error}; using {name} until you quit", severity="warning")
+        else:
+            self.notify(f"Saved your name in {path}.")
+        for queue in self.screen.query(QueueList):
+            await queue.reload()  # Claims under this name, from an earlier session, show up.
+        return True
+
+    async def action_quit(self) -> None:
+        """Offer to hand back this agent's claims before quitting: a claim left behind would
+        keep its customer waiting for nobody."""
+        agent = self.services.agent
+        if agent is None or self.mode_name == "chat" or isinstance(self.screen, ClaimsOnQuit):
+            await super().action_quit()
+            return
+        try:
+            claims = await self.services.desk.claimed_by(agent)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error")
+            claims = []
+        if not claims:
+            await super().action_quit()
+            return
+
+        async def answered(answer: ClaimsAnswer | None) -> None:
+            if answer is None:
+                return
+            if answer == "hand-back":
+                try:
+                    await self.services.desk.release_claims(agent)
+                except HelpdeskError as error:
+                    self.notify(f"{error}; nothing was handed back", severity="error")
+                    return
+            await super(HelpDeskApp, self).action_quit()
+
+        self.push_screen(ClaimsOnQuit(len(claims)), answered)
+
 
 def default_agent_name() -> str:
     try:
@@ -242,7 +297,9 @@ def create_app(
         bot=worker,
         mode=mode,
         clock=clock,
-        agent=agent or default_agent_name(),
+        # `--agent` (the web front end passes the account's name) wins and is never asked for;
+        # then the name saved in the settings file; else the console asks on the first claim.
+        agent=agent or settings.agent.name,
         conversation_id=conversation_id,
         timings=timings,
         owns_http=owns_http,

@@ -21,8 +21,9 @@ class Services:
     live: LiveEngine
     """Keeps the engine in step with the knowledge base; the embedded bot reads it too."""
     clock: Clock
-    agent: str
-    """The name this app's agent claims and replies under."""
+    agent: str | None
+    """The name this app's agent claims and replies under (None: not known yet; the console asks
+    on the first claim)."""
     changed: Signal[int]
     """Published whenever anyone (this process or another) commits a change."""
     timings: bool = True

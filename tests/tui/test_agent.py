@@ -63,7 +63,9 @@ async def test_claim_reply_and_the_customer_sees_the_reply(
     assert any(isinstance(m, QueueList.Opened) and m.conversation_id == 1 for m in posted)
 
 
-async def test_send_a_passage_as_the_reply(make_app: MakeApp, other: DeskService) -> None:
+async def test_ctrl_o_puts_a_passage_in_the_reply_box_to_edit_first(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q3)
@@ -80,10 +82,39 @@ async def test_send_a_passage_as_the_reply(make_app: MakeApp, other: DeskService
         assert len(picker.items) == len(app.services.engine.passages)
         await pilot.press("enter")
         await pilot.pause()
+        passage = next(p for p in app.services.engine.passages if p.id == "late-return")
+        reply = app.screen.query_one("#reply", Input)
+        assert reply.has_focus and reply.value == " ".join(passage.text.split())
+        assert other.messages(1)[-1].author is Author.CUSTOMER  # Nothing sent on Enter.
+        assert "Passage late-return is in your reply" in view_text(app)
+
+        await pilot.press(*" Sorry for the wait!")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: other.messages(1)[-1].author is Author.AGENT)
         last = other.messages(1)[-1]
-        assert (last.author, last.passage_id) == (Author.AGENT, "late-return")
+        assert last.passage_id == "late-return"
+        assert last.text == " ".join(passage.text.split()) + " Sorry for the wait!"
         await wait_until(pilot, lambda: "(late-return)" in chat_text(app))
+        assert reply.value == "" and "Passage late-return" not in view_text(app)
+
+        # Untouched, a passage goes as written; cleared, it is dropped.
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.messages(1)[-1].text == passage.text)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        reply.value = ""
+        await pilot.pause()
+        assert "Passage late-return" not in view_text(app)
+        reply.value = "Plain words."
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.messages(1)[-1].text == "Plain words.")
+        assert other.messages(1)[-1].passage_id is None
 
 
 async def test_resolve(make_app: MakeApp, other: DeskService) -> None:
@@ -173,8 +204,8 @@ async def test_a_lost_claim_says_who_won(make_app: MakeApp, other: DeskService) 
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert other.conversation(conversation.id).agent == "ben"
+        await wait_until(pilot, lambda: "Already claimed by ben." in view_text(app))
         assert app.screen.query_one("#reply", Input).disabled
-        assert "ben owns this conversation." in view_text(app)
 
 
 async def test_command_palette_offers_the_main_actions(

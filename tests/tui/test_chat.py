@@ -51,9 +51,10 @@ def chat_text(app: HelpDeskApp) -> str:
     return flat(screen_text(app, chat(app)))
 
 
-def queue_rows(app: HelpDeskApp) -> list[list[str]]:
+def queue_rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
+    """Each row as drawn: unread mark, id, status, reason, top score, question."""
     table = app.screen.query_one(QueueList).table
-    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+    return [table.row_cells(i) for i in range(table.row_count)]
 
 
 def bot_bubbles(app: HelpDeskApp) -> list[MessageBubble]:
@@ -125,10 +126,10 @@ async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp)
         assert ESCALATED_NOTICE in chat_text(app)
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         [row] = queue_rows(app)
-        assert row[0] == "1"
-        assert row[2] == "low-score"
-        assert row[3] == "0.64"
-        assert row[4] == "waiting"
+        assert row[:2] == ("●", "1")  # Unread: this agent has not opened it.
+        assert row[2] in ("0s", "waiting 0s")  # The half-screen panel has the short form.
+        assert row[3] == "low-score"
+        assert row[4] == "0.64"
         assert row[5].startswith("There were no free")  # Cut to the half-screen panel.
         assert "Waiting for a person" in chat_text(app)
 
@@ -140,7 +141,7 @@ async def test_talk_to_a_person_at_any_moment(make_app: MakeApp, other: DeskServ
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         assert ASKED_NOTICE in chat_text(app)
         [row] = queue_rows(app)
-        assert row[2] == "customer-asked"
+        assert row[3] == "customer-asked"
         assert other.conversation(1).reason is Reason.CUSTOMER_ASKED
 
 
@@ -173,7 +174,7 @@ async def test_not_helpful_escalates_with_its_own_reason(
         await pilot.click("#not-helpful")
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         [row] = queue_rows(app)
-        assert (row[2], row[3]) == ("not-helpful", "0.90")
+        assert (row[3], row[4]) == ("not-helpful", "0.90")
         assert row[5].startswith("I was charged twice")
         assert "You marked this not helpful" in chat_text(app)
         assert other.messages(1)[1].feedback is Feedback.NOT_HELPFUL

@@ -63,7 +63,7 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(
         assert lines[0] == f"— {hidden} earlier messages — press F3 to show {PAGE} more"
         assert texts[hidden] in lines
         assert not set(texts[:hidden]) & set(lines)
-        assert "Earlier messages" in footer(app)
+        assert "f3 Earlier" in footer(app)
 
         # The message at the top of the view stays there while earlier ones are written above.
         transcript.scroll_to(y=40, animate=False, immediate=True)
@@ -85,7 +85,7 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(
         assert [line for line in lines if "earlier message" in line] == []
         assert all(text in lines for text in texts)
         assert transcript.hidden == 0
-        assert "Earlier messages" not in footer(app)
+        assert "f3 Earlier" not in footer(app)
 
 
 async def test_new_messages_append_while_earlier_ones_are_hidden(
@@ -123,6 +123,6 @@ async def test_a_short_conversation_shows_everything_and_offers_nothing_earlier(
         lines = written(view.query_one(Transcript))
         assert lines[:3] == ["— A person will reply here.", "Customer",
                              "Message 1: my bike will not unlock."]  # fmt: skip
-        assert "Earlier messages" not in footer(app)
+        assert "f3 Earlier" not in footer(app)
         assert not view.check_action("show_earlier", ())
         assert isinstance(app.screen.query_one(ConversationView), ConversationView)

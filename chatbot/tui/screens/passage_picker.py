@@ -42,7 +42,7 @@ def prompt(item: PickerItem) -> Text:
 
 
 class PassagePicker(ModalScreen[Passage | None]):
-    """Lists the passages, the bot's candidates first; Enter sends, Escape cancels."""
+    """Lists the passages, the bot's candidates first; Enter picks, Escape cancels."""
 
     BINDINGS = [Binding("escape", "dismiss_picker", "Cancel")]
 
@@ -52,8 +52,8 @@ class PassagePicker(ModalScreen[Passage | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Static("Send a passage as your reply (Enter sends, Escape cancels)",
-                         classes="section-title")  # fmt: skip
+            yield Static("Put a passage in your reply, to edit before sending (Enter picks it, "
+                         "Escape cancels)", classes="section-title")  # fmt: skip
             yield OptionList(*(Option(prompt(item)) for item in self.items), id="passages")
         yield Footer()
 

@@ -1,27 +1,37 @@
-"""The agent's side: the handoff queue, and one conversation opened from it in its place."""
+"""The agent's side: the handoff queue, and one conversation opened from it in its place; the team's
+claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import Input
 
+from chatbot.errors import HelpdeskError
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.conversation_view import ConversationView
-from chatbot.tui.widgets.queue_list import QueueList
+from chatbot.tui.widgets.queue_list import QueueList, QueueTable
+
+PALETTE_ROWS = 50
+"""Queue rows offered in the command palette: the longest waits, not ten thousand entries."""
 
 
 class AgentConsole(Vertical):
     """Queue first; opening a conversation shows it here, Escape returns to the queue."""
+
+    BINDINGS = [
+        Binding("ctrl+f", "find", "Find", tooltip="Find a conversation, resolved ones too"),
+        Binding("f4", "team", "Team", tooltip="Every agent's claims"),
+    ]
 
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
 
     def compose(self) -> ComposeResult:
-        yield Static("Handoff queue", classes="section-title", id="queue-title")
         yield QueueList(self.services, id="queue")
 
     @property
@@ -29,14 +39,17 @@ class AgentConsole(Vertical):
         views = self.query(ConversationView)
         return views.first() if views else None
 
+    @property
+    def queue(self) -> QueueList:
+        return self.query_one(QueueList)
+
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Show one conversation by id (also the way in for benchmarks and tests)."""
         await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
         if (current := self.open_view) is not None:
             await current.remove()
         view = ConversationView(self.services, conversation_id, id="conversation")
-        self.query_one(QueueList).display = False
-        self.query_one("#queue-title").display = False
+        self.queue.display = False
         await self.mount(view)
         await view.loaded.wait()
         return view
@@ -44,30 +57,77 @@ class AgentConsole(Vertical):
     async def close_conversation(self) -> None:
         if (current := self.open_view) is not None:
             await current.remove()
-        queue = self.query_one(QueueList)
+        queue = self.queue
         queue.display = True
-        self.query_one("#queue-title").display = True
         queue.table.focus()
-        await queue.reload()
+        await queue.update()  # Only what changed meanwhile: the queue was kept all along.
+
+    async def _open(self, conversation_id: int | None) -> None:
+        if conversation_id is None:
+            return
+        try:
+            await self.open_conversation(conversation_id)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
 
     @on(QueueList.Opened)
     async def _opened(self, event: QueueList.Opened) -> None:
-        await self.open_conversation(event.conversation_id)
+        await self._open(event.conversation_id)
 
     @on(ConversationView.Closed)
     async def _conversation_closed(self, event: ConversationView.Closed) -> None:
         await self.close_conversation()
 
+    @on(ConversationView.ConsoleAction)
+    def _console_action(self, event: ConversationView.ConsoleAction) -> None:
+        if event.action == "find":
+            self.action_find()
+        elif event.action == "team":
+            self.action_team()
+
+    @on(ConversationView.Read)
+    def _read(self, event: ConversationView.Read) -> None:
+        self.queue.mark_read(event.conversation_id, event.entry_id)
+
+    def action_find(self, text: str = "") -> None:
+        from chatbot.tui.screens.find import FindScreen
+
+        self.app.push_screen(FindScreen(self.services, text=text), self._open)
+
+    def action_team(self) -> None:
+        from chatbot.tui.screens.team import TeamScreen
+
+        self.app.push_screen(TeamScreen(self.services), self._open)
+
+    def on_key(self, event: events.Key) -> None:
+        # Letters typed on the queue start a search with them: typing always reaches a text box.
+        focused = self.app.focused
+        if (
+            event.is_printable
+            and event.character
+            and not event.character.isspace()
+            and isinstance(focused, QueueTable)
+            and not isinstance(focused, Input)
+        ):
+            event.stop()
+            event.prevent_default()
+            self.action_find(event.character)
+
     def palette_commands(self) -> list[PaletteCommand]:
-        commands = []
-        for item in self.query_one(QueueList).items:  # As last read: the palette opens at once.
+        commands = [
+            PaletteCommand("Find a conversation", "Search what was said, reopen resolved ones",
+                           self.action_find),  # fmt: skip
+            PaletteCommand("Team: every agent's claims", "Who has which conversation",
+                           self.action_team),  # fmt: skip
+        ]
+        for item in self.queue.items[:PALETTE_ROWS]:  # As last read: the palette opens at once.
             number = item.conversation_id
             reason = item.reason.value if item.reason else "no reason"
             commands.append(
                 PaletteCommand(
                     f"Open conversation #{number}",
                     f"{item.state.value}, {reason}",
-                    lambda number=number: self.open_conversation(number),  # type: ignore[misc]
+                    lambda number=number: self._open(number),  # type: ignore[misc]
                 )
             )
         return commands

@@ -1,13 +1,20 @@
-"""One conversation as the agent sees it: transcript, the bot's candidates, the agent's moves."""
+"""One conversation as the agent sees it: transcript (internal notes included), the bot's
+candidates, and the agent's moves.
+
+The footer offers only the moves that apply (claim a waiting conversation, reopen a resolved one,
+reply, resolve or hand back one's own); pressing the key of one that does not apply says why, in
+the line above the reply box, where the agent is looking. Whatever the agent types lands in the
+reply box (or the note box), never on a widget that would drop it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import getters, on
+from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -15,26 +22,48 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import Conversation, State
+from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
+from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
-from chatbot.tui.widgets.queue_list import wait_time
+from chatbot.tui.widgets.queue_list import coarse_time, wait_time
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
+
+REPLY_PLACEHOLDER = "Reply to the customer and press Enter"
+NOTE_PLACEHOLDER = "Internal note for agents (the customer never sees it); Enter saves"
+
+# The moves an agent makes with a key, and the state machine's move each one is.
+MOVES = {
+    "claim": Move.CLAIM,
+    "reopen": Move.REOPEN,
+    "send_passage": Move.REPLY,
+    "resolve": Move.RESOLVE,
+    "hand_back": Move.HAND_BACK,
+    "release": Move.RELEASE,
+}
 
 
 class ConversationView(Vertical):
-    """Claim, reply, send a passage, resolve or hand back; everything else is read-only."""
+    """Claim or reopen, reply (typed, or a passage edited first), add notes, resolve or hand back;
+    everything else is read-only."""
 
     BINDINGS = [
+        # Short labels: the footer has 80 columns for all of them, with the app's own.
         Binding("ctrl+l", "claim", "Claim"),
-        Binding("ctrl+o", "send_passage", "Send passage"),
+        Binding("ctrl+l", "reopen", "Reopen"),
+        Binding("ctrl+o", "send_passage", "Passage", tooltip="Put a passage in your reply"),
+        Binding("ctrl+n", "toggle_note", "Note", tooltip="Write a note only agents see"),
         Binding("ctrl+r", "resolve", "Resolve"),
-        Binding("ctrl+g", "hand_back", "Hand back to bot"),
-        Binding("escape", "close", "Back to queue"),
-        Binding(EARLIER_KEY.lower(), "show_earlier", "Earlier messages"),
+        Binding("ctrl+g", "hand_back", "To bot", tooltip="Hand the conversation back to the bot"),
+        Binding("escape", "close", "Back", tooltip="Back to the queue"),
+        Binding(EARLIER_KEY.lower(), "show_earlier", "Earlier"),
+        # The console's keys work here too, without taking footer room from the moves above.
+        Binding("ctrl+f", "console('find')", "Find", show=False),
+        Binding("f4", "console('team')", "Team", show=False),
     ]
 
     @dataclass
@@ -42,6 +71,19 @@ class ConversationView(Vertical):
         """The agent went back to the queue."""
 
         conversation_id: int
+
+    @dataclass
+    class ConsoleAction(Message):
+        """A key of the console's own (find, team) pressed while this view has the focus."""
+
+        action: str
+
+    @dataclass
+    class Read(Message):
+        """The agent has now seen the conversation up to `entry_id` (stored with the desk)."""
+
+        conversation_id: int
+        entry_id: int
 
     transcript = getters.query_one(Transcript)
     reply_input = getters.query_one("#reply", Input)
@@ -53,8 +95,16 @@ class ConversationView(Vertical):
         self.conversation_id = conversation_id
         self.conversation: Conversation | None = None
         self._last_entry = 0
+        self._read_entry = 0
         self._decision_id: int | None = None
         self._loading = asyncio.Lock()
+        self.note_mode = False
+        """The box below the transcript writes an internal note instead of a reply."""
+        self.passage: Passage | None = None
+        """The passage put in the reply box with Ctrl+O, sent with it as its source."""
+        self._passage_line = ""
+        self._why: str | None = None
+        """Why the last key pressed did nothing; shown until the next key or change."""
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
 
@@ -64,8 +114,8 @@ class ConversationView(Vertical):
             with Vertical(id="conversation-main"):
                 yield Transcript(id="transcript")
                 yield Static(id="reply-hint")
-                yield Input(placeholder="Reply to the customer and press Enter", id="reply")
-            with VerticalScroll(id="conversation-side"):
+                yield Input(placeholder=REPLY_PLACEHOLDER, id="reply")
+            with VerticalScroll(id="conversation-side", can_focus=False):
                 yield Static("Passages the bot considered", classes="section-title")
                 yield CandidateBars(id="candidates")
 
@@ -86,35 +136,59 @@ class ConversationView(Vertical):
         async with self._loading:  # One at a time, so each entry is written once, in order.
             desk = self.services.desk
             was_mine = self.is_mine
+            previous = self.conversation
             try:
                 conversation = await desk.conversation(self.conversation_id)
+                grew = False
                 if self._last_entry == 0:
                     page = await desk.page(self.conversation_id, limit=PAGE)
                     self.transcript.start(page)
                     if page.entries:
                         self._last_entry = page.entries[-1].id
+                    grew = True
                 elif conversation.last_entry > self._last_entry:
                     entries = await desk.entries_after(self.conversation_id, self._last_entry)
                     if entries:
                         self._last_entry = entries[-1].id
                         self.transcript.add(entries)
-                latest = await desk.latest_decision(self.conversation_id)
+                        grew = True
+                # The bot's decision is read again only when the log grew: a new one is an entry.
+                latest = await desk.latest_decision(self.conversation_id) if grew else None
             except HelpdeskError as error:
                 self.notify(str(error), severity="error", markup=False)
                 self.loaded.set()
                 return
             self.conversation = conversation
-            if latest is None or latest.id != self._decision_id:
+            if grew and (latest is None or latest.id != self._decision_id):
                 self._decision_id = None if latest is None else latest.id
                 self.bars.show(
                     None if latest is None else latest.decision, timings=self.services.timings
                 )
+            if previous is None or previous.state != conversation.state:
+                self._why = None
+            if not self.is_mine and self.passage is not None and not self.note_mode:
+                self._drop_passage()
             self._show_header()
             self._show_reply_state()
             if self.is_mine and not was_mine:
                 self.reply_input.focus()
             self.refresh_bindings()
             self.loaded.set()
+        await self._mark_read()
+
+    async def _mark_read(self) -> None:
+        """Everything written so far is on screen: this agent has read it."""
+        agent = self.services.agent
+        if agent is None or self._last_entry <= self._read_entry:
+            return
+        entry = self._last_entry
+        try:
+            await self.services.desk.mark_read(self.conversation_id, agent=agent, entry_id=entry)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self._read_entry = entry
+        self.post_message(self.Read(self.conversation_id, entry))
 
     @property
     def is_mine(self) -> bool:
@@ -122,6 +196,7 @@ class ConversationView(Vertical):
         return (
             conversation is not None
             and conversation.state is State.CLAIMED
+            and self.services.agent is not None
             and conversation.agent == self.services.agent
         )
 
@@ -129,12 +204,13 @@ class ConversationView(Vertical):
         conversation = self.conversation
         if conversation is None:
             return
+        now = self.services.clock()
         header = Text.assemble((f"Conversation #{conversation.id}", "bold"), " · ")
         if conversation.state is State.WAITING and conversation.waiting_since is not None:
-            waited = wait_time(conversation.waiting_since, self.services.clock())
-            header.append(f"waiting {waited}")
+            header.append(waiting_for(wait_time(conversation.waiting_since, now)))
         elif conversation.state is State.CLAIMED:
-            header.append(f"claimed by {printable(conversation.agent or '?')}")
+            since = conversation.claimed_at or conversation.updated_at
+            header.append(claimed_for(printable(conversation.agent or "?"), coarse_time(since, now)))
         else:
             header.append(conversation.state.value)
         if conversation.reason is not None:
@@ -143,64 +219,214 @@ class ConversationView(Vertical):
             header.append(f" · top {conversation.top_probability:.2f}")
         self.query_one("#conversation-header", Static).update(header)
 
-    def _show_reply_state(self) -> None:
+    def _hint(self) -> Text:
+        """The line above the reply box: what the agent can do here, or why they cannot."""
         conversation = self.conversation
         assert conversation is not None
-        hint = self.query_one("#reply-hint", Static)
+        if self._why is not None:
+            return Text(self._why)
+        if self.note_mode:
+            return Text(
+                "Internal note: only agents see it. Enter saves it; Ctrl+N or Escape goes back."
+            )
+        if self.is_mine and self.passage is not None:
+            return Text.assemble(
+                "Passage ", (printable(self.passage.id), "bold"), " is in your reply: edit it "
+                "and press Enter to send. Clearing the box drops it.",
+            )  # fmt: skip
         if self.is_mine:
-            hint.update(Text("You own this conversation: the bot is silent.", style="dim"))
-        elif conversation.state is State.WAITING:
-            hint.update(Text("Claim this conversation (Ctrl+L) to reply.", style="bold"))
-        elif conversation.state is State.CLAIMED:
+            return Text("You own this conversation: the bot is silent.", style="dim")
+        if conversation.state is State.WAITING:
+            return Text("Claim this conversation (Ctrl+L) to reply.", style="bold")
+        if conversation.state is State.CLAIMED:
             owner = printable(conversation.agent or "another agent")
-            hint.update(Text(f"{owner} owns this conversation.", style="dim"))
-        elif conversation.state is State.RESOLVED:
-            hint.update(Text("Resolved.", style="dim"))
-        else:
-            hint.update(Text("The bot is answering this conversation.", style="dim"))
-        self.reply_input.disabled = not self.is_mine
+            return Text(f"{owner} owns this conversation. Ctrl+N adds a note.", style="dim")
+        if conversation.state is State.RESOLVED:
+            return Text("Resolved. Reopen it (Ctrl+L) to follow up with the customer.", "dim")
+        return Text("The bot is answering this conversation.", style="dim")
 
-    # -- acting -----------------------------------------------------------------------------------
+    def _show_reply_state(self) -> None:
+        if self.conversation is None:
+            return
+        hint = self.query_one("#reply-hint", Static)
+        hint.update(self._hint())
+        hint.set_class(self._why is not None or self.note_mode, "-warning")
+        field = self.reply_input
+        field.disabled = not (self.is_mine or self.note_mode)
+        field.placeholder = NOTE_PLACEHOLDER if self.note_mode else REPLY_PLACEHOLDER
+        field.set_class(self.note_mode, "-note")
+
+    def say_why(self, why: str) -> None:
+        """Tell the agent, where they are looking, why what they pressed did nothing."""
+        self._why = why
+        self._show_reply_state()
+
+    # -- keys -------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        state = None if self.conversation is None else self.conversation.state
-        if action == "claim":
-            return True if state is State.WAITING else None
-        if action in ("send_passage", "resolve", "hand_back", "release"):
-            return True if self.is_mine else None
+        if action in MOVES:
+            # Hidden where it cannot apply; pressing the key anyway says why (see on_key).
+            return self._refusal(action) is None
         if action == "show_earlier":
             # Hidden, not greyed out, in the footer of the many conversations that show everything.
             return True if self.is_mounted and self.transcript.hidden else False
         return True
 
+    def _refusal(self, action: str) -> str | None:
+        """Why `action` does not apply now, in the state machine's words (None: it does)."""
+        conversation = self.conversation
+        if conversation is None:
+            return "The conversation is still loading."
+        move = MOVES[action]
+        owner = conversation.agent
+        try:
+            next_state(conversation.state, move, role=Role.AGENT, owner=owner,
+                       agent=self.services.agent, conversation_id=conversation.id)  # fmt: skip
+        except Refused as refused:
+            if move is Move.REPLY and conversation.state is State.CLAIMED and owner is not None:
+                return f"{printable(owner)} owns this conversation: only they can reply."
+            return _sentence(str(refused))
+        return None
+
+    def on_key(self, event: events.Key) -> None:
+        if self._why is not None:
+            self._why = None
+            self._show_reply_state()
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if binding.action in MOVES and self._refusal(binding.action) is None:
+                return  # One of the key's moves applies: the binding runs it.
+        actions = [b.action for b in self._bindings.key_to_bindings.get(event.key, ())]
+        moves = [action for action in actions if action in MOVES]
+        if moves:
+            event.stop()
+            event.prevent_default()
+            why = self._refusal(moves[0]) or ""
+            self.say_why(why)
+            return
+        if event.is_printable and event.character and not isinstance(self.app.focused, Input):
+            event.stop()
+            event.prevent_default()
+            self._type(event.character)
+
+    def _type(self, character: str) -> None:
+        """A key typed while the transcript had the focus goes to the box below it."""
+        field = self.reply_input
+        if field.disabled:
+            self.say_why(self._refusal("send_passage") or "You cannot reply here.")
+            return
+        field.focus()
+        field.cursor_position = len(field.value)
+        field.insert_text_at_cursor(character)
+
+    # -- acting -----------------------------------------------------------------------------------
+
+    async def _named(self, then: Callable[[], Awaitable[None]]) -> bool:
+        """Whether this agent has a name; if not, ask for it (first claim, first note) and run
+        `then` once it is known. The question is a dialog, so it is asked from a worker."""
+        if self.services.agent is not None:
+            return True
+        ask = getattr(self.app, "ask_agent_name", None)
+        if ask is None:
+            return False
+
+        async def named_then() -> None:
+            if await ask():
+                await then()
+
+        self.run_worker(named_then(), group="agent-name", exclusive=True)
+        return False
+
     async def _refuse(self, error: HelpdeskError) -> None:
-        self.notify(str(error), severity="warning", markup=False)
+        self.say_why(_sentence(str(error)))
         await self.reload()
 
     async def action_claim(self) -> None:
+        if not await self._named(self.action_claim):
+            return
+        agent = self.services.agent
+        assert agent is not None
         try:
-            result = await self.services.desk.claim(self.conversation_id, agent=self.services.agent)
+            result = await self.services.desk.claim(self.conversation_id, agent=agent)
         except HelpdeskError as error:
             await self._refuse(error)
             return
-        if not result.won:
-            owner = result.conversation.agent or "someone else"
-            self.notify(f"Already claimed by {owner}.", severity="warning", markup=False)
         await self.reload()
+        if not result.won:
+            owner = printable(result.conversation.agent or "someone else")
+            self.say_why(f"Already claimed by {owner}.")
+
+    async def action_reopen(self) -> None:
+        if not await self._named(self.action_reopen):
+            return
+        agent = self.services.agent
+        assert agent is not None
+        try:
+            result = await self.services.desk.reopen(self.conversation_id, agent=agent)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return
+        await self.reload()
+        if not result.won:
+            self.say_why("It changed meanwhile: it is no longer resolved.")
+
+    async def action_toggle_note(self) -> None:
+        if not self.note_mode and not await self._named(self.action_toggle_note):
+            return
+        self.note_mode = not self.note_mode
+        self._why = None
+        self._show_reply_state()
+        if self.note_mode or self.is_mine:
+            self.reply_input.focus()
+        else:
+            self.transcript.focus()
+        self.refresh_bindings()
 
     @on(Input.Submitted, "#reply")
-    async def _reply(self, event: Input.Submitted) -> None:
+    async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if not event.value.strip():
-            self.notify("Type a reply first.", severity="warning")
+            self.say_why("Type a note first." if self.note_mode else "Type a reply first.")
             return
-        if await self._send(event.value):
+        if self.note_mode:
+            if await self._note(event.value):
+                event.input.clear()
+                await self.action_toggle_note()
+            return
+        text, passage = event.value, self.passage
+        if passage is not None and text == self._passage_line:
+            text = passage.text  # Untouched: the passage as written, paragraphs and all.
+        if await self._send(text, passage):
             event.input.clear()
+            self._drop_passage()
+
+    @on(Input.Changed, "#reply")
+    def _edited(self, event: Input.Changed) -> None:
+        if self.passage is not None and not event.value.strip():
+            self._drop_passage()
+
+    def _drop_passage(self) -> None:
+        self.passage, self._passage_line = None, ""
+        self._show_reply_state()
+
+    async def _note(self, text: str) -> bool:
+        agent = self.services.agent
+        assert agent is not None
+        try:
+            await self.services.desk.add_note(self.conversation_id, agent=agent, text=text)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return False
+        await self.reload()
+        return True
 
     async def _send(self, text: str, passage: Passage | None = None) -> bool:
+        agent = self.services.agent
+        if agent is None:
+            self.say_why(self._refusal("send_passage") or "Claim this conversation to reply.")
+            return False
         try:
             await self.services.desk.reply(
-                self.conversation_id, agent=self.services.agent, text=text, passage=passage
+                self.conversation_id, agent=agent, text=text, passage=passage
             )
         except HelpdeskError as error:
             await self._refuse(error)
@@ -209,7 +435,8 @@ class ConversationView(Vertical):
         return True
 
     async def action_send_passage(self) -> None:
-        """Pick a knowledge-base passage (the bot's candidates first) and send it as the reply."""
+        """Pick a knowledge-base passage (the bot's candidates first) and put it in the reply box
+        to edit before sending."""
         # Imported on first use, like the editor: not needed to show the first screen.
         from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
 
@@ -224,32 +451,37 @@ class ConversationView(Vertical):
         passages = list(self.services.engine.passages)
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
+        self.app.push_screen(PassagePicker(items), self.use_passage)
 
-        async def send(passage: Passage | None) -> None:
-            if passage is not None:
-                await self._send(passage.text, passage)
-
-        self.app.push_screen(PassagePicker(items), send)
+    def use_passage(self, passage: Passage | None) -> None:
+        """Put `passage` in the reply box (on one line, as the box shows text) to edit first."""
+        if passage is None or not self.is_mine:
+            return
+        self.note_mode = False
+        self.passage = passage
+        self._passage_line = " ".join(passage.text.split())
+        field = self.reply_input
+        field.disabled = False
+        field.value = self._passage_line
+        field.cursor_position = len(field.value)
+        field.focus()
+        self._show_reply_state()
 
     async def action_resolve(self) -> None:
-        try:
-            await self.services.desk.resolve(self.conversation_id, agent=self.services.agent)
-        except HelpdeskError as error:
-            await self._refuse(error)
-            return
-        await self.reload()
+        await self._let_go(self.services.desk.resolve)
 
     async def action_hand_back(self) -> None:
-        try:
-            await self.services.desk.hand_back(self.conversation_id, agent=self.services.agent)
-        except HelpdeskError as error:
-            await self._refuse(error)
-            return
-        await self.reload()
+        await self._let_go(self.services.desk.hand_back)
 
     async def action_release(self) -> None:
+        await self._let_go(self.services.desk.release)
+
+    async def _let_go(self, move: Callable[..., Awaitable[object]]) -> None:
+        agent = self.services.agent
+        if agent is None:
+            return
         try:
-            await self.services.desk.release(self.conversation_id, agent=self.services.agent)
+            await move(self.conversation_id, agent=agent)
         except HelpdeskError as error:
             await self._refuse(error)
             return
@@ -267,7 +499,13 @@ class ConversationView(Vertical):
         self.transcript.add_earlier(page)
         self.refresh_bindings()
 
-    def action_close(self) -> None:
+    def action_console(self, action: str) -> None:
+        self.post_message(self.ConsoleAction(action))
+
+    async def action_close(self) -> None:
+        if self.note_mode:
+            await self.action_toggle_note()
+            return
         self.post_message(self.Closed(self.conversation_id))
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
@@ -275,8 +513,14 @@ class ConversationView(Vertical):
         if self.check_action("claim", ()):
             yield PaletteCommand(f"Claim conversation {number}", "Own it: reply as yourself",
                                  self.action_claim)  # fmt: skip
+        if self.check_action("reopen", ()):
+            yield PaletteCommand(f"Reopen conversation {number}", "Follow up with the customer",
+                                 self.action_reopen)  # fmt: skip
+        yield PaletteCommand(f"Add a note to {number}", "Only agents see it",
+                             self.action_toggle_note)  # fmt: skip
         if self.is_mine:
-            yield PaletteCommand(f"Send a passage to {number}", "Reply with a help-center passage",
+            yield PaletteCommand(f"Put a passage in the reply to {number}",
+                                 "Edit a help-center passage, then send it",
                                  self.action_send_passage)  # fmt: skip
             yield PaletteCommand(f"Resolve conversation {number}", "Close it",
                                  self.action_resolve)  # fmt: skip
@@ -288,3 +532,12 @@ class ConversationView(Vertical):
             yield PaletteCommand("Show earlier messages", f"{self.transcript.hidden} not shown yet",
                                  self.action_show_earlier)  # fmt: skip
         yield PaletteCommand("Back to the queue", "Close this conversation", self.action_close)
+
+
+def _sentence(text: str) -> str:
+    """A refusal as a sentence: capital first letter, full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -1,27 +1,51 @@
-"""The handoff queue: waiting conversations with wait time, the question that escalated, reason
-and top score, then the ones this agent has claimed."""
+"""The handoff queue: waiting conversations (how long, the question that escalated, reason and top
+score), then the ones this agent has claimed (by whom, for how long), each marked when the customer
+wrote since this agent last read it.
+
+Built for a queue of any length: the table draws only the rows on screen (a Line API widget), and
+a change anyone commits costs one question to the desk (which conversations changed since the last
+one it saw) and one read of those rows, never the whole queue. Wait times tick on the visible rows
+alone.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import bisect
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
-from textual import getters, on
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Static
 
 from chatbot.desk.models import QueueItem, State
 from chatbot.errors import HelpdeskError
+from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.services import Services
 
-QUESTION_CHARS = 60
-FIXED_COLUMNS = 48
-"""Roughly the cells the other columns take, so the question fits the width it is given."""
+UNREAD = "●"
+HEADERS = ("#", "Status", "Reason", "Top", "Question")
+SHORT_STATUS_HEADER = "Wait"
+GAP = 1
+"""Blank cells between two columns."""
+REASON_WIDTH = 14
+"""The longest reason, `customer-asked`."""
+QUESTION_COMFORT = 16
+"""The question gives up cells first, down to this; then the status and reason shrink too."""
+STATUS_MIN, REASON_MIN = 9, 6
 
 
 def wait_time(since: datetime, now: datetime) -> str:
@@ -33,22 +57,370 @@ def wait_time(since: datetime, now: datetime) -> str:
     if minutes < 60:
         return f"{minutes}m {seconds:02d}s"
     hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
+    if hours < 48:
+        return f"{hours}h {minutes:02d}m"
+    return f"{hours // 24}d {hours % 24}h"
+
+
+def coarse_time(since: datetime, now: datetime) -> str:
+    """`45s`, `3m`, `2h 07m`: how long a claim has been held, without ticking seconds."""
+    seconds = max(0, int((now - since).total_seconds()))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return wait_time(since, now)
 
 
 def one_line(text: str, limit: int) -> str:
-    flat = " ".join(printable(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    """`text` on one line, every character literal, cut to `limit` cells with an ellipsis."""
+    return fit(" ".join(printable(text).split()), limit).rstrip()
 
 
-class QueueTable(DataTable[Text]):
-    """The queue's table, with Enter named in the footer (DataTable hides its own binding)."""
+def fit(text: str, width: int) -> str:
+    """Exactly `width` cells: padded, or cut with `…` (wide characters counted as two)."""
+    if width <= 0:
+        return ""
+    if cell_len(text) <= width:
+        return text + " " * (width - cell_len(text))
+    return set_cell_size(text, width - 1) + "…"
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open conversation")]
+
+def status(item: QueueItem, now: datetime, *, short: bool = False) -> str:
+    """`waiting 3m 05s` or `claimed by ana for 12m` (`3m 05s`, `ana 12m` when `short`)."""
+    if item.state is State.CLAIMED:
+        since = item.claimed_at or item.waiting_since
+        return claimed_for(printable(item.agent or "?"), coarse_time(since, now), short=short)
+    return waiting_for(wait_time(item.waiting_since, now), short=short)
+
+
+def order(item: QueueItem) -> tuple[int, float, int]:
+    """The store's order: waiting ones longest first, then this agent's claims."""
+    return (item.state is not State.WAITING, item.waiting_since.timestamp(), item.conversation_id)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Cells per column for one width: every column is always shown, the question shortens
+    first."""
+
+    id: int
+    status: int
+    reason: int
+    top: int
+    question: int
+    short: bool = False
+    """Statuses in their short form (`3m 05s`, `ana 12m`): the long ones would crowd out the
+    question."""
+
+    @classmethod
+    def for_width(cls, width: int, *, id_width: int, claims: bool) -> Columns:
+        top = 4
+        fixed = 1 + 1 + GAP + id_width + GAP + GAP + top + GAP + GAP  # Padding and the mark.
+        room = max(0, width - fixed)
+        status_width, reason = (27 if claims else 14), REASON_WIDTH
+        short = room - status_width - reason < QUESTION_COMFORT
+        if short:
+            status_width = 14 if claims else 7
+        status_width = max(status_width, STATUS_MIN if not short else 6)
+        question = room - status_width - reason
+        if question < QUESTION_COMFORT:
+            # Shrink status and reason together towards their minimum, then the question again.
+            short = QUESTION_COMFORT - question
+            lacking = QUESTION_COMFORT - question
+            least = 6 if short else STATUS_MIN
+            give_reason = min(reason - REASON_MIN, lacking)
+            give_status = min(status_width - least, lacking - give_reason)
+            status_width -= give_status
+            reason -= give_reason
+            question = room - status_width - reason
+        return cls(id_width, status_width, reason, top, max(1, question), short)
+
+
+class QueueTable(ScrollView, can_focus=True):
+    """The queue's rows, sorted as the store sorts them, drawn only where they are on screen."""
+
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open"),
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+    ]
+    COMPONENT_CLASSES = {
+        "queue-table--header",
+        "queue-table--cursor",
+        "queue-table--even",
+        "queue-table--unread",
+        "queue-table--claimed",
+    }
+    DEFAULT_CSS = """
+    QueueTable {
+        background: $surface;
+        scrollbar-size-vertical: 1;
+        & > .queue-table--header { text-style: bold; color: $text-accent; }
+        & > .queue-table--even { background: $surface-lighten-1 20%; }
+        & > .queue-table--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .queue-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+        & > .queue-table--unread { color: $text-warning; text-style: bold; }
+        & > .queue-table--claimed { color: $text-muted; }
+    }
+    """
+
+    @dataclass
+    class Selected(Message):
+        """Enter or a second click on a row: open that conversation."""
+
+        conversation_id: int
+
+    def __init__(self, services: Services, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.services = services
+        self._rows: list[QueueItem] = []
+        self._keys: list[tuple[int, float, int]] = []
+        self._by_id: dict[int, QueueItem] = {}
+        self._questions: dict[int, str] = {}
+        """Each question flattened and made literal once, not on every redraw."""
+        self._claimed = 0
+        self._id_width = 1
+        """Digits of the largest id seen (never narrower, so columns do not jump)."""
+        self._columns: tuple[tuple[int, int, bool], Columns] | None = None
+        self.cursor_row = 0
+
+    # -- the rows ---------------------------------------------------------------------------------
+
+    @property
+    def items(self) -> list[QueueItem]:
+        """The rows, in order (a copy)."""
+        return list(self._rows)
+
+    @property
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @property
+    def claimed(self) -> int:
+        """Rows this agent has claimed (the rest are waiting)."""
+        return self._claimed
+
+    def item(self, conversation_id: int) -> QueueItem | None:
+        return self._by_id.get(conversation_id)
+
+    @property
+    def selected_id(self) -> int | None:
+        if not self._rows:
+            return None
+        return self._rows[min(self.cursor_row, len(self._rows) - 1)].conversation_id
+
+    def replace_all(self, items: Sequence[QueueItem]) -> None:
+        """The whole queue, as read in one go."""
+        selected = self.selected_id
+        self._rows = sorted(items, key=order)
+        self._keys = [order(item) for item in self._rows]
+        self._by_id = {item.conversation_id: item for item in self._rows}
+        self._questions = {item.conversation_id: self._flat(item) for item in self._rows}
+        self._claimed = sum(item.state is State.CLAIMED for item in self._rows)
+        self._id_width = len(str(max(self._by_id, default=1)))
+        self._settle(selected)
+
+    def apply(self, changed: Iterable[int], items: Sequence[QueueItem]) -> None:
+        """`changed` conversations are now `items` (those of them still in the queue)."""
+        selected = self.selected_id
+        fresh = {item.conversation_id: item for item in items}
+        for conversation_id in changed:
+            self._drop(conversation_id)
+            if (item := fresh.get(conversation_id)) is not None:
+                key = order(item)
+                at = bisect.bisect_left(self._keys, key)
+                self._keys.insert(at, key)
+                self._rows.insert(at, item)
+                self._by_id[conversation_id] = item
+                self._questions[conversation_id] = self._flat(item)
+                self._claimed += item.state is State.CLAIMED
+                self._id_width = max(self._id_width, len(str(conversation_id)))
+        self._settle(selected)
+
+    def update_item(self, item: QueueItem) -> None:
+        """A row changed in place, in a way that keeps its position (a read marker)."""
+        old = self._by_id.get(item.conversation_id)
+        if old is None or order(old) != order(item):
+            return
+        self._rows[bisect.bisect_left(self._keys, order(old))] = item
+        self._by_id[item.conversation_id] = item
+        self.refresh()
+
+    def _drop(self, conversation_id: int) -> None:
+        old = self._by_id.pop(conversation_id, None)
+        if old is None:
+            return
+        at = bisect.bisect_left(self._keys, order(old))
+        del self._keys[at]
+        del self._rows[at]
+        del self._questions[conversation_id]
+        self._claimed -= old.state is State.CLAIMED
+
+    @staticmethod
+    def _flat(item: QueueItem) -> str:
+        return " ".join(printable(item.question).split()) or "(no question yet)"
+
+    def _settle(self, selected: int | None) -> None:
+        """After rows moved: keep the cursor on the conversation it was on, resize, redraw."""
+        if selected is not None and (item := self._by_id.get(selected)) is not None:
+            self.cursor_row = bisect.bisect_left(self._keys, order(item))
+        self.cursor_row = max(0, min(self.cursor_row, len(self._rows) - 1))
+        self.virtual_size = Size(self.size.width, len(self._rows) + 1)
+        self.refresh()
+
+    # -- drawing ----------------------------------------------------------------------------------
+
+    def columns(self) -> Columns:
+        """The column widths for the width on screen, worked out once per change of width."""
+        key = (self.scrollable_content_region.width, self._id_width, self._claimed > 0)
+        if self._columns is None or self._columns[0] != key:
+            width, id_width, claims = key
+            layout = Columns.for_width(width, id_width=id_width, claims=claims)
+            self._columns = (key, layout)
+        return self._columns[1]
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        columns = self.columns()
+        if y == 0:
+            cells = [
+                " ",
+                fit(HEADERS[0], columns.id),
+                fit(SHORT_STATUS_HEADER if columns.short else HEADERS[1], columns.status),
+                fit(HEADERS[2], columns.reason),
+                fit(HEADERS[3], columns.top),
+                fit(HEADERS[4], columns.question),
+            ]
+            style = self.rich_style + self.get_component_rich_style("queue-table--header")
+            return Strip([Segment(" " + (" " * GAP).join(cells), style)]).adjust_cell_length(
+                width, style
+            )
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= len(self._rows):
+            return Strip.blank(width, self.rich_style)
+        return self._row(self._rows[index], index, columns, width)
+
+    def _row(self, item: QueueItem, index: int, columns: Columns, width: int) -> Strip:
+        now = self.services.clock()
+        base = self.rich_style
+        if index == self.cursor_row:
+            base += self.get_component_rich_style("queue-table--cursor")
+        elif index % 2:
+            base += self.get_component_rich_style("queue-table--even")
+        unread = item.unread
+        text_style = base + (
+            self.get_component_rich_style("queue-table--unread", partial=True)
+            if unread
+            else Style()
+        )
+        muted = base + self.get_component_rich_style("queue-table--claimed", partial=True)
+        top = "–" if item.top_probability is None else f"{item.top_probability:.2f}"
+        gap = Segment(" " * GAP, base)
+        segments = [
+            Segment(" ", base),
+            Segment(UNREAD if unread else " ", text_style),
+            gap,
+            Segment(str(item.conversation_id).rjust(columns.id), text_style),
+            gap,
+            Segment(
+                fit(status(item, now, short=columns.short), columns.status),
+                muted if item.state is State.CLAIMED else text_style,
+            ),
+            gap,
+            Segment(fit(item.reason.value if item.reason else "–", columns.reason), base),
+            gap,
+            Segment(fit(top, columns.top), base),
+            gap,
+            Segment(fit(self._questions[item.conversation_id], columns.question), text_style),
+        ]
+        return Strip(segments).adjust_cell_length(width, base)
+
+    def row_cells(self, index: int) -> tuple[str, ...]:
+        """Row `index` as it is drawn: id, status, reason, top score, question (each cut to its
+        column, trailing blanks removed); and whether it is marked unread first."""
+        item = self._rows[index]
+        columns = self.columns()
+        line = self._row(item, index, columns, self.scrollable_content_region.width).text
+        widths = (1, columns.id, columns.status, columns.reason, columns.top, columns.question)
+        cells, at = [], 1
+        for width in widths:
+            cells.append(line[at : at + width].strip())
+            at += width + GAP
+        return tuple(cells)
+
+    def tick(self) -> None:
+        """Wait times moved: redraw the rows on screen (only those are drawn)."""
+        if self._rows and self.display and self.is_mounted:
+            self.refresh()
+
+    # -- moving and choosing ----------------------------------------------------------------------
+
+    @property
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def move_cursor(self, row: int) -> None:
+        if not self._rows:
+            return
+        self.cursor_row = max(0, min(row, len(self._rows) - 1))
+        top = int(self.scroll_offset.y)
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= top + self._page:
+            self.scroll_to(y=self.cursor_row - self._page + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(self.cursor_row - self._page)
+
+    def action_page_down(self) -> None:
+        self.move_cursor(self.cursor_row + self._page)
+
+    def action_first(self) -> None:
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        self.move_cursor(len(self._rows) - 1)
+
+    def action_select_cursor(self) -> None:
+        if (selected := self.selected_id) is not None:
+            self.post_message(self.Selected(selected))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor":
+            return bool(self._rows)  # Hidden in the footer while nobody waits.
+        return True
+
+    async def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y == 0:
+            return
+        row = int(self.scroll_offset.y) + offset.y - 1
+        if row >= len(self._rows):
+            return
+        again = row == self.cursor_row
+        self.move_cursor(row)
+        if again or event.chain > 1:
+            self.action_select_cursor()
 
 
 class QueueList(Vertical):
-    """Lists the queue from the store; refreshed on every store change and each second."""
+    """The queue, kept in step with the desk: read whole once, then row by row as it changes."""
 
     @dataclass
     class Opened(Message):
@@ -56,84 +428,104 @@ class QueueList(Vertical):
 
         conversation_id: int
 
-    table = getters.query_one(QueueTable)
-
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
-        self.items: list[QueueItem] = []
+        self.cursor: int | None = None
+        """The change feed's cursor: changes after it are not in the table yet."""
+        self._updating = asyncio.Lock()
+        self._again = False
+        self.loaded = asyncio.Event()
+        """Set once the whole queue has been read the first time."""
 
     def compose(self) -> ComposeResult:
-        table = QueueTable(cursor_type="row", zebra_stripes=True)
-        table.add_column("#", key="id")
-        table.add_column("Waiting", key="wait")
-        table.add_column("Reason", key="reason")
-        table.add_column("Top", key="top")
-        table.add_column("State", key="state")
-        table.add_column("Question", key="question")
-        yield table
+        yield Static("Handoff queue", classes="section-title", id="queue-title")
+        yield QueueTable(self.services, id="queue-table")
         yield Static(Text("Nobody is waiting. Escalated questions appear here."), id="queue-empty")
 
-    async def on_mount(self) -> None:
-        self.services.changed.subscribe(self, self._store_changed)
-        await self.reload()
-        self.set_interval(1.0, self._tick)
+    @property
+    def table(self) -> QueueTable:
+        return self.query_one(QueueTable)
 
-    def on_resize(self) -> None:
-        self._render_rows()  # The question column is cut to the width available.
-
-    async def _store_changed(self, _version: int) -> None:
-        await self.reload()
-
-    def _tick(self) -> None:
-        # Only the wait times move between store changes, so only their cells are redrawn.
-        now = self.services.clock()
-        for item in self.items:
-            key = str(item.conversation_id)
-            if key in self.table.rows:
-                self.table.update_cell(key, "wait", Text(wait_time(item.waiting_since, now)))
-
-    async def reload(self) -> None:
-        try:
-            self.items = await self.services.desk.queue(agent=self.services.agent)
-        except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
-            return
-        self._render_rows()
-
-    def _render_rows(self) -> None:
-        table = self.table
-        selected = self.selected_id
-        now = self.services.clock()
-        question_chars = max(20, min(QUESTION_CHARS, self.size.width - FIXED_COLUMNS))
-        table.clear()
-        for item in self.items:
-            top = "–" if item.top_probability is None else f"{item.top_probability:.2f}"
-            state = "waiting" if item.state is State.WAITING else f"claimed: {item.agent or ''}"
-            table.add_row(
-                Text(str(item.conversation_id)),
-                Text(wait_time(item.waiting_since, now)),
-                Text(item.reason.value if item.reason else "–"),
-                Text(top),
-                Text(printable(state), style="dim" if item.state is State.CLAIMED else ""),
-                Text(one_line(item.question, question_chars) or "(no question)"),
-                key=str(item.conversation_id),
-            )
-        if selected is not None and str(selected) in table.rows:
-            table.move_cursor(row=table.get_row_index(str(selected)), animate=False)
-        self.query_one("#queue-empty").display = not self.items
-        table.display = bool(self.items)
+    @property
+    def items(self) -> list[QueueItem]:
+        return self.table.items
 
     @property
     def selected_id(self) -> int | None:
-        table = self.table
-        if not self.items or table.row_count == 0:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return None if key is None else int(key)
+        return self.table.selected_id
 
-    @on(DataTable.RowSelected)
-    def _row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_mount(self) -> None:
+        self.services.changed.subscribe(self, self._store_changed)
+        self.set_interval(1.0, self.table.tick)
+        # After the mount: the footer hears of binding changes only from a mounted widget.
+        self.call_later(self.reload)
+
+    async def reload(self) -> None:
+        """Read the whole queue (first load, or the agent's name changed)."""
+        async with self._updating:
+            desk = self.services.desk
+            try:
+                # The cursor first: a change landing between the two reads is read again, never
+                # missed.
+                cursor = await desk.last_entry_id()
+                items = await desk.queue(agent=self.services.agent)
+            except HelpdeskError as error:
+                self.notify(str(error), severity="error", markup=False)
+                return
+            self.cursor = cursor
+            self.table.replace_all(items)
+            self._show_empty()
+            self.loaded.set()
+
+    async def _store_changed(self, _version: int) -> None:
+        if self._updating.locked():
+            self._again = True  # Whatever landed meanwhile is read right after.
+            return
+        await self.update()
+
+    async def update(self) -> None:
+        """Read the rows of the conversations that changed since the cursor, and only those."""
+        async with self._updating:
+            while True:
+                self._again = False
+                if self.cursor is None:
+                    return
+                desk = self.services.desk
+                try:
+                    changes = await desk.changes(after=self.cursor)
+                    ids = list(changes.conversation_ids)
+                    items = (
+                        await desk.queue_items(ids, agent=self.services.agent) if ids else []
+                    )
+                except HelpdeskError as error:
+                    self.notify(str(error), severity="error", markup=False)
+                    return
+                self.cursor = changes.cursor
+                if ids:
+                    self.table.apply(ids, items)
+                    self._show_empty()
+                if not self._again:
+                    return
+
+    def mark_read(self, conversation_id: int, entry_id: int) -> None:
+        """This agent read the conversation up to `entry_id`: drop its unread mark at once."""
+        item = self.table.item(conversation_id)
+        if item is not None and entry_id > item.read_entry:
+            self.table.update_item(item.model_copy(update={"read_entry": entry_id}))
+
+    def _show_empty(self) -> None:
+        table = self.table
+        waiting = table.row_count - table.claimed
+        title = f"Handoff queue · {waiting:,} waiting"
+        if table.claimed:
+            title += f" · {table.claimed:,} yours"
+        self.query_one("#queue-title", Static).update(Text(title))
+        empty = table.row_count == 0
+        self.query_one("#queue-empty").display = empty
+        self.table.display = not empty
+        self.refresh_bindings()
+
+    def on_queue_table_selected(self, event: QueueTable.Selected) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.post_message(self.Opened(int(event.row_key.value)))
+        self.post_message(self.Opened(event.conversation_id))

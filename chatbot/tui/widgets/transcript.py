@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import RichLog
 
-from chatbot.desk.models import Author, ChatEvent, ChatMessage, Page
-from chatbot.notices import notice
+from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
+from chatbot.notices import note_heading, notice
 from chatbot.text import printable
 
 Entry = ChatMessage | ChatEvent
@@ -20,6 +20,7 @@ STYLES = {
     Author.AGENT: "bold green",
 }
 NOTICE_STYLE = "dim italic"
+NOTE_STYLE = "bold yellow"
 
 PAGE = 100
 """Entries written when a conversation opens, and how many more each request shows. The log
@@ -33,6 +34,15 @@ def transcript_text(entries: Sequence[Entry]) -> Text:
     """Entries as one Text (one render for the whole batch), every word shown literally."""
     text = Text()
     for entry in entries:
+        if isinstance(entry, ChatEvent) and isinstance(entry.event, Note):
+            # An internal note reads like a message, marked as one only agents see.
+            if text:
+                text.append("\n")
+            text.append(f"▌ {printable(note_heading(entry.event.agent))}", NOTE_STYLE)
+            text.append("\n")
+            for line in printable(entry.event.text).splitlines() or [""]:
+                text.append(f"▌ {line}\n", "yellow")
+            continue
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent")
             if sentence is not None:

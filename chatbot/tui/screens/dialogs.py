@@ -1,0 +1,107 @@
+"""Small dialogs of the agent console: the agent's display name, and what becomes of their claims
+when they quit. Centred over the screen they ask about (app.tcss)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from chatbot.notices import hand_back_question
+from chatbot.text import strip_control
+
+MAX_NAME_CHARS = 40
+"""A display name fits a status line and a chat bubble's heading."""
+
+ClaimsAnswer = Literal["hand-back", "keep"]
+
+
+def check_name(name: str) -> str:
+    """The name as it will be shown, or a `ValueError` saying what is wrong with it."""
+    name = " ".join(strip_control(name, one_line=True).split())
+    if not name:
+        raise ValueError("Type the name customers will see.")
+    if len(name) > MAX_NAME_CHARS:
+        raise ValueError(f"Keep it to {MAX_NAME_CHARS} characters.")
+    return name
+
+
+class NameDialog(ModalScreen[str | None]):
+    """Asks for the agent's display name (the first time they claim or write a note)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, suggestion: str = "") -> None:
+        super().__init__()
+        self.suggestion = suggestion
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="name-dialog", classes="dialog"):
+            yield Static("Your name, as customers will see it", classes="section-title")
+            yield Static(
+                Text(
+                    "Shown when you join a conversation and above your replies. It is saved in "
+                    "your settings file for next time (--agent NAME overrides it)."
+                ),
+                classes="dialog-text",
+            )
+            yield Input(value=self.suggestion, placeholder="e.g. Ana", id="name-input")
+            yield Static(id="name-error", classes="dialog-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#name-error").display = False
+
+    @on(Input.Submitted, "#name-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        try:
+            name = check_name(event.value)
+        except ValueError as error:
+            message = self.query_one("#name-error", Static)
+            message.update(Text(str(error)))
+            message.display = True
+            return
+        self.dismiss(name)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
+    """Before quitting with claims held: hand them back to the queue, keep them, or stay."""
+
+    BINDINGS = [
+        Binding("h", "answer('hand-back')", "Hand back"),
+        Binding("k", "answer('keep')", "Keep"),
+        Binding("escape,c", "answer(None)", "Cancel"),
+    ]
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="claims-dialog", classes="dialog"):
+            yield Static(Text(hand_back_question(self.count)), classes="dialog-text")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Hand back (h)", variant="primary", id="hand-back")
+                yield Button("Keep (k)", id="keep")
+                yield Button("Cancel (Esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#hand-back", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        answer = event.button.id
+        self.dismiss(answer if answer in ("hand-back", "keep") else None)  # type: ignore[arg-type]
+
+    def action_answer(self, answer: ClaimsAnswer | None) -> None:
+        self.dismiss(answer)

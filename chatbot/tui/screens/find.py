@@ -1,0 +1,108 @@
+"""Finding a conversation by what was said in it (or its number), to open it again: resolved ones
+can then be reopened to follow up."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from chatbot.desk.models import SearchHit, State
+from chatbot.errors import HelpdeskError
+from chatbot.text import printable
+from chatbot.tui.services import Services
+from chatbot.tui.widgets.queue_list import one_line
+
+DEBOUNCE_S = 0.15
+"""Searching waits for a pause in typing, not every key."""
+
+
+def hit_line(hit: SearchHit) -> Text:
+    who = f" by {printable(hit.agent)}" if hit.agent and hit.state is not State.BOT else ""
+    when = hit.updated_at.strftime("%Y-%m-%d %H:%M")
+    return Text.assemble(
+        (f"#{hit.conversation_id}", "bold"),
+        f"  {hit.state.value}{who} · {when}\n   ",
+        one_line(hit.text, 70) or "(no message)",
+    )
+
+
+class FindScreen(ModalScreen[int | None]):
+    """A search box over every conversation's messages, newest first; Enter opens one."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("down", "to_results", "Results", show=False),
+    ]
+
+    def __init__(self, services: Services, *, text: str = "") -> None:
+        super().__init__()
+        self.services = services
+        self.text = text
+        self.hits: list[SearchHit] = []
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="find-dialog", classes="dialog -tall"):
+            yield Static("Find a conversation: words from it, or its number",
+                         classes="section-title")  # fmt: skip
+            yield Input(value=self.text, placeholder="e.g. helmet, or #12", id="find-input")
+            yield OptionList(id="find-results")
+            yield Static(id="find-status", classes="dialog-text")
+
+    def on_mount(self) -> None:
+        field = self.query_one("#find-input", Input)
+        field.focus()
+        field.cursor_position = len(field.value)
+        self.call_later(self.search)
+
+    @on(Input.Changed, "#find-input")
+    def _typed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE_S, self.search)
+
+    async def search(self) -> None:
+        text = self.query_one("#find-input", Input).value
+        try:
+            hits = await self.services.desk.search(text, limit=50)
+        except HelpdeskError as error:
+            self.query_one("#find-status", Static).update(Text(str(error)))
+            return
+        if text != self.query_one("#find-input", Input).value:
+            return  # Typing went on meanwhile: its own search follows.
+        self.hits = hits
+        results = self.query_one("#find-results", OptionList)
+        results.clear_options()
+        results.add_options([Option(hit_line(hit)) for hit in hits])
+        if hits:
+            results.highlighted = 0
+        found = f"{len(hits)} found" if len(hits) < 50 else "the 50 most recent shown"
+        self.query_one("#find-status", Static).update(
+            Text("Nothing found." if not hits else f"{found}. Enter opens; ↓ to choose.")
+        )
+
+    @on(Input.Submitted, "#find-input")
+    def _open_first(self, event: Input.Submitted) -> None:
+        event.stop()
+        results = self.query_one("#find-results", OptionList)
+        if self.hits:
+            self.dismiss(self.hits[results.highlighted or 0].conversation_id)
+
+    @on(OptionList.OptionSelected, "#find-results")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.hits[event.option_index].conversation_id)
+
+    def action_to_results(self) -> None:
+        if self.hits:
+            self.query_one("#find-results", OptionList).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

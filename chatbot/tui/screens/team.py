@@ -1,0 +1,76 @@
+"""The team view: every agent's claims, live, to see who has what and open any of them."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from chatbot.desk.models import QueueItem
+from chatbot.errors import HelpdeskError
+from chatbot.notices import claimed_for
+from chatbot.text import printable
+from chatbot.tui.services import Services
+from chatbot.tui.widgets.queue_list import coarse_time, one_line
+
+
+def claim_line(item: QueueItem, services: Services) -> Text:
+    since = item.claimed_at or item.waiting_since
+    status = claimed_for(printable(item.agent or "?"), coarse_time(since, services.clock()))
+    question = one_line(item.question, 60) or "(no question yet)"
+    return Text.assemble((f"#{item.conversation_id}", "bold"), f"  {status}\n   {question}")
+
+
+class TeamScreen(ModalScreen[int | None]):
+    """Lists every claim, by agent; Enter opens one, Escape closes."""
+
+    BINDINGS = [Binding("escape", "close", "Close")]
+
+    def __init__(self, services: Services) -> None:
+        super().__init__()
+        self.services = services
+        self.claims: list[QueueItem] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="team-dialog", classes="dialog -tall"):
+            yield Static("Claims by agent (Enter opens, Escape closes)", classes="section-title")
+            yield OptionList(id="team-claims")
+            yield Static(Text("Nobody holds a claim."), id="team-empty")
+
+    def on_mount(self) -> None:
+        self.services.changed.subscribe(self, self._changed)
+        self.call_later(self.reload)
+
+    async def _changed(self, _version: int) -> None:
+        await self.reload()
+
+    async def reload(self) -> None:
+        try:
+            claims = await self.services.desk.claims()
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        if claims == self.claims:
+            return
+        self.claims = claims
+        options = self.query_one("#team-claims", OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        options.add_options([Option(claim_line(item, self.services)) for item in claims])
+        if claims:
+            options.highlighted = min(highlighted or 0, len(claims) - 1)
+        self.query_one("#team-empty").display = not claims
+        options.display = bool(claims)
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#team-claims")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.claims[event.option_index].conversation_id)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
