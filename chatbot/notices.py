@@ -103,8 +103,11 @@ def claimed_for(agent: str, duration: str, *, short: bool = False) -> str:
 
 def hand_back_question(count: int) -> str:
     """Asked before an agent holding claims quits."""
-    noun = "conversation" if count == 1 else "conversations"
+    if count == 1:
+        held, them = "1 claimed conversation", "it"
+    else:
+        held, them = f"{count} claimed conversations", "them"
     return (
-        f"You hold {count} claimed {noun}. Hand them back to the queue so another agent can "
-        "take them, or keep them for when you return?"
+        f"You hold {held}. Hand {them} back to the queue so another agent can take {them}, or "
+        f"keep {them} for when you return?"
     )

@@ -33,10 +33,10 @@ from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
+from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
-from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList
@@ -191,7 +191,7 @@ class HelpDeskApp(SafeApp):
         """Open a conversation by id in the agent console of the current screen."""
         return await self.screen.query_one(AgentConsole).open_conversation(conversation_id)
 
-    # -- the agent ----------------------------------------------------------------------------------
+    # -- the agent --------------------------------------------------------------------------------
 
     async def ask_agent_name(self) -> bool:
         """Ask the agent for their display name (from a worker: it waits on a dialog), remember

@@ -28,8 +28,8 @@ def hit_line(hit: SearchHit) -> Text:
     when = hit.updated_at.strftime("%Y-%m-%d %H:%M")
     return Text.assemble(
         (f"#{hit.conversation_id}", "bold"),
-        f"  {hit.state.value}{who} · {when}\n   ",
-        one_line(hit.text, 70) or "(no message)",
+        f"  {hit.state.value}{who} · {when} · ",
+        one_line(hit.text, 40) or "(no message)",
     )
 
 

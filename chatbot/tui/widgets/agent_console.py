@@ -115,10 +115,14 @@ class AgentConsole(Vertical):
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = [
-            PaletteCommand("Find a conversation", "Search what was said, reopen resolved ones",
-                           self.action_find),  # fmt: skip
-            PaletteCommand("Team: every agent's claims", "Who has which conversation",
-                           self.action_team),  # fmt: skip
+            PaletteCommand(
+                "Find a conversation",
+                "Search what was said, reopen resolved ones",
+                self.action_find,
+            ),  # fmt: skip
+            PaletteCommand(
+                "Team: every agent's claims", "Who has which conversation", self.action_team
+            ),  # fmt: skip
         ]
         for item in self.queue.items[:PALETTE_ROWS]:  # As last read: the palette opens at once.
             number = item.conversation_id

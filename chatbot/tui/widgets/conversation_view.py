@@ -114,7 +114,8 @@ class ConversationView(Vertical):
             with Vertical(id="conversation-main"):
                 yield Transcript(id="transcript")
                 yield Static(id="reply-hint")
-                yield Input(placeholder=REPLY_PLACEHOLDER, id="reply")
+                # Never select on focus: tabbing back and typing would replace a draft.
+                yield Input(placeholder=REPLY_PLACEHOLDER, id="reply", select_on_focus=False)
             with VerticalScroll(id="conversation-side", can_focus=False):
                 yield Static("Passages the bot considered", classes="section-title")
                 yield CandidateBars(id="candidates")
@@ -210,7 +211,9 @@ class ConversationView(Vertical):
             header.append(waiting_for(wait_time(conversation.waiting_since, now)))
         elif conversation.state is State.CLAIMED:
             since = conversation.claimed_at or conversation.updated_at
-            header.append(claimed_for(printable(conversation.agent or "?"), coarse_time(since, now)))
+            header.append(
+                claimed_for(printable(conversation.agent or "?"), coarse_time(since, now))
+            )
         else:
             header.append(conversation.state.value)
         if conversation.reason is not None:

@@ -61,9 +61,9 @@ class Footer(TextualFooter):
     def _palette_fits(self) -> bool:
         width = self.size.width or self.app.size.width
         keys = [
-            cell_len(self.app.get_key_display(active.binding)) + 1 + cell_len(
-                active.binding.description
-            )
+            cell_len(self.app.get_key_display(active.binding))
+            + 1
+            + cell_len(active.binding.description)
             for active in self.screen.active_bindings.values()
             if active.binding.show and active.binding.action != "command_palette"
         ]

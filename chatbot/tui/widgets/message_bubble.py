@@ -31,6 +31,13 @@ def author_label(message: ChatMessage) -> str:
     return AUTHOR_LABELS[message.author]
 
 
+def _unfocusable(button: Button) -> Button:
+    """Clickable, and Ctrl+Y / Ctrl+N from the keyboard, but never a Tab stop: a button per
+    answer made Tab take many presses to cross the transcript, and swallowed typed text."""
+    button.can_focus = False
+    return button
+
+
 class NoticeBubble(Vertical):
     """A notice about the conversation (a person joined, it was resolved, ...)."""
 
@@ -68,8 +75,10 @@ class MessageBubble(Vertical):
             yield Static(literal(f"Source: {message.source}"), classes="bubble-source")
         if self.asks_for_feedback:
             with Horizontal(classes="bubble-feedback"):
-                yield Button("Helpful", id="helpful", compact=True)
-                yield Button("Not helpful", id="not-helpful", compact=True, variant="warning")
+                yield _unfocusable(Button("Helpful", id="helpful", compact=True))
+                yield _unfocusable(
+                    Button("Not helpful", id="not-helpful", compact=True, variant="warning")
+                )
         elif message.feedback is not None:
             yield Static(Text(feedback_note(message.feedback)), classes="bubble-note")
 

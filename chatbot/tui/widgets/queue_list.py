@@ -125,8 +125,7 @@ class Columns:
         status_width = max(status_width, STATUS_MIN if not short else 6)
         question = room - status_width - reason
         if question < QUESTION_COMFORT:
-            # Shrink status and reason together towards their minimum, then the question again.
-            short = QUESTION_COMFORT - question
+            # The reason shrinks towards its minimum, then the status; then the question again.
             lacking = QUESTION_COMFORT - question
             least = 6 if short else STATUS_MIN
             give_reason = min(reason - REASON_MIN, lacking)
@@ -495,9 +494,7 @@ class QueueList(Vertical):
                 try:
                     changes = await desk.changes(after=self.cursor)
                     ids = list(changes.conversation_ids)
-                    items = (
-                        await desk.queue_items(ids, agent=self.services.agent) if ids else []
-                    )
+                    items = await desk.queue_items(ids, agent=self.services.agent) if ids else []
                 except HelpdeskError as error:
                     self.notify(str(error), severity="error", markup=False)
                     return
@@ -523,7 +520,9 @@ class QueueList(Vertical):
         self.query_one("#queue-title", Static).update(Text(title))
         empty = table.row_count == 0
         self.query_one("#queue-empty").display = empty
-        self.table.display = not empty
+        table.display = not empty
+        if not empty and self.app.focused is None and self.display:
+            table.focus()  # Hidden while empty, it missed the screen's first focus.
         self.refresh_bindings()
 
     def on_queue_table_selected(self, event: QueueTable.Selected) -> None:

@@ -1,0 +1,515 @@
+"""Issue 14, the agent console as agents asked for it: who has a claim and for how long, unread
+marks, moves offered only where they apply (and why not, when pressed), typing that always lands
+in a text box, the display name asked once and remembered, claims offered back on quit, the
+team's claims, finding and reopening resolved conversations, internal notes, dialogs and toasts
+placed where they help."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+import httpx
+import pytest
+from textual.widgets import Button, Input
+
+from chatbot.config import load_settings
+from chatbot.desk.models import ChatEvent, Note, State
+from chatbot.desk.service import DeskService
+from chatbot.notices import notice, status_line
+from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui.screens.dialogs import ClaimsOnQuit, NameDialog
+from chatbot.tui.screens.find import FindScreen
+from chatbot.tui.screens.team import TeamScreen
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.conversation_view import ConversationView
+from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
+from chatbot.tui.widgets.queue_list import QueueList, QueueTable
+from chatbot.tui.widgets.transcript import Transcript
+from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
+from tests.tui.helpers import ask, flat, footer_offers, screen_text, type_into, wait_until
+
+
+def view_text(app: HelpDeskApp) -> str:
+    return flat(screen_text(app, app.screen.query_one(ConversationView)))
+
+
+def footer(app: HelpDeskApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+def waiting(desk: DeskService, question: str = "Where is my helmet?") -> int:
+    """A customer in another process who asked for a person, then asked `question`."""
+    conversation = desk.start_conversation().id
+    desk.talk_to_person(conversation)
+    desk.ask(conversation, question)
+    return conversation
+
+
+def rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
+    table = app.screen.query_one(QueueTable)
+    return [table.row_cells(i) for i in range(table.row_count)]
+
+
+# -- the queue: claimed by whom for how long, unread marks ----------------------------------------
+
+
+async def test_claimed_rows_say_by_whom_for_how_long_and_unread_ones_are_marked(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        first, second = waiting(other), waiting(other, "My card was refused")
+        await wait_until(pilot, lambda: len(rows(app)) == 2)
+        assert [r[0] for r in rows(app)] == ["●", "●"]  # Nobody here has read them yet.
+
+        view = await app.open_conversation(first)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine)
+        clock.advance(180)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(rows(app)) == 2 and rows(app)[1][1] == str(first))
+        claimed = rows(app)[1]
+        assert claimed[0] == "" and claimed[2] == "claimed by ana for 3m"  # Not "waiting 3m".
+        assert rows(app)[0][2] == "waiting 3m 00s"
+        assert "Handoff queue · 1 waiting · 1 yours" in screen_text(app)
+
+        # The customer writes again: the claimed row is marked, and only it.
+        other.ask(first, "Hello? Anyone there?")
+        await wait_until(pilot, lambda: rows(app)[1][0] == "●")
+        assert other.queue(agent="ana")[1].unread
+
+        # Reading it clears the mark, here and in the store (another host of ana's sees it).
+        await app.open_conversation(first)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: rows(app)[1][0] == "")
+        assert not other.queue(agent="ana")[1].unread
+        [bens] = other.queue(agent="ben")  # ben's marks are his own.
+        assert (bens.conversation_id, bens.unread) == (second, True)
+
+
+async def test_the_queue_reads_only_the_rows_that_changed(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        ids = [waiting(other, f"Question {n}") for n in range(30)]
+        queue = app.screen.query_one(QueueList)
+        await wait_until(pilot, lambda: len(queue.items) == 30)
+        asked: list[list[int]] = []
+        queue_items = app.services.desk.queue_items
+
+        async def recording(conversation_ids: list[int], *, agent: str | None) -> object:
+            asked.append(list(conversation_ids))
+            return await queue_items(conversation_ids, agent=agent)
+
+        app.services.desk.queue_items = recording  # type: ignore[assignment,method-assign]
+        other.claim(ids[7], agent="ben")  # Leaves this agent's queue.
+        await wait_until(pilot, lambda: len(queue.items) == 29)
+        assert asked == [[ids[7]]]
+        other.ask(ids[3], "Still waiting")
+        await wait_until(pilot, lambda: asked[-1] == [ids[3]])
+        assert [i.conversation_id for i in queue.items] == [i for i in ids if i != ids[7]]
+
+
+# -- 80 columns: everything shortened, nothing dropped --------------------------------------------
+
+
+async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    long = "My e-bike stopped in the middle of the bridge and the app says the battery is full"
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        mine = waiting(other, long)
+        waiting(other, "Where is my helmet?")
+        other.claim(mine, agent="ana")
+        await wait_until(pilot, lambda: len(rows(app)) == 2)
+        text = screen_text(app)
+        assert "   # Status" in text and "Question" in text
+        claimed = next(line for line in text.splitlines() if "claimed by ana" in line)
+        assert claimed.rstrip().endswith("…") and "My e-bike stopped" in claimed
+        await wait_until(pilot, lambda: footer(app).startswith("⏎ Open"))
+        assert footer(app).startswith("⏎ Open ^f Find f4 Team ^q Quit f2 Editor")
+        assert footer(app).endswith("^p palette")
+
+        view = await app.open_conversation(mine)
+        await wait_until(pilot, lambda: view.is_mine and "^r" in footer(app))
+        assert footer(app).startswith(
+            "^o Passage ^n Note ^r Resolve ^g To bot esc Back ^q Quit f2 Editor"
+        )
+        assert "You own this conversation: the bot is silent." in view_text(app)
+
+
+async def test_in_the_half_screen_console_statuses_take_their_short_form(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("all")
+    async with app.run_test(size=(80, 24)) as pilot:
+        waiting(other, "There were no free docks at the station so I kept riding")
+        await wait_until(pilot, lambda: len(rows(app)) == 1 and rows(app)[0][1] == "1")
+        [row] = rows(app)
+        assert row[1:5] == ("1", "0s", "custo…", "–")
+        assert row[5].startswith("There were") and row[5].endswith("…")
+        view = await app.open_conversation(1)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine)
+        hint = view.query_one("#reply-hint")
+        assert flat(screen_text(app, hint)) == "You own this conversation: the bot is silent."
+
+
+# -- the footer offers only what applies, and says why when pressed anyway ------------------------
+
+
+async def test_moves_that_cannot_apply_are_hidden_and_say_why(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        theirs = waiting(other)
+        other.claim(theirs, agent="ben")
+        view = await app.open_conversation(theirs)
+        await wait_until(pilot, lambda: footer_offers(app, "toggle_note"))
+        for action in ("claim", "reopen", "send_passage", "resolve", "hand_back"):
+            assert not footer_offers(app, action)
+        assert "^r Resolve" not in footer(app) and "^l Claim" not in footer(app)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: "Conversation 1 is claimed by ben." in view_text(app))
+        assert other.conversation(theirs).state is State.CLAIMED
+        await pilot.press("ctrl+l")
+        await wait_until(
+            pilot, lambda: "Conversation 1 is already claimed by ben." in view_text(app)
+        )
+
+        other.resolve(theirs, agent="ben")
+        await wait_until(pilot, lambda: "^l Reopen" in footer(app))
+        assert "^r Resolve" not in footer(app)
+        await pilot.press("ctrl+g")
+        hint = view.query_one("#reply-hint")
+        await wait_until(pilot, lambda: "only a claimed conversation can be handed back"
+                         in flat(screen_text(app, hint)))  # fmt: skip
+        assert view.conversation is not None and view.conversation.state is State.RESOLVED
+
+
+# -- focus and typing -----------------------------------------------------------------------------
+
+
+async def test_tab_crosses_the_chat_without_button_stops_and_typing_reaches_an_input(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("all")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1)
+        await ask(pilot, Q3)  # Escalated; the first answer's buttons are gone, Q1's are not.
+        await ask(pilot, Q1)
+        bubbles = list(app.screen.query(MessageBubble))
+        assert any(bubble.query(Button) for bubble in bubbles)
+        assert all(not button.focusable for button in app.screen.query(Button))
+        view = await app.open_conversation(1)
+        await pilot.press("ctrl+l")
+        reply = app.screen.query_one("#reply", Input)
+        await wait_until(pilot, lambda: reply.has_focus)
+        question = app.screen.query_one("#question", Input)
+        presses = 0
+        while not question.has_focus:
+            await pilot.press("tab")
+            presses += 1
+            assert not isinstance(app.focused, Button)
+            assert presses <= 2
+        # Typed on the customer's transcript: lands in their box, not lost.
+        app.screen.query_one("#chat-log").focus()
+        await pilot.press(*"Hi")
+        assert question.has_focus and question.value.endswith("Hi")
+        # Typed on the agent's transcript: lands in the reply box.
+        view.query_one(Transcript).focus()
+        await pilot.press(*"OK")
+        assert reply.has_focus and reply.value == "OK"
+
+
+async def test_typing_where_no_reply_is_possible_says_why_and_on_the_queue_searches(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        app.screen.query_one(QueueTable).focus()
+        await pilot.press("h")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        assert app.screen.query_one("#find-input", Input).value == "h"
+        await pilot.press("escape")
+        view = await app.open_conversation(conversation)
+        view.query_one(Transcript).focus()
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "Conversation 1 is waiting; claim it first." in
+                         view_text(app))  # fmt: skip
+
+
+# -- the agent's name -----------------------------------------------------------------------------
+
+
+CONFIG = """\
+# My help desk settings.
+[engine]
+threshold = 0.75  # tuned in March
+
+[agent]
+# Filled in by the console.
+"""
+
+
+async def test_the_name_is_asked_on_the_first_claim_and_remembered_with_the_file_kept(
+    tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    config = Path(os.environ["HELPDESK_CONFIG"])
+    config.write_text(CONFIG)
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    assert settings.agent.name is None
+    app = create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: footer_offers(app, "claim"))
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        name_box = app.screen.query_one("#name-input", Input)
+        name_box.value = "  "
+        await pilot.press("enter")
+        assert "Type the name customers will see." in flat(screen_text(app))
+        name_box.value = "Ana Lima"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: view.is_mine)
+        assert other.conversation(conversation).agent == "Ana Lima"
+    text = config.read_text()
+    assert text.startswith(CONFIG)  # Comments, values and order as they were.
+    assert tomllib.loads(text)["agent"]["name"] == "Ana Lima"
+    assert tomllib.loads(text)["engine"]["threshold"] == 0.75
+
+    # Next time it is known; `--agent` (the web front end's account name) wins, never asking.
+    again = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    assert again.agent.name == "Ana Lima"
+    web = create_app(again, mode="agent", http=http, clock=clock, agent="Web Account")
+    async with web.run_test(size=SIZE) as pilot:
+        second = waiting(other)
+        view = await web.open_conversation(second)
+        await wait_until(pilot, lambda: footer_offers(web, "claim"))
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine)
+        assert not isinstance(web.screen, NameDialog)
+        assert other.conversation(second).agent == "Web Account"
+
+
+async def test_cancelling_the_name_claims_nothing_and_a_broken_file_is_left_alone(
+    tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    app = create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: footer_offers(app, "claim"))
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert other.conversation(conversation).state is State.WAITING
+        # The file turned invalid meanwhile: the name is used, the file is not overwritten.
+        config = Path(os.environ["HELPDESK_CONFIG"])
+        config.write_text("[agent\nname = 'x'\n")
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        await type_into(pilot, "#name-input", "Bo")
+        await wait_until(pilot, lambda: other.conversation(conversation).agent == "Bo")
+        assert config.read_text() == "[agent\nname = 'x'\n"
+
+
+# -- quitting with claims -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("answer", "released"), [("h", True), ("k", False)])
+async def test_quitting_offers_to_hand_claims_back(
+    make_app: MakeApp, other: DeskService, answer: str, released: bool
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        first, second = waiting(other), waiting(other)
+        for conversation in (first, second):
+            assert other.claim(conversation, agent="ana").won
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        assert "You hold 2 claimed conversations. Hand them back" in flat(screen_text(app))
+        await pilot.press(answer)
+        await wait_until(pilot, lambda: app.return_code is not None)
+    state = State.WAITING if released else State.CLAIMED
+    assert [other.conversation(c).state for c in (first, second)] == [state, state]
+
+
+async def test_cancel_stays_and_the_palette_quit_asks_too(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        other.claim(conversation, agent="ana")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.return_code is None and not isinstance(app.screen, ClaimsOnQuit)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"quit")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.press("h")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert other.conversation(conversation).state is State.WAITING
+
+
+async def test_no_claims_quits_at_once(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: app.return_code is not None)
+
+
+# -- the team, finding and reopening --------------------------------------------------------------
+
+
+async def test_the_team_view_lists_every_agents_claims_and_opens_one(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        mine, bens = waiting(other, "Mine"), waiting(other, "Ben's question")
+        other.claim(bens, agent="ben")
+        other.claim(mine, agent="ana")
+        clock.advance(300)
+        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, TeamScreen))
+        team = app.screen
+        assert isinstance(team, TeamScreen)
+        await wait_until(pilot, lambda: len(team.claims) == 2)
+        await pilot.pause()
+        text = flat(screen_text(app))
+        assert f"#{mine} claimed by ana for 5m · Mine" in text
+        assert f"#{bens} claimed by ben for 5m · Ben's question" in text
+        other.release(bens, agent="ben")
+        await wait_until(pilot, lambda: len(team.claims) == 1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.screen.query(ConversationView)))
+        assert app.screen.query_one(ConversationView).conversation_id == mine
+
+
+async def test_find_a_resolved_conversation_and_reopen_it(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        old = waiting(other, "My HELMET strap broke")
+        other.claim(old, agent="ben")
+        other.resolve(old, agent="ben")
+        waiting(other, "Something else entirely")
+        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        await pilot.press(*"helmet")
+        find = app.screen
+        assert isinstance(find, FindScreen)
+        await wait_until(pilot, lambda: [h.conversation_id for h in find.hits] == [old])
+        assert f"#{old} resolved by ben" in flat(screen_text(app))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.screen.query(ConversationView)))
+        view = app.screen.query_one(ConversationView)
+        await wait_until(pilot, lambda: footer_offers(app, "reopen"))
+        assert "Reopen it (Ctrl+L) to follow up" in view_text(app)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine)
+        assert (other.conversation(old).state, other.conversation(old).agent) == (
+            State.CLAIMED, "ana",
+        )  # fmt: skip
+        await type_into(pilot, "#reply", "Did the new strap arrive?")
+        assert other.messages(old)[-1].text == "Did the new strap arrive?"
+
+
+# -- internal notes -------------------------------------------------------------------------------
+
+
+async def test_notes_show_to_agents_and_never_to_the_customer(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    secret = "Refund approved by [b]finance[/b]: do not promise a date"
+    app = make_app("all")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q3)
+        view = await app.open_conversation(1)
+        await wait_until(pilot, lambda: footer_offers(app, "toggle_note"))
+        await pilot.press("ctrl+n")  # Any agent, before claiming.
+        reply = app.screen.query_one("#reply", Input)
+        assert reply.has_focus and not reply.disabled and reply.has_class("-note")
+        assert "Internal note: only agents see it." in view_text(app)
+        await pilot.press(*secret)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Note from ana, for agents only" in view_text(app))
+        assert secret in flat(screen_text(app, view.query_one(Transcript)))
+        assert reply.disabled and not reply.has_class("-note")  # Back to replying (unclaimed).
+        [note] = [e for e in other.entries(1) if isinstance(e, ChatEvent)
+                  and isinstance(e.event, Note)]  # fmt: skip
+        assert note.event == Note(agent="ana", text=secret)
+
+        chat = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: chat.conversation is not None
+                         and chat.conversation.last_entry >= note.id)  # fmt: skip
+        await pilot.pause()
+        customer_side = flat(screen_text(app, chat))
+        assert "finance" not in customer_side and "Note from" not in customer_side
+        assert all("finance" not in b.text for b in chat.query(NoticeBubble))
+        assert all("finance" not in b.message.text for b in chat.query(MessageBubble))
+    # The customer-facing renderers: no sentence for a note, whatever the state.
+    assert notice(note.event, reader="customer") is None
+    assert all("finance" not in status_line(state, "ana") for state in State)
+
+
+async def test_a_customer_reopening_the_chat_never_sees_notes(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    conversation = waiting(other)
+    other.add_note(conversation, agent="ben", text="Customer is a VIP")
+    app = make_app("chat", conversation_id=conversation)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: chat.conversation is not None)
+        await pilot.pause()
+        assert "Where is my helmet?" in flat(screen_text(app))
+        assert "VIP" not in flat(screen_text(app))
+
+
+# -- dialogs and toasts ---------------------------------------------------------------------------
+
+
+async def test_dialogs_are_centred_and_toasts_clear_of_the_reply_box(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        conversation = waiting(other)
+        other.claim(conversation, agent="ana")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.pause()
+        dialog = app.screen.query_one("#claims-dialog").region
+        assert abs(dialog.center[0] - 40) <= 1 and abs(dialog.center[1] - 12) <= 2
+        await pilot.press("escape")
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: view.is_mine)
+        app.notify("Saved.")
+        await wait_until(pilot, lambda: bool(app.screen.query("Toast")))
+        await pilot.pause()
+        [toast] = app.screen.query("Toast")
+        reply = app.screen.query_one("#reply").region
+        assert not toast.region.overlaps(reply)
+        assert toast.region.y >= 1  # Under the header, not over the title.
+        assert not toast.region.overlaps(app.screen.query_one("Footer").region)
