@@ -1,7 +1,8 @@
 """Every benchmark of issue 6, printed as one JSON object (timings are medians over repeated runs;
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
-    python bench/run.py [--quick] [--only rerank|concurrent|retrieval|engine|app|queue|kb|bot|web]
+    python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
+                                                     queue, kb, bot, web, console)
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -20,6 +21,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import (  # noqa: E402
+    agent_console,
     app,
     bot,
     concurrent_questions,
@@ -79,6 +81,10 @@ def run_web(quick: bool) -> Figures:
     return dict(web.measure(quick))
 
 
+def run_console(quick: bool) -> Figures:
+    return dict(agent_console.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -89,6 +95,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "kb": run_kb,
     "bot": run_bot,
     "web": run_web,
+    "console": run_console,
 }
 
 

@@ -236,7 +236,9 @@ class Page(_Frozen):
 
     entries: tuple[ChatMessage | ChatEvent, ...]
     earlier: int
-    """Entries before this page, not counting the bookkeeping `decided` events."""
+    """Entries before this page, not counting the bookkeeping `decided` events; counted up to a
+    cap (`earlier_exact` False beyond it), so a page costs the same at any length."""
+    earlier_exact: bool = True
 
 
 class StoredDecision(_Frozen):

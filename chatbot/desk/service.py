@@ -57,6 +57,9 @@ T = TypeVar("T")
 
 RETRIES = 8
 """Reads-and-writes one change may take when others keep moving the conversation first."""
+EARLIER_COUNTED = 1000
+"""How far back a page counts the entries before it: beyond this, "over 1,000" is all a reader
+needs, and counting every one made opening a long conversation grow with its length."""
 MAX_NOTE_CHARS = 4000
 """An internal note is a few lines for colleagues, not a document."""
 
@@ -410,10 +413,16 @@ class DeskService:
     def page(self, conversation_id: int, *, before_id: int | None = None, limit: int = 100) -> Page:
         """The newest `limit` entries (before `before_id`), and how many lie before them."""
         entries = self.store.entries(conversation_id, before_id=before_id, limit=limit)
-        earlier = (
-            self.store.count_entries(conversation_id, before_id=entries[0].id) if entries else 0
+        if not entries:
+            return Page(entries=(), earlier=0)
+        earlier = self.store.count_entries(
+            conversation_id, before_id=entries[0].id, limit=EARLIER_COUNTED + 1
         )
-        return Page(entries=tuple(entries), earlier=earlier)
+        return Page(
+            entries=tuple(entries),
+            earlier=min(earlier, EARLIER_COUNTED),
+            earlier_exact=earlier <= EARLIER_COUNTED,
+        )
 
     def entries_after(self, conversation_id: int, after_id: int) -> list[Entry]:
         """What is new in the log since the entry `after_id`."""

@@ -799,11 +799,13 @@ class SQLiteStore:
             rows.reverse()
         return [self._to_entry(row) for row in rows]
 
-    def count_entries(self, conversation_id: int, *, before_id: int) -> int:
+    def count_entries(
+        self, conversation_id: int, *, before_id: int, limit: int | None = None
+    ) -> int:
         (count,) = self._db.execute(
-            "SELECT count(*) FROM entries WHERE conversation_id = ? AND id < ?"
-            " AND (event IS NULL OR event != ?)",
-            (conversation_id, before_id, EventType.DECIDED.value),
+            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE conversation_id = ? AND id < ?"
+            " AND (event IS NULL OR event != ?) ORDER BY id DESC LIMIT ?)",
+            (conversation_id, before_id, EventType.DECIDED.value, -1 if limit is None else limit),
         ).fetchone()
         return int(count)
 

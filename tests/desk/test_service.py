@@ -368,3 +368,15 @@ def test_search_by_number_puts_that_conversation_first(desk: DeskService) -> Non
     assert hits[0].text == Q1  # The customer's latest question stands for it.
     assert [h.conversation_id for h in desk.search(str(first), state=State.CLAIMED)] == [second]
     assert desk.search("#99999") == [] and desk.search("9" * 40) == []
+
+
+def test_a_page_counts_what_lies_before_it_up_to_a_cap(desk: DeskService) -> None:
+    from chatbot.desk.service import EARLIER_COUNTED
+
+    conversation_id = in_state(desk, State.CLAIMED)
+    for n in range(EARLIER_COUNTED + 150):
+        desk.reply(conversation_id, agent="ana", text=f"reply {n}")
+    newest = desk.page(conversation_id, limit=100)
+    assert (newest.earlier, newest.earlier_exact) == (EARLIER_COUNTED, False)
+    oldest = desk.page(conversation_id, before_id=newest.entries[0].id - 1000, limit=100)
+    assert oldest.earlier_exact and oldest.earlier < EARLIER_COUNTED

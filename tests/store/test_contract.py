@@ -644,3 +644,14 @@ def test_last_entry_id_is_where_changes_start(store: ConversationStore) -> None:
     cursor = store.last_entry_id()
     second = ask(store, "two")
     assert store.changes(after=cursor).conversation_ids == (second.conversation_id,)
+
+
+def test_counting_earlier_entries_can_stop_at_a_limit(store: ConversationStore) -> None:
+    conversation_id = claimed(store)
+    for n in range(30):
+        store.reply(conversation_id, agent="ana", expect=State.CLAIMED, text=f"reply {n}")
+    last = store.last_entry_id()
+    total = store.count_entries(conversation_id, before_id=last + 1)
+    assert total == 33  # Question, escalation, claim, 30 replies.
+    assert store.count_entries(conversation_id, before_id=last + 1, limit=10) == 10
+    assert store.count_entries(conversation_id, before_id=last + 1, limit=100) == 33

@@ -11,6 +11,7 @@ from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.passage_picker import PassagePicker
+from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
@@ -131,7 +132,8 @@ async def test_resolve(make_app: MakeApp, other: DeskService) -> None:
         assert "ana marked this resolved." in chat_text(app)
         await pilot.press("escape")  # Back to the queue, now empty.
         await pilot.pause()
-        assert not app.screen.query(ConversationView)
+        assert app.screen.query_one(AgentConsole).open_view is None
+        assert not app.screen.query_one(ConversationView).display
         assert other.queue() == []
         await wait_until(pilot, lambda: "Nobody is waiting." in screen_text(app))
 

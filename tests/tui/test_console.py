@@ -22,6 +22,7 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import ClaimsOnQuit, NameDialog
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.screens.team import TeamScreen
+from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
@@ -400,7 +401,7 @@ async def test_the_team_view_lists_every_agents_claims_and_opens_one(
         other.release(bens, agent="ben")
         await wait_until(pilot, lambda: len(team.claims) == 1)
         await pilot.press("enter")
-        await wait_until(pilot, lambda: bool(app.screen.query(ConversationView)))
+        await wait_until(pilot, lambda: app.screen.query_one(AgentConsole).open_view is not None)
         assert app.screen.query_one(ConversationView).conversation_id == mine
 
 
@@ -422,7 +423,7 @@ async def test_find_a_resolved_conversation_and_reopen_it(
         await wait_until(pilot, lambda: [h.conversation_id for h in find.hits] == [old])
         assert f"#{old} resolved by ben" in flat(screen_text(app))
         await pilot.press("enter")
-        await wait_until(pilot, lambda: bool(app.screen.query(ConversationView)))
+        await wait_until(pilot, lambda: app.screen.query_one(AgentConsole).open_view is not None)
         view = app.screen.query_one(ConversationView)
         await wait_until(pilot, lambda: footer_offers(app, "reopen"))
         assert "Reopen it (Ctrl+L) to follow up" in view_text(app)

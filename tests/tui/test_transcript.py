@@ -126,3 +126,13 @@ async def test_a_short_conversation_shows_everything_and_offers_nothing_earlier(
         assert "f3 Earlier" not in footer(app)
         assert not view.check_action("show_earlier", ())
         assert isinstance(app.screen.query_one(ConversationView), ConversationView)
+
+
+def test_beyond_a_thousand_the_earlier_line_says_over() -> None:
+    from chatbot.tui.widgets.transcript import earlier_line
+
+    assert (
+        earlier_line(1000, exact=False)
+        == "— over 1,000 earlier messages — press F3 to show 100 more"
+    )
+    assert earlier_line(1) == "— 1 earlier message — press F3 to show them"

@@ -36,8 +36,10 @@ class AgentConsole(Vertical):
 
     @property
     def open_view(self) -> ConversationView | None:
+        """The conversation shown, if one is (the view stays mounted, hidden, once closed)."""
         views = self.query(ConversationView)
-        return views.first() if views else None
+        view = views.first() if views else None
+        return None if view is None or view.closed else view
 
     @property
     def queue(self) -> QueueList:
@@ -46,17 +48,22 @@ class AgentConsole(Vertical):
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Show one conversation by id (also the way in for benchmarks and tests)."""
         await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
-        if (current := self.open_view) is not None:
-            await current.remove()
-        view = ConversationView(self.services, conversation_id, id="conversation")
         self.queue.display = False
-        await self.mount(view)
+        views = self.query(ConversationView)
+        if views:
+            view = views.first()
+            view.display = True
+            await view.show(conversation_id)
+        else:
+            view = ConversationView(self.services, conversation_id, id="conversation")
+            await self.mount(view)
         await view.loaded.wait()
         return view
 
     async def close_conversation(self) -> None:
         if (current := self.open_view) is not None:
-            await current.remove()
+            current.close()
+            current.display = False
         queue = self.queue
         queue.display = True
         queue.table.focus()

@@ -92,12 +92,19 @@ class ConversationView(Vertical):
     def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        self._loading = asyncio.Lock()
+        self.loaded = asyncio.Event()
+        """Set once the conversation is first shown."""
+        self.closed = False
+        """Hidden in the console, kept for the next conversation opened: nothing to refresh."""
+        self._start(conversation_id)
+
+    def _start(self, conversation_id: int) -> None:
         self.conversation_id = conversation_id
         self.conversation: Conversation | None = None
         self._last_entry = 0
         self._read_entry = 0
         self._decision_id: int | None = None
-        self._loading = asyncio.Lock()
         self.note_mode = False
         """The box below the transcript writes an internal note instead of a reply."""
         self.passage: Passage | None = None
@@ -105,8 +112,23 @@ class ConversationView(Vertical):
         self._passage_line = ""
         self._why: str | None = None
         """Why the last key pressed did nothing; shown until the next key or change."""
-        self.loaded = asyncio.Event()
-        """Set once the conversation is first shown."""
+        self.loaded.clear()
+        self.closed = False
+
+    async def show(self, conversation_id: int) -> None:
+        """Show another conversation in this view: opening one costs its data, not a new set of
+        widgets (mounting them took most of the time an open took)."""
+        async with self._loading:
+            self._start(conversation_id)
+            self.transcript.clear()
+            self.reply_input.value = ""
+            self.query_one("#conversation-header", Static).update("")
+        self.transcript.focus()
+        await self.reload()
+
+    def close(self) -> None:
+        """Hidden until `show`: store changes are not its business meanwhile."""
+        self.closed = True
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-header")
@@ -130,7 +152,8 @@ class ConversationView(Vertical):
     # -- reading ----------------------------------------------------------------------------------
 
     async def _store_changed(self, _version: int) -> None:
-        await self.reload()
+        if not self.closed:
+            await self.reload()
 
     async def reload(self) -> None:
         """Pick up whatever changed: state, new entries (appended), a newer decision."""
@@ -175,7 +198,8 @@ class ConversationView(Vertical):
                 self.reply_input.focus()
             self.refresh_bindings()
             self.loaded.set()
-        await self._mark_read()
+        # After the conversation shows: a write, and nothing on screen waits for it.
+        self.call_later(self._mark_read)
 
     async def _mark_read(self) -> None:
         """Everything written so far is on screen: this agent has read it."""
@@ -203,7 +227,7 @@ class ConversationView(Vertical):
 
     def _show_header(self) -> None:
         conversation = self.conversation
-        if conversation is None:
+        if conversation is None or self.closed:
             return
         now = self.services.clock()
         header = Text.assemble((f"Conversation #{conversation.id}", "bold"), " · ")

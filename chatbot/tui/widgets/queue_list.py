@@ -190,6 +190,8 @@ class QueueTable(ScrollView, can_focus=True):
         self._id_width = 1
         """Digits of the largest id seen (never narrower, so columns do not jump)."""
         self._columns: tuple[tuple[int, int, bool], Columns] | None = None
+        self._strips: dict[tuple[object, ...], Strip] = {}
+        """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
         self.cursor_row = 0
 
     # -- the rows ---------------------------------------------------------------------------------
@@ -309,7 +311,16 @@ class QueueTable(ScrollView, can_focus=True):
         return self._row(self._rows[index], index, columns, width)
 
     def _row(self, item: QueueItem, index: int, columns: Columns, width: int) -> Strip:
-        now = self.services.clock()
+        shown = status(item, self.services.clock(), short=columns.short)
+        key = (item, index == self.cursor_row, index % 2, columns, width, shown, self.has_focus)
+        strip = self._strips.get(key)
+        if strip is None:
+            if len(self._strips) > 4 * max(1, self.size.height):
+                self._strips.clear()
+            strip = self._strips[key] = self._draw(item, index, columns, width, shown)
+        return strip
+
+    def _draw(self, item: QueueItem, index: int, columns: Columns, width: int, shown: str) -> Strip:
         base = self.rich_style
         if index == self.cursor_row:
             base += self.get_component_rich_style("queue-table--cursor")
@@ -331,8 +342,7 @@ class QueueTable(ScrollView, can_focus=True):
             Segment(str(item.conversation_id).rjust(columns.id), text_style),
             gap,
             Segment(
-                fit(status(item, now, short=columns.short), columns.status),
-                muted if item.state is State.CLAIMED else text_style,
+                fit(shown, columns.status), muted if item.state is State.CLAIMED else text_style
             ),
             gap,
             Segment(fit(item.reason.value if item.reason else "–", columns.reason), base),
@@ -427,9 +437,16 @@ class QueueList(Vertical):
 
         conversation_id: int
 
+    @dataclass
+    class Loaded(Message):
+        """The whole queue was read: `rows` of them."""
+
+        rows: int
+
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        self._title = ""
         self.cursor: int | None = None
         """The change feed's cursor: changes after it are not in the table yet."""
         self._updating = asyncio.Lock()
@@ -476,6 +493,7 @@ class QueueList(Vertical):
             self.table.replace_all(items)
             self._show_empty()
             self.loaded.set()
+        self.post_message(self.Loaded(len(items)))
 
     async def _store_changed(self, _version: int) -> None:
         if self._updating.locked():
@@ -517,13 +535,16 @@ class QueueList(Vertical):
         title = f"Handoff queue · {waiting:,} waiting"
         if table.claimed:
             title += f" · {table.claimed:,} yours"
-        self.query_one("#queue-title", Static).update(Text(title))
+        if title != self._title:  # Most changes move no count: no relayout for them.
+            self._title = title
+            self.query_one("#queue-title", Static).update(Text(title))
         empty = table.row_count == 0
-        self.query_one("#queue-empty").display = empty
-        table.display = not empty
+        if table.display == empty:
+            self.query_one("#queue-empty").display = empty
+            table.display = not empty
+            self.refresh_bindings()
         if not empty and self.app.focused is None and self.display:
             table.focus()  # Hidden while empty, it missed the screen's first focus.
-        self.refresh_bindings()
 
     def on_queue_table_selected(self, event: QueueTable.Selected) -> None:
         event.stop()

@@ -68,11 +68,13 @@ def transcript_text(entries: Sequence[Entry]) -> Text:
     return text
 
 
-def earlier_line(hidden: int) -> str:
-    """The first line of a transcript that does not show its `hidden` oldest messages."""
-    noun = "message" if hidden == 1 else "messages"
-    more = "them" if hidden <= PAGE else f"{PAGE} more"
-    return f"— {hidden} earlier {noun} — press {EARLIER_KEY} to show {more}"
+def earlier_line(hidden: int, *, exact: bool = True) -> str:
+    """The first line of a transcript that does not show its `hidden` oldest messages (over
+    `hidden` when not `exact`)."""
+    noun = "message" if hidden == 1 and exact else "messages"
+    more = "them" if hidden <= PAGE and exact else f"{PAGE} more"
+    count = f"{hidden}" if exact else f"over {hidden:,}"
+    return f"— {count} earlier {noun} — press {EARLIER_KEY} to show {more}"
 
 
 class Transcript(RichLog):
@@ -85,6 +87,7 @@ class Transcript(RichLog):
         )
         self._entries: list[Entry] = []
         self._hidden = 0
+        self._exact = True
 
     @property
     def hidden(self) -> int:
@@ -99,7 +102,7 @@ class Transcript(RichLog):
     def start(self, page: Page) -> None:
         """The conversation's newest page, as it opens."""
         self._entries = list(page.entries)
-        self._hidden = page.earlier
+        self._hidden, self._exact = page.earlier, page.earlier_exact
         self.clear()
         self.write(self._shown_text())
 
@@ -115,7 +118,7 @@ class Transcript(RichLog):
         view where it was."""
         lines_before, scroll_y = len(self.lines), self.scroll_y
         self._entries[:0] = page.entries
-        self._hidden = page.earlier
+        self._hidden, self._exact = page.earlier, page.earlier_exact
         self.clear()
         self.write(self._shown_text(), scroll_end=False)
         # Everything below the newly shown entries wraps as before, so the added lines are all
@@ -125,5 +128,6 @@ class Transcript(RichLog):
     def _shown_text(self) -> Text:
         text = transcript_text(self._entries)
         if self._hidden:
-            text = Text.assemble((earlier_line(self._hidden), NOTICE_STYLE), "\n\n", text)
+            line = earlier_line(self._hidden, exact=self._exact)
+            text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)
         return text
