@@ -514,3 +514,19 @@ async def test_dialogs_are_centred_and_toasts_clear_of_the_reply_box(
         assert not toast.region.overlaps(reply)
         assert toast.region.y >= 1  # Under the header, not over the title.
         assert not toast.region.overlaps(app.screen.query_one("Footer").region)
+
+
+async def test_the_empty_queue_line_shows_only_while_nobody_waits(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        empty = app.screen.query_one("#queue-empty")
+        await wait_until(pilot, lambda: app.screen.query_one(QueueList).loaded.is_set())
+        assert empty.display
+        conversation = waiting(other)
+        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        assert not empty.display and "Nobody is waiting" not in screen_text(app)
+        other.claim(conversation, agent="ben")
+        await wait_until(pilot, lambda: len(rows(app)) == 0)
+        assert empty.display and "Nobody is waiting" in screen_text(app)

@@ -83,3 +83,72 @@ def test_desk_after_an_escalation(
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "all"), terminal_size=SIZE, run_before=run_before)
+
+
+# -- issue 14: 80x24, where every column and key must still be there -------------------------------
+
+SMALL = (80, 24)
+LONG = "My e-bike stopped in the middle of the bridge and the app says the battery is full"
+
+
+def crowded_queue(settings: Settings, clock: FrozenClock) -> None:
+    """Another process: one conversation ana claimed 3 minutes ago whose customer wrote again,
+    one waiting with a long question."""
+    from chatbot.assembly import open_service
+
+    desk = open_service(settings, clock=clock)
+    try:
+        for question in (LONG, "Where is my helmet?"):
+            conversation = desk.start_conversation().id
+            desk.talk_to_person(conversation)
+            desk.ask(conversation, question)
+        desk.claim(1, agent="ana")
+        desk.mark_read(1, agent="ana", entry_id=desk.conversation(1).last_entry)
+        clock.advance(180)
+        desk.ask(1, "Hello? Still there?")
+        desk.add_note(2, agent="ben", text="Asked twice before: send the helmet policy.")
+    finally:
+        desk.close()
+
+
+def test_queue_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: FrozenClock) -> None:
+    crowded_queue(settings, clock)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        queue = pilot.app.screen.query_one(QueueList)
+        await wait_until(pilot, lambda: len(queue.items) == 2)
+        await pilot.pause(0.2)
+        await steady(pilot)
+
+    app = create_app(settings, mode="agent", clock=clock, agent="ana", timings=False, bot=False)
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_own_conversation_with_a_note_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    crowded_queue(settings, clock)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
+        await pilot.pause()
+        await app.open_conversation(2)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: footer_offers(app, "resolve"))
+        await steady(pilot)
+
+    app = create_app(settings, mode="agent", clock=clock, agent="ana", timings=False, bot=False)
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: FrozenClock) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        await ask(pilot, Q3)
+        queue = pilot.app.screen.query_one(QueueList)
+        await wait_until(pilot, lambda: bool(queue.items))
+        await pilot.pause(0.2)
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)

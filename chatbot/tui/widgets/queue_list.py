@@ -539,8 +539,8 @@ class QueueList(Vertical):
             self._title = title
             self.query_one("#queue-title", Static).update(Text(title))
         empty = table.row_count == 0
+        self.query_one("#queue-empty").display = empty
         if table.display == empty:
-            self.query_one("#queue-empty").display = empty
             table.display = not empty
             self.refresh_bindings()
         if not empty and self.app.focused is None and self.display:
