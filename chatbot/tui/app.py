@@ -10,6 +10,7 @@ import asyncio
 import gc
 import getpass
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, Protocol
@@ -161,9 +162,15 @@ class HelpDeskApp(SafeApp):
         self.services.changed.publish(self.services.desk.version)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # No F2 in the footer of an app that offers no editor (a customer's web session).
-        if action == "edit_knowledge_base" and self.knowledge_base is None:
-            return False
+        if action == "edit_knowledge_base":
+            # Not offered without a knowledge base to edit (a customer's web session), nor in the
+            # editor itself. The editor's module is looked up, not imported: it loads on first
+            # use, never at start-up.
+            editor = sys.modules.get("chatbot.tui.screens.editor")
+            editing = editor is not None and any(
+                isinstance(screen, editor.EditorScreen) for screen in self.screen_stack
+            )
+            return self.knowledge_base is not None and not editing
         return super().check_action(action, parameters)
 
     def action_edit_knowledge_base(self) -> None:
