@@ -34,7 +34,7 @@ def mode(path: Path) -> int:
 
 
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 4
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 5
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
@@ -51,7 +51,7 @@ def test_a_version_3_database_gains_read_markers_with_everything_unread(
         conversation_id = claimed(old)
     monkeypatch.undo()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == 4
+        assert store.schema_version == len(MIGRATIONS) == 5
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
