@@ -312,7 +312,8 @@ class QueueTable(ScrollView, can_focus=True):
 
     def _row(self, item: QueueItem, index: int, columns: Columns, width: int) -> Strip:
         shown = status(item, self.services.clock(), short=columns.short)
-        key = (item, index == self.cursor_row, index % 2, columns, width, shown, self.has_focus)
+        key = (item, index == self.cursor_row, index % 2, columns, width, shown, self.has_focus,
+               self.app.theme)  # fmt: skip
         strip = self._strips.get(key)
         if strip is None:
             if len(self._strips) > 4 * max(1, self.size.height):
