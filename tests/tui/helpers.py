@@ -6,6 +6,7 @@ import asyncio
 import html
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.drivers.headless_driver import HeadlessDriver
@@ -138,5 +139,5 @@ async def steady(pilot: Pilot[None]) -> None:
     # The footer rebuilds a refresh after the bindings change (a queue filling enables Open):
     # a screenshot taken in between would miss keys.
     for footer in pilot.app.screen.query(Footer):
-        await wait_until(pilot, lambda footer=footer: footer.is_current)
+        await wait_until(pilot, partial(getattr, footer, "is_current"))
     await pilot.pause()

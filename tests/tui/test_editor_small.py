@@ -71,6 +71,8 @@ def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
     from tests.tui.conftest import FrozenClock
 
     async def run_before(pilot: Pilot[None]) -> None:
+        assert isinstance(pilot.app, HelpDeskApp)
+        app = pilot.app
         await pilot.pause()
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
@@ -78,8 +80,8 @@ def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
         await pilot.press("ctrl+n")
         await pilot.press(*"con")  # A Windows device name: refused, and the line says why.
         await pilot.press("ctrl+s")
-        problem = pilot.app.screen.query_one("#form-problem")
-        await wait_until(pilot, lambda: "device name" in flat(screen_text(pilot.app, problem)))
+        problem = app.screen.query_one("#form-problem")
+        await wait_until(pilot, lambda: "device name" in flat(screen_text(app, problem)))
         await steady(pilot)
 
     app = create_app(settings, mode="agent", clock=FrozenClock(), agent="ana", timings=False)
