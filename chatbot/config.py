@@ -32,6 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
 from chatbot.knowledge_base.seed import seed_knowledge_base
 from chatbot.knowledge_base.storage import describe_validation_error
 from chatbot.resources import shipped
@@ -196,6 +197,20 @@ class WebSettings(BaseModel):
     session paints sooner and shares that memory with every other session."""
     bots: int = Field(default=1, ge=0, le=64)
     """Bot worker processes `serve` runs itself (0: `helpdesk bot` runs elsewhere)."""
+
+
+class UiSettings(BaseModel):
+    """The screens a person of the help desk works in."""
+
+    locale: Locale = DEFAULT_LOCALE
+    """Language of the agent console and the knowledge-base editor (`--locale`): `en` or `zh`
+    (`zh_CN` and the like are read as `zh`). Customers' chats follow each conversation's own
+    language; agents read customers' messages as written."""
+
+    @field_validator("locale", mode="before")
+    @classmethod
+    def _known_locale(cls, value: Any) -> Any:
+        return parse_locale(value) if isinstance(value, str) else value
 
 
 class AgentSettings(BaseModel):
@@ -368,6 +383,8 @@ class Settings(BaseSettings):
     """Bot workers."""
     agent: AgentSettings = Field(default_factory=AgentSettings)
     """The agent console."""
+    ui: UiSettings = Field(default_factory=UiSettings)
+    """The language of the screens."""
 
     web: WebSettings = Field(default_factory=WebSettings)
     """The browser front end."""

@@ -17,6 +17,7 @@ from chatbot.desk.models import (
     Feedback,
     FeedbackGiven,
     HandedBack,
+    LocaleSet,
     Note,
     Released,
     Reopened,
@@ -24,90 +25,142 @@ from chatbot.desk.models import (
     State,
 )
 from chatbot.engine.models import Reason
+from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, N_, Locale, translations
 
 Reader = Literal["customer", "agent"]
 
-ESCALATED_NOTICE = "The bot could not answer this from the help center. A person will reply here."
-ASKED_NOTICE = "A person will reply here."
+ESCALATED_NOTICE = N_(
+    "The bot could not answer this from the help center. A person will reply here."
+)
+ASKED_NOTICE = N_("A person will reply here.")
+NOT_JUDGED_NOTICE = N_(
+    "The bot has no recorded judgment for this question (replay mode, no network), so it could "
+    "not check the help center. A person will reply here."
+)
+"""A replay miss, said as one: in replay mode a question without recorded answers is never
+judged, and the customer deserves to know that is why a person is coming."""
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
 
 
-def notice(event: EventData, *, reader: Reader) -> str | None:
-    """The sentence `reader` sees for `event`, or None when it shows nothing to them."""
+def notice(event: EventData, *, reader: Reader, locale: Locale = DEFAULT_LOCALE) -> str | None:
+    """The sentence `reader` sees for `event` in `locale`, or None when it shows nothing to
+    them."""
+    t = translations(locale)
     match event:
         case Escalated(reason=reason):
-            return ASKED_NOTICE if reason in _ASKED else ESCALATED_NOTICE
+            if reason in _ASKED:
+                return t.gettext(ASKED_NOTICE)
+            if reason is Reason.NOT_JUDGED:
+                return t.gettext(NOT_JUDGED_NOTICE)
+            return t.gettext(ESCALATED_NOTICE)
         case Claimed(agent=agent):
-            return f"{agent} joined the conversation."
+            return t.gettext("{agent} joined the conversation.").format(agent=agent)
         case Released(agent=agent):
             if reader == "customer":
-                return f"{agent} stepped away. Another person will reply here."
-            return f"{agent} put the conversation back in the queue."
+                return t.gettext("{agent} stepped away. Another person will reply here.").format(
+                    agent=agent
+                )
+            return t.gettext("{agent} put the conversation back in the queue.").format(agent=agent)
         case Resolved(agent=agent):
-            return f"{agent} marked this resolved. Write again any time."
+            return t.gettext("{agent} marked this resolved. Write again any time.").format(
+                agent=agent
+            )
         case HandedBack(agent=agent):
-            return f"{agent} handed the conversation back to the bot."
+            return t.gettext("{agent} handed the conversation back to the bot.").format(agent=agent)
         case Reopened():
-            return None if reader == "customer" else "The customer wrote again; the bot answers."
+            if reader == "customer":
+                return None
+            return t.gettext("The customer wrote again; the bot answers.")
         case FeedbackGiven(value=value):
             if reader == "customer":
                 return None  # Their answer's bubble shows it.
-            verdict = "helpful" if value is Feedback.HELPFUL else "not helpful"
-            return f"The customer marked the bot's answer {verdict}."
+            if value is Feedback.HELPFUL:
+                return t.gettext("The customer marked the bot's answer helpful.")
+            return t.gettext("The customer marked the bot's answer not helpful.")
+        case LocaleSet(locale=chosen, chosen_by_customer=by_customer):
+            if reader == "customer":
+                return None  # The chat itself changes language.
+            language = LANGUAGE_NAMES[chosen]
+            if by_customer:
+                return t.gettext("The customer switched the chat to {language}.").format(
+                    language=language
+                )
+            return t.gettext("The customer writes {language}; their chat is in it.").format(
+                language=language
+            )
         case Decided():
             return None  # Bookkeeping: the answer or the escalation that follows says it.
         case Note(agent=agent, text=text):
             # Internal: whatever front end asks on a customer's behalf gets nothing.
-            return None if reader == "customer" else f"{note_heading(agent)}: {text}"
+            if reader == "customer":
+                return None
+            return f"{note_heading(agent, locale=locale)}: {text}"
     return None
 
 
-def feedback_note(value: Feedback) -> str:
+def feedback_note(value: Feedback, *, locale: Locale = DEFAULT_LOCALE) -> str:
     """Under a bot answer the customer judged."""
+    t = translations(locale)
     if value is Feedback.HELPFUL:
-        return "You marked this helpful. Thanks!"
-    return "You marked this not helpful; a person will take a look."
+        return t.gettext("You marked this helpful. Thanks!")
+    return t.gettext("You marked this not helpful; a person will take a look.")
 
 
-def status_line(state: State, agent: str | None) -> str:
+def status_line(state: State, agent: str | None, *, locale: Locale = DEFAULT_LOCALE) -> str:
     """Who is answering the customer's conversation, in their words."""
+    t = translations(locale)
     if state is State.WAITING:
-        return "Waiting for a person: they will reply here."
+        return t.gettext("Waiting for a person: they will reply here.")
     if state is State.CLAIMED:
-        return f"{agent or 'A person'} (support agent) is helping you."
+        if agent is None:
+            return t.gettext("A person (support agent) is helping you.")
+        return t.gettext("{agent} (support agent) is helping you.").format(agent=agent)
     if state is State.RESOLVED:
-        return "Resolved. Write again if you need anything else."
-    return "You are talking to the help-desk bot."
+        return t.gettext("Resolved. Write again if you need anything else.")
+    return t.gettext("You are talking to the help-desk bot.")
 
 
 # -- the agent console ----------------------------------------------------------------------------
 
 
-def note_heading(agent: str) -> str:
+def note_heading(agent: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
     """Above an internal note in the agent's transcript."""
-    return f"Note from {agent}, for agents only"
+    return translations(locale).gettext("Note from {agent}, for agents only").format(agent=agent)
 
 
-def waiting_for(duration: str, *, short: bool = False) -> str:
+def waiting_for(duration: str, *, short: bool = False, locale: Locale = DEFAULT_LOCALE) -> str:
     """A queue row's status while nobody has it; `duration` like `3m 05s`. `short` is for a
     narrow column, under the heading `Wait`."""
-    return duration if short else f"waiting {duration}"
+    if short:
+        return duration
+    return translations(locale).gettext("waiting {duration}").format(duration=duration)
 
 
-def claimed_for(agent: str, duration: str, *, short: bool = False) -> str:
+def claimed_for(
+    agent: str, duration: str, *, short: bool = False, locale: Locale = DEFAULT_LOCALE
+) -> str:
     """A queue row's status once claimed: who has it, and since how long."""
-    return f"{agent} {duration}" if short else f"claimed by {agent} for {duration}"
-
-
-def hand_back_question(count: int) -> str:
-    """Asked before an agent holding claims quits."""
-    if count == 1:
-        held, them = "1 claimed conversation", "it"
-    else:
-        held, them = f"{count} claimed conversations", "them"
+    if short:
+        return f"{agent} {duration}"
     return (
-        f"You hold {held}. Hand {them} back to the queue so another agent can take {them}, or "
-        f"keep {them} for when you return?"
+        translations(locale)
+        .gettext("claimed by {agent} for {duration}")
+        .format(agent=agent, duration=duration)
+    )
+
+
+def hand_back_question(count: int, *, locale: Locale = DEFAULT_LOCALE) -> str:
+    """Asked before an agent holding claims quits."""
+    return (
+        translations(locale)
+        .ngettext(
+            "You hold 1 claimed conversation. Hand it back to the queue so another agent can "
+            "take it, or keep it for when you return?",
+            "You hold {count} claimed conversations. Hand them back to the queue so another "
+            "agent can take them, or keep them for when you return?",
+            count,
+        )
+        .format(count=count)
     )

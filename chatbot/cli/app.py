@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import argparse
 
-from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+from chatbot.cli.options import (
+    add_db_option,
+    add_engine_options,
+    add_locale_option,
+    settings_from,
+)
 
 
 def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
     add_db_option(parser)
+    add_locale_option(parser)
     if agent:
         parser.add_argument(
             "--agent",

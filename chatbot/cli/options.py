@@ -58,6 +58,12 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
                        help="passages to retrieve and judge (default 5)")  # fmt: skip
 
 
+def add_locale_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--locale", metavar="LOCALE", default=argparse.SUPPRESS,
+                        help="language of the agent console and editor: en or zh (setting "
+                             "ui.locale; customers' chats follow each conversation)")  # fmt: skip
+
+
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
                         help="SQLite file or sqlite:///path (env HELPDESK_DB; default: user data "
@@ -81,6 +87,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     put("engine", "threshold", getattr(args, "threshold", None))
     put("engine", "k", getattr(args, "k", None))
     put("bot", "concurrency", getattr(args, "concurrency", None))
+    put("ui", "locale", getattr(args, "locale", None))
     return load_settings(**overrides)
 
 

@@ -39,6 +39,7 @@ from chatbot.desk.models import (
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import Locale
 from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import ChangeFeed
 
@@ -168,8 +169,13 @@ class AsyncDesk:
     async def start_conversation(self) -> Conversation:
         return await self._write(self._service.start_conversation)
 
-    async def ask(self, conversation_id: int | None, text: str) -> AskResult:
-        return await self._write(self._service.ask, conversation_id, text)
+    async def ask(
+        self, conversation_id: int | None, text: str, *, locale: Locale | None = None
+    ) -> AskResult:
+        return await self._write(self._service.ask, conversation_id, text, locale=locale)
+
+    async def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
+        return await self._write(self._service.set_locale, conversation_id, locale)
 
     async def talk_to_person(self, conversation_id: int) -> HandoffResult:
         return await self._write(self._service.talk_to_person, conversation_id)

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from chatbot.engine.models import Decision, Reason
+from chatbot.i18n import Locale
 
 
 class State(StrEnum):
@@ -64,6 +65,7 @@ class EventType(StrEnum):
     FEEDBACK = "feedback"
     DECIDED = "decided"
     NOTE = "note"
+    LOCALE_SET = "locale-set"
 
 
 class Escalated(_Frozen):
@@ -143,6 +145,16 @@ class Note(_Frozen):
     text: str
 
 
+class LocaleSet(_Frozen):
+    """The language the customer's side of the conversation is shown in, from now on: detected
+    from their first message, or chosen by them in the chat."""
+
+    type: Literal[EventType.LOCALE_SET] = EventType.LOCALE_SET
+    locale: Locale
+    chosen_by_customer: bool = False
+    """False: detected from what they wrote."""
+
+
 EventData = Annotated[
     Escalated
     | Claimed
@@ -152,7 +164,8 @@ EventData = Annotated[
     | Reopened
     | FeedbackGiven
     | Decided
-    | Note,
+    | Note
+    | LocaleSet,
     Field(discriminator="type"),
 ]
 EVENT_DATA: TypeAdapter[EventData] = TypeAdapter(EventData)
@@ -229,6 +242,8 @@ class Conversation(_Frozen):
     """Customer questions the bot has still to decide on."""
     last_entry: int = 0
     """The id of its newest log entry: anything newer is news."""
+    locale: Locale | None = None
+    """The customer's language (the latest `locale-set` event); None before they wrote."""
 
 
 class Page(_Frozen):
@@ -320,6 +335,8 @@ class PendingQuestion(_Frozen):
     """How many times a worker has taken it (this lease included)."""
     lease_owner: str | None = None
     lease_until: datetime | None = None
+    locale: Locale | None = None
+    """The conversation's language: which knowledge base answers it."""
 
 
 class Changes(_Frozen):

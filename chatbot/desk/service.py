@@ -28,6 +28,7 @@ from chatbot.desk.models import (
     FeedbackResult,
     HandedBack,
     HandoffResult,
+    LocaleSet,
     Page,
     PendingQuestion,
     QueueItem,
@@ -42,6 +43,7 @@ from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, ne
 from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import Locale, detect_locale
 from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import (
     ChangeFeed,
@@ -99,25 +101,43 @@ class DeskService:
     def start_conversation(self) -> Conversation:
         return self.store.create_conversation()
 
-    def ask(self, conversation_id: int | None, text: str) -> AskResult:
+    def ask(
+        self, conversation_id: int | None, text: str, *, locale: Locale | None = None
+    ) -> AskResult:
         """Store what the customer wrote, first of all: a question for the bot (`pending`) while
         the bot has the conversation, a message for the person otherwise. Starts a conversation
-        when `conversation_id` is None."""
+        when `conversation_id` is None. The first message sets the conversation's language:
+        `locale` if the customer chose one, else the one the message is written in."""
         check_question(text)
         if conversation_id is None:
             conversation_id = self.store.create_conversation().id
         cid = conversation_id
 
         def attempt() -> AskResult:
-            state = self.store.conversation(cid).state
+            conversation = self.store.conversation(cid)
+            state = conversation.state
             to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
             events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
+            if conversation.locale is None:
+                chosen = locale is not None
+                events.append(
+                    LocaleSet(locale=locale or detect_locale(text), chosen_by_customer=chosen)
+                )
             conversation, message = self.store.add_customer_message(
                 cid, text, expect=state, to=to, pending=bot_judges(state), events=events
             )
             return AskResult(conversation=conversation, message=message)
 
         return self._settle(attempt)
+
+    def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
+        """The customer chose the language of their chat; nothing is written if it is the one
+        in force already."""
+        conversation = self.store.conversation(conversation_id)
+        if conversation.locale == locale:
+            return conversation
+        self.store.set_locale(conversation_id, LocaleSet(locale=locale, chosen_by_customer=True))
+        return self.store.conversation(conversation_id)
 
     def talk_to_person(self, conversation_id: int) -> HandoffResult:
         """Hand the conversation to a person (reason `customer-asked`), whatever the bot is

@@ -25,6 +25,7 @@ from chatbot.desk.models import (
     Escalation,
     EventData,
     Feedback,
+    LocaleSet,
     PendingQuestion,
     QueueItem,
     SearchHit,
@@ -149,6 +150,11 @@ class ConversationStore(Protocol):
         """Append an agent's internal note (a `note` event), in any state, by any agent; the
         conversation's state is untouched. Notes are for agents: front ends never show them to
         the customer."""
+        ...
+
+    def set_locale(self, conversation_id: int, event: LocaleSet) -> ChatEvent:
+        """Append a `locale-set` event: the customer's side is shown in that language from now
+        on (the conversation's `locale`). The state is untouched."""
         ...
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:

@@ -36,6 +36,7 @@ from chatbot.desk.models import (
     EventType,
     Feedback,
     FeedbackGiven,
+    LocaleSet,
     Note,
     Outcome,
     PendingQuestion,
@@ -56,6 +57,13 @@ from chatbot.store.interface import (
 from chatbot.store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 5000
+_LOCALE = (
+    "SELECT json_extract(l.params, '$.locale') FROM entries l"
+    " WHERE l.conversation_id = {conversation} AND l.author IS NULL AND l.event = 'locale-set'"
+    " ORDER BY l.id DESC LIMIT 1"
+)
+"""A conversation's language: its latest `locale-set` event. Events have no author, so the
+search walks entries_by_author backwards over the events alone, never the messages."""
 FEED_POLL_S = 0.05
 """How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
 
@@ -253,14 +261,15 @@ class SQLiteStore:
         "SELECT c.id, c.state, c.agent, c.reason, c.top_probability, c.waiting_since,"
         " c.claimed_at, c.question_entry, c.created_at, c.updated_at,"
         " (SELECT count(*) FROM questions q WHERE q.conversation_id = c.id),"
-        " (SELECT coalesce(max(e.id), 0) FROM entries e WHERE e.conversation_id = c.id)"
+        " (SELECT coalesce(max(e.id), 0) FROM entries e WHERE e.conversation_id = c.id),"
+        f" ({_LOCALE.format(conversation='c.id')})"
         " FROM conversations c"
     )
 
     @staticmethod
     def _to_conversation(row: Any) -> Conversation:
         (id_, state, agent, reason, top, waiting_since, claimed_at, question, created_at,
-         updated_at, pending, last) = row  # fmt: skip
+         updated_at, pending, last, locale) = row  # fmt: skip
         return Conversation(
             id=id_,
             state=State(state),
@@ -274,6 +283,7 @@ class SQLiteStore:
             updated_at=_stamp(updated_at),
             pending=pending,
             last_entry=last,
+            locale=locale,
         )
 
     def _conversation(self, db: sqlite3.Connection, conversation_id: int) -> Conversation:
@@ -567,6 +577,15 @@ class SQLiteStore:
         assert isinstance(event, ChatEvent)
         return event
 
+    def set_locale(self, conversation_id: int, event: LocaleSet) -> ChatEvent:
+        with self._write() as db:
+            self._conversation(db, conversation_id)  # ConversationNotFound for an unknown id.
+            entry = self._append(db, conversation_id, event=event)
+            row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry,)).fetchone()
+        stored = self._to_entry(row)
+        assert isinstance(stored, ChatEvent)
+        return stored
+
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write() as db:
             self._conversation(db, conversation_id)
@@ -597,7 +616,8 @@ class SQLiteStore:
     def _pending(self, db: sqlite3.Connection, ids: Sequence[int]) -> list[PendingQuestion]:
         rows = db.execute(
             "SELECT q.entry_id, q.conversation_id, e.text, e.created_at, q.attempts,"
-            " q.lease_owner, q.lease_until FROM questions q JOIN entries e ON e.id = q.entry_id"
+            f" q.lease_owner, q.lease_until, ({_LOCALE.format(conversation='q.conversation_id')})"
+            " FROM questions q JOIN entries e ON e.id = q.entry_id"
             f" WHERE q.entry_id IN ({_marks(len(ids))}) ORDER BY q.entry_id",
             list(ids),
         ).fetchall()
@@ -610,8 +630,9 @@ class SQLiteStore:
                 attempts=attempts,
                 lease_owner=owner,
                 lease_until=_time(until),
+                locale=locale,
             )
-            for id_, conversation, text, at, attempts, owner, until in rows
+            for id_, conversation, text, at, attempts, owner, until, locale in rows
         ]
 
     def extend_leases(

@@ -28,10 +28,12 @@ from chatbot.desk.bot import BotWorker
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
 from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
 from chatbot.tui.kb_index import KnowledgeBaseIndex
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
@@ -59,10 +61,10 @@ MODE_SCREENS: dict[Mode, ScreenFactory] = {
     "editor": EditorHomeScreen,
 }
 SUBTITLES: dict[Mode, str] = {
-    "all": "customer chat and handoff queue",
-    "chat": "customer chat",
-    "agent": "agent console",
-    "editor": "knowledge-base editor",
+    "all": N_("customer chat and handoff queue"),
+    "chat": N_("customer chat"),
+    "agent": N_("agent console"),
+    "editor": N_("knowledge-base editor"),
 }
 
 
@@ -84,9 +86,9 @@ class HelpDeskApp(SafeApp):
     TITLE = "helpdesk"
     COMMANDS = App.COMMANDS | {HelpDeskCommands}
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+q", "quit", N_("Quit"), priority=True),
         # Short: the footer has 80 columns for the screen's keys and these.
-        Binding("f2", "edit_knowledge_base", "Editor", tooltip="Edit the knowledge base"),
+        Binding("f2", "edit_knowledge_base", N_("Editor"), tooltip=N_("Edit the knowledge base")),
     ]
 
     def __init__(
@@ -104,10 +106,11 @@ class HelpDeskApp(SafeApp):
         owns_http: bool = False,
         owns_desk: bool = False,
         knowledge_base: Path | None = None,
+        locale: Locale = DEFAULT_LOCALE,
     ) -> None:
         super().__init__()
         self.mode_name: Mode = mode
-        self.sub_title = SUBTITLES[mode]
+        self.sub_title = translations(locale).gettext(SUBTITLES[mode])
         self.http = http
         self.bot = bot
         """The embedded bot worker (None with `--no-bot`: another process answers)."""
@@ -128,7 +131,16 @@ class HelpDeskApp(SafeApp):
             agent=agent,
             changed=Signal(self, "store-changed"),
             timings=timings,
+            locale=locale,
         )
+        if locale != DEFAULT_LOCALE:
+            localize_bindings(self, locale)
+
+    def show_in(self, locale: Locale) -> None:
+        """The app's own keys and sub-title in `locale`: a customer's chat alone follows its
+        conversation's language (with the agent console beside it, the agent's stays)."""
+        self.sub_title = translations(locale).gettext(SUBTITLES[self.mode_name])
+        localize_bindings(self, locale)
 
     def get_default_screen(self) -> Screen[None]:
         return MODE_SCREENS[self.mode_name](self.services, conversation_id=self._conversation_id)
@@ -254,7 +266,7 @@ class HelpDeskApp(SafeApp):
                     return
             await super(HelpDeskApp, self).action_quit()
 
-        self.push_screen(ClaimsOnQuit(len(claims)), answered)
+        self.push_screen(ClaimsOnQuit(len(claims), locale=self.services.locale), answered)
 
 
 def default_agent_name() -> str:
@@ -319,6 +331,7 @@ def create_app(
         owns_http=owns_http,
         owns_desk=True,
         knowledge_base=settings.knowledge_base.path if editor else None,
+        locale=settings.ui.locale,
     )
     if worker is not None:
         worker.log.addHandler(_AppLog(app))

@@ -10,6 +10,7 @@ from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.clock import Clock
 from chatbot.engine.engine import Engine
 from chatbot.engine.live import LiveEngine
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 
 
 @dataclass
@@ -30,6 +31,9 @@ class Services:
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
     suggestions: tuple[str, ...] = ()
     """Questions with recorded answers, offered in replay mode (where nothing else is judged)."""
+    locale: Locale = DEFAULT_LOCALE
+    """The language of the agent's and editor's screens (`--locale`), and of a customer chat
+    until its conversation has one of its own."""
 
     @property
     def engine(self) -> Engine:

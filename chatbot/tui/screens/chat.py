@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Header
@@ -25,3 +26,10 @@ class ChatScreen(Screen[None]):
         yield Header()
         yield ChatPanel(self.services, conversation_id=self.conversation_id, id="chat")
         yield Footer()
+
+    @on(ChatPanel.LocaleChanged)
+    def _locale_changed(self, event: ChatPanel.LocaleChanged) -> None:
+        # The whole screen is the customer's: the app's keys and title follow their language.
+        show_in = getattr(self.app, "show_in", None)
+        if show_in is not None:
+            show_in(event.locale)

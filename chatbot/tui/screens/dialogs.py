@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.notices import hand_back_question
 from chatbot.text import strip_control
 
@@ -82,13 +83,16 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
         Binding("escape,c", "answer(None)", "Cancel"),
     ]
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, locale: Locale = DEFAULT_LOCALE) -> None:
         super().__init__()
         self.count = count
+        self.locale: Locale = locale
 
     def compose(self) -> ComposeResult:
         with Vertical(id="claims-dialog", classes="dialog"):
-            yield Static(Text(hand_back_question(self.count)), classes="dialog-text")
+            yield Static(
+                Text(hand_back_question(self.count, locale=self.locale)), classes="dialog-text"
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Hand back (h)", variant="primary", id="hand-back")
                 yield Button("Keep (k)", id="keep")

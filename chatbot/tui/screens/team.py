@@ -21,7 +21,9 @@ from chatbot.tui.widgets.queue_list import coarse_time, one_line
 
 def claim_line(item: QueueItem, services: Services) -> Text:
     since = item.claimed_at or item.waiting_since
-    status = claimed_for(printable(item.agent or "?"), coarse_time(since, services.clock()))
+    status = claimed_for(
+        printable(item.agent or "?"), coarse_time(since, services.clock()), locale=services.locale
+    )
     question = one_line(item.question, 50) or "(no question yet)"
     return Text.assemble((f"#{item.conversation_id}", "bold"), f"  {status} · {question}")
 

@@ -10,7 +10,9 @@ from textual.containers import Vertical
 from textual.widgets import Input
 
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import N_
 from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
@@ -23,8 +25,8 @@ class AgentConsole(Vertical):
     """Queue first; opening a conversation shows it here, Escape returns to the queue."""
 
     BINDINGS = [
-        Binding("ctrl+f", "find", "Find", tooltip="Find a conversation, resolved ones too"),
-        Binding("f4", "team", "Team", tooltip="Every agent's claims"),
+        Binding("ctrl+f", "find", N_("Find"), tooltip=N_("Find a conversation, resolved ones too")),
+        Binding("f4", "team", N_("Team"), tooltip=N_("Every agent's claims")),
     ]
 
     def __init__(self, services: Services, *, id: str | None = None) -> None:
@@ -33,6 +35,9 @@ class AgentConsole(Vertical):
 
     def compose(self) -> ComposeResult:
         yield QueueList(self.services, id="queue")
+
+    def on_mount(self) -> None:
+        localize_bindings(self, self.services.locale)
 
     @property
     def open_view(self) -> ConversationView | None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
@@ -28,23 +30,26 @@ from chatbot.desk.models import (
     FeedbackGiven,
     State,
 )
-from chatbot.engine.engine import check_question
+from chatbot.engine.engine import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.notices import notice, status_line
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 
-WELCOME = (
+WELCOME = N_(
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
     "The bot answers from the help center; a person takes over when it cannot."
 )
-REPLAY_NOTE = (
+REPLAY_NOTE = N_(
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
+PLACEHOLDER = N_("Type your question and press Enter")
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
@@ -53,10 +58,21 @@ class ChatPanel(Vertical):
     """One customer conversation: transcript, working indicator, inline errors and the input."""
 
     BINDINGS = [
-        Binding("ctrl+t", "talk_to_person", "Talk to a person"),
-        Binding("ctrl+y", "feedback('helpful')", "Helpful"),
-        Binding("ctrl+n", "feedback('not-helpful')", "Not helpful"),
+        Binding("ctrl+t", "talk_to_person", N_("Talk to a person")),
+        Binding("ctrl+y", "feedback('helpful')", N_("Helpful")),
+        Binding("ctrl+n", "feedback('not-helpful')", N_("Not helpful")),
+        # Shown as the other language's own name ("中文" in English, "English" in Chinese): a
+        # reader who cannot read the current language still finds theirs.
+        Binding(
+            "f9", "switch_locale", "Language", tooltip=N_("Show this chat in another language")
+        ),
     ]
+
+    @dataclass
+    class LocaleChanged(Message):
+        """The chat is shown in another language now (the customer's conversation says so)."""
+
+        locale: Locale
 
     working: reactive[bool] = reactive(False)
     """True while the bot has the conversation and a question of it is still pending."""
@@ -78,22 +94,30 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
+        self.locale: Locale = services.locale
+        """The customer's language: the conversation's, once it has one (its first message
+        sets it); until then the app's."""
+        self._chosen: Locale | None = None
+        """A language the customer picked before their first message: it wins over detection."""
+
+    def gettext(self, message: str) -> str:
+        """`message` in the customer's language."""
+        return translations(self.locale).gettext(message)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(status_line(State.BOT, None)), id="chat-status")
+        yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
         with VerticalScroll(id="chat-log"):
-            yield Static(Text(WELCOME), classes="welcome")
+            yield Static(Text(self.gettext(WELCOME)), classes="welcome", id="chat-welcome")
             if self.services.suggestions:
-                yield Static(self._suggestions(), classes="welcome")
-        yield BotWorking(id="bot-working")
+                yield Static(self._suggestions(), classes="welcome", id="chat-suggestions")
+        yield BotWorking(locale=self.locale, id="bot-working")
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
-        yield Input(
-            placeholder="Type your question and press Enter", id="question", select_on_focus=False
-        )
+        yield Input(placeholder=self.gettext(PLACEHOLDER), id="question", select_on_focus=False)
 
     def on_mount(self) -> None:
+        self._localize_bindings()
         self.query_one(BotWorking).display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
@@ -135,22 +159,62 @@ class ChatPanel(Vertical):
                 self._show_error(str(error))
                 return
             self.conversation = conversation
-            agent = None if conversation.agent is None else printable(conversation.agent)
-            self.query_one("#chat-status", Static).update(
-                Text(status_line(conversation.state, agent))
-            )
+            if conversation.locale is not None and conversation.locale != self.locale:
+                # Everything shown so far is in the old language: say it all again.
+                await self._clear_log()
+                self._show_in(conversation.locale)
+                try:
+                    entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
+                except HelpdeskError as error:
+                    self._show_error(str(error))
+                    return
+            self._show_status()
             self.working = conversation.state is State.BOT and conversation.pending > 0
             if entries:
                 self._last_entry = entries[-1].id
                 await self._show(entries)
             self.refresh_bindings()
 
+    def _show_status(self) -> None:
+        conversation = self.conversation
+        if conversation is None:
+            text = status_line(State.BOT, None, locale=self.locale)
+        else:
+            agent = None if conversation.agent is None else printable(conversation.agent)
+            text = status_line(conversation.state, agent, locale=self.locale)
+        self.query_one("#chat-status", Static).update(Text(text))
+
+    async def _clear_log(self) -> None:
+        """Take every message and notice off the transcript, to be shown again."""
+        await self.log_view.remove_children(".bubble")
+        self._last_entry = 0
+        self._answers = {}
+        self._latest_answer = None
+
+    def _show_in(self, locale: Locale) -> None:
+        """Switch every fixed text of the chat to `locale` (the transcript is the caller's)."""
+        self.locale = locale
+        self.query_one("#chat-welcome", Static).update(Text(self.gettext(WELCOME)))
+        if self.services.suggestions:
+            self.query_one("#chat-suggestions", Static).update(self._suggestions())
+        self.query_one(BotWorking).show_in(locale)
+        self.question.placeholder = self.gettext(PLACEHOLDER)
+        self._show_status()
+        self._localize_bindings()
+        self.post_message(self.LocaleChanged(locale))
+
+    def _localize_bindings(self) -> None:
+        localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
+
+    def _next_locale(self) -> Locale:
+        return LOCALES[(LOCALES.index(self.locale) + 1) % len(LOCALES)]
+
     async def _show(self, entries: Sequence[ChatMessage | ChatEvent]) -> None:
         new: list[Widget] = []
         newest_answer: MessageBubble | None = None
         for entry in entries:
             if isinstance(entry, ChatMessage):
-                bubble = MessageBubble(entry)
+                bubble = MessageBubble(entry, locale=self.locale)
                 if entry.author is Author.BOT:
                     self._answers[entry.id] = bubble
                     newest_answer = bubble
@@ -159,7 +223,7 @@ class ChatPanel(Vertical):
             event = entry.event
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
                 await self._answers[event.entry].show_feedback(event.value)
-            text = notice(event, reader="customer")
+            text = notice(event, reader="customer", locale=self.locale)
             if text is not None:
                 new.append(NoticeBubble(text))
         if newest_answer is not None:
@@ -172,7 +236,7 @@ class ChatPanel(Vertical):
         self.log_view.scroll_end(animate=False)
 
     def _suggestions(self) -> Text:
-        text = Text(REPLAY_NOTE)
+        text = Text(self.gettext(REPLAY_NOTE))
         for question in self.services.suggestions:
             text.append(f"\n  • {printable(question)}")
         return text
@@ -192,9 +256,15 @@ class ChatPanel(Vertical):
         """Store the customer's message; the bot (anywhere) answers it if it has the turn."""
         try:
             if not text.strip():
-                raise HelpdeskError("Please type a question first.")
+                raise HelpdeskError(self.gettext("Please type a question first."))
+            if len(text) > MAX_QUESTION_CHARS:
+                raise HelpdeskError(
+                    self.gettext("Your question is longer than {limit} characters.").format(
+                        limit=MAX_QUESTION_CHARS
+                    )
+                )
             check_question(text)
-            result = await self.services.desk.ask(self.conversation_id, text)
+            result = await self.services.desk.ask(self.conversation_id, text, locale=self._chosen)
         except HelpdeskError as error:
             self._show_error(str(error))
             return
@@ -220,7 +290,27 @@ class ChatPanel(Vertical):
             self._show_error(str(error))
             return
         if not result.escalated:
-            self.notify("A person already has this conversation.")
+            self.notify(self.gettext("A person already has this conversation."))
+        await self.refresh_log()
+
+    async def action_switch_locale(self) -> None:
+        """Show the chat in the next language (of two: the other one)."""
+        await self.switch_locale(self._next_locale())
+
+    async def switch_locale(self, locale: Locale) -> None:
+        """The customer's choice: kept with the conversation (a `locale-set` event), or until
+        their first message starts one."""
+        if locale == self.locale:
+            return
+        if self.conversation_id is None:
+            self._chosen = locale
+            self._show_in(locale)
+            return
+        try:
+            await self.services.desk.set_locale(self.conversation_id, locale)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
         await self.refresh_log()
 
     def _awaiting_feedback(self) -> MessageBubble | None:
@@ -260,22 +350,33 @@ class ChatPanel(Vertical):
         await self.refresh_log()
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
+        t = translations(self.locale)
         yield PaletteCommand(
-            "Talk to a person", "Hand this conversation to a support agent",
+            t.gettext("Talk to a person"), t.gettext("Hand this conversation to a support agent"),
             self.action_talk_to_person,
         )  # fmt: skip
+        for locale in LOCALES:
+            if locale != self.locale:
+                yield PaletteCommand(
+                    t.gettext("Language: {language}").format(language=LANGUAGE_NAMES[locale]),
+                    t.gettext("Show this chat in another language"),
+                    lambda locale=locale: self.switch_locale(locale),  # type: ignore[misc]
+                )  # fmt: skip
         # Palette titles are read as markup, so a question with brackets is left to typing.
         for question in (q for q in self.services.suggestions if "[" not in q):
             yield PaletteCommand(
-                f"Ask: {question}", "A question with recorded answers",
+                t.gettext("Ask: {question}").format(question=question),
+                t.gettext("A question with recorded answers"),
                 lambda question=question: self.ask(question),  # type: ignore[misc]
             )  # fmt: skip
         if self._awaiting_feedback() is not None:
             yield PaletteCommand(
-                "Mark the last answer helpful", "Tell us the bot's answer helped",
+                t.gettext("Mark the last answer helpful"),
+                t.gettext("Tell us the bot's answer helped"),
                 lambda: self.action_feedback(Feedback.HELPFUL.value),
-            )  # fmt: skip
+            )
             yield PaletteCommand(
-                "Mark the last answer not helpful", "Ask a person to take a look",
+                t.gettext("Mark the last answer not helpful"),
+                t.gettext("Ask a person to take a look"),
                 lambda: self.action_feedback(Feedback.NOT_HELPFUL.value),
-            )  # fmt: skip
+            )

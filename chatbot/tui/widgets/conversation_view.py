@@ -24,10 +24,12 @@ from textual.widgets import Input, Static
 from chatbot.desk.models import Conversation, State
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import N_
 from chatbot.knowledge_base.models import Passage
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
@@ -53,14 +55,16 @@ class ConversationView(Vertical):
 
     BINDINGS = [
         # Short labels: the footer has 80 columns for all of them, with the app's own.
-        Binding("ctrl+l", "claim", "Claim"),
-        Binding("ctrl+l", "reopen", "Reopen"),
-        Binding("ctrl+o", "send_passage", "Passage", tooltip="Put a passage in your reply"),
-        Binding("ctrl+n", "toggle_note", "Note", tooltip="Write a note only agents see"),
-        Binding("ctrl+r", "resolve", "Resolve"),
-        Binding("ctrl+g", "hand_back", "To bot", tooltip="Hand the conversation back to the bot"),
-        Binding("escape", "close", "Back", tooltip="Back to the queue"),
-        Binding(EARLIER_KEY.lower(), "show_earlier", "Earlier"),
+        Binding("ctrl+l", "claim", N_("Claim")),
+        Binding("ctrl+l", "reopen", N_("Reopen")),
+        Binding("ctrl+o", "send_passage", N_("Passage"), tooltip=N_("Put a passage in your reply")),
+        Binding("ctrl+n", "toggle_note", N_("Note"), tooltip=N_("Write a note only agents see")),
+        Binding("ctrl+r", "resolve", N_("Resolve")),
+        Binding(
+            "ctrl+g", "hand_back", N_("To bot"), tooltip=N_("Hand the conversation back to the bot")
+        ),
+        Binding("escape", "close", N_("Back"), tooltip=N_("Back to the queue")),
+        Binding(EARLIER_KEY.lower(), "show_earlier", N_("Earlier")),
         # The console's keys work here too, without taking footer room from the moves above.
         Binding("ctrl+f", "console('find')", "Find", show=False),
         Binding("f4", "console('team')", "Team", show=False),
@@ -134,7 +138,7 @@ class ConversationView(Vertical):
         yield Static(id="conversation-header")
         with Horizontal(id="conversation-body"):
             with Vertical(id="conversation-main"):
-                yield Transcript(id="transcript")
+                yield Transcript(locale=self.services.locale, id="transcript")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
                 yield Input(placeholder=REPLY_PLACEHOLDER, id="reply", select_on_focus=False)
@@ -143,6 +147,7 @@ class ConversationView(Vertical):
                 yield CandidateBars(id="candidates")
 
     def on_mount(self) -> None:
+        localize_bindings(self, self.services.locale)
         self.services.changed.subscribe(self, self._store_changed)
         self.transcript.focus()
         # After the mount: the footer hears of binding changes only from a mounted widget.
@@ -232,11 +237,17 @@ class ConversationView(Vertical):
         now = self.services.clock()
         header = Text.assemble((f"Conversation #{conversation.id}", "bold"), " · ")
         if conversation.state is State.WAITING and conversation.waiting_since is not None:
-            header.append(waiting_for(wait_time(conversation.waiting_since, now)))
+            header.append(
+                waiting_for(wait_time(conversation.waiting_since, now), locale=self.services.locale)
+            )
         elif conversation.state is State.CLAIMED:
             since = conversation.claimed_at or conversation.updated_at
             header.append(
-                claimed_for(printable(conversation.agent or "?"), coarse_time(since, now))
+                claimed_for(
+                    printable(conversation.agent or "?"),
+                    coarse_time(since, now),
+                    locale=self.services.locale,
+                )
             )
         else:
             header.append(conversation.state.value)

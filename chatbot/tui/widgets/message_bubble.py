@@ -13,10 +13,11 @@ from textual.message import Message
 from textual.widgets import Button, Static
 
 from chatbot.desk.models import Author, ChatMessage, Feedback
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import feedback_note
 from chatbot.text import printable
 
-AUTHOR_LABELS = {Author.CUSTOMER: "You", Author.BOT: "Bot"}
+AUTHOR_LABELS = {Author.CUSTOMER: N_("You"), Author.BOT: N_("Bot")}
 
 
 def literal(text: str) -> Text:
@@ -25,10 +26,13 @@ def literal(text: str) -> Text:
     return Text(printable(text))
 
 
-def author_label(message: ChatMessage) -> str:
+def author_label(message: ChatMessage, *, locale: Locale = DEFAULT_LOCALE) -> str:
+    t = translations(locale)
     if message.author is Author.AGENT:
-        return f"{message.agent or 'Agent'} (support agent)"
-    return AUTHOR_LABELS[message.author]
+        if message.agent is None:
+            return t.gettext("Agent (support agent)")
+        return t.gettext("{agent} (support agent)").format(agent=message.agent)
+    return t.gettext(AUTHOR_LABELS[message.author])
 
 
 def _unfocusable(button: Button) -> Button:
@@ -59,9 +63,17 @@ class MessageBubble(Vertical):
         message_id: int
         feedback: Feedback
 
-    def __init__(self, message: ChatMessage, *, offers_feedback: bool = False) -> None:
+    def __init__(
+        self,
+        message: ChatMessage,
+        *,
+        offers_feedback: bool = False,
+        locale: Locale = DEFAULT_LOCALE,
+    ) -> None:
         super().__init__(classes=f"bubble -{message.author.value}")
         self.message = message
+        self.locale: Locale = locale
+        """The customer's language: labels, buttons and notes are in it, messages as written."""
         self.offers_feedback = offers_feedback
         """Only the conversation's latest answer asks for feedback."""
         self.judging = False
@@ -69,18 +81,23 @@ class MessageBubble(Vertical):
 
     def compose(self) -> ComposeResult:
         message = self.message
-        yield Static(literal(author_label(message)), classes="bubble-author")
+        t = translations(self.locale)
+        yield Static(literal(author_label(message, locale=self.locale)), classes="bubble-author")
         yield Static(literal(message.text), classes="bubble-text")
         if message.source is not None:
-            yield Static(literal(f"Source: {message.source}"), classes="bubble-source")
+            source = t.gettext("Source: {source}").format(source=message.source)
+            yield Static(literal(source), classes="bubble-source")
         if self.asks_for_feedback:
             with Horizontal(classes="bubble-feedback"):
-                yield _unfocusable(Button("Helpful", id="helpful", compact=True))
+                yield _unfocusable(Button(t.gettext("Helpful"), id="helpful", compact=True))
                 yield _unfocusable(
-                    Button("Not helpful", id="not-helpful", compact=True, variant="warning")
+                    Button(
+                        t.gettext("Not helpful"), id="not-helpful", compact=True, variant="warning"
+                    )
                 )
         elif message.feedback is not None:
-            yield Static(Text(feedback_note(message.feedback)), classes="bubble-note")
+            note = feedback_note(message.feedback, locale=self.locale)
+            yield Static(Text(note), classes="bubble-note")
 
     @property
     def asks_for_feedback(self) -> bool:

@@ -32,8 +32,10 @@ from textual.widgets import Static
 
 from chatbot.desk.models import QueueItem, State
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 
 UNREAD = "●"
@@ -86,12 +88,15 @@ def fit(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + "…"
 
 
-def status(item: QueueItem, now: datetime, *, short: bool = False) -> str:
+def status(
+    item: QueueItem, now: datetime, *, short: bool = False, locale: Locale = DEFAULT_LOCALE
+) -> str:
     """`waiting 3m 05s` or `claimed by ana for 12m` (`3m 05s`, `ana 12m` when `short`)."""
     if item.state is State.CLAIMED:
         since = item.claimed_at or item.waiting_since
-        return claimed_for(printable(item.agent or "?"), coarse_time(since, now), short=short)
-    return waiting_for(wait_time(item.waiting_since, now), short=short)
+        agent = printable(item.agent or "?")
+        return claimed_for(agent, coarse_time(since, now), short=short, locale=locale)
+    return waiting_for(wait_time(item.waiting_since, now), short=short, locale=locale)
 
 
 def order(item: QueueItem) -> tuple[int, float, int]:
@@ -140,7 +145,7 @@ class QueueTable(ScrollView, can_focus=True):
     """The queue's rows, sorted as the store sorts them, drawn only where they are on screen."""
 
     BINDINGS = [
-        Binding("enter", "select_cursor", "Open"),
+        Binding("enter", "select_cursor", N_("Open")),
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
@@ -193,6 +198,9 @@ class QueueTable(ScrollView, can_focus=True):
         self._strips: dict[tuple[object, ...], Strip] = {}
         """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
         self.cursor_row = 0
+
+    def on_mount(self) -> None:
+        localize_bindings(self, self.services.locale)
 
     # -- the rows ---------------------------------------------------------------------------------
 
@@ -311,7 +319,9 @@ class QueueTable(ScrollView, can_focus=True):
         return self._row(self._rows[index], index, columns, width)
 
     def _row(self, item: QueueItem, index: int, columns: Columns, width: int) -> Strip:
-        shown = status(item, self.services.clock(), short=columns.short)
+        shown = status(
+            item, self.services.clock(), short=columns.short, locale=self.services.locale
+        )
         key = (item, index == self.cursor_row, index % 2, columns, width, shown, self.has_focus,
                self.app.theme)  # fmt: skip
         strip = self._strips.get(key)

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.notices import note_heading, notice
 from chatbot.text import printable
 
@@ -30,7 +31,7 @@ EARLIER_KEY = "F3"
 """The key the earlier-messages line names; `ConversationView` binds it."""
 
 
-def transcript_text(entries: Sequence[Entry]) -> Text:
+def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE) -> Text:
     """Entries as one Text (one render for the whole batch), every word shown literally."""
     text = Text()
     for entry in entries:
@@ -38,13 +39,15 @@ def transcript_text(entries: Sequence[Entry]) -> Text:
             # An internal note reads like a message, marked as one only agents see.
             if text:
                 text.append("\n")
-            text.append(f"▌ {printable(note_heading(entry.event.agent))}", NOTE_STYLE)
+            text.append(
+                f"▌ {printable(note_heading(entry.event.agent, locale=locale))}", NOTE_STYLE
+            )
             text.append("\n")
             for line in printable(entry.event.text).splitlines() or [""]:
                 text.append(f"▌ {line}\n", "yellow")
             continue
         if isinstance(entry, ChatEvent):
-            sentence = notice(entry.event, reader="agent")
+            sentence = notice(entry.event, reader="agent", locale=locale)
             if sentence is not None:
                 if text:
                     text.append("\n")
@@ -81,10 +84,12 @@ class Transcript(RichLog):
     """Shows a page of the newest entries, appends new ones as they arrive, and earlier pages on
     request; never parses markup. It holds only what it shows: earlier pages come from the desk."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(
             id=id, wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20
         )
+        self.locale: Locale = locale
+        """The agent's language: events are said in it, messages shown as written."""
         self._entries: list[Entry] = []
         self._hidden = 0
         self._exact = True
@@ -111,7 +116,7 @@ class Transcript(RichLog):
         if not entries:
             return
         self._entries.extend(entries)
-        self.write(transcript_text(entries))
+        self.write(transcript_text(entries, locale=self.locale))
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
@@ -126,7 +131,7 @@ class Transcript(RichLog):
         self.scroll_to(y=scroll_y + len(self.lines) - lines_before, animate=False)
 
     def _shown_text(self) -> Text:
-        text = transcript_text(self._entries)
+        text = transcript_text(self._entries, locale=self.locale)
         if self._hidden:
             line = earlier_line(self._hidden, exact=self._exact)
             text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)

@@ -1,0 +1,100 @@
+"""Languages: the gettext catalogs in `chatbot/locales/` and which language a customer writes.
+
+English is the source language: a message's English sentence is its id, and the catalogs under
+`locales/<locale>/LC_MESSAGES/helpdesk.po` translate it. The `.po` files are the only copy in the
+repository and in a wheel; each is compiled with Babel the first time it is needed (a few ms),
+so there is no build step to forget and no compiled file to fall out of date.
+
+Nothing here knows who is reading: a front end asks `translations(locale)` for the reader's
+language (the customer's conversation, the agent's setting) and renders with it.
+"""
+
+from __future__ import annotations
+
+import gettext
+import io
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+Locale = Literal["en", "zh"]
+LOCALES: tuple[Locale, ...] = ("en", "zh")
+"""English first: the source language, and the default."""
+DEFAULT_LOCALE: Locale = "en"
+DOMAIN = "helpdesk"
+LANGUAGE_NAMES: dict[Locale, str] = {"en": "English", "zh": "中文"}
+"""Each language in its own words, for the switcher: a reader finds their language by sight."""
+
+
+def N_(message: str) -> str:
+    """Marks a module-level sentence for the catalog; it is translated where it is shown."""
+    return message
+
+
+def parse_locale(value: str) -> Locale:
+    """`zh`, `zh_CN`, `zh-Hans`, `EN` ...: the supported locale they name, or ValueError."""
+    base = value.strip().replace("-", "_").split("_")[0].lower()
+    for locale in LOCALES:
+        if base == locale:
+            return locale
+    raise ValueError(f"unknown locale {value!r} (choose from {', '.join(LOCALES)})")
+
+
+def catalog_path(locale: Locale) -> resources.abc.Traversable:
+    return resources.files("chatbot") / "locales" / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@cache
+def translations(locale: Locale) -> gettext.NullTranslations:
+    """The catalog for `locale`, compiled from its `.po` on first use; English is the ids."""
+    if locale == DEFAULT_LOCALE:
+        return gettext.NullTranslations()
+    # Imported here: ~30 ms that an English-only process (most bot workers) never spends.
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with catalog_path(locale).open("rb") as po:
+        catalog = read_po(po, locale=locale, domain=DOMAIN)
+    compiled = io.BytesIO()
+    # Fuzzy entries are a translator's unfinished guesses: left out, they show in English.
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return gettext.GNUTranslations(compiled)
+
+
+# -- which language a customer writes ---------------------------------------------------------
+
+
+def _is_han(char: str) -> bool:
+    code = ord(char)
+    return (
+        0x4E00 <= code <= 0x9FFF  # CJK Unified Ideographs
+        or 0x3400 <= code <= 0x4DBF  # Extension A
+        or 0xF900 <= code <= 0xFAFF  # Compatibility Ideographs
+        or 0x20000 <= code <= 0x3134F  # Extensions B-G
+    )
+
+
+def _is_kana(char: str) -> bool:
+    return 0x3040 <= ord(char) <= 0x30FF or 0x31F0 <= ord(char) <= 0x31FF
+
+
+def detect_locale(text: str) -> Locale:
+    """`zh` when the text is written mostly in Chinese characters, else `en`.
+
+    One Chinese character carries about as much as one English word, so the characters are
+    weighed against Latin *words*, not letters: "我的车坏了 help" is Chinese, "Is the 北京
+    station open on Sundays?" is English that names a place. Kana means Japanese (which also
+    uses these characters), and we have no Japanese catalog: English is the better guess there.
+    """
+    han = sum(1 for char in text if _is_han(char))
+    if han == 0 or any(_is_kana(char) for char in text):
+        return "en"
+    latin_words = 0
+    in_word = False
+    for char in text:
+        latin = char.isascii() and char.isalpha()
+        if latin and not in_word:
+            latin_words += 1
+        in_word = latin
+    return "zh" if han >= latin_words else "en"
