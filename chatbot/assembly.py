@@ -4,6 +4,7 @@ settings, for the CLI, the app, bot workers and tests."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx
@@ -13,7 +14,9 @@ from chatbot.config import Settings
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
+from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
@@ -101,16 +104,67 @@ def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
-def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
-    """The answer-or-escalate engine over the configured knowledge base."""
-    passages = load_knowledge_base(settings.knowledge_base.path)
-    synonyms = load_synonyms(settings.knowledge_base.path)
+def build_engine(
+    settings: Settings,
+    http: httpx.AsyncClient,
+    *,
+    directory: Path | None = None,
+    judge: PassageJudge | None = None,
+) -> Engine:
+    """The answer-or-escalate engine over the configured knowledge base (or `directory`, a
+    translation of it); pass `judge` to share one Valen client between engines."""
+    directory = directory if directory is not None else settings.knowledge_base.path
+    passages = load_knowledge_base(directory)
+    synonyms = load_synonyms(directory)
     return Engine(
         retriever=BM25Retriever(passages, synonyms=synonyms),
-        judge=make_judge(settings, http),
+        judge=judge if judge is not None else make_judge(settings, http),
         threshold=settings.engine.threshold,
         k=settings.engine.k,
     )
+
+
+def translated_knowledge_base(settings: Settings, locale: Locale) -> Path | None:
+    """The knowledge base for conversations in `locale`: the subfolder of that name in the
+    configured one (`zh/`), if it has one; None: they are answered from the configured one."""
+    if locale == DEFAULT_LOCALE:
+        return None
+    directory = settings.knowledge_base.path / locale
+    return directory if directory.is_dir() else None
+
+
+def engine_readers(engines: Mapping[Locale, LiveEngine]) -> dict[Locale, Callable[[], Engine]]:
+    """For a bot worker: each language's engine, read at the moment of use."""
+
+    def reader(live: LiveEngine) -> Callable[[], Engine]:
+        return lambda: live.engine
+
+    return {locale: reader(live) for locale, live in engines.items()}
+
+
+def build_locale_engines(
+    settings: Settings,
+    http: httpx.AsyncClient,
+    engine: Engine,
+    *,
+    on_problem: Callable[[str], None] | None = None,
+) -> dict[Locale, LiveEngine]:
+    """An engine following each translated knowledge base, sharing `engine`'s Valen judge; a
+    translation that cannot be loaded is told to `on_problem` and left out (its conversations
+    are answered from the configured knowledge base)."""
+    engines: dict[Locale, LiveEngine] = {}
+    for locale in LOCALES:
+        directory = translated_knowledge_base(settings, locale)
+        if directory is None:
+            continue
+        try:
+            built = build_engine(settings, http, directory=directory, judge=engine.judge)
+        except HelpdeskError as error:
+            if on_problem is not None:
+                on_problem(f"{locale} knowledge base {directory}: {error}")
+            continue
+        engines[locale] = LiveEngine(built, directory, on_problem=on_problem)
+    return engines
 
 
 def open_accounts(settings: Settings) -> AccountService:

@@ -33,7 +33,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
-from chatbot.knowledge_base.seed import seed_knowledge_base
+from chatbot.knowledge_base.seed import seed_knowledge_base, shipped_translations
 from chatbot.knowledge_base.storage import describe_validation_error
 from chatbot.resources import shipped
 from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL
@@ -426,6 +426,9 @@ def load_settings(**overrides: Any) -> Settings:
     if path == default_knowledge_base():
         try:
             seed_knowledge_base(path)
+            # Its translations too, also into a copy made before there were any.
+            for translation in shipped_translations():
+                seed_knowledge_base(path / translation.name, source=translation)
         except (OSError, HelpdeskError) as error:
             # Only what needs passages fails later ("knowledge base not found"); say why now.
             detail = error.strerror if isinstance(error, OSError) else str(error)

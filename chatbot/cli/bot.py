@@ -13,7 +13,14 @@ import logging
 import signal
 import sys
 
-from chatbot.assembly import build_engine, make_http_client, open_service, store_location
+from chatbot.assembly import (
+    build_engine,
+    build_locale_engines,
+    engine_readers,
+    make_http_client,
+    open_service,
+    store_location,
+)
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
@@ -57,15 +64,18 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
             live = LiveEngine(
                 build_engine(settings, http), settings.knowledge_base.path, on_problem=log.warning
             )
+            translated = build_locale_engines(settings, http, live.engine, on_problem=log.warning)
             bot = settings.bot
             worker = BotWorker(desk, lambda: live.engine, concurrency=bot.concurrency,
                                lease_s=bot.lease_s, poll_s=bot.poll_s,
-                               grace_s=bot.shutdown_grace_s, log=log)  # fmt: skip
+                               grace_s=bot.shutdown_grace_s, log=log,
+                               locale_engines=engine_readers(translated))  # fmt: skip
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, worker.stop)
             await desk.watch()
-            following = asyncio.create_task(live.follow())
+            following = [asyncio.create_task(each.follow())
+                         for each in (live, *translated.values())]  # fmt: skip
             where = store_location(settings.store.db)
             print(
                 f"helpdesk bot {worker.name}: answering questions from {where}, "
@@ -76,7 +86,8 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
             try:
                 await worker.run()
             finally:
-                following.cancel()
+                for task in following:
+                    task.cancel()
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(signum)
     finally:

@@ -18,7 +18,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from chatbot.desk.aio import AsyncDesk
@@ -26,6 +26,7 @@ from chatbot.desk.models import DecisionResult, PendingQuestion
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import Locale
 
 
 def worker_name() -> str:
@@ -62,10 +63,14 @@ class BotWorker:
         poll_s: float = 2.0,
         grace_s: float = 10.0,
         log: logging.Logger | None = None,
+        locale_engines: Mapping[Locale, Callable[[], Engine]] | None = None,
     ) -> None:
         self.desk = desk
         self._engine = engine
         """Read at the start of each judgment: the knowledge base may have been rebuilt."""
+        self._locale_engines = dict(locale_engines or {})
+        """For conversations in these languages, an engine over their translated knowledge base;
+        any other conversation gets `engine`."""
         self.name = name or worker_name()
         self.concurrency = concurrency
         self.lease_s = lease_s
@@ -134,7 +139,8 @@ class BotWorker:
     async def _judge(self, question: PendingQuestion) -> None:
         try:
             try:
-                decision = await self._engine().answer(question.text)
+                engine = self._locale_engines.get(question.locale or "en", self._engine)
+                decision = await engine().answer(question.text)
             except asyncio.CancelledError:
                 raise
             except Exception as error:

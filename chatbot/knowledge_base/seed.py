@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from chatbot.files import fsync_directory, write_new_file
+from chatbot.i18n import LOCALES
 from chatbot.knowledge_base.storage import (
     list_passage_files,
     read_regular_file,
@@ -21,6 +22,12 @@ from chatbot.knowledge_base.storage import (
 
 SEEDED_EXTRAS = ("README.md",)
 """Files besides the passages that a new knowledge base gets: the format, for a person editing."""
+
+
+def shipped_translations() -> list[Path]:
+    """The shipped knowledge base's translations: a subfolder per language (`zh/`)."""
+    shipped = shipped_knowledge_base()
+    return sorted(child for child in shipped.iterdir() if child.is_dir() and child.name in LOCALES)
 
 
 def seed_knowledge_base(target: Path, *, source: Path | None = None) -> bool:

@@ -11,7 +11,7 @@ import gc
 import getpass
 import logging
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -21,7 +21,13 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
-from chatbot.assembly import build_engine, make_http_client, open_service
+from chatbot.assembly import (
+    build_engine,
+    build_locale_engines,
+    engine_readers,
+    make_http_client,
+    open_service,
+)
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
@@ -107,8 +113,12 @@ class HelpDeskApp(SafeApp):
         owns_desk: bool = False,
         knowledge_base: Path | None = None,
         locale: Locale = DEFAULT_LOCALE,
+        translated: Mapping[Locale, LiveEngine] | None = None,
     ) -> None:
         super().__init__()
+        self.translated = dict(translated or {})
+        """Engines over translated knowledge bases, for conversations in those languages; kept
+        in step with their folders like the main one."""
         self.mode_name: Mode = mode
         self.sub_title = translations(locale).gettext(SUBTITLES[mode])
         self.http = http
@@ -154,6 +164,8 @@ class HelpDeskApp(SafeApp):
             self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
             if self.mode_name == "editor":
                 self.action_edit_knowledge_base()
+        for translated in self.translated.values():
+            self.set_interval(KB_POLL_SECONDS, translated.poll)
         if self.bot is not None:
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
@@ -298,6 +310,7 @@ def create_app(
     client = http if http is not None else make_http_client(settings)
     try:
         live = LiveEngine(build_engine(settings, client), settings.knowledge_base.path)
+        translated = build_locale_engines(settings, client, live.engine)
         if conversation_id is not None:
             desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
@@ -315,6 +328,7 @@ def create_app(
             poll_s=settings.bot.poll_s,
             grace_s=0,
             log=log,
+            locale_engines=engine_readers(translated),
         )
     app = HelpDeskApp(
         desk=desk,
@@ -332,6 +346,7 @@ def create_app(
         owns_desk=True,
         knowledge_base=settings.knowledge_base.path if editor else None,
         locale=settings.ui.locale,
+        translated=translated,
     )
     if worker is not None:
         worker.log.addHandler(_AppLog(app))
