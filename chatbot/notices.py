@@ -82,6 +82,8 @@ def notice(event: EventData, *, reader: Reader, locale: Locale = DEFAULT_LOCALE)
         case LocaleSet(locale=chosen, chosen_by_customer=by_customer):
             if reader == "customer":
                 return None  # The chat itself changes language.
+            if not by_customer and chosen == locale:
+                return None  # They write the reader's own language: nothing to point out.
             language = LANGUAGE_NAMES[chosen]
             if by_customer:
                 return t.gettext("The customer switched the chat to {language}.").format(

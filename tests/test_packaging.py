@@ -64,6 +64,8 @@ def test_a_wheel_installed_elsewhere_answers_from_its_own_data(tmp_path: Path) -
     assert "chatbot/resources/knowledge_base/card-charged-twice.json" in names
     assert "chatbot/resources/caches/rerank.json" in names
     assert "chatbot/tui/screens/editor.tcss" in names
+    assert "chatbot/locales/zh/LC_MESSAGES/helpdesk.po" in names  # Compiled when loaded.
+    assert "chatbot/resources/knowledge_base/zh/helmet.json" in names
     assert not any("/." in name for name in names)  # No history, locks or temporary files.
     assert 'Requires-Dist: rank-bm25==0.2.2; extra == "test"' in metadata
 
@@ -99,8 +101,17 @@ def test_a_wheel_installed_elsewhere_answers_from_its_own_data(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert str(purelib / "chatbot" / "__init__.py") in result.stderr
     assert json.loads(result.stdout)["answer"]["id"] == "card-charged-twice"  # Recorded answer.
-    # The user's knowledge base was seeded from the wheel's copy.
+    # The user's knowledge base was seeded from the wheel's copy, its Chinese translation too.
     assert (tmp_path / "data" / "helpdesk" / "knowledge_base" / "helmet.json").is_file()
+    assert (tmp_path / "data" / "helpdesk" / "knowledge_base" / "zh" / "helmet.json").is_file()
+    # The Chinese catalog loads from the installed package.
+    translated = subprocess.run(
+        [str(python), "-c", "from chatbot.i18n import translations; "
+         "print(translations('zh').gettext('Talk to a person'))"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert translated.returncode == 0, translated.stderr
+    assert translated.stdout.strip() == "转人工"
     # The console script is there too.
     script = subprocess.run([str(venv / "bin" / "helpdesk"), "kb", "list"], cwd=elsewhere,
                             env=env, capture_output=True, text=True, timeout=60)  # fmt: skip

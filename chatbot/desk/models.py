@@ -243,7 +243,8 @@ class Conversation(_Frozen):
     last_entry: int = 0
     """The id of its newest log entry: anything newer is news."""
     locale: Locale | None = None
-    """The customer's language (the latest `locale-set` event); None before they wrote."""
+    """The customer's language (the latest `locale-set` event); None: English, the default
+    (their first message was English, or they have not written yet)."""
 
 
 class Page(_Frozen):
@@ -251,8 +252,9 @@ class Page(_Frozen):
 
     entries: tuple[ChatMessage | ChatEvent, ...]
     earlier: int
-    """Entries before this page, not counting the bookkeeping `decided` events; counted up to a
-    cap (`earlier_exact` False beyond it), so a page costs the same at any length."""
+    """Entries before this page, not counting the bookkeeping `decided` and `locale-set`
+    events; counted up to a cap (`earlier_exact` False beyond it), so a page costs the same at
+    any length."""
     earlier_exact: bool = True
 
 

@@ -43,7 +43,7 @@ from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, ne
 from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import Locale, detect_locale
+from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale
 from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import (
     ChangeFeed,
@@ -107,7 +107,8 @@ class DeskService:
         """Store what the customer wrote, first of all: a question for the bot (`pending`) while
         the bot has the conversation, a message for the person otherwise. Starts a conversation
         when `conversation_id` is None. The first message sets the conversation's language:
-        `locale` if the customer chose one, else the one the message is written in."""
+        `locale` if the customer chose one, else the one the message is written in (a
+        conversation with no `locale-set` event is in English)."""
         check_question(text)
         if conversation_id is None:
             conversation_id = self.store.create_conversation().id
@@ -118,11 +119,12 @@ class DeskService:
             state = conversation.state
             to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
             events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
-            if conversation.locale is None:
-                chosen = locale is not None
-                events.append(
-                    LocaleSet(locale=locale or detect_locale(text), chosen_by_customer=chosen)
-                )
+            if locale is not None and conversation.locale is None:
+                events.append(LocaleSet(locale=locale, chosen_by_customer=True))
+            elif conversation.locale is None and self.store.latest_question(cid) is None:
+                # English, the default, needs no event: most conversations carry none.
+                if (detected := detect_locale(text)) != DEFAULT_LOCALE:
+                    events.append(LocaleSet(locale=detected))
             conversation, message = self.store.add_customer_message(
                 cid, text, expect=state, to=to, pending=bot_judges(state), events=events
             )

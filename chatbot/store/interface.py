@@ -233,8 +233,9 @@ class ConversationStore(Protocol):
     def count_entries(
         self, conversation_id: int, *, before_id: int, limit: int | None = None
     ) -> int:
-        """Entries before `before_id`, not counting the bookkeeping `decided` events; with
-        `limit`, counting stops there (reading at most about that many rows, newest first)."""
+        """Entries before `before_id`, not counting the bookkeeping `decided` and `locale-set`
+        events; with `limit`, counting stops there (reading at most about that many rows, newest
+        first)."""
         ...
 
     def latest_answer(self, conversation_id: int) -> ChatMessage | None:

@@ -825,8 +825,14 @@ class SQLiteStore:
     ) -> int:
         (count,) = self._db.execute(
             "SELECT count(*) FROM (SELECT 1 FROM entries WHERE conversation_id = ? AND id < ?"
-            " AND (event IS NULL OR event != ?) ORDER BY id DESC LIMIT ?)",
-            (conversation_id, before_id, EventType.DECIDED.value, -1 if limit is None else limit),
+            " AND (event IS NULL OR event NOT IN (?, ?)) ORDER BY id DESC LIMIT ?)",
+            (
+                conversation_id,
+                before_id,
+                EventType.DECIDED.value,
+                EventType.LOCALE_SET.value,
+                -1 if limit is None else limit,
+            ),  # fmt: skip
         ).fetchone()
         return int(count)
 

@@ -345,7 +345,8 @@ def create_app(
         owns_http=owns_http,
         owns_desk=True,
         knowledge_base=settings.knowledge_base.path if editor else None,
-        locale=settings.ui.locale,
+        # A customer's chat alone starts in English and follows its conversation.
+        locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
         translated=translated,
     )
     if worker is not None:

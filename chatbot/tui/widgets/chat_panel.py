@@ -32,7 +32,7 @@ from chatbot.desk.models import (
 )
 from chatbot.engine.engine import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import LANGUAGE_NAMES, LOCALES, N_, Locale, translations
+from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.notices import notice, status_line
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
@@ -94,9 +94,9 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
-        self.locale: Locale = services.locale
-        """The customer's language: the conversation's, once it has one (its first message
-        sets it); until then the app's."""
+        self.locale: Locale = DEFAULT_LOCALE
+        """The customer's language: their conversation's (set by their first message, or by
+        their choice); the agent's `--locale` is not theirs."""
         self._chosen: Locale | None = None
         """A language the customer picked before their first message: it wins over detection."""
 
@@ -159,10 +159,11 @@ class ChatPanel(Vertical):
                 self._show_error(str(error))
                 return
             self.conversation = conversation
-            if conversation.locale is not None and conversation.locale != self.locale:
+            wanted = conversation.locale or self._chosen or DEFAULT_LOCALE
+            if wanted != self.locale:
                 # Everything shown so far is in the old language: say it all again.
                 await self._clear_log()
-                self._show_in(conversation.locale)
+                self._show_in(wanted)
                 try:
                     entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
                 except HelpdeskError as error:
@@ -277,6 +278,8 @@ class ChatPanel(Vertical):
     async def _ensure_conversation(self) -> int:
         if self.conversation_id is None:
             self.conversation_id = (await self.services.desk.start_conversation()).id
+            if self._chosen is not None:  # Picked before there was a conversation to keep it.
+                await self.services.desk.set_locale(self.conversation_id, self._chosen)
         return self.conversation_id
 
     # -- actions ----------------------------------------------------------------------------------
