@@ -152,3 +152,25 @@ def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fro
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)
+
+
+# -- issue 15: the customer's chat in Chinese ---------------------------------------------------
+
+Q1_ZH = "同一次骑行被扣了两次钱，能把钱退给我吗？"
+
+
+def test_chat_in_chinese_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    """Wide characters take two cells each: lines wrap at the panel's edge, never past it, and
+    nothing overlaps the bubble borders."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
+        await pilot.pause()
+        await ask(pilot, Q1_ZH)
+        await wait_until(pilot, lambda: footer_offers(app, "switch_locale"))
+        await pilot.pause(0.2)
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)
