@@ -60,7 +60,7 @@ def test_list_as_json_with_a_state_filter(db: Path, capsys: pytest.CaptureFixtur
     ]  # fmt: skip
     assert set(listed[0]) == {
         "id", "state", "agent", "reason", "top_probability", "pending_questions", "created_at",
-        "updated_at", "waiting_since", "claimed_at",
+        "updated_at", "waiting_since", "claimed_at", "locale",
     }  # fmt: skip
     assert listed[1]["reason"] == "low-score" and listed[1]["waiting_since"].startswith("2026-")
     _, out, _ = run(capsys, "list", "--db", str(db), "--json", "--state", "waiting")

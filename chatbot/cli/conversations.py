@@ -81,6 +81,8 @@ def conversation_json(conversation: Conversation) -> dict[str, Any]:
         "updated_at": _time(conversation.updated_at),
         "waiting_since": _time(conversation.waiting_since),
         "claimed_at": _time(conversation.claimed_at),
+        # The customer's language; null: English, never set (see the README's Languages).
+        "locale": conversation.locale,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,23 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         )
 
 
+def _cells(char: str) -> int:
+    """Terminal cells a character takes: two for wide ones (Chinese), else one."""
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:
+    """`text` in exactly `width` cells: cut with … or padded, so Chinese questions line up."""
     text = printable(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    if sum(map(_cells, text)) > width:
+        kept, used = [], 1
+        for char in text:
+            if used + _cells(char) > width:
+                break
+            kept.append(char)
+            used += _cells(char)
+        text = "".join(kept) + "…"
+    return text + " " * (width - sum(map(_cells, text)))
 
 
 def _mark(correct: bool) -> str:
@@ -124,10 +139,7 @@ def render(report: dict[str, Any], *, data: Path) -> str:
         else:
             reranked_cell = "not judged"
         answer = printable(q["answer_with"]) if q["answer_with"] else f"escalated ({q['reason']})"
-        lines.append(
-            f"  {_short(q['query']):<{QUESTION_WIDTH}}  {keyword_cell:<22} {reranked_cell:<28} "
-            f"{answer}"
-        )
+        lines.append(f"  {_short(q['query'])}  {keyword_cell:<22} {reranked_cell:<28} {answer}")
     lines += [
         "",
         f"keyword top-1 correct {report['keyword_top1']}/{count} · reranked top-1 correct "
