@@ -181,3 +181,17 @@ async def test_chinese_lines_are_laid_out_two_cells_a_character(make_app: MakeAp
         ]
         assert len(lines) >= 2 and all(cell_len(line) <= width for line in lines)
         assert width - 2 <= cell_len(lines[0]) and len(lines[0]) <= width // 2 + 1
+
+
+async def test_the_editor_in_the_editors_language(
+    settings: Settings, http: object, clock: FrozenClock
+) -> None:
+    zh_settings = load_settings(store={"db": settings.store.db}, ui={"locale": "zh"})
+    app = create_app(zh_settings, mode="editor", http=http, clock=clock, agent="ana",  # type: ignore[arg-type]
+                     timings=False, bot=False)  # fmt: skip
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "保存" in footer_text(app))
+        text = screen_text(app)
+        assert "段落" in text and "试一试" in text and "内容缺口" in text  # The tabs.
+        assert "知识库" in text  # The title.
+        assert "Charged twice for one ride" in text  # Passages as written.

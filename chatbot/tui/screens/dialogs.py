@@ -13,9 +13,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from chatbot.i18n import DEFAULT_LOCALE, Locale
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import strip_control
+from chatbot.tui.localize import localize_bindings
 
 MAX_NAME_CHARS = 40
 """A display name fits a status line and a chat bubble's heading."""
@@ -78,9 +79,9 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
     """Before quitting with claims held: hand them back to the queue, keep them, or stay."""
 
     BINDINGS = [
-        Binding("h", "answer('hand-back')", "Hand back"),
-        Binding("k", "answer('keep')", "Keep"),
-        Binding("escape,c", "answer(None)", "Cancel"),
+        Binding("h", "answer('hand-back')", N_("Hand back")),
+        Binding("k", "answer('keep')", N_("Keep")),
+        Binding("escape,c", "answer(None)", N_("Cancel")),
     ]
 
     def __init__(self, count: int, *, locale: Locale = DEFAULT_LOCALE) -> None:
@@ -94,11 +95,13 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
                 Text(hand_back_question(self.count, locale=self.locale)), classes="dialog-text"
             )
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Hand back (h)", variant="primary", id="hand-back")
-                yield Button("Keep (k)", id="keep")
-                yield Button("Cancel (Esc)", id="cancel")
+                t = translations(self.locale)
+                yield Button(t.gettext("Hand back (h)"), variant="primary", id="hand-back")
+                yield Button(t.gettext("Keep (k)"), id="keep")
+                yield Button(t.gettext("Cancel (Esc)"), id="cancel")
 
     def on_mount(self) -> None:
+        localize_bindings(self, self.locale)
         self.query_one("#hand-back", Button).focus()
 
     @on(Button.Pressed)

@@ -21,6 +21,7 @@ from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPan
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
@@ -28,6 +29,7 @@ from chatbot.knowledge_base.store import Version
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
@@ -37,6 +39,8 @@ from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 
 log = logging.getLogger(__name__)
+
+EDITOR_TITLE = N_("Knowledge base")
 
 FOCUS_ON_TAB = {"passages": "#passage-options", "try": "#try-question", "gaps": "#gap-table"}
 
@@ -76,16 +80,16 @@ class EditorScreen(Screen[None]):
     """Edit passages while the desk runs; reachable from the customer app and the agent console."""
 
     CSS_PATH = "editor.tcss"
-    TITLE = "Knowledge base"
+    TITLE = EDITOR_TITLE
 
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+n", "new", "New"),
-        Binding("f8", "delete", "Delete"),
-        Binding("ctrl+f", "search", "Search", show=False),
-        Binding("ctrl+t", "tab('try')", "Try it"),
-        Binding("ctrl+g", "tab('gaps')", "Gaps"),
-        Binding("escape", "close", "Back"),
+        Binding("ctrl+s", "save", N_("Save"), priority=True),
+        Binding("ctrl+n", "new", N_("New")),
+        Binding("f8", "delete", N_("Delete")),
+        Binding("ctrl+f", "search", N_("Search"), show=False),
+        Binding("ctrl+t", "tab('try')", N_("Try it")),
+        Binding("ctrl+g", "tab('gaps')", N_("Gaps")),
+        Binding("escape", "close", N_("Back")),
     ]
 
     def __init__(self, services: Services, *, index: KnowledgeBaseIndex) -> None:
@@ -97,16 +101,18 @@ class EditorScreen(Screen[None]):
         self._known_ids: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
+        t = translations(self.services.locale)
+        self.title = t.gettext(EDITOR_TITLE)
         yield Header()
         with TabbedContent(id="editor-tabs", initial="passages"):
-            with TabPane("Passages", id="passages"), Horizontal(id="editor-body"):
+            with TabPane(t.gettext("Passages"), id="passages"), Horizontal(id="editor-body"):
                 yield PassageList(id="passage-list")
                 with Vertical(id="editor-main"):
                     yield PassageForm(id="passage-form")
                     yield PassageHistory(id="passage-history")
-            with TabPane("Try it", id="try"):
+            with TabPane(t.gettext("Try it"), id="try"):
                 yield TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
-            with TabPane("Content gaps", id="gaps"):
+            with TabPane(t.gettext("Content gaps"), id="gaps"):
                 yield GapList(id="gap-list")
         yield Footer()
 
@@ -122,6 +128,7 @@ class EditorScreen(Screen[None]):
         return self.query_one(PassageHistory)
 
     def on_mount(self) -> None:
+        localize_bindings(self, self.services.locale)
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, lambda _count: self.refresh_list())
