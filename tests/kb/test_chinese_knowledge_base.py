@@ -5,10 +5,15 @@ mode cannot judge (no Valen answers are recorded for them) and so escalate as `n
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
+import httpx
 import pytest
 
+from chatbot.assembly import build_engine, build_locale_engines
 from chatbot.cli.main import main
+from chatbot.config import load_settings
 from chatbot.knowledge_base.storage import load_knowledge_base
 from tests.conftest import ROOT, SHIPPED_KB
 
@@ -60,3 +65,25 @@ def test_the_cookbooks_questions_in_chinese_escalate_as_not_judged(
     asked = json.loads(out)
     assert asked["answer"] is None and asked["reason"] == "not-judged"
     assert {c["id"] for c in asked["candidates"]} >= {"card-charged-twice", "refund-request"}
+
+
+async def test_a_translation_is_found_beside_the_knowledge_base_or_left_out(
+    kb_copy: Path, tmp_path: Path
+) -> None:
+    problems: list[str] = []
+    async with httpx.AsyncClient() as http:
+        with_zh = load_settings(knowledge_base={"path": kb_copy})
+        main_engine = build_engine(with_zh, http)
+        engines = build_locale_engines(with_zh, http, main_engine, on_problem=problems.append)
+        assert list(engines) == ["zh"] and engines["zh"].engine.judge is main_engine.judge
+        assert {p.id for p in engines["zh"].engine.passages} == {p.id for p in main_engine.passages}
+
+        # No zh/ folder: Chinese conversations are answered from the main knowledge base.
+        shutil.rmtree(kb_copy / "zh")
+        assert build_locale_engines(with_zh, http, main_engine) == {}
+
+        # A broken translation is reported and left out; the desk keeps answering.
+        (kb_copy / "zh").mkdir()
+        (kb_copy / "zh" / "helmet.json").write_text("{not json", encoding="utf-8")
+        assert build_locale_engines(with_zh, http, main_engine, on_problem=problems.append) == {}
+    assert len(problems) == 1 and "zh knowledge base" in problems[0]

@@ -69,6 +69,10 @@ async def test_a_chinese_first_message_turns_the_chat_chinese(
         assert decision.decision.reason is not None and decision.decision.reason.value == (
             "not-judged"
         )
+        # Judged against the Chinese passages (the app's own bot, wired as `helpdesk bot` is).
+        candidates = decision.decision.candidates
+        assert candidates and all("欧元" in c.text or "退" in c.text or "骑行" in c.text
+                                  for c in candidates)  # fmt: skip
 
 
 async def test_the_customer_switches_the_chat_and_back(
