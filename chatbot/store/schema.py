@@ -316,3 +316,11 @@ MIGRATIONS.append(
         " WHERE state = 'claimed'",
     )
 )
+
+MIGRATIONS.append(
+    # 6: a conversation's language is its latest `locale-set` event (no column: English needs no
+    # event, and the log stays the one record). This index holds those events alone, so reading
+    # it is one index probe whatever the conversation's length; without it every read of a
+    # conversation walked its whole log.
+    ("CREATE INDEX entries_locale ON entries (conversation_id, id) WHERE event = 'locale-set'",)
+)

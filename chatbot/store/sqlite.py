@@ -59,11 +59,11 @@ from chatbot.store.schema import MIGRATIONS
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
     "SELECT json_extract(l.params, '$.locale') FROM entries l"
-    " WHERE l.conversation_id = {conversation} AND l.author IS NULL AND l.event = 'locale-set'"
+    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
     " ORDER BY l.id DESC LIMIT 1"
 )
-"""A conversation's language: its latest `locale-set` event. Events have no author, so the
-search walks entries_by_author backwards over the events alone, never the messages."""
+"""A conversation's language: its latest `locale-set` event, one probe of the partial index
+entries_locale (migration 6) that holds those events alone."""
 FEED_POLL_S = 0.05
 """How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
 

@@ -34,7 +34,7 @@ def mode(path: Path) -> int:
 
 
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 5
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 6
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
@@ -51,7 +51,7 @@ def test_a_version_3_database_gains_read_markers_with_everything_unread(
         conversation_id = claimed(old)
     monkeypatch.undo()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 5
+        assert store.schema_version == len(MIGRATIONS) == 6
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
@@ -168,3 +168,14 @@ def test_a_long_conversation_opens_on_its_newest_page(sqlite_store: SQLiteStore)
     newest = sqlite_store.entries(conversation_id, limit=100)
     assert len(newest) == 100 and newest[-1].text == "m 996"  # type: ignore[union-attr]
     assert sqlite_store.count_entries(conversation_id, before_id=newest[0].id) == 900
+
+
+def test_a_conversations_language_is_one_index_probe(sqlite_store: SQLiteStore) -> None:
+    """Migration 6: reading a conversation's locale never walks its log."""
+    plan = " ".join(
+        str(row)
+        for row in sqlite_store._db.execute(
+            f"EXPLAIN QUERY PLAN {SQLiteStore._CONVERSATION} WHERE c.id = 1"
+        )
+    )
+    assert "entries_locale" in plan
