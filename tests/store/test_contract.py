@@ -19,6 +19,7 @@ from chatbot.desk.models import (
     Feedback,
     FeedbackGiven,
     HandedBack,
+    LocaleSet,
     Note,
     Released,
     Reopened,
@@ -127,6 +128,29 @@ def test_unknown_conversation(store: ConversationStore) -> None:
         store.conversation(42)
     with pytest.raises(ConversationNotFound):
         store.add_customer_message(42, "hi", expect=State.BOT, to=State.BOT, pending=True)
+
+
+def test_a_conversations_language_is_its_latest_locale_event(store: ConversationStore) -> None:
+    """Every store: `locale` (conversation and leased question alike) is the latest `locale-set`
+    event, None without one; setting it leaves the state as it was."""
+    message = ask(store, "I was charged twice")
+    cid = message.conversation_id
+    assert store.conversation(cid).locale is None
+    [leased] = store.lease_questions(worker=W1, limit=1, lease_s=30)
+    assert leased.locale is None
+    store.set_locale(cid, LocaleSet(locale="zh"))
+    assert store.conversation(cid).locale == "zh"
+    stored = store.set_locale(cid, LocaleSet(locale="en", chosen_by_customer=True))
+    assert stored.event == LocaleSet(locale="en", chosen_by_customer=True)
+    conversation = store.conversation(cid)
+    assert (conversation.locale, conversation.state) == ("en", State.BOT)
+    assert conversation.last_entry == stored.id
+    store.set_locale(cid, LocaleSet(locale="zh"))
+    store.release_leases(worker=W1, question_ids=[message.id])
+    [leased] = store.lease_questions(worker=W2, limit=1, lease_s=30)
+    assert leased.locale == "zh"
+    with pytest.raises(ConversationNotFound):
+        store.set_locale(42, LocaleSet(locale="zh"))
 
 
 def test_writing_after_resolve_reopens_with_its_event_first(store: ConversationStore) -> None:
