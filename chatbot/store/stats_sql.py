@@ -1,0 +1,322 @@
+"""The desk's figures (`DeskStats`) as aggregate queries, shared by every SQL backend.
+
+The queries are plain SQL (subqueries and window functions, which SQLite and PostgreSQL both
+run) over indexed columns (see migration 6 in `chatbot.store.schema`). What differs between
+databases is confined to a `Dialect`: how a parameter is written, how a time becomes epoch
+seconds, an hour of the day or a day number, how a probability falls into a histogram bin, how
+an event's JSON parameter is read, and how percentiles are taken. `SQLiteDialect` is below; a
+PostgreSQL store adds its own (`percentile_disc`, `extract(epoch ...)`, `->>`) and calls
+`compute_stats` with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Protocol
+
+from chatbot.desk.stats import (
+    SCORE_BINS,
+    TOP_GAPS,
+    DayCount,
+    DeskStats,
+    ErrorCount,
+    GapCount,
+    PassageFeedback,
+    Percentiles,
+    ReasonCount,
+    ScoreBin,
+    ThresholdCount,
+)
+from chatbot.engine.models import Reason
+
+Run = Callable[[str, Mapping[str, Any]], list[Any]]
+"""Runs one query with named parameters and returns its rows as tuples."""
+
+
+class Dialect(Protocol):
+    """The few SQL spellings that differ between databases."""
+
+    def param(self, name: str) -> str:
+        """A named parameter, as the driver spells it."""
+        ...
+
+    def time_value(self, moment: datetime) -> Any:
+        """A moment as the database stores times (the value bound to a parameter)."""
+        ...
+
+    def epoch(self, column: str) -> str:
+        """A stored time as epoch seconds (a number: differences are durations)."""
+        ...
+
+    def hour_of_day(self, column: str) -> str:
+        """A stored time's hour of day, 0-23, UTC."""
+        ...
+
+    def day_number(self, column: str) -> str:
+        """A stored time's UTC day, as days since 1970-01-01."""
+        ...
+
+    def score_bin(self, column: str, bins: int) -> str:
+        """A probability's histogram bin, 0 to `bins - 1` (1.0 in the last)."""
+        ...
+
+    def json_text(self, column: str, key: str) -> str:
+        """A top-level field of a JSON object stored as text, as text."""
+        ...
+
+    def percentiles(self, values: str) -> str:
+        """A query of one row (count, p50, p90) over the column `v` of the query `values`,
+        nearest rank (each percentile is a value of `v`)."""
+        ...
+
+
+class SQLiteDialect:
+    """Times are REAL epoch seconds; parameters are `:name`."""
+
+    def param(self, name: str) -> str:
+        return f":{name}"
+
+    def time_value(self, moment: datetime) -> float:
+        return moment.timestamp()
+
+    def epoch(self, column: str) -> str:
+        return column
+
+    def hour_of_day(self, column: str) -> str:
+        return f"(CAST({column} AS INTEGER) / 3600 % 24)"
+
+    def day_number(self, column: str) -> str:
+        return f"(CAST({column} AS INTEGER) / 86400)"
+
+    def score_bin(self, column: str, bins: int) -> str:
+        return f"min(CAST({column} * {bins} AS INTEGER), {bins - 1})"
+
+    def json_text(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
+
+    def percentiles(self, values: str) -> str:
+        # Nearest rank: the value at rank ceil(p * n), with ceil done in integers.
+        return (
+            "SELECT coalesce(max(n), 0),"
+            " max(CASE WHEN rn = (n * 50 + 99) / 100 THEN v END),"
+            " max(CASE WHEN rn = (n * 90 + 99) / 100 THEN v END)"
+            " FROM (SELECT v, row_number() OVER (ORDER BY v) AS rn, count(*) OVER () AS n"
+            f" FROM ({values}) AS s WHERE v IS NOT NULL) AS r"
+        )
+
+
+def _percentiles(run: Run, d: Dialect, values: str, params: Mapping[str, Any]) -> Percentiles:
+    ((count, p50, p90),) = run(d.percentiles(values), params)
+    return Percentiles(count=int(count), p50=p50, p90=p90)
+
+
+def compute_stats(
+    run: Run,
+    d: Dialect,
+    *,
+    since: datetime | None,
+    now: datetime,
+    thresholds: Sequence[float],
+) -> DeskStats:
+    """Every figure of `DeskStats`, each one or two aggregate queries."""
+    start = since if since is not None else datetime(1970, 1, 1, tzinfo=UTC)
+    p: dict[str, Any] = {"since": d.time_value(start)}
+    since_ = d.param("since")
+
+    # -- conversations and the bot's resolution rate ----------------------------------------------
+    ((conversations,),) = run(f"SELECT count(*) FROM conversations WHERE created_at >= {since_}", p)
+    ((asked, answered, resolved),) = run(
+        "SELECT count(*),"
+        " coalesce(sum(CASE WHEN f.first_answer IS NOT NULL THEN 1 ELSE 0 END), 0),"
+        " coalesce(sum(CASE WHEN f.first_answer IS NOT NULL"
+        "  AND NOT EXISTS (SELECT 1 FROM entries x WHERE x.conversation_id = f.id"
+        "   AND x.event = 'escalated' AND x.id > f.first_answer)"
+        "  AND NOT EXISTS (SELECT 1 FROM entries x WHERE x.conversation_id = f.id"
+        "   AND x.feedback = 'not-helpful')"
+        "  THEN 1 ELSE 0 END), 0)"
+        " FROM (SELECT c.id, (SELECT min(e.id) FROM entries e"
+        "   WHERE e.conversation_id = c.id AND e.author = 'bot') AS first_answer"
+        "  FROM conversations c WHERE c.created_at >= " + since_ + " AND EXISTS"
+        "  (SELECT 1 FROM entries q WHERE q.conversation_id = c.id AND q.author = 'customer')"
+        " ) AS f",
+        p,
+    )
+
+    # -- questions and answers --------------------------------------------------------------------
+    counts = dict(
+        run(
+            "SELECT author, count(*) FROM entries WHERE author IN ('customer', 'bot')"
+            f" AND created_at >= {since_} GROUP BY author",
+            p,
+        )
+    )
+    hours = [0] * 24
+    for hour, count in run(
+        f"SELECT {d.hour_of_day('created_at')} AS h, count(*) FROM entries"
+        f" WHERE author = 'customer' AND created_at >= {since_} GROUP BY h",
+        p,
+    ):
+        hours[int(hour)] = int(count)
+
+    # -- escalations and the people who took them -------------------------------------------------
+    by_reason = dict(
+        run(
+            f"SELECT {d.json_text('params', 'reason')} AS r, count(*) FROM entries"
+            f" WHERE event = 'escalated' AND created_at >= {since_} GROUP BY r",
+            p,
+        )
+    )
+    first_reply = _percentiles(
+        run,
+        d,
+        f"SELECT {d.epoch('a.created_at')} - {d.epoch('e.created_at')} AS v"
+        " FROM (SELECT x.id, x.conversation_id, x.created_at,"
+        "  (SELECT min(n.id) FROM entries n WHERE n.conversation_id = x.conversation_id"
+        "   AND n.event = 'escalated' AND n.id > x.id) AS next_id"
+        f"  FROM entries x WHERE x.event = 'escalated' AND x.created_at >= {since_}) AS e"
+        " JOIN entries a ON a.id = (SELECT min(y.id) FROM entries y"
+        "  WHERE y.conversation_id = e.conversation_id AND y.author = 'agent' AND y.id > e.id)"
+        " WHERE e.next_id IS NULL OR a.id < e.next_id",
+        p,
+    )
+    resolution = _percentiles(
+        run,
+        d,
+        f"SELECT {d.epoch('r.created_at')} - {d.epoch('e.created_at')} AS v"
+        " FROM entries r JOIN entries e ON e.id = (SELECT max(x.id) FROM entries x"
+        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated'"
+        "  AND x.id < r.id)"
+        f" WHERE r.event = 'resolved' AND r.created_at >= {since_}",
+        p,
+    )
+    ((waiting, oldest),) = run(
+        f"SELECT count(*), min({d.epoch('waiting_since')}) FROM conversations"
+        " WHERE state = 'waiting'",
+        {},
+    )
+
+    # -- feedback per passage ---------------------------------------------------------------------
+    feedback = [
+        PassageFeedback(passage_id=pid, title=title, helpful=int(good), not_helpful=int(bad))
+        for pid, title, good, bad in run(
+            "SELECT passage_id, max(passage_title),"
+            " sum(CASE WHEN feedback = 'helpful' THEN 1 ELSE 0 END),"
+            " sum(CASE WHEN feedback = 'not-helpful' THEN 1 ELSE 0 END)"
+            f" FROM entries WHERE feedback IS NOT NULL AND created_at >= {since_}"
+            " AND passage_id IS NOT NULL"
+            " GROUP BY passage_id ORDER BY count(*) DESC, passage_id",
+            p,
+        )
+    ]
+
+    # -- the bot's decisions: latency, Valen errors, scores against the threshold -----------------
+    wanted = sorted(set(thresholds))
+    would = ", ".join(
+        f"coalesce(sum(CASE WHEN top_probability >= {d.param(f't{n}')} THEN 1 ELSE 0 END), 0)"
+        for n in range(len(wanted))
+    )
+    tp = {**p, **{f"t{n}": t for n, t in enumerate(wanted)}}
+    ((decisions, unscored, *answers),) = run(
+        "SELECT count(*), coalesce(sum(CASE WHEN top_probability IS NULL THEN 1 ELSE 0 END), 0)"
+        f"{', ' if would else ''}{would} FROM decisions WHERE created_at >= {since_}",
+        tp,
+    )
+    bins = [0] * SCORE_BINS
+    for number, count in run(
+        f"SELECT {d.score_bin('top_probability', SCORE_BINS)} AS b, count(*) FROM decisions"
+        f" WHERE top_probability IS NOT NULL AND created_at >= {since_} GROUP BY b",
+        p,
+    ):
+        bins[max(0, min(int(number), SCORE_BINS - 1))] += int(count)
+    judgment = _percentiles(
+        run, d, f"SELECT latency_ms AS v FROM decisions WHERE created_at >= {since_}", p
+    )
+    errors = [
+        ErrorCount(kind=kind, count=int(count))
+        for kind, count in run(
+            f"SELECT kind, sum(count) FROM judgment_errors WHERE created_at >= {since_}"
+            " GROUP BY kind ORDER BY sum(count) DESC, kind",
+            p,
+        )
+    ]
+
+    # -- content gaps and conversations per day ---------------------------------------------------
+    gaps = [
+        GapCount(
+            question=question, count=int(count), last_at=datetime.fromtimestamp(float(last), UTC)
+        )
+        for question, count, last in run(
+            f"SELECT min(question), count(*), max({d.epoch('created_at')}) FROM escalations"
+            f" WHERE handled_at IS NULL AND created_at >= {since_}"
+            " GROUP BY lower(trim(question))"
+            f" ORDER BY count(*) DESC, max(created_at) DESC LIMIT {TOP_GAPS}",
+            p,
+        )
+    ]
+    per_day = dict(
+        run(
+            f"SELECT {d.day_number('created_at')} AS day, count(*) FROM conversations"
+            f" WHERE created_at >= {since_} GROUP BY day",
+            p,
+        )
+    )
+
+    return DeskStats(
+        since=since,
+        generated_at=now,
+        conversations=int(conversations),
+        asked=int(asked),
+        bot_answered=int(answered),
+        bot_resolved=int(resolved),
+        questions=int(counts.get("customer", 0)),
+        bot_answers=int(counts.get("bot", 0)),
+        questions_by_hour=tuple(hours),
+        escalations=sum(int(n) for n in by_reason.values()),
+        escalations_by_reason=tuple(
+            ReasonCount(reason=reason, count=int(by_reason.get(reason.value, 0)))
+            for reason in Reason
+        ),
+        first_reply_s=first_reply,
+        resolution_s=resolution,
+        waiting_now=int(waiting),
+        oldest_wait_s=None if oldest is None else max(0.0, now.timestamp() - float(oldest)),
+        feedback=tuple(feedback),
+        decisions=int(decisions),
+        judgment_ms=judgment,
+        valen_errors=tuple(errors),
+        top_scores=tuple(
+            ScoreBin(low=n / SCORE_BINS, high=(n + 1) / SCORE_BINS, count=count)
+            for n, count in enumerate(bins)
+        ),
+        unscored=int(unscored),
+        would_answer=tuple(
+            ThresholdCount(threshold=t, answers=int(a))
+            for t, a in zip(wanted, answers, strict=True)
+        ),
+        content_gaps=tuple(gaps),
+        per_day=_days(per_day, since=since, now=now),
+    )
+
+
+def _days(
+    counts: Mapping[Any, Any], *, since: datetime | None, now: datetime
+) -> tuple[DayCount, ...]:
+    """Every day from the window's start (or the first conversation's day) to today, zeros
+    included, so a chart of them has one point per day."""
+    epoch = date(1970, 1, 1)
+    known = {epoch + timedelta(days=int(day)): int(count) for day, count in counts.items()}
+    today = now.astimezone(UTC).date()
+    if since is not None:
+        first = since.astimezone(UTC).date()
+    elif known:
+        first = min(known)
+    else:
+        return ()
+    last = max(today, max(known, default=today))
+    return tuple(
+        DayCount(
+            day=first + timedelta(days=n), conversations=known.get(first + timedelta(days=n), 0)
+        )
+        for n in range((last - first).days + 1)
+    )
