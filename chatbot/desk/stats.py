@@ -13,11 +13,13 @@ decisions by when they happened. `waiting_now` and `oldest_wait_s` are always as
 
 from __future__ import annotations
 
-from datetime import date, datetime
+import re
+from datetime import UTC, date, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from chatbot.engine.models import Reason
+from chatbot.errors import HelpdeskError
 
 STAT_THRESHOLDS: tuple[float, ...] = (0.6, 0.65, 0.7, 0.75, 0.8)
 """The thresholds `would_answer` reports, the app's default (0.7) among them."""
@@ -168,3 +170,53 @@ class DeskStats(_Frozen):
     def to_json(self) -> dict[str, object]:
         """The `helpdesk stats --json` shape: stable, documented in the README."""
         return self.model_dump(mode="json")
+
+
+_RELATIVE = re.compile(r"(\d{1,6})([hdw])")
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """A window's start as people write it: `24h`, `7d`, `2w` before `now`, or a date or time in
+    ISO 8601 (`2026-11-01`, `2026-11-01T12:00`; UTC unless it names an offset). `HelpdeskError`
+    with one line saying what is wrong otherwise."""
+    value = text.strip()
+    relative = _RELATIVE.fullmatch(value)
+    if relative:
+        return now - int(relative.group(1)) * _UNITS[relative.group(2)]
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise HelpdeskError(
+            f"--since {text!r}: expected a span like 24h, 7d or 2w, or a date like 2026-11-01"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if moment > now:
+        raise HelpdeskError(f"--since {text!r}: that is in the future")
+    return moment
+
+
+def duration(seconds: float | None) -> str:
+    """`45s`, `12m 05s`, `3h 07m`, `2d 04h`: a duration in its two largest units ("–": none)."""
+    if seconds is None:
+        return "–"
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    if whole < 86400:
+        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+    return f"{whole // 86400}d {whole % 86400 // 3600:02d}h"
+
+
+def milliseconds(value: float | None) -> str:
+    """`310 ms`, `1.2 s` ("–": none)."""
+    if value is None:
+        return "–"
+    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"

@@ -69,6 +69,12 @@ def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
 
 @pytest.fixture
 def scripted(desk: DeskService, clock: FakeClock) -> DeskService:
+    script_day(desk, clock)
+    return desk
+
+
+def script_day(desk: DeskService, clock: FakeClock) -> None:
+    """Ten conversations on 2026-01-05 from 09:00 UTC; the clock is left at 09:33:20."""
     s = Script(desk, clock)
     # 1: answered (12.5 ms), marked helpful: the bot resolved it.
     c1 = s.ask(0, "q1")
@@ -122,7 +128,6 @@ def scripted(desk: DeskService, clock: FakeClock) -> DeskService:
     s.decide(1001, Decision(question="q10", answer=answer, reason=None,
                             candidates=(SEVENTY_TWO,), threshold=0.7, latency_ms=40.0))  # fmt: skip
     s.at(2000)
-    return desk
 
 
 def test_every_figure_of_a_scripted_day(scripted: DeskService) -> None:
