@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -234,6 +235,8 @@ def measure(
         f"stats_db_mb_{suffix}": round(size_mb, 1),
         f"stats_generate_s_{suffix}": round(generated_s, 1),
         f"stats_bot_resolution_rate_{suffix}": round(figures.bot_resolution_rate or 0, 3),
+        # Other work on the machine slows every figure: the 1-minute load average at the end.
+        f"stats_loadavg_1m_{suffix}": round(os.getloadavg()[0], 2),
     }
 
 

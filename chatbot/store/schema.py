@@ -342,7 +342,8 @@ V6_STATEMENTS = (
     " WHERE feedback IS NOT NULL",
     # Decisions in a window with what the histogram and percentiles read, without the bodies.
     "CREATE INDEX decisions_by_time ON decisions (created_at, top_probability, latency_ms)",
-    # Content gaps still open.
+    # Escalations by reason in a window (from the content-gap rows), and the gaps still open.
+    "CREATE INDEX escalations_by_time ON escalations (created_at, reason)",
     "CREATE INDEX escalations_open ON escalations (created_at) WHERE handled_at IS NULL",
     # Passages Valen did not judge, per decision and kind: what a decision's JSON body says, in
     # rows a GROUP BY can count (bodies are never parsed to count them).

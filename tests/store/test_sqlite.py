@@ -59,10 +59,11 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
             "SELECT type, name FROM sqlite_master WHERE sql IS NOT NULL AND"
             " (tbl_name = 'judgment_errors' OR name IN ('conversations_by_created',"
             " 'entries_by_author_time', 'entries_by_event_time', 'entries_by_conversation_event',"
-            " 'entries_feedback', 'decisions_by_time', 'escalations_open', 'entries_by_author'))"
+            " 'entries_feedback', 'decisions_by_time', 'escalations_open', 'entries_by_author',"
+            " 'escalations_by_time'))"
             " ORDER BY type = 'table'"
         ).fetchall()
-        assert len(added) == 10
+        assert len(added) == 11
         for kind, name in added:
             raw.execute(f"DROP {kind} {name}")
         raw.execute(
