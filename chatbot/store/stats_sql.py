@@ -130,27 +130,35 @@ def compute_stats(
 
     # -- conversations and the bot's resolution rate ----------------------------------------------
     ((conversations,),) = run(f"SELECT count(*) FROM conversations WHERE created_at >= {since_}", p)
-    # Three counts, each over an index: conversations written in; answered by the bot; and
-    # answered but then sent to a person (an escalation after a bot answer, or a "not helpful"
-    # verdict, which only a bot answer gets). Resolved = answered - spoiled.
-    ((asked,),) = run(
-        f"SELECT count(*) FROM conversations c WHERE c.created_at >= {since_} AND EXISTS"
-        " (SELECT 1 FROM entries q WHERE q.conversation_id = c.id AND q.author = 'customer')",
-        p,
+    # Over indexes only: the conversations written in and answered by the bot (one pass over
+    # their messages in conversation order), and those answered but then sent to a person (an
+    # escalation after a bot answer, or a "not helpful" verdict, which only a bot answer gets).
+    # Resolved = answered - spoiled. Every conversation of the window has an id from the
+    # window's smallest up, which bounds the index ranges read.
+    ((first,),) = run(
+        f"SELECT coalesce(min(id), 0) FROM conversations WHERE created_at >= {since_}", p
     )
-    ((answered,),) = run(
-        "SELECT count(*) FROM (SELECT DISTINCT e.conversation_id FROM entries e"
-        "  WHERE e.author = 'bot') AS b JOIN conversations c ON c.id = b.conversation_id"
-        f" WHERE c.created_at >= {since_}",
-        p,
+    q = {**p, "first": first}
+    first_ = d.param("first")
+    ((asked, answered),) = run(
+        "SELECT coalesce(sum(b.customer), 0), coalesce(sum(b.bot), 0) FROM"
+        " (SELECT e.conversation_id,"
+        "  max(CASE WHEN e.author = 'customer' THEN 1 ELSE 0 END) AS customer,"
+        "  max(CASE WHEN e.author = 'bot' THEN 1 ELSE 0 END) AS bot"
+        "  FROM entries e WHERE e.author IN ('customer', 'bot')"
+        f"  AND e.conversation_id >= {first_} GROUP BY e.conversation_id) AS b"
+        f" JOIN conversations c ON c.id = b.conversation_id WHERE c.created_at >= {since_}",
+        q,
     )
     ((spoiled,),) = run(
         "SELECT count(*) FROM (SELECT x.conversation_id FROM entries x"
-        "  WHERE x.event = 'escalated' AND EXISTS (SELECT 1 FROM entries b"
-        "   WHERE b.conversation_id = x.conversation_id AND b.author = 'bot' AND b.id < x.id)"
-        "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful') AS s"
+        f"  WHERE x.event = 'escalated' AND x.conversation_id >= {first_} AND EXISTS"
+        "  (SELECT 1 FROM entries b WHERE b.conversation_id = x.conversation_id"
+        "   AND b.author = 'bot' AND b.id < x.id)"
+        "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful'"
+        f"  AND f.conversation_id >= {first_}) AS s"
         f" JOIN conversations c ON c.id = s.conversation_id WHERE c.created_at >= {since_}",
-        p,
+        q,
     )
     resolved = int(answered) - int(spoiled)
 
