@@ -1,12 +1,13 @@
 """The desk's figures (`DeskStats`) as aggregate queries, shared by every SQL backend.
 
-The queries are plain SQL (subqueries and window functions, which SQLite and PostgreSQL both
+The queries are plain SQL (subqueries, UNION and CASE, which SQLite and PostgreSQL both
 run) over indexed columns (see migration 6 in `chatbot.store.schema`). What differs between
 databases is confined to a `Dialect`: how a parameter is written, how a time becomes epoch
-seconds, an hour of the day or a day number, how a probability falls into a histogram bin, how
-an event's JSON parameter is read, and how percentiles are taken. `SQLiteDialect` is below; a
-PostgreSQL store adds its own (`percentile_disc`, `extract(epoch ...)`, `floor`, `->>`) and calls
-`compute_stats` with it.
+seconds, an hour of the day or a day number, how a probability falls into a histogram bin, and
+how percentiles are taken. `SQLiteDialect` is below; a PostgreSQL store adds its own
+(`percentile_disc`, `extract(epoch ...)`, `floor`) and calls `compute_stats` with it. No query
+parses JSON: Valen's errors are counted off table `judgment_errors`, which a store writes with
+each decision.
 """
 
 from __future__ import annotations
@@ -49,10 +50,6 @@ class Dialect(Protocol):
         """A stored time as epoch seconds (a number: differences are durations)."""
         ...
 
-    def json_text(self, column: str, key: str) -> str:
-        """A top-level field of a JSON object stored as text, as text."""
-        ...
-
     def hour_of_day(self, column: str) -> str:
         """A stored time's hour of day, 0-23, UTC."""
         ...
@@ -83,9 +80,6 @@ class SQLiteDialect:
 
     def epoch(self, column: str) -> str:
         return column
-
-    def json_text(self, column: str, key: str) -> str:
-        return f"json_extract({column}, '$.{key}')"
 
     def hour_of_day(self, column: str) -> str:
         return f"(CAST({column} AS INTEGER) / 3600 % 24)"
