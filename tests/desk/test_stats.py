@@ -231,5 +231,10 @@ def test_an_escalation_before_the_bot_answers_does_not_count_against_it(
     assert s.decide(5, answered("q")) is not None
     stats = desk.stats()
     assert (stats.asked, stats.bot_answered, stats.bot_resolved) == (1, 1, 1)
-    # An escalation with no question is no content gap, and no agent replied to it.
+    # An escalation with no question is no content gap, and no agent replied to it; it counts
+    # as the customer asking for a person.
     assert stats.content_gaps == () and stats.first_reply_s.count == 0
+    assert stats.escalations == 1
+    assert [(r.reason, r.count) for r in stats.escalations_by_reason if r.count] == [
+        (Reason.CUSTOMER_ASKED, 1)
+    ]
