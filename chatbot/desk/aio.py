@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import ParamSpec, TypeVar
 
 from chatbot.desk.models import (
@@ -37,6 +38,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.service import DeskService
+from chatbot.desk.stats import DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
@@ -298,6 +300,11 @@ class AsyncDesk:
         self, text: str, *, state: State | None = None, limit: int = 50
     ) -> list[SearchHit]:
         return await self._run(self._service.search, text, state=state, limit=limit)
+
+    async def stats(
+        self, *, since: datetime | None = None, threshold: float | None = None
+    ) -> DeskStats:
+        return await self._run(self._service.stats, since=since, threshold=threshold)
 
     async def last_entry_id(self) -> int:
         return await self._run(self._service.last_entry_id)

@@ -10,6 +10,7 @@ against the state the write actually lands on. Results are typed models; refusal
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TypeVar
 
 from chatbot.desk.models import (
@@ -40,6 +41,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
@@ -501,6 +503,14 @@ class DeskService:
                 )
                 hits = [exact, *(h for h in hits if h.conversation_id != found.id)][:limit]
         return hits
+
+    def stats(self, *, since: datetime | None = None, threshold: float | None = None) -> DeskStats:
+        """How the desk is doing since `since` (None: ever). `threshold`, the answer threshold in
+        force, is added to the thresholds `would_answer` compares and recorded with the figures,
+        so a chart can mark it."""
+        thresholds = sorted({*STAT_THRESHOLDS, *([] if threshold is None else [threshold])})
+        figures = self.store.stats(since, thresholds=thresholds)
+        return figures.model_copy(update={"threshold": threshold})
 
     def last_entry_id(self) -> int:
         """Where a reader of `changes` starts: the newest log entry now."""

@@ -11,6 +11,7 @@ Timestamps come from the clock the store was opened with.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from chatbot.desk.models import (
@@ -32,6 +33,7 @@ from chatbot.desk.models import (
     State,
     StoredDecision,
 )
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
 
@@ -272,6 +274,17 @@ class ConversationStore(Protocol):
         """Conversations (only those in `state`, if given) with a customer or agent message that
         contains `text` literally, ignoring case (no wildcards; "" matches every message), most
         recently active first, at most `limit`, each with its newest matching message."""
+        ...
+
+    # -- analytics --------------------------------------------------------------------------------
+
+    def stats(
+        self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS
+    ) -> DeskStats:
+        """The desk's figures since `since` (None: everything), each computed by the database as
+        an aggregate query over indexed columns (`chatbot.store.stats_sql` holds the SQL every
+        backend shares); `would_answer` counts the decisions each of `thresholds` would have
+        answered. What each figure means is documented on `DeskStats`."""
         ...
 
     def last_entry_id(self) -> int:

@@ -45,6 +45,7 @@ from chatbot.desk.models import (
     State,
     StoredDecision,
 )
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.store import codec
 from chatbot.store.interface import (
@@ -54,7 +55,8 @@ from chatbot.store.interface import (
     StaleState,
     StoreError,
 )
-from chatbot.store.schema import MIGRATIONS
+from chatbot.store.schema import MIGRATIONS, judgment_error_counts
+from chatbot.store.stats_sql import SQLiteDialect, compute_stats
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -62,8 +64,8 @@ _LOCALE = (
     " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
     " ORDER BY l.id DESC LIMIT 1"
 )
-"""A conversation's language: its latest `locale-set` event, one probe of the partial index
-entries_locale (migration 6) that holds those events alone."""
+"""A conversation's language: its latest `locale-set` event, one probe of migration 6's index
+of each conversation's events by kind (entries_by_conversation_event)."""
 FEED_POLL_S = 0.05
 """How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
 
@@ -710,6 +712,14 @@ class SQLiteStore:
                     ),
                 )
                 assert cursor.lastrowid is not None
+                db.executemany(
+                    "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    [
+                        (cursor.lastrowid, kind, count, now)
+                        for kind, count in judgment_error_counts(body).items()
+                    ],
+                )
                 stored = StoredDecision(
                     id=cursor.lastrowid,
                     conversation_id=conversation_id,
@@ -1002,6 +1012,24 @@ class SQLiteStore:
             )
             for id_, state_, agent, updated, entry, found in rows
         ]
+
+    def stats(
+        self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS
+    ) -> DeskStats:
+        """Aggregate queries in one read transaction, so every figure sees the same moment."""
+
+        def run(sql: str, params: Any) -> list[Any]:
+            return self._db.execute(sql, params).fetchall()
+
+        self._db.execute("BEGIN")
+        try:
+            return compute_stats(
+                run, SQLiteDialect(), since=since, now=self._clock(), thresholds=thresholds
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot compute the figures: {error}") from None
+        finally:
+            self._rollback()
 
     def last_entry_id(self) -> int:
         (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()

@@ -95,6 +95,11 @@ class HelpDeskApp(SafeApp):
         Binding("ctrl+q", "quit", N_("Quit"), priority=True),
         # Short: the footer has 80 columns for the screen's keys and these.
         Binding("f2", "edit_knowledge_base", N_("Editor"), tooltip=N_("Edit the knowledge base")),
+        # F4 is the agents' team view; F5 is free on every screen. Not in the footer, which has
+        # no room left at 80 columns: the command palette offers "Analytics" too.
+        Binding(
+            "f5", "analytics", N_("Analytics"), show=False, tooltip=N_("How the desk is doing")
+        ),
     ]
 
     def __init__(
@@ -195,7 +200,22 @@ class HelpDeskApp(SafeApp):
                 isinstance(screen, editor.EditorScreen) for screen in self.screen_stack
             )
             return self.knowledge_base is not None and not editing
+        if action == "analytics":
+            return self._offers_analytics()
         return super().check_action(action, parameters)
+
+    def _offers_analytics(self) -> bool:
+        """For agents and editors; never in a customer's chat (`helpdesk chat`, the web's `/`)."""
+        return self.mode_name != "chat"
+
+    def action_analytics(self) -> None:
+        # Imported when first opened, like the editor: most sessions never look.
+        from chatbot.tui.screens.stats import StatsScreen
+
+        if not self._offers_analytics() or isinstance(self.screen, ModalScreen):
+            return
+        if not any(isinstance(screen, StatsScreen) for screen in self.screen_stack):
+            self.push_screen(StatsScreen(self.services))
 
     def action_edit_knowledge_base(self) -> None:
         # Imported when first opened: its widgets cost startup time that most sessions never use.
@@ -212,6 +232,10 @@ class HelpDeskApp(SafeApp):
         if self.knowledge_base is not None:
             yield SystemCommand("Knowledge base", "Edit passages, try questions, fill content gaps",
                                 self.action_edit_knowledge_base)  # fmt: skip
+        if self._offers_analytics():
+            yield SystemCommand("Analytics", "How the desk is doing: resolution rate, "
+                                "escalations, waits, scores, content gaps (F5)",
+                                self.action_analytics)  # fmt: skip
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
