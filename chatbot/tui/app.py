@@ -323,5 +323,11 @@ def create_app(
     if worker is not None:
         worker.log.addHandler(_AppLog(app))
     if settings.valen.replay == "on":
-        app.services.suggestions = recorded_questions(settings.valen.cache)
+        engine = live.engine
+        app.services.suggestions = recorded_questions(
+            settings.valen.cache,
+            threshold=engine.threshold,
+            predicate=engine.predicate,
+            model=settings.valen.model,
+        )
     return app

@@ -45,6 +45,8 @@ REPLAY_NOTE = (
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
+PERSON_REPLIES = "a person will reply"
+"""After a suggested question whose recorded answers are all under the threshold."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
@@ -173,8 +175,10 @@ class ChatPanel(Vertical):
 
     def _suggestions(self) -> Text:
         text = Text(REPLAY_NOTE)
-        for question in self.services.suggestions:
-            text.append(f"\n  • {printable(question)}")
+        for suggestion in self.services.suggestions:
+            text.append(f"\n  • {printable(suggestion.question)}")
+            if not suggestion.answered:
+                text.append(f" ({PERSON_REPLIES})", style="italic")
         return text
 
     def _show_error(self, text: str) -> None:
@@ -265,9 +269,12 @@ class ChatPanel(Vertical):
             self.action_talk_to_person,
         )  # fmt: skip
         # Palette titles are read as markup, so a question with brackets is left to typing.
-        for question in (q for q in self.services.suggestions if "[" not in q):
+        for suggestion in (s for s in self.services.suggestions if "[" not in s.question):
+            question = suggestion.question
             yield PaletteCommand(
-                f"Ask: {question}", "A question with recorded answers",
+                f"Ask: {question}",
+                "A question with recorded answers" if suggestion.answered
+                else f"A question with recorded answers: {PERSON_REPLIES}",
                 lambda question=question: self.ask(question),  # type: ignore[misc]
             )  # fmt: skip
         if self._awaiting_feedback() is not None:
