@@ -29,6 +29,9 @@ class Services:
     """Published whenever anyone (this process or another) commits a change."""
     timings: bool = True
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
+    fixed_conversation: bool = False
+    """The customer keeps the conversation they were given (a browser session's, which its
+    cookie names): no "new conversation"."""
     suggestions: tuple[Suggestion, ...] = ()
     """Questions with recorded answers, offered in replay mode (where nothing else is judged),
     each saying whether the bot answers it or a person will reply."""

@@ -20,12 +20,14 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import (
+    RATINGS,
     Author,
     ChatEvent,
     ChatMessage,
     Conversation,
     Feedback,
     FeedbackGiven,
+    Resolved,
     State,
 )
 from chatbot.engine.engine import check_question
@@ -36,6 +38,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
+from chatbot.tui.widgets.rating_prompt import RatingPrompt
 
 WELCOME = (
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
@@ -58,6 +61,7 @@ class ChatPanel(Vertical):
         Binding("ctrl+t", "talk_to_person", "Talk to a person"),
         Binding("ctrl+y", "feedback('helpful')", "Helpful"),
         Binding("ctrl+n", "feedback('not-helpful')", "Not helpful"),
+        Binding("ctrl+b", "new_conversation", "New chat", tooltip="Start a new conversation"),
     ]
 
     working: reactive[bool] = reactive(False)
@@ -66,6 +70,7 @@ class ChatPanel(Vertical):
     log_view = getters.query_one("#chat-log", VerticalScroll)
     question = getters.query_one("#question", Input)
     error = getters.query_one("#chat-error", Static)
+    rating = getters.query_one("#rating", RatingPrompt)
 
     def __init__(
         self, services: Services, *, conversation_id: int | None = None, id: str | None = None
@@ -88,6 +93,7 @@ class ChatPanel(Vertical):
             if self.services.suggestions:
                 yield Static(self._suggestions(), classes="welcome")
         yield BotWorking(id="bot-working")
+        yield RatingPrompt(id="rating")
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
@@ -97,6 +103,7 @@ class ChatPanel(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(BotWorking).display = False
+        self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
@@ -133,6 +140,9 @@ class ChatPanel(Vertical):
                     entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
                 elif conversation.last_entry > self._last_entry:
                     entries = await desk.entries_after(self.conversation_id, self._last_entry)
+                due = None
+                if conversation.state is State.RESOLVED:
+                    due = await desk.rating_due(self.conversation_id)
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
@@ -142,6 +152,10 @@ class ChatPanel(Vertical):
                 Text(status_line(conversation.state, agent))
             )
             self.working = conversation.state is State.BOT and conversation.pending > 0
+            if due is not None and isinstance(due.event, Resolved):
+                self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
+            else:
+                self.rating.display = False
             if entries:
                 self._last_entry = entries[-1].id
                 await self._show(entries)
@@ -227,6 +241,44 @@ class ChatPanel(Vertical):
             self.notify("A person already has this conversation.")
         await self.refresh_log()
 
+    async def action_new_conversation(self) -> None:
+        """Start afresh: the next question opens a new conversation, and the old one stays on
+        record (in the queue, if it waits for a person)."""
+        if self.conversation_id is None:
+            return
+        async with self._loading:  # Not while entries of the old one are being shown.
+            self.conversation_id = None
+            self.conversation = None
+            self._last_entry = 0
+            self._answers.clear()
+            self._latest_answer = None
+            await self.log_view.query_children().exclude(".welcome").remove()
+            self.query_one("#chat-status", Static).update(Text(status_line(State.BOT, None)))
+            self.working = False
+            self.rating.display = False
+            self.error.display = False
+        self.question.focus()
+        self.refresh_bindings()
+
+    @on(RatingPrompt.Rated)
+    async def _rated(self, event: RatingPrompt.Rated) -> None:
+        event.stop()
+        await self.rate(event.rating)
+
+    async def rate(self, rating: int) -> None:
+        """Store the customer's 1–5 rating of the resolved conversation."""
+        if self.conversation_id is None:
+            return
+        try:
+            await self.services.desk.rate(self.conversation_id, rating=rating)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
+        self.error.display = False
+        if self.rating.has_focus:
+            self.question.focus()
+        await self.refresh_log()
+
     def _awaiting_feedback(self) -> MessageBubble | None:
         """The latest bot answer, if the customer has not judged it yet."""
         bubble = self._latest_answer
@@ -235,6 +287,10 @@ class ChatPanel(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "feedback" and self._awaiting_feedback() is None:
             return None  # Shown greyed out in the footer until there is an answer to judge.
+        if action == "new_conversation":
+            if self.services.fixed_conversation:
+                return False  # A browser's conversation is the one its cookie names.
+            return None if self.conversation_id is None else True
         return True
 
     async def action_feedback(self, value: str) -> None:
@@ -277,6 +333,17 @@ class ChatPanel(Vertical):
                 else f"A question with recorded answers: {PERSON_REPLIES}",
                 lambda question=question: self.ask(question),  # type: ignore[misc]
             )  # fmt: skip
+        if self.conversation_id is not None and not self.services.fixed_conversation:
+            yield PaletteCommand(
+                "New conversation", "Start afresh; this conversation stays on record",
+                self.action_new_conversation,
+            )  # fmt: skip
+        if self.rating.display:
+            for rating in RATINGS:
+                yield PaletteCommand(
+                    f"Rate this conversation {rating} out of 5", "How satisfied you are (5: very)",
+                    lambda rating=rating: self.rate(rating),  # type: ignore[misc]
+                )  # fmt: skip
         if self._awaiting_feedback() is not None:
             yield PaletteCommand(
                 "Mark the last answer helpful", "Tell us the bot's answer helped",

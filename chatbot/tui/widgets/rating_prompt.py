@@ -1,0 +1,60 @@
+"""Asked once a person resolved the customer's conversation: how satisfied were they, 1 to 5."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Static
+
+from chatbot.desk.models import RATINGS
+from chatbot.notices import rating_prompt
+
+
+class RatingPrompt(Vertical, can_focus=True):
+    """The question and five buttons. One Tab stop as a whole (its keys 1–5 rate), so Tab never
+    steps through five buttons, and the buttons answer clicks."""
+
+    BINDINGS = [
+        Binding(str(rating), f"rate({rating})", "Rate 1–5" if rating == 1 else "", show=rating == 1)
+        for rating in RATINGS
+    ]
+
+    @dataclass
+    class Rated(Message):
+        """The customer picked a rating."""
+
+        rating: int
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.agent: str | None = None
+        """Who resolved the conversation, named in the question."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(rating_prompt(self.agent)), id="rating-question")
+        with Horizontal(id="rating-buttons"):
+            for rating in RATINGS:
+                button = Button(str(rating), id=f"rate-{rating}", compact=True)
+                button.can_focus = False
+                yield button
+
+    def ask(self, agent: str | None) -> None:
+        """Show the question, naming who resolved the conversation."""
+        self.agent = agent
+        self.query_one("#rating-question", Static).update(Text(rating_prompt(agent)))
+        self.display = True
+
+    def action_rate(self, rating: int) -> None:
+        self.post_message(self.Rated(rating))
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id is not None and event.button.id.startswith("rate-"):
+            self.post_message(self.Rated(int(event.button.id.removeprefix("rate-"))))
