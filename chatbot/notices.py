@@ -78,10 +78,12 @@ def notice(event: EventData, *, reader: Reader) -> str | None:
     return None
 
 
-def rating_prompt(agent: str | None) -> str:
-    """Asked of the customer once a person resolved their conversation."""
+def rating_prompt(agent: str | None, *, keys: bool = False) -> str:
+    """Asked of the customer once a person resolved their conversation; `keys` while the
+    prompt has the keyboard."""
     who = agent or "the person who helped you"
-    return f"How did {who} do? Rate this conversation from 1 (poor) to 5 (excellent):"
+    ask = f"How did {who} do? Rate it from 1 (poor) to 5 (excellent)"
+    return f"{ask}: press a number." if keys else f"{ask}:"
 
 
 def feedback_note(value: Feedback) -> str:

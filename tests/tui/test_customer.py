@@ -24,7 +24,7 @@ def offered(app: HelpDeskApp, title: str) -> bool:
     return any(title in str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count))
 
 
-RATING_QUESTION = "How did ben do? Rate this conversation from 1 (poor) to 5 (excellent):"
+RATING_QUESTION = "How did ben do? Rate it from 1 (poor) to 5 (excellent):"
 
 
 async def test_the_same_question_again_offers_a_person(

@@ -20,10 +20,9 @@ class RatingPrompt(Vertical, can_focus=True):
     """The question and five buttons. One Tab stop as a whole (its keys 1–5 rate), so Tab never
     steps through five buttons, and the buttons answer clicks."""
 
-    BINDINGS = [
-        Binding(str(rating), f"rate({rating})", "Rate 1–5" if rating == 1 else "", show=rating == 1)
-        for rating in RATINGS
-    ]
+    # Not in the footer, which has no room left at 80 columns: the question says which keys
+    # rate while the prompt has the keyboard.
+    BINDINGS = [Binding(str(rating), f"rate({rating})", show=False) for rating in RATINGS]
 
     @dataclass
     class Rated(Message):
@@ -47,8 +46,18 @@ class RatingPrompt(Vertical, can_focus=True):
     def ask(self, agent: str | None) -> None:
         """Show the question, naming who resolved the conversation."""
         self.agent = agent
-        self.query_one("#rating-question", Static).update(Text(rating_prompt(agent)))
+        self._show_question()
         self.display = True
+
+    def _show_question(self) -> None:
+        self.query_one("#rating-question", Static).update(
+            Text(rating_prompt(self.agent, keys=self.has_focus))
+        )
+
+    def watch_has_focus(self, has_focus: bool) -> None:
+        super().watch_has_focus(has_focus)
+        if self.is_mounted:
+            self._show_question()
 
     def action_rate(self, rating: int) -> None:
         self.post_message(self.Rated(rating))
