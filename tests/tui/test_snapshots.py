@@ -154,7 +154,7 @@ def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fro
     assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)
 
 
-# -- issue 14, the customer chat at 80x24: a repeated question, a rating ----------------------------
+# -- issue 14, the customer chat at 80x24: a repeated question, a rating ---------------------------
 
 
 def test_chat_repeated_question_at_80x24(
