@@ -4,16 +4,20 @@ question searching with the saved synonyms."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from textual.widgets import Button, Static, TabbedContent
+from textual.pilot import Pilot
+from textual.widgets import Button, Static, TabbedContent, TextArea
 
+from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.knowledge_base.synonyms import load_synonyms
+from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
-from tests.tui.conftest import MakeApp
+from tests.tui.conftest import FrozenClock, MakeApp
 from tests.tui.helpers import ask, wait_until
 from tests.tui.test_customer import offered
 from tests.tui.test_editor import open_editor, settings, settle, type_into
@@ -80,3 +84,25 @@ async def test_synonyms_from_the_palette_and_a_conflict_is_said(
         await wait_until(pilot, lambda: "changed by someone else" in problems(panel))
         assert panel.text == "senior = pensioner, retiree\n"
         assert load_synonyms(kb_copy) == (("bike", "bicycle"),)
+
+
+def test_synonyms_tab_at_80x24_with_a_bad_line(
+    snap_compare: Callable[..., bool], settings: Settings, kb_copy: Path, clock: FrozenClock
+) -> None:
+    PassageStore(kb_copy).save_synonyms(
+        [("helmet", "headgear", "head protection"), ("zorb", "blorp")], based_on=None
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        panel = pilot.app.screen.query_one(SynonymsPanel)
+        text = panel.query_one(TextArea)
+        text.cursor_blink = False  # A blinking cursor would be drawn or not at random.
+        text.move_cursor(text.document.end)
+        await pilot.press(*"bike")
+        await wait_until(pilot, lambda: "line 3" in problems(panel))
+        await settle(pilot)
+
+    app = create_app(settings, mode="editor", clock=clock, agent="ana", timings=False, bot=False)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
