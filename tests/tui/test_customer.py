@@ -125,3 +125,19 @@ async def test_a_rating_by_click_once_per_resolution(make_app: MakeApp, other: D
         assert not panel.rating.display
         rated = [e.event for e in other.entries(1) if isinstance(e, ChatEvent)]
         assert [r.rating for r in rated if isinstance(r, Rated)] == [2]
+
+
+async def test_a_rating_from_the_command_palette(make_app: MakeApp, other: DeskService) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = chat(app)
+        await ask(pilot, Q3)
+        other.claim(1, agent="ben")
+        other.resolve(1, agent="ben")
+        await wait_until(pilot, lambda: panel.rating.display)
+        await pilot.press("ctrl+p", *"rating 5")
+        await wait_until(pilot, lambda: offered(app, "Rating: 5 (excellent)"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not panel.rating.display)
+        rated = [e.event for e in other.entries(1) if isinstance(e, ChatEvent)][-1]
+        assert isinstance(rated, Rated) and rated.rating == 5

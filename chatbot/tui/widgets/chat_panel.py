@@ -50,6 +50,8 @@ REPLAY_NOTE = (
 )
 PERSON_REPLIES = "a person will reply"
 """After a suggested question whose recorded answers are all under the threshold."""
+RATING_WORDS = {1: "1 (poor)", 5: "5 (excellent)"}
+"""The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
@@ -341,7 +343,8 @@ class ChatPanel(Vertical):
         if self.rating.display:
             for rating in RATINGS:
                 yield PaletteCommand(
-                    f"Rate this conversation {rating} out of 5", "How satisfied you are (5: very)",
+                    f"Rating: {RATING_WORDS.get(rating, rating)}",
+                    "How satisfied you are with how this conversation was resolved",
                     lambda rating=rating: self.rate(rating),  # type: ignore[misc]
                 )  # fmt: skip
         if self._awaiting_feedback() is not None:
