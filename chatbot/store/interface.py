@@ -90,9 +90,11 @@ class ConversationStore(Protocol):
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
-        """Append what the customer wrote (after `events`), moving the conversation `expect` →
-        `to`; `pending` makes it a question for the bot. Committed before anything can fail."""
+        """Append what the customer wrote (after `events`, before `then`), moving the
+        conversation `expect` → `to`; `pending` makes it a question for the bot. Committed, in
+        one transaction, before anything can fail."""
         ...
 
     def escalate(
@@ -151,6 +153,11 @@ class ConversationStore(Protocol):
         """Append an agent's internal note (a `note` event), in any state, by any agent; the
         conversation's state is untouched. Notes are for agents: front ends never show them to
         the customer."""
+        ...
+
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        """Append `event` to the log while the conversation is in state `expect` (`StaleState`
+        otherwise); it moves nothing."""
         ...
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:

@@ -432,6 +432,7 @@ class SQLiteStore:
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
             self._require(db, conversation_id, expect)
@@ -444,6 +445,8 @@ class SQLiteStore:
             for event in events:
                 self._append(db, conversation_id, event=event)
             entry = self._append(db, conversation_id, author=Author.CUSTOMER, text=text)
+            for event in then:
+                self._append(db, conversation_id, event=event)
             if pending:
                 db.execute(
                     "INSERT INTO questions (entry_id, conversation_id) VALUES (?, ?)",
@@ -568,6 +571,15 @@ class SQLiteStore:
         event = self._to_entry(row)
         assert isinstance(event, ChatEvent)
         return event
+
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        with self._write() as db:
+            self._require(db, conversation_id, expect)
+            entry = self._append(db, conversation_id, event=event)
+            row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry,)).fetchone()
+        added = self._to_entry(row)
+        assert isinstance(added, ChatEvent)
+        return added
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write() as db:
