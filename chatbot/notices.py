@@ -19,6 +19,8 @@ from chatbot.desk.models import (
     HandedBack,
     LocaleSet,
     Note,
+    PersonOffered,
+    Rated,
     Released,
     Reopened,
     Resolved,
@@ -39,6 +41,10 @@ NOT_JUDGED_NOTICE = N_(
 )
 """A replay miss, said as one: in replay mode a question without recorded answers is never
 judged, and the customer deserves to know that is why a person is coming."""
+REPEAT_NOTICE = N_(
+    "You asked this before: the answer above is what the help center says. If it did not help, "
+    "talk to a person (Ctrl+T) and they will reply here."
+)
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
@@ -99,7 +105,38 @@ def notice(event: EventData, *, reader: Reader, locale: Locale = DEFAULT_LOCALE)
             if reader == "customer":
                 return None
             return f"{note_heading(agent, locale=locale)}: {text}"
+        case PersonOffered():
+            if reader == "customer":
+                return t.gettext(REPEAT_NOTICE)
+            return t.gettext(
+                "The customer asked the same question again; the bot offered a person."
+            )
+        case Rated(rating=rating):
+            if reader == "customer":
+                return t.gettext(
+                    "You rated this conversation {rating} out of 5. Thank you!"
+                ).format(rating=rating)
+            return t.gettext("The customer rated the conversation {rating} out of 5.").format(
+                rating=rating
+            )
     return None
+
+
+def rating_prompt(agent: str | None, *, keys: bool = False, locale: Locale = DEFAULT_LOCALE) -> str:
+    """Asked of the customer once a person resolved their conversation; `keys` while the
+    prompt has the keyboard."""
+    t = translations(locale)
+    if agent is None:
+        ask = t.gettext(
+            "How did the person who helped you do? Rate it from 1 (poor) to 5 (excellent)"
+        )
+    else:
+        ask = t.gettext("How did {agent} do? Rate it from 1 (poor) to 5 (excellent)").format(
+            agent=agent
+        )
+    if keys:
+        return t.gettext("{question}: press a number.").format(question=ask)
+    return t.gettext("{question}:").format(question=ask)
 
 
 def feedback_note(value: Feedback, *, locale: Locale = DEFAULT_LOCALE) -> str:

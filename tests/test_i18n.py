@@ -22,6 +22,8 @@ from chatbot.desk.models import (
     HandedBack,
     LocaleSet,
     Note,
+    PersonOffered,
+    Rated,
     Released,
     Reopened,
     Resolved,
@@ -36,6 +38,7 @@ from chatbot.notices import (
     hand_back_question,
     note_heading,
     notice,
+    rating_prompt,
     status_line,
     waiting_for,
 )
@@ -113,8 +116,10 @@ def test_every_message_is_translated_with_its_placeholders(locale: str) -> None:
         msgids = [message.id] if isinstance(message.id, str) else list(message.id)
         strings = [message.string] if isinstance(message.string, str) else list(message.string)
         assert all(strings), f"untranslated: {message.id!r}"
+        # Words (not just a placeholder and punctuation) must come out in Chinese.
+        has_words = re.search(r"[A-Za-z]", re.sub(r"\{\w+\}", "", msgids[0]))
         for text in strings:
-            assert HAN.search(text), f"not Chinese: {text!r}"
+            assert HAN.search(text) or not has_words, f"not Chinese: {text!r}"
             # Every placeholder of the English (any plural form) is kept, and no other.
             assert fields(text) <= set().union(*map(fields, msgids)), text
             assert fields(text) >= fields(msgids[-1]), text
@@ -139,6 +144,8 @@ EVENTS: list[EventData] = [
     Note(agent="ana", text="refund approved"),
     LocaleSet(locale="en", chosen_by_customer=True),
     LocaleSet(locale="zh", chosen_by_customer=True),
+    PersonOffered(answer_entry=1),
+    Rated(rating=4, resolved_entry=2, agent="ana"),
 ]
 
 
@@ -157,7 +164,7 @@ def test_every_notice_is_said_in_both_languages(reader: Reader) -> None:
         assert "{" not in chinese and "{" not in english  # Every placeholder filled.
         if "ana" in english:
             assert "ana" in chinese  # The name is kept, as written.
-    assert shown >= (6 if reader == "customer" else 12)
+    assert shown >= (8 if reader == "customer" else 14)
 
 
 def test_agents_are_told_of_a_customers_language_only_when_it_is_not_theirs() -> None:
@@ -190,5 +197,11 @@ def test_status_lines_and_notes_in_both_languages() -> None:
     assert claimed_for("ana", "12m", locale="zh") == "由 ana 接手 12m"
     assert claimed_for("ana", "12m", short=True, locale="zh") == "ana 12m"
     assert hand_back_question(2, locale="zh").startswith("您手上有 2 个")
+    assert rating_prompt("ana", keys=True, locale="zh") == (
+        "ana 的表现如何？请打分，1 分（差）到 5 分（非常好）：请按数字键。"
+    )
+    assert rating_prompt(None, locale="en") == (
+        "How did the person who helped you do? Rate it from 1 (poor) to 5 (excellent):"
+    )
     assert hand_back_question(1, locale="en").startswith("You hold 1 claimed conversation.")
     assert hand_back_question(3, locale="en").startswith("You hold 3 claimed conversations.")

@@ -189,6 +189,12 @@ class AsyncDesk:
             self._service.feedback, conversation_id, entry_id=entry_id, value=value
         )
 
+    async def rating_due(self, conversation_id: int) -> ChatEvent | None:
+        return await self._run(self._service.rating_due, conversation_id)
+
+    async def rate(self, conversation_id: int, *, rating: int) -> ChatEvent:
+        return await self._write(self._service.rate, conversation_id, rating=rating)
+
     async def claim(self, conversation_id: int, *, agent: str) -> ClaimResult:
         return await self._write(self._service.claim, conversation_id, agent=agent)
 

@@ -26,7 +26,6 @@ from chatbot.desk.models import (
     Escalation,
     EventData,
     Feedback,
-    LocaleSet,
     PendingQuestion,
     QueueItem,
     SearchHit,
@@ -91,9 +90,11 @@ class ConversationStore(Protocol):
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
-        """Append what the customer wrote (after `events`), moving the conversation `expect` →
-        `to`; `pending` makes it a question for the bot. Committed before anything can fail."""
+        """Append what the customer wrote (after `events`, before `then`), moving the
+        conversation `expect` → `to`; `pending` makes it a question for the bot. Committed, in
+        one transaction, before anything can fail."""
         ...
 
     def escalate(
@@ -154,9 +155,9 @@ class ConversationStore(Protocol):
         the customer."""
         ...
 
-    def set_locale(self, conversation_id: int, event: LocaleSet) -> ChatEvent:
-        """Append a `locale-set` event: the customer's side is shown in that language from now
-        on (the conversation's `locale`). The state is untouched."""
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        """Append `event` to the log while the conversation is in state `expect` (`StaleState`
+        otherwise); it moves nothing."""
         ...
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:

@@ -36,7 +36,6 @@ from chatbot.desk.models import (
     EventType,
     Feedback,
     FeedbackGiven,
-    LocaleSet,
     Note,
     Outcome,
     PendingQuestion,
@@ -442,6 +441,7 @@ class SQLiteStore:
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
             self._require(db, conversation_id, expect)
@@ -454,6 +454,8 @@ class SQLiteStore:
             for event in events:
                 self._append(db, conversation_id, event=event)
             entry = self._append(db, conversation_id, author=Author.CUSTOMER, text=text)
+            for event in then:
+                self._append(db, conversation_id, event=event)
             if pending:
                 db.execute(
                     "INSERT INTO questions (entry_id, conversation_id) VALUES (?, ?)",
@@ -579,14 +581,14 @@ class SQLiteStore:
         assert isinstance(event, ChatEvent)
         return event
 
-    def set_locale(self, conversation_id: int, event: LocaleSet) -> ChatEvent:
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
         with self._write() as db:
-            self._conversation(db, conversation_id)  # ConversationNotFound for an unknown id.
+            self._require(db, conversation_id, expect)
             entry = self._append(db, conversation_id, event=event)
             row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry,)).fetchone()
-        stored = self._to_entry(row)
-        assert isinstance(stored, ChatEvent)
-        return stored
+        added = self._to_entry(row)
+        assert isinstance(added, ChatEvent)
+        return added
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write() as db:

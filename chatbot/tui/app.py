@@ -323,12 +323,15 @@ def create_app(
     timings: bool = True,
     bot: bool = True,
     editor: bool = True,
+    fixed_conversation: bool = False,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Bad settings (database, knowledge base, an unknown
     conversation) raise `HelpdeskError` here, before any screen opens. A passed `http` stays the
     caller's to close; what is created here is closed when the app exits. With `bot`, the app
     runs a bot worker of its own, so it answers questions with nothing else running. Without
-    `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone)."""
+    `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone). With
+    `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
+    the one its cookie names)."""
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
@@ -373,8 +376,15 @@ def create_app(
         locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
         translated=translated,
     )
+    app.services.fixed_conversation = fixed_conversation
     if worker is not None:
         worker.log.addHandler(_AppLog(app))
     if settings.valen.replay == "on":
-        app.services.suggestions = recorded_questions(settings.valen.cache)
+        engine = live.engine
+        app.services.suggestions = recorded_questions(
+            settings.valen.cache,
+            threshold=engine.threshold,
+            predicate=engine.predicate,
+            model=settings.valen.model,
+        )
     return app

@@ -138,19 +138,19 @@ def test_a_conversations_language_is_its_latest_locale_event(store: Conversation
     assert store.conversation(cid).locale is None
     [leased] = store.lease_questions(worker=W1, limit=1, lease_s=30)
     assert leased.locale is None
-    store.set_locale(cid, LocaleSet(locale="zh"))
+    store.add_event(cid, LocaleSet(locale="zh"), expect=State.BOT)
     assert store.conversation(cid).locale == "zh"
-    stored = store.set_locale(cid, LocaleSet(locale="en", chosen_by_customer=True))
+    stored = store.add_event(cid, LocaleSet(locale="en", chosen_by_customer=True), expect=State.BOT)
     assert stored.event == LocaleSet(locale="en", chosen_by_customer=True)
     conversation = store.conversation(cid)
     assert (conversation.locale, conversation.state) == ("en", State.BOT)
     assert conversation.last_entry == stored.id
-    store.set_locale(cid, LocaleSet(locale="zh"))
+    store.add_event(cid, LocaleSet(locale="zh"), expect=State.BOT)
     store.release_leases(worker=W1, question_ids=[message.id])
     [leased] = store.lease_questions(worker=W2, limit=1, lease_s=30)
     assert leased.locale == "zh"
     with pytest.raises(ConversationNotFound):
-        store.set_locale(42, LocaleSet(locale="zh"))
+        store.add_event(42, LocaleSet(locale="zh"), expect=State.BOT)
 
 
 def test_writing_after_resolve_reopens_with_its_event_first(store: ConversationStore) -> None:

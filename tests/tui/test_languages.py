@@ -34,6 +34,10 @@ def footer_text(app: HelpDeskApp) -> str:
     return " ".join(str(key.description) for key in app.screen.query(FooterKey))
 
 
+def language_hint(app: HelpDeskApp) -> str:
+    return str(app.screen.query_one("#chat-language", Static).render())
+
+
 def locale_events(desk: DeskService, conversation_id: int) -> list[LocaleSet]:
     return [
         entry.event
@@ -59,8 +63,9 @@ async def test_a_chinese_first_message_turns_the_chat_chinese(
         assert "Hi! Ask anything" not in shown and "A person will reply" not in shown
         assert app.screen.query_one("#question", Input).placeholder == "输入您的问题，按回车发送"
         await wait_until(pilot, lambda: "转人工" in footer_text(app))
-        # The switch is offered in the other language's own words; the app's keys follow.
-        assert "English" in footer_text(app) and "退出" in footer_text(app)
+        # The switch is offered in the other language's own words, always in sight at the top;
+        # the app's keys follow the chat's language.
+        assert language_hint(app) == "F9 English" and "退出" in footer_text(app)
         assert app.sub_title == "客户聊天"
         conversation = other.conversation(1)
         assert (conversation.locale, conversation.state) == ("zh", State.WAITING)
@@ -82,7 +87,7 @@ async def test_the_customer_switches_the_chat_and_back(
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q1)
         assert "Source: Charged twice for one ride" in chat_text(app)
-        assert "中文" in footer_text(app)
+        assert language_hint(app) == "F9 中文"
         await pilot.press("f9")
         await wait_until(pilot, lambda: "来源：" in chat_text(app))
         shown = chat_text(app)

@@ -14,7 +14,7 @@ from chatbot.config import Settings
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock
-from tests.tui.helpers import ask, footer_offers, steady, wait_until
+from tests.tui.helpers import ask, flat, footer_offers, screen_text, steady, wait_until
 
 SnapCompare = Callable[..., bool]
 
@@ -154,6 +154,46 @@ def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fro
     assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)
 
 
+# -- issue 14, the customer chat at 80x24: a repeated question, a rating ---------------------------
+
+
+def test_chat_repeated_question_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        await ask(pilot, Q1)
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "You asked this before" in screen_text(pilot.app))  # type: ignore[arg-type]
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)
+
+
+def test_chat_asks_for_a_rating_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        from chatbot.assembly import open_service
+
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
+        await pilot.pause()
+        await ask(pilot, Q3)
+        desk = open_service(settings, clock=clock)
+        try:
+            desk.claim(1, agent="ben")
+            desk.reply(1, agent="ben", text="No late fee when the station is full.")
+            desk.resolve(1, agent="ben")
+        finally:
+            desk.close()
+        await wait_until(pilot, lambda: "Rate it from" in screen_text(app))
+        await pilot.press("shift+tab")  # On the rating: it says which keys rate.
+        await wait_until(pilot, lambda: "press a number" in flat(screen_text(app)))
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)
+
+
 # -- issue 15: the customer's chat in Chinese ---------------------------------------------------
 
 Q1_ZH = "同一次骑行被扣了两次钱，能把钱退给我吗？"
@@ -163,13 +203,15 @@ def test_chat_in_chinese_at_80x24(
     snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
 ) -> None:
     """Wide characters take two cells each: lines wrap at the panel's edge, never past it, and
-    nothing overlaps the bubble borders."""
+    nothing overlaps the bubble borders. (Rich draws each one a cell wide in the SVG itself,
+    Textualize/rich#2742; tests/tui/test_languages.py checks the layout.)"""
 
     async def run_before(pilot: Pilot[Any]) -> None:
         app: HelpDeskApp = pilot.app  # type: ignore[assignment]
         await pilot.pause()
         await ask(pilot, Q1_ZH)
-        await wait_until(pilot, lambda: footer_offers(app, "switch_locale"))
+        await wait_until(pilot, lambda: footer_offers(app, "talk_to_person"))
+        await wait_until(pilot, lambda: "English" in str(app.query_one("#chat-language").render()))
         await pilot.pause(0.2)
         await steady(pilot)
 

@@ -15,19 +15,21 @@ from rich.text import Text
 from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import (
+    RATINGS,
     Author,
     ChatEvent,
     ChatMessage,
     Conversation,
     Feedback,
     FeedbackGiven,
+    Resolved,
     State,
 )
 from chatbot.engine.engine import MAX_QUESTION_CHARS, check_question
@@ -40,6 +42,7 @@ from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
+from chatbot.tui.widgets.rating_prompt import RatingPrompt
 
 WELCOME = N_(
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
@@ -50,6 +53,10 @@ REPLAY_NOTE = N_(
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
 PLACEHOLDER = N_("Type your question and press Enter")
+PERSON_REPLIES = N_("a person will reply")
+"""After a suggested question whose recorded answers are all under the threshold."""
+RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
+"""The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
@@ -61,10 +68,18 @@ class ChatPanel(Vertical):
         Binding("ctrl+t", "talk_to_person", N_("Talk to a person")),
         Binding("ctrl+y", "feedback('helpful')", N_("Helpful")),
         Binding("ctrl+n", "feedback('not-helpful')", N_("Not helpful")),
-        # Shown as the other language's own name ("中文" in English, "English" in Chinese): a
-        # reader who cannot read the current language still finds theirs.
         Binding(
-            "f9", "switch_locale", "Language", tooltip=N_("Show this chat in another language")
+            "ctrl+b", "new_conversation", N_("New chat"), tooltip=N_("Start a new conversation")
+        ),
+        # Not in the footer, which has no room left at 80 columns: the status line offers it, in
+        # the other language's own words ("F9 中文", "F9 English"), so a reader who cannot read
+        # the current language still finds theirs.
+        Binding(
+            "f9",
+            "switch_locale",
+            "Language",
+            show=False,
+            tooltip=N_("Show this chat in another language"),
         ),
     ]
 
@@ -80,6 +95,7 @@ class ChatPanel(Vertical):
     log_view = getters.query_one("#chat-log", VerticalScroll)
     question = getters.query_one("#question", Input)
     error = getters.query_one("#chat-error", Static)
+    rating = getters.query_one("#rating", RatingPrompt)
 
     def __init__(
         self, services: Services, *, conversation_id: int | None = None, id: str | None = None
@@ -105,12 +121,15 @@ class ChatPanel(Vertical):
         return translations(self.locale).gettext(message)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
+        with Horizontal(id="chat-top"):
+            yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
+            yield Static(self._language_hint(), id="chat-language")
         with VerticalScroll(id="chat-log"):
             yield Static(Text(self.gettext(WELCOME)), classes="welcome", id="chat-welcome")
             if self.services.suggestions:
                 yield Static(self._suggestions(), classes="welcome", id="chat-suggestions")
         yield BotWorking(locale=self.locale, id="bot-working")
+        yield RatingPrompt(locale=self.locale, id="rating")
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
@@ -119,6 +138,7 @@ class ChatPanel(Vertical):
     def on_mount(self) -> None:
         self._localize_bindings()
         self.query_one(BotWorking).display = False
+        self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
@@ -155,6 +175,9 @@ class ChatPanel(Vertical):
                     entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
                 elif conversation.last_entry > self._last_entry:
                     entries = await desk.entries_after(self.conversation_id, self._last_entry)
+                due = None
+                if conversation.state is State.RESOLVED:
+                    due = await desk.rating_due(self.conversation_id)
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
@@ -171,6 +194,10 @@ class ChatPanel(Vertical):
                     return
             self._show_status()
             self.working = conversation.state is State.BOT and conversation.pending > 0
+            if due is not None and isinstance(due.event, Resolved):
+                self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
+            else:
+                self.rating.display = False
             if entries:
                 self._last_entry = entries[-1].id
                 await self._show(entries)
@@ -199,10 +226,15 @@ class ChatPanel(Vertical):
         if self.services.suggestions:
             self.query_one("#chat-suggestions", Static).update(self._suggestions())
         self.query_one(BotWorking).show_in(locale)
+        self.rating.show_in(locale)
         self.question.placeholder = self.gettext(PLACEHOLDER)
         self._show_status()
+        self.query_one("#chat-language", Static).update(self._language_hint())
         self._localize_bindings()
         self.post_message(self.LocaleChanged(locale))
+
+    def _language_hint(self) -> Text:
+        return Text.assemble(("F9 ", "bold"), LANGUAGE_NAMES[self._next_locale()])
 
     def _localize_bindings(self) -> None:
         localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
@@ -238,8 +270,10 @@ class ChatPanel(Vertical):
 
     def _suggestions(self) -> Text:
         text = Text(self.gettext(REPLAY_NOTE))
-        for question in self.services.suggestions:
-            text.append(f"\n  • {printable(question)}")
+        for suggestion in self.services.suggestions:
+            text.append(f"\n  • {printable(suggestion.question)}")
+            if not suggestion.answered:
+                text.append(f" ({self.gettext(PERSON_REPLIES)})", style="italic")
         return text
 
     def _show_error(self, text: str) -> None:
@@ -316,6 +350,44 @@ class ChatPanel(Vertical):
             return
         await self.refresh_log()
 
+    async def action_new_conversation(self) -> None:
+        """Start afresh: the next question opens a new conversation, and the old one stays on
+        record (in the queue, if it waits for a person)."""
+        if self.conversation_id is None:
+            return
+        async with self._loading:  # Not while entries of the old one are being shown.
+            self.conversation_id = None
+            self.conversation = None
+            self._last_entry = 0
+            self._answers.clear()
+            self._latest_answer = None
+            await self.log_view.query_children().exclude(".welcome").remove()
+            self._show_status()
+            self.working = False
+            self.rating.display = False
+            self.error.display = False
+        self.question.focus()
+        self.refresh_bindings()
+
+    @on(RatingPrompt.Rated)
+    async def _rated(self, event: RatingPrompt.Rated) -> None:
+        event.stop()
+        await self.rate(event.rating)
+
+    async def rate(self, rating: int) -> None:
+        """Store the customer's 1–5 rating of the resolved conversation."""
+        if self.conversation_id is None:
+            return
+        try:
+            await self.services.desk.rate(self.conversation_id, rating=rating)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
+        self.error.display = False
+        if self.rating.has_focus:
+            self.question.focus()
+        await self.refresh_log()
+
     def _awaiting_feedback(self) -> MessageBubble | None:
         """The latest bot answer, if the customer has not judged it yet."""
         bubble = self._latest_answer
@@ -324,6 +396,10 @@ class ChatPanel(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "feedback" and self._awaiting_feedback() is None:
             return None  # Shown greyed out in the footer until there is an answer to judge.
+        if action == "new_conversation":
+            if self.services.fixed_conversation:
+                return False  # A browser's conversation is the one its cookie names.
+            return None if self.conversation_id is None else True
         return True
 
     async def action_feedback(self, value: str) -> None:
@@ -366,12 +442,30 @@ class ChatPanel(Vertical):
                     lambda locale=locale: self.switch_locale(locale),  # type: ignore[misc]
                 )  # fmt: skip
         # Palette titles are read as markup, so a question with brackets is left to typing.
-        for question in (q for q in self.services.suggestions if "[" not in q):
+        for suggestion in (s for s in self.services.suggestions if "[" not in s.question):
+            question = suggestion.question
             yield PaletteCommand(
                 t.gettext("Ask: {question}").format(question=question),
-                t.gettext("A question with recorded answers"),
+                t.gettext("A question with recorded answers") if suggestion.answered
+                else t.gettext("A question with recorded answers: {note}").format(
+                    note=t.gettext(PERSON_REPLIES)
+                ),
                 lambda question=question: self.ask(question),  # type: ignore[misc]
             )  # fmt: skip
+        if self.conversation_id is not None and not self.services.fixed_conversation:
+            yield PaletteCommand(
+                t.gettext("New conversation"),
+                t.gettext("Start afresh; this conversation stays on record"),
+                self.action_new_conversation,
+            )
+        if self.rating.display:
+            for rating in RATINGS:
+                words = t.gettext(RATING_WORDS[rating]) if rating in RATING_WORDS else str(rating)
+                yield PaletteCommand(
+                    t.gettext("Rating: {rating}").format(rating=words),
+                    t.gettext("How satisfied you are with how this conversation was resolved"),
+                    lambda rating=rating: self.rate(rating),  # type: ignore[misc]
+                )  # fmt: skip
         if self._awaiting_feedback() is not None:
             yield PaletteCommand(
                 t.gettext("Mark the last answer helpful"),
