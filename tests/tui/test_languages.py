@@ -16,6 +16,7 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.commands import OffersCommands
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
+from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from tests.tui.conftest import Q1, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import ask, flat, screen_text, wait_until
 
@@ -204,3 +205,24 @@ async def test_the_editor_in_the_editors_language(
         assert "段落" in text and "试一试" in text and "内容缺口" in text  # The tabs.
         assert "知识库" in text  # The title.
         assert "Charged twice for one ride" in text  # Passages as written.
+
+
+async def test_a_chinese_customer_is_asked_for_a_rating_in_chinese(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1_ZH)
+        other.claim(1, agent="ben")
+        other.reply(1, agent="ben", text="已为您退款。")
+        other.resolve(1, agent="ben")
+        await wait_until(pilot, lambda: "ben 的表现如何" in chat_text(app))
+        bubbles = list(chat(app).query(MessageBubble))
+        assert any(b.message.text == "已为您退款。" for b in bubbles)  # As written.
+        notices = [str(n.text) for n in chat(app).query(NoticeBubble)]
+        assert "ben 已将此对话标记为已解决。如有需要，随时可以再写信给我们。" in notices
+        assert "已解决。如还有其他需要" in chat_text(app)  # The status line.
+        titles = [c.title for c in chat(app).palette_commands()]
+        assert "评分：5（非常好）" in titles and "新对话" in titles
+        await chat(app).rate(5)
+        await wait_until(pilot, lambda: "您给这次对话打了 5 分" in chat_text(app))
