@@ -24,6 +24,7 @@ def test_defaults_replay_offline() -> None:
     settings = load_settings()
     assert settings.valen.replay == "on"
     assert settings.engine.threshold == 0.7 and settings.engine.k == 5
+    assert isinstance(settings.knowledge_base.path, Path)
     assert settings.knowledge_base.path.name == "knowledge_base"
 
 
@@ -121,6 +122,7 @@ def test_the_default_knowledge_base_is_the_users_copy_of_the_shipped_one(
 ) -> None:
     settings = load_settings()
     path = settings.knowledge_base.path
+    assert isinstance(path, Path)
     assert path == tmp_path / "data" / "helpdesk" / "knowledge_base"  # XDG_DATA_HOME, in tmp.
     shipped = {p.name: p.read_bytes() for p in SHIPPED_KB.glob("*.json")}
     assert {p.name: p.read_bytes() for p in path.glob("*.json")} == shipped

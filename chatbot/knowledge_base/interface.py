@@ -190,6 +190,10 @@ class KnowledgeBaseStore(Protocol):
         """The synonym groups retrieval expands questions with."""
         ...
 
+    def set_synonyms(self, groups: Sequence[SynonymGroup]) -> None:
+        """Replace every synonym group (importing a directory brings its `synonyms.toml`)."""
+        ...
+
     # Noticing changes
 
     def stamp(self) -> int | None:

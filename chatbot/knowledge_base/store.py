@@ -68,7 +68,7 @@ from chatbot.knowledge_base.storage import (
     read_regular_file,
     require_directory,
 )
-from chatbot.knowledge_base.synonyms import SynonymGroup, load_synonyms
+from chatbot.knowledge_base.synonyms import SYNONYMS_FILE, SynonymGroup, load_synonyms
 
 HISTORY_DIR = ".history"
 LOCK_FILE = ".lock"
@@ -139,6 +139,19 @@ class PassageStore:
 
     def synonyms(self) -> tuple[SynonymGroup, ...]:
         return load_synonyms(self.directory)
+
+    def set_synonyms(self, groups: Sequence[SynonymGroup]) -> None:
+        # JSON strings are TOML basic strings: each group written as `first = ["other", ...]`.
+        lines = [f"{json.dumps(g[0], ensure_ascii=False)} = "
+                 f"{json.dumps(list(g[1:]), ensure_ascii=False)}\n" for g in groups]  # fmt: skip
+        path = self.directory / SYNONYMS_FILE
+        with self._locked(create=True):
+            try:
+                write_text_atomic(path, "".join(lines))
+            except OSError as error:
+                raise KnowledgeBaseError(
+                    f"{path}: cannot write: {error.strerror or error}"
+                ) from None
 
     def watch(self) -> PollingWatch:
         """Files announce nothing: a follower compares `stamp()`s every so often."""
