@@ -111,6 +111,7 @@ class HelpDeskApp(SafeApp):
         self.bot = bot
         """The embedded bot worker (None with `--no-bot`: another process answers)."""
         self._bot_task: asyncio.Task[None] | None = None
+        self._kb_follow: asyncio.Task[None] | None = None
         self._owns_http = owns_http
         self._owns_desk = owns_desk
         self._conversation_id = conversation_id
@@ -138,8 +139,8 @@ class HelpDeskApp(SafeApp):
         await desk.watch()
         if self.knowledge_base is not None:
             self.kb_index = KnowledgeBaseIndex(self, self.services.live)
-            self.run_worker(self.kb_index.follow(), name="follow the knowledge base",
-                            group="knowledge-base-follow")  # fmt: skip
+            # A task, not a worker: it runs as long as the app, and tests wait for workers.
+            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
             if self.mode_name == "editor":
                 self.action_edit_knowledge_base()
         if self.bot is not None:
@@ -191,6 +192,9 @@ class HelpDeskApp(SafeApp):
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
+        if self._kb_follow is not None:
+            self._kb_follow.cancel()
+            await asyncio.gather(self._kb_follow, return_exceptions=True)
         if self.bot is not None and self._bot_task is not None:
             # Questions being judged go back to the store at once for the next worker (this app
             # opened again, or `helpdesk bot`): quitting never waits on Valen.
