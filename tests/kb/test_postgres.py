@@ -1,0 +1,109 @@
+"""What only the PostgreSQL knowledge base has: its schema, its server, its password."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from chatbot.cli.main import main
+from chatbot.knowledge_base import Passage
+from chatbot.knowledge_base.postgres import SCHEMA_VERSION, PostgresPassageStore, redact_url
+from chatbot.knowledge_base.storage import KnowledgeBaseError
+from tests.conftest import ROOT
+from tests.kb.backends import pg_url
+
+__all__ = ["pg_url"]
+
+SECRET = "hunter2-never-shown"
+
+
+def with_password(url: str, password: str) -> str:
+    parts = urlsplit(url)
+    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port or 5432}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_the_schema_is_made_on_first_use_with_its_version(pg_url: str) -> None:
+    with PostgresPassageStore.open(pg_url) as store:
+        store.add(Passage(id="helmet", text="Helmets."))
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute("SELECT schema_version, generation FROM kb_meta").fetchone()
+    assert row == (SCHEMA_VERSION, 1)
+    with PostgresPassageStore.open(pg_url) as again:  # Opening again changes nothing.
+        assert [p.id for p in again.passages()] == ["helmet"]
+
+
+def test_a_newer_schema_is_refused_with_one_line(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    PostgresPassageStore.open(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE kb_meta SET schema_version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(KnowledgeBaseError, match="newer than this helpdesk knows"):
+        PostgresPassageStore.open(pg_url)
+    assert main(["kb", "list", "--kb", pg_url]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"helpdesk: error: {redact_url(pg_url)}: the knowledge base's schema is version "
+        f"{SCHEMA_VERSION + 1}, newer than this helpdesk knows ({SCHEMA_VERSION}); "
+        "upgrade helpdesk\n"
+    )
+
+
+def test_a_refused_connection_is_one_line_exit_2_and_no_password(pg_url: str) -> None:
+    url = with_password(pg_url, SECRET)
+    parts = urlsplit(url)
+    refused = url.replace(f":{parts.port}/", f":{closed_port()}/")
+    for argv in (["kb", "list", "--kb", refused], ["ask", "Where is my helmet?", "--kb", refused]):
+        done = subprocess.run(
+            [sys.executable, "-m", "chatbot", *argv],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 2
+        assert done.stdout == ""
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"helpdesk: error: {redact_url(refused)}: cannot connect")
+        assert "Connection refused" in line
+        assert SECRET not in done.stderr
+
+
+def test_a_password_never_appears_in_what_the_store_says(pg_url: str) -> None:
+    url = with_password(pg_url, SECRET)  # Trust authentication: the password is not checked.
+    with PostgresPassageStore.open(url) as store:
+        assert SECRET not in store.location
+        with pytest.raises(KnowledgeBaseError) as raised:
+            store.get("nope")
+        assert SECRET not in str(raised.value)
+    assert redact_url(f"{url}?password={SECRET}&sslmode=disable").endswith("?sslmode=disable")
+
+
+def test_a_hand_broken_row_is_a_problem_line_not_a_crash(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with PostgresPassageStore.open(pg_url) as store:
+        store.add(Passage(id="helmet", text="Helmets."))
+        store.add(Passage(id="dock", text="Docks."))
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE kb_passages SET content = '{\"id\": ' WHERE id = 'dock'")
+    with PostgresPassageStore.open(pg_url) as store:
+        scan = store.scan()
+        assert [s.passage.id for s in scan.passages] == ["helmet"]
+        [problem] = scan.problems
+        assert "passage 'dock'" in problem and "malformed JSON" in problem
+    assert main(["kb", "check", "--kb", pg_url]) == 1
+    out, _err = capsys.readouterr()
+    assert out.startswith(f"problem: {redact_url(pg_url)}: passage 'dock': malformed JSON")
