@@ -34,11 +34,13 @@ class KnowledgeBaseIndex:
         if self.live.changed():
             self.rebuild()
 
-    async def follow(self, interval: float = POLL_SECONDS) -> None:
-        """Poll after each announced change, and every `interval` seconds in any case."""
+    async def follow(self, interval: float | None = None) -> None:
+        """Poll after each announced change, and every `interval` seconds (default
+        `POLL_SECONDS`) in any case."""
+        every = POLL_SECONDS if interval is None else interval
         async with self.passages.watch() as changes:
             while True:
-                await changes.wait(interval)
+                await changes.wait(every)
                 self.poll()
 
     def rebuild(self) -> None:
