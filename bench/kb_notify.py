@@ -79,7 +79,8 @@ async def follow(location: str) -> None:
 
 def measure(location: str, edits: int) -> tuple[list[float], list[float], list[float]]:
     """Milliseconds from the start of each save to its return, to the follower waking, and to
-    its rebuilt engine being in place. Saves on files start at a random point of the poll interval."""
+    its rebuilt engine being in place. Saves on files start at a random point of the poll
+    interval."""
     writer = open_store(location)
     follower = subprocess.Popen(
         [sys.executable, __file__, "--follow", location],
