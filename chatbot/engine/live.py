@@ -54,7 +54,8 @@ class LiveEngine:
         return self.passages is not None and self.passages.stamp() != self._stamp
 
     async def poll(self) -> None:
-        if self.changed():
+        # The stamp is read off the loop: in PostgreSQL it is a query to a server.
+        if await asyncio.to_thread(self.changed):
             await self.rebuild()
 
     async def follow(self, interval: float = POLL_S) -> None:

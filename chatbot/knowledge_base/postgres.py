@@ -191,15 +191,25 @@ class PostgresPassageStore:
         except psycopg.Error as error:
             raise self._fail("cannot prepare the knowledge base's tables", error) from None
 
-    def _run(self, what: str, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """`work` in one transaction; database failures become one `KnowledgeBaseError` line."""
+    def _run(
+        self, what: str, work: Callable[[psycopg.Connection[Any]], T], *, read: bool = False
+    ) -> T:
+        """`work` in one transaction; database failures become one `KnowledgeBaseError` line.
+        A read on a connection the server dropped (it restarted) is tried once more on a new
+        one; a write is not: whether it committed is unknown, so the caller is told it failed."""
         with self._lock:
-            conn = self._connection()
-            try:
-                with conn.transaction():
-                    return work(conn)
-            except psycopg.Error as error:
-                raise self._fail(what, error) from None
+            for attempt in (1, 2):
+                conn = self._connection()
+                try:
+                    with conn.transaction():
+                        return work(conn)
+                except psycopg.OperationalError as error:
+                    if read and attempt == 1 and conn.broken:
+                        continue
+                    raise self._fail(what, error) from None
+                except psycopg.Error as error:
+                    raise self._fail(what, error) from None
+            raise AssertionError("unreachable")
 
     @contextmanager
     def _writing(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
@@ -240,6 +250,7 @@ class PostgresPassageStore:
         return self._run(
             "cannot read passages",
             lambda c: c.execute("SELECT id, content FROM kb_passages ORDER BY id").fetchall(),
+            read=True,
         )
 
     def scan(self) -> Scan:
@@ -272,16 +283,17 @@ class PostgresPassageStore:
         ).fetchone()
         return None if row is None else str(row[0])
 
+    def _read_current(self, passage_id: str) -> str | None:
+        return self._run("cannot read a passage", lambda c: self._current(c, passage_id), read=True)
+
     def get(self, passage_id: str) -> StoredPassage:
-        content = self._run("cannot read a passage", lambda c: self._current(c, passage_id))
+        content = self._read_current(passage_id)
         if content is None:
             raise PassageNotFoundError(f"passage {passage_id!r} not found in {self._location}")
         return StoredPassage(self._parse(passage_id, content), revision_of(content.encode()))
 
     def exists(self, passage_id: str) -> bool:
-        return (
-            self._run("cannot read a passage", lambda c: self._current(c, passage_id)) is not None
-        )
+        return self._read_current(passage_id) is not None
 
     def _versions(self, conn: psycopg.Connection[Any], passage_id: str) -> list[Version]:
         rows = conn.execute(
@@ -298,7 +310,7 @@ class PostgresPassageStore:
         def read(conn: psycopg.Connection[Any]) -> tuple[list[Version], bool]:
             return self._versions(conn, passage_id), self._current(conn, passage_id) is not None
 
-        versions, exists = self._run("cannot read history", read)
+        versions, exists = self._run("cannot read history", read, read=True)
         if not versions and not exists:
             raise PassageNotFoundError(f"passage {passage_id!r} not found and has no history")
         return versions
@@ -310,6 +322,7 @@ class PostgresPassageStore:
                 "SELECT DISTINCT h.id FROM kb_history h "
                 "WHERE NOT EXISTS (SELECT 1 FROM kb_passages p WHERE p.id = h.id) ORDER BY h.id"
             ).fetchall(),
+            read=True,
         )
         return [str(row[0]) for row in rows]
 
@@ -317,6 +330,7 @@ class PostgresPassageStore:
         rows = self._run(
             "cannot read synonyms",
             lambda c: c.execute("SELECT words FROM kb_synonyms ORDER BY position").fetchall(),
+            read=True,
         )
         return tuple(tuple(row[0]) for row in rows)
 
@@ -340,7 +354,9 @@ class PostgresPassageStore:
     def stamp(self) -> int | None:
         try:
             row = self._run(
-                "cannot read", lambda c: c.execute("SELECT generation FROM kb_meta").fetchone()
+                "cannot read",
+                lambda c: c.execute("SELECT generation FROM kb_meta").fetchone(),
+                read=True,
             )
         except KnowledgeBaseError:
             return None

@@ -6,6 +6,8 @@ wakes at once when a knowledge base in PostgreSQL announces another process's ch
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import App
 from textual.signal import Signal
 
@@ -41,7 +43,10 @@ class KnowledgeBaseIndex:
         async with self.passages.watch() as changes:
             while True:
                 await changes.wait(every)
-                self.poll()
+                # Off the UI thread: in PostgreSQL the stamp is a query, and a server that is
+                # slow to answer must not freeze the screen.
+                if await asyncio.to_thread(self.live.changed):
+                    self.rebuild()
 
     def rebuild(self) -> None:
         """Build a new engine over the passages as they are now, off the UI thread; newest

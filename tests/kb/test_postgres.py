@@ -107,3 +107,25 @@ def test_a_hand_broken_row_is_a_problem_line_not_a_crash(
     assert main(["kb", "check", "--kb", pg_url]) == 1
     out, _err = capsys.readouterr()
     assert out.startswith(f"problem: {redact_url(pg_url)}: passage 'dock': malformed JSON")
+
+
+def drop_connections(url: str) -> None:
+    """What a server restart does to every connection but the caller's: ends them."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+def test_a_dropped_connection_is_reopened_and_a_failed_write_is_reported(pg_url: str) -> None:
+    with PostgresPassageStore.open(pg_url) as store:
+        store.add(Passage(id="helmet", text="Helmets."))
+        drop_connections(pg_url)
+        assert store.get("helmet").passage.text == "Helmets."  # A read just tries again.
+        drop_connections(pg_url)
+        with pytest.raises(KnowledgeBaseError, match=r"cannot add the passage: .+") as raised:
+            store.add(Passage(id="dock", text="Docks."))
+        assert "\n" not in str(raised.value)
+        store.add(Passage(id="dock", text="Docks."))  # Said, not dropped: trying again works.
+        assert [p.id for p in store.passages()] == ["dock", "helmet"]
