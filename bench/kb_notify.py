@@ -169,6 +169,20 @@ def run(edits: int = 200, file_edits: int = 20, admin: str = ADMIN_URL) -> dict[
     return figures
 
 
+def flat(quick: bool) -> dict[str, float]:
+    """The figures `run.py` prints, one key each."""
+    figures = run(edits=100 if quick else 300, file_edits=10 if quick else 30)
+    pg, files = figures["postgres_notify"], figures["files_poll_1s"]
+    return {
+        "kb_notify_woke_p50_ms": pg["woke"]["p50_ms"],
+        "kb_notify_woke_p99_ms": pg["woke"]["p99_ms"],
+        "kb_notify_live_p50_ms": pg["live"]["p50_ms"],
+        "kb_notify_live_p99_ms": pg["live"]["p99_ms"],
+        "kb_files_poll_live_p50_ms": files["live"]["p50_ms"],
+        "kb_files_poll_live_p99_ms": files["live"]["p99_ms"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=200, help="saves measured on PostgreSQL")
