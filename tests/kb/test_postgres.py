@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
+import time
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -12,6 +14,7 @@ import pytest
 
 from chatbot.cli.main import main
 from chatbot.knowledge_base import Passage
+from chatbot.knowledge_base.interface import ConflictError
 from chatbot.knowledge_base.postgres import SCHEMA_VERSION, PostgresPassageStore, redact_url
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from tests.conftest import ROOT
@@ -129,3 +132,47 @@ def test_a_dropped_connection_is_reopened_and_a_failed_write_is_reported(pg_url:
         assert "\n" not in str(raised.value)
         store.add(Passage(id="dock", text="Docks."))  # Said, not dropped: trying again works.
         assert [p.id for p in store.passages()] == ["dock", "helmet"]
+
+
+def test_two_saves_from_one_revision_race_and_exactly_one_wins(pg_url: str) -> None:
+    """Two editors on two connections save from the same revision at the same moment. The write
+    lock is held by hand until both are seen waiting on it (so they really overlap); then it is
+    let go, and one save lands while the other is refused."""
+    with PostgresPassageStore.open(pg_url) as setup:
+        base = setup.add(Passage(id="helmet", text="Helmets."))
+    stores = [PostgresPassageStore.open(pg_url) for _ in range(2)]
+    outcomes: list[str] = []
+
+    def save(store: PostgresPassageStore, text: str) -> None:
+        try:
+            store.save(Passage(id="helmet", text=text), based_on=base.revision)
+            outcomes.append(f"saved {text}")
+        except ConflictError:
+            outcomes.append("refused")
+
+    with psycopg.connect(pg_url) as holder, psycopg.connect(pg_url, autocommit=True) as probe:
+        holder.execute("SELECT 1 FROM kb_meta FOR UPDATE")
+        threads = [
+            threading.Thread(target=save, args=(store, text))
+            for store, text in zip(stores, ("Mine.", "Theirs."), strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        while True:  # Both saves wait on the lock: they overlap.
+            row = probe.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if row is not None and row[0] == 2:
+                break
+            time.sleep(0.01)
+        holder.rollback()
+        for thread in threads:
+            thread.join(timeout=30)
+    for store in stores:
+        store.close()
+    assert sorted(outcomes)[0] == "refused" and sorted(outcomes)[1].startswith("saved ")
+    with PostgresPassageStore.open(pg_url) as store:
+        winner = outcomes[0] if outcomes[0] != "refused" else outcomes[1]
+        assert store.get("helmet").passage.text == winner.removeprefix("saved ")
+        assert [v.passage().text for v in store.history("helmet")] == ["Helmets."]
