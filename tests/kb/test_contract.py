@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +21,11 @@ from chatbot.knowledge_base.interface import (
     passage_file_text,
     revision_of,
 )
-from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.knowledge_base.storage import (
+    KnowledgeBaseError,
+    load_knowledge_base,
+    load_passages_file,
+)
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.judge import PassageJudge
@@ -280,8 +285,8 @@ async def _listening(live: LiveEngine) -> None:
         conn.close()
 
 
-def test_the_shipped_knowledge_base_imports_and_lists_alike(
-    kb_backend: KnowledgeBaseBackend, capsys: pytest.CaptureFixture[str]
+def test_the_shipped_knowledge_base_imports_lists_and_exports_alike(
+    kb_backend: KnowledgeBaseBackend, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from chatbot.cli.main import main
 
@@ -294,3 +299,9 @@ def test_the_shipped_knowledge_base_imports_and_lists_alike(
     assert "10 passages" in err
     assert main(["kb", "show", "helmet", "--kb", kb_backend.location]) == 0
     assert "revision: " in capsys.readouterr().out
+    # An export re-imported changes nothing: both backends hold a passage as its file does.
+    exported = tmp_path / "export.json"
+    assert main(["kb", "export", "-o", str(exported), "--kb", kb_backend.location]) == 0
+    assert load_passages_file(exported) == load_knowledge_base(SHIPPED_KB)
+    assert main(["kb", "import", str(exported), "--kb", kb_backend.location]) == 0
+    assert "0 added, 0 replaced, 10 unchanged" in capsys.readouterr().out
