@@ -57,8 +57,6 @@ CONNECT_TIMEOUT_S = 5
 _SCHEMA_LOCK = 0x6B620001
 """An advisory lock key, so two processes creating the schema at once do it one after the other."""
 
-SCHEMES = ("postgresql", "postgres")
-
 _SCHEMA = [
     """CREATE TABLE kb_meta (
         singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -86,12 +84,6 @@ _SCHEMA = [
 ]
 
 T = TypeVar("T")
-
-
-def is_postgres_url(location: str) -> bool:
-    """Whether a `--kb` value names a PostgreSQL database rather than a directory."""
-    scheme, sep, _rest = location.partition("://")
-    return bool(sep) and scheme.lower() in SCHEMES
 
 
 def redact_url(url: str) -> str:
