@@ -54,6 +54,8 @@ SCHEMA_VERSION = 1
 CHANNEL = "helpdesk_kb"
 """The channel every change is announced on; the payload is the new generation."""
 CONNECT_TIMEOUT_S = 5
+RELISTEN_S = 1.0
+"""How soon a follower whose server is away tries to listen again."""
 _SCHEMA_LOCK = 0x6B620001
 """An advisory lock key, so two processes creating the schema at once do it one after the other."""
 
@@ -544,17 +546,19 @@ class PostgresWatch:
             raise self._fail("cannot listen for changes", error) from None
 
     async def wait(self, timeout: float) -> bool:
-        started = asyncio.get_running_loop().time()
         try:
             conn = await self._listening()
+        except psycopg.Error:
+            # The server is away: try again soon, not at every turn of a tight loop.
+            await asyncio.sleep(min(timeout, RELISTEN_S))
+            return False
+        try:
             async for _notify in conn.notifies(timeout=timeout, stop_after=1):
                 return True
             return False
         except psycopg.Error:
-            # The server went away: wait out the rest of the timeout, then listen again; the
-            # caller's stamp comparison catches whatever changed meanwhile.
-            left = timeout - (asyncio.get_running_loop().time() - started)
-            await asyncio.sleep(max(0.0, left))
+            # The connection dropped (a server restart): the caller compares stamps now, which
+            # catches whatever was missed, and the next wait listens again on a new connection.
             return False
 
     async def aclose(self) -> None:

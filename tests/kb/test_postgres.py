@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
 from chatbot.cli.main import main
+from chatbot.engine.engine import Engine
+from chatbot.engine.live import LiveEngine
 from chatbot.knowledge_base import Passage
 from chatbot.knowledge_base.interface import ConflictError
 from chatbot.knowledge_base.postgres import SCHEMA_VERSION, PostgresPassageStore, redact_url
 from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.retrieval.retrievers import BM25Retriever
+from chatbot.valen.cache import ReplayCache
+from chatbot.valen.judge import PassageJudge
 from tests.conftest import ROOT
 from tests.kb.backends import pg_url
 
@@ -176,3 +183,46 @@ def test_two_saves_from_one_revision_race_and_exactly_one_wins(pg_url: str) -> N
         winner = outcomes[0] if outcomes[0] != "refused" else outcomes[1]
         assert store.get("helmet").passage.text == winner.removeprefix("saved ")
         assert [v.passage().text for v in store.history("helmet")] == ["Helmets."]
+
+
+def listeners(url: str) -> set[int]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND query LIKE 'LISTEN%'"
+        ).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    for _ in range(3000):
+        if await asyncio.to_thread(condition):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_a_follower_listens_again_after_its_connection_drops(pg_url: str) -> None:
+    """The server ends every connection (as a restart does); the follower, polling only once an
+    hour, listens again on its own and still hears the next change."""
+    with PostgresPassageStore.open(pg_url) as writer:
+        writer.add(Passage(id="helmet", text="Helmets."))
+    store = PostgresPassageStore.open(pg_url)
+    judge = PassageJudge(replay="on", cache=ReplayCache(ROOT / "caches" / "rerank.json"))
+    live = LiveEngine(Engine(retriever=BM25Retriever(store.passages()), judge=judge), store)
+    rebuilt = asyncio.Event()
+    live.on_rebuilt = lambda _engine: rebuilt.set()
+    following = asyncio.create_task(live.follow(3600.0))
+    try:
+        await until(lambda: bool(listeners(pg_url)), "the follower listens")
+        first = listeners(pg_url)
+        drop_connections(pg_url)
+        await until(lambda: bool(listeners(pg_url) - first), "the follower listens again")
+        with PostgresPassageStore.open(pg_url) as writer:
+            writer.add(Passage(id="dock", text="Docks."))
+        await asyncio.wait_for(rebuilt.wait(), timeout=30)
+    finally:
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        store.close()
+    assert sorted(p.id for p in live.engine.passages) == ["dock", "helmet"]
