@@ -290,6 +290,7 @@ def create_app(
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
+    passages = None
     try:
         passages = open_knowledge_base(settings, lock_timeout=2.0)
         live = LiveEngine(build_engine(settings, client, passages), passages)
@@ -297,6 +298,8 @@ def create_app(
             desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
         desk.close()
+        if passages is not None:
+            passages.close()
         raise
     worker = None
     if bot:
