@@ -62,7 +62,7 @@ class KnowledgeBaseBackend:
             store.close()
 
 
-def postgres_database(request: pytest.FixtureRequest) -> Iterator[str]:
+def postgres_database() -> Iterator[str]:
     """A database of its own on the test server, dropped afterwards (even if a test left a
     connection open); skipped, or failed under HELPDESK_REQUIRE_POSTGRES=1, if unreachable."""
     admin = admin_url()
@@ -88,15 +88,15 @@ def postgres_database(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.fixture
-def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
+def pg_url() -> Iterator[str]:
     """The URL of a fresh, empty PostgreSQL database."""
-    yield from postgres_database(request)
+    yield from postgres_database()
 
 
 @pytest.fixture(params=KB_BACKENDS)
 def kb_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeBaseBackend]:
     if request.param == "postgres":
-        for url in postgres_database(request):
+        for url in postgres_database():
             backend = KnowledgeBaseBackend("postgres", url, announces=True)
             try:
                 yield backend
