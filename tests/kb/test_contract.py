@@ -305,3 +305,28 @@ def test_the_shipped_knowledge_base_imports_lists_and_exports_alike(
     assert load_passages_file(exported) == load_knowledge_base(SHIPPED_KB)
     assert main(["kb", "import", str(exported), "--kb", kb_backend.location]) == 0
     assert "0 added, 0 replaced, 10 unchanged" in capsys.readouterr().out
+
+
+def test_the_kb_commands_edit_delete_and_restore_alike(
+    kb_backend: KnowledgeBaseBackend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chatbot.cli.main import main
+
+    def kb(*argv: str) -> tuple[int, str]:
+        code = main(["kb", *argv, "--kb", kb_backend.location])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+    kb_backend.open().import_passages([HELMET])
+    code, said = kb("edit", "helmet", "--text", "Helmets are free.")
+    assert code == 0 and said.startswith("saved helmet (revision ")
+    code, said = kb("history", "helmet")
+    assert code == 0 and "replaced by edit" in said and said.rstrip().endswith("current")
+    code, said = kb("rm", "helmet")
+    assert (code, said) == (0, "deleted helmet (kept as version 2; undo: helpdesk kb restore "
+                               "helmet)\n")  # fmt: skip
+    code, said = kb("show", "helmet")
+    assert code == 2 and "passage 'helmet' not found" in said
+    code, said = kb("restore", "helmet", "--version", "1")
+    assert code == 0 and said.startswith("restored helmet (revision ")
+    assert kb_backend.open().get("helmet").passage == HELMET
