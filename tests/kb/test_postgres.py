@@ -120,12 +120,21 @@ def test_a_hand_broken_row_is_a_problem_line_not_a_crash(
 
 
 def drop_connections(url: str) -> None:
-    """What a server restart does to every connection but the caller's: ends them."""
+    """What a server restart does to every connection but the caller's: ends them, and waits
+    until they are gone (pg_terminate_backend only signals them)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        rows = conn.execute(
+            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+        ).fetchall()
+        ended = [int(row[0]) for row in rows]
+        while True:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (ended,)
+            ).fetchone()
+            if row is not None and row[0] == 0:
+                return
+            time.sleep(0.01)
 
 
 def test_a_dropped_connection_is_reopened_and_a_failed_write_is_reported(pg_url: str) -> None:
