@@ -198,12 +198,23 @@ class PostgresPassageStore:
                     with conn.transaction():
                         return work(conn)
                 except psycopg.OperationalError as error:
-                    if read and attempt == 1 and conn.broken:
+                    # The connection may be dead even if psycopg has not marked it so: the next
+                    # use opens a new one.
+                    self._drop(conn)
+                    if read and attempt == 1:
                         continue
                     raise self._fail(what, error) from None
                 except psycopg.Error as error:
                     raise self._fail(what, error) from None
             raise AssertionError("unreachable")
+
+    def _drop(self, conn: psycopg.Connection[Any]) -> None:
+        if self._conn is conn:
+            self._conn = None
+        try:
+            conn.close()
+        except psycopg.Error:
+            pass
 
     @contextmanager
     def _writing(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
@@ -528,9 +539,7 @@ class PostgresWatch:
 
     async def _listening(self) -> psycopg.AsyncConnection[Any]:
         if self._conn is None or self._conn.closed or self._conn.broken:
-            if self._conn is not None:
-                await self._conn.close()
-                self._conn = None
+            await self.aclose()
             conn = await psycopg.AsyncConnection.connect(
                 self._url, autocommit=True, connect_timeout=self._connect_timeout
             )
@@ -559,12 +568,16 @@ class PostgresWatch:
         except psycopg.Error:
             # The connection dropped (a server restart): the caller compares stamps now, which
             # catches whatever was missed, and the next wait listens again on a new connection.
+            await self.aclose()
             return False
 
     async def aclose(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except psycopg.Error:
+                pass
 
     async def __aenter__(self) -> Self:
         try:
