@@ -14,8 +14,8 @@ from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.storage import load_knowledge_base
-from chatbot.knowledge_base.synonyms import load_synonyms
+from chatbot.knowledge_base.interface import KnowledgeBaseStore
+from chatbot.knowledge_base.store import PassageStore
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.store.interface import ConversationStore
 from chatbot.store.sqlite import SQLiteStore
@@ -101,10 +101,29 @@ def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
-def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
-    """The answer-or-escalate engine over the configured knowledge base."""
-    passages = load_knowledge_base(settings.knowledge_base.path)
-    synonyms = load_synonyms(settings.knowledge_base.path)
+def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> KnowledgeBaseStore:
+    """The knowledge base `settings.knowledge_base.path` names: a directory of passage files, or
+    a PostgreSQL database (connected now, so a server that refuses is one line at start)."""
+    location = settings.knowledge_base.path
+    if isinstance(location, str):
+        # Imported here: the driver costs start-up time that a knowledge base on files never uses.
+        from chatbot.knowledge_base.postgres import PostgresPassageStore
+
+        return PostgresPassageStore.open(location)
+    return PassageStore(location, lock_timeout=lock_timeout)
+
+
+def build_engine(
+    settings: Settings, http: httpx.AsyncClient, knowledge_base: KnowledgeBaseStore | None = None
+) -> Engine:
+    """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`)."""
+    store = knowledge_base if knowledge_base is not None else open_knowledge_base(settings)
+    try:
+        passages = store.passages()
+        synonyms = store.synonyms()
+    finally:
+        if knowledge_base is None:
+            store.close()
     return Engine(
         retriever=BM25Retriever(passages, synonyms=synonyms),
         judge=make_judge(settings, http),

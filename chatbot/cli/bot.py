@@ -13,7 +13,13 @@ import logging
 import signal
 import sys
 
-from chatbot.assembly import build_engine, make_http_client, open_service, store_location
+from chatbot.assembly import (
+    build_engine,
+    make_http_client,
+    open_knowledge_base,
+    open_service,
+    store_location,
+)
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
@@ -54,8 +60,9 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     desk = AsyncDesk.open(lambda: open_service(settings))
     try:
         async with make_http_client(settings) as http:
+            passages = open_knowledge_base(settings, lock_timeout=2.0)
             live = LiveEngine(
-                build_engine(settings, http), settings.knowledge_base.path, on_problem=log.warning
+                build_engine(settings, http, passages), passages, on_problem=log.warning
             )
             bot = settings.bot
             worker = BotWorker(desk, lambda: live.engine, concurrency=bot.concurrency,
@@ -77,6 +84,8 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
                 await worker.run()
             finally:
                 following.cancel()
+                await asyncio.gather(following, return_exceptions=True)
+                passages.close()
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(signum)
     finally:

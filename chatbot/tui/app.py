@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
-from chatbot.assembly import build_engine, make_http_client, open_service
+from chatbot.assembly import build_engine, make_http_client, open_knowledge_base, open_service
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
@@ -30,7 +30,6 @@ from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
-from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
@@ -106,7 +105,7 @@ class HelpDeskApp(SafeApp):
         timings: bool = True,
         owns_http: bool = False,
         owns_desk: bool = False,
-        knowledge_base: Path | None = None,
+        knowledge_base: Path | str | None = None,
     ) -> None:
         super().__init__()
         self.mode_name: Mode = mode
@@ -115,13 +114,14 @@ class HelpDeskApp(SafeApp):
         self.bot = bot
         """The embedded bot worker (None with `--no-bot`: another process answers)."""
         self._bot_task: asyncio.Task[None] | None = None
+        self._kb_follow: asyncio.Task[None] | None = None
         self._owns_http = owns_http
         self._owns_desk = owns_desk
         self._conversation_id = conversation_id
         self._publish_pending = False
         self._unsubscribe: Callable[[], None] = lambda: None
         self.knowledge_base = knowledge_base
-        """The passage directory the editor writes; None: the editor is not offered."""
+        """The passage directory (or database URL) the editor writes; None: no editor offered."""
         self.kb_index: KnowledgeBaseIndex | None = None
         """Keeps the engine in step with that directory, whoever writes to it."""
         self.services = Services(
@@ -142,7 +142,8 @@ class HelpDeskApp(SafeApp):
         await desk.watch()
         if self.knowledge_base is not None:
             self.kb_index = KnowledgeBaseIndex(self, self.services.live)
-            self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
+            # A task, not a worker: it runs as long as the app, and tests wait for workers.
+            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
             if self.mode_name == "editor":
                 self.action_edit_knowledge_base()
         if self.bot is not None:
@@ -213,6 +214,9 @@ class HelpDeskApp(SafeApp):
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
+        if self._kb_follow is not None:
+            self._kb_follow.cancel()
+            await asyncio.gather(self._kb_follow, return_exceptions=True)
         if self.bot is not None and self._bot_task is not None:
             # Questions being judged go back to the store at once for the next worker (this app
             # opened again, or `helpdesk bot`): quitting never waits on Valen.
@@ -220,6 +224,8 @@ class HelpDeskApp(SafeApp):
             await asyncio.gather(self._bot_task, return_exceptions=True)
         if self._owns_desk:
             await self.services.desk.aclose()
+        if self.services.live.passages is not None:
+            self.services.live.passages.close()
         if self._owns_http:
             await self.http.aclose()
 
@@ -309,12 +315,16 @@ def create_app(
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
+    passages = None
     try:
-        live = LiveEngine(build_engine(settings, client), settings.knowledge_base.path)
+        passages = open_knowledge_base(settings, lock_timeout=2.0)
+        live = LiveEngine(build_engine(settings, client, passages), passages)
         if conversation_id is not None:
             desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
         desk.close()
+        if passages is not None:
+            passages.close()
         raise
     worker = None
     if bot:
