@@ -103,6 +103,16 @@ GOALS: dict[str, tuple[str, str, Check]] = {
                       lambda r: r["kb_load_ratio"] <= 1.3),
     "kb_import_ratio": ("all-or-nothing import ÷ atomic writes one by one", "≤ 1.5",
                         lambda r: r["kb_import_ratio"] <= 1.5),
+    "kb_notify_woke_p50_ms": ("PostgreSQL: another process's KB save to a follower woken by "
+                              "NOTIFY, p50 ms", "≤ 50", lambda r: r["kb_notify_woke_p50_ms"] <= 50),
+    "kb_notify_woke_p99_ms": ("the same, p99 ms", "≤ 100",
+                              lambda r: r["kb_notify_woke_p99_ms"] <= 100),
+    "kb_notify_live_p50_ms": ("the same to the follower's rebuilt index in place, p50 ms", "—",
+                              lambda r: True),
+    "kb_notify_live_p99_ms": ("the same, p99 ms", "—", lambda r: True),
+    "kb_files_poll_live_p50_ms": ("files: a save to the follower's rebuilt index, polled every "
+                                  "second, p50 ms", "—", lambda r: True),
+    "kb_files_poll_live_p99_ms": ("the same, p99 ms", "—", lambda r: True),
     "web_first_paint_s": ("browser page load to the app's first paint, s", "—", lambda r: True),
     "web_first_paint_floor_s": ("the same with textual-serve and a bare Textual app, s",
                                 "(floor)", lambda r: True),

@@ -2,7 +2,7 @@
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
     python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
-                                                     queue, kb, bot, web, console, stats)
+                                                     queue, kb, kb_notify, bot, web, console, stats)
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     engine,
     handoff,
     kb,
+    kb_notify,
     rerank,
     retrieval,
     stats,
@@ -74,6 +75,10 @@ def run_kb(quick: bool) -> Figures:
     return dict(kb.measure(quick))
 
 
+def run_kb_notify(quick: bool) -> Figures:
+    return dict(kb_notify.flat(quick))
+
+
 def run_bot(quick: bool) -> Figures:
     return dict(bot.measure(quick))
 
@@ -100,6 +105,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "app": run_app,
     "queue": run_queue,
     "kb": run_kb,
+    "kb_notify": run_kb_notify,
     "bot": run_bot,
     "web": run_web,
     "console": run_console,

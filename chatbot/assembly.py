@@ -17,8 +17,8 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
-from chatbot.knowledge_base.storage import load_knowledge_base
-from chatbot.knowledge_base.synonyms import load_synonyms
+from chatbot.knowledge_base.interface import KnowledgeBaseStore
+from chatbot.knowledge_base.store import PassageStore
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.store.interface import ConversationStore
 from chatbot.store.sqlite import SQLiteStore
@@ -104,18 +104,34 @@ def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
+def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> KnowledgeBaseStore:
+    """The knowledge base `settings.knowledge_base.path` names: a directory of passage files, or
+    a PostgreSQL database (connected now, so a server that refuses is one line at start)."""
+    location = settings.knowledge_base.path
+    if isinstance(location, str):
+        # Imported here: the driver costs start-up time that a knowledge base on files never uses.
+        from chatbot.knowledge_base.postgres import PostgresPassageStore
+
+        return PostgresPassageStore.open(location)
+    return PassageStore(location, lock_timeout=lock_timeout)
+
+
 def build_engine(
     settings: Settings,
     http: httpx.AsyncClient,
+    knowledge_base: KnowledgeBaseStore | None = None,
     *,
-    directory: Path | None = None,
     judge: PassageJudge | None = None,
 ) -> Engine:
-    """The answer-or-escalate engine over the configured knowledge base (or `directory`, a
-    translation of it); pass `judge` to share one Valen client between engines."""
-    directory = directory if directory is not None else settings.knowledge_base.path
-    passages = load_knowledge_base(directory)
-    synonyms = load_synonyms(directory)
+    """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`,
+    a translation of it, say); pass `judge` to share one Valen client between engines."""
+    store = knowledge_base if knowledge_base is not None else open_knowledge_base(settings)
+    try:
+        passages = store.passages()
+        synonyms = store.synonyms()
+    finally:
+        if knowledge_base is None:
+            store.close()
     return Engine(
         retriever=BM25Retriever(passages, synonyms=synonyms),
         judge=judge if judge is not None else make_judge(settings, http),
@@ -127,9 +143,10 @@ def build_engine(
 def translated_knowledge_base(settings: Settings, locale: Locale) -> Path | None:
     """The knowledge base for conversations in `locale`: the subfolder of that name in the
     configured one (`zh/`), if it has one; None: they are answered from the configured one."""
-    if locale == DEFAULT_LOCALE:
-        return None
-    directory = settings.knowledge_base.path / locale
+    location = settings.knowledge_base.path
+    if locale == DEFAULT_LOCALE or isinstance(location, str):
+        return None  # A knowledge base on PostgreSQL holds no translations yet.
+    directory = location / locale
     return directory if directory.is_dir() else None
 
 
@@ -157,13 +174,15 @@ def build_locale_engines(
         directory = translated_knowledge_base(settings, locale)
         if directory is None:
             continue
+        store = PassageStore(directory, lock_timeout=2.0)
         try:
-            built = build_engine(settings, http, directory=directory, judge=engine.judge)
+            built = build_engine(settings, http, store, judge=engine.judge)
         except HelpdeskError as error:
+            store.close()
             if on_problem is not None:
                 on_problem(f"{locale} knowledge base {directory}: {error}")
             continue
-        engines[locale] = LiveEngine(built, directory, on_problem=on_problem)
+        engines[locale] = LiveEngine(built, store, on_problem=on_problem)
     return engines
 
 

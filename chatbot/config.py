@@ -17,13 +17,14 @@ import stat
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from platformdirs import user_config_path, user_data_path
 from pydantic import (
     BaseModel,
     Field,
     SecretStr,
+    StringConstraints,
     ValidationError,
     field_validator,
     model_validator,
@@ -71,12 +72,18 @@ def config_file() -> Path:
     return Path(os.environ.get(CONFIG_ENV) or default_config_file())
 
 
+PostgresURL = Annotated[str, StringConstraints(pattern=r"^(?i)postgres(ql)?://")]
+"""A knowledge base in PostgreSQL: `postgresql://user@host:5432/dbname` (kept as written: a Path
+would fold its `//`)."""
+
+
 class KnowledgeBaseSettings(BaseModel):
     """Where the help-center passages live."""
 
-    path: Path = Field(default_factory=default_knowledge_base)
-    """Directory of passage files (`HELPDESK_KB`); default: `knowledge_base` in the user data
-    directory, seeded from the shipped bike-share help center the first time."""
+    path: PostgresURL | Path = Field(default_factory=default_knowledge_base)
+    """Directory of passage files, or a `postgresql://` URL (`HELPDESK_KB`); default:
+    `knowledge_base` in the user data directory, seeded from the shipped bike-share help center
+    the first time."""
 
 
 class ValenSettings(BaseModel):

@@ -24,6 +24,7 @@ def test_defaults_replay_offline() -> None:
     settings = load_settings()
     assert settings.valen.replay == "on"
     assert settings.engine.threshold == 0.7 and settings.engine.k == 5
+    assert isinstance(settings.knowledge_base.path, Path)
     assert settings.knowledge_base.path.name == "knowledge_base"
 
 
@@ -121,6 +122,7 @@ def test_the_default_knowledge_base_is_the_users_copy_of_the_shipped_one(
 ) -> None:
     settings = load_settings()
     path = settings.knowledge_base.path
+    assert isinstance(path, Path)
     assert path == tmp_path / "data" / "helpdesk" / "knowledge_base"  # XDG_DATA_HOME, in tmp.
     shipped = {p.name: p.read_bytes() for p in SHIPPED_KB.glob("*.json")}
     assert {p.name: p.read_bytes() for p in path.glob("*.json")} == shipped
@@ -141,3 +143,14 @@ def test_kb_commands_from_the_repository_never_touch_the_shipped_files(tmp_path:
     assert {p.name: p.read_bytes() for p in SHIPPED_KB.iterdir() if p.is_file()} == before
     users = tmp_path / "data" / "helpdesk" / "knowledge_base"
     assert (users / "mine.json").is_file() and not (users / "helmet.json").exists()
+
+
+def test_a_postgresql_knowledge_base_is_kept_as_its_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A Path would fold `//` and lose the scheme; a directory stays a Path.
+    url = "postgresql://editor:secret@db.example:5432/helpdesk"
+    monkeypatch.setenv("HELPDESK_KB", url)
+    assert load_settings().knowledge_base.path == url
+    assert load_settings(knowledge_base={"path": "kb/dir"}).knowledge_base.path == Path("kb/dir")
+    assert load_settings(knowledge_base={"path": "POSTGRES://h/d"}).knowledge_base.path == (
+        "POSTGRES://h/d"
+    )

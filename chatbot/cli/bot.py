@@ -18,6 +18,7 @@ from chatbot.assembly import (
     build_locale_engines,
     engine_readers,
     make_http_client,
+    open_knowledge_base,
     open_service,
     store_location,
 )
@@ -61,8 +62,9 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     desk = AsyncDesk.open(lambda: open_service(settings))
     try:
         async with make_http_client(settings) as http:
+            passages = open_knowledge_base(settings, lock_timeout=2.0)
             live = LiveEngine(
-                build_engine(settings, http), settings.knowledge_base.path, on_problem=log.warning
+                build_engine(settings, http, passages), passages, on_problem=log.warning
             )
             translated = build_locale_engines(settings, http, live.engine, on_problem=log.warning)
             bot = settings.bot
@@ -88,6 +90,11 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
             finally:
                 for task in following:
                     task.cancel()
+                await asyncio.gather(*following, return_exceptions=True)
+                passages.close()
+                for each in translated.values():
+                    if each.passages is not None:
+                        each.passages.close()
                 for signum in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(signum)
     finally:

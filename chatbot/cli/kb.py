@@ -9,18 +9,20 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from chatbot.assembly import open_knowledge_base
 from chatbot.cli.options import print_warning, settings_from
 from chatbot.files import write_text_atomic
+from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage, passage_file_text
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
     KnowledgeBaseError,
     describe_validation_error,
     export_passages,
+    load_knowledge_base,
     load_passages_file,
     read_regular_file,
 )
-from chatbot.knowledge_base.store import PassageStore, StoredPassage, passage_file_text
-from chatbot.knowledge_base.synonyms import SynonymGroup, group_line, parse_synonyms
+from chatbot.knowledge_base.synonyms import SynonymGroup, group_line, load_synonyms, parse_synonyms
 from chatbot.retrieval.retrievers import unmatched_synonyms
 from chatbot.text import printable
 
@@ -32,10 +34,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     # instead of a default None that would silently mean the shipped knowledge base.
     common.add_argument(
         "--kb",
-        type=Path,
-        metavar="PATH",
+        metavar="PATH|URL",
         default=argparse.SUPPRESS,
-        help="knowledge-base directory (env HELPDESK_KB; default: shipped)",
+        help="knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: shipped)",
     )
     parser = commands.add_parser("kb", help="edit the knowledge base: list, add, rm, import, ...")
     parser.set_defaults(func=lambda _args: _usage(parser))
@@ -77,8 +78,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("id")
     p.set_defaults(func=run_history)
 
-    p = command("import", 'add passages from a {"passages": [...]} file (rerank_data or export)')
-    p.add_argument("file", type=Path, metavar="FILE")
+    p = command(
+        "import",
+        'add passages from a {"passages": [...]} file (rerank_data or export) '
+        "or a knowledge-base directory (with its synonyms.toml)",
+    )
+    p.add_argument("file", type=Path, metavar="FILE|DIR")
     p.add_argument("--replace", action="store_true", help="overwrite passages that exist")
     p.set_defaults(func=run_import)
 
@@ -123,8 +128,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _store(args: argparse.Namespace) -> PassageStore:
-    return PassageStore(settings_from(args).knowledge_base.path)
+def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
+    return open_knowledge_base(settings_from(args))
 
 
 def _text(args: argparse.Namespace) -> str | None:
@@ -245,11 +250,23 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    passages = load_passages_file(args.file)  # Validates every passage before anything is written.
-    report = _store(args).import_passages(passages, replace=args.replace)
+    source: Path = args.file
+    synonyms: tuple[SynonymGroup, ...] = ()
+    # Every passage (and synonym) is validated before anything is written.
+    if source.is_dir():
+        passages = load_knowledge_base(source)
+        synonyms = load_synonyms(source)
+    else:
+        passages = load_passages_file(source)
+    store = _store(args)
+    report = store.import_passages(passages, replace=args.replace)
+    if synonyms:
+        store.set_synonyms(synonyms)
     counts = (f"{len(report.added)} added, {len(report.replaced)} replaced, "
               f"{len(report.unchanged)} unchanged")  # fmt: skip
-    print(f"imported {printable(str(args.file))}: {counts}")
+    if synonyms:
+        counts += f", {len(synonyms)} synonym groups"
+    print(f"imported {printable(str(source))}: {counts}")
     return 0
 
 
@@ -282,7 +299,7 @@ def _find_group(groups: list[SynonymGroup], word: str) -> int | None:
     return next((i for i, g in enumerate(groups) if g[0].casefold() == key), None)
 
 
-def _save_group(store: PassageStore, revision: str | None, groups: list[SynonymGroup],
+def _save_group(store: KnowledgeBaseStore, revision: str | None, groups: list[SynonymGroup],
                 at: int, words: list[str]) -> None:  # fmt: skip
     """Put `words` (head first) as group `at` (appended when `at` is past the end), checked as
     the editor checks a line: one line naming what is wrong."""

@@ -27,9 +27,9 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
     if knowledge_base:
         group.add_argument(
             "--kb",
-            type=Path,
-            metavar="PATH",
-            help="knowledge-base directory (env HELPDESK_KB; default: shipped)",
+            metavar="PATH|URL",
+            help="knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: "
+            "shipped)",
         )
     group.add_argument(
         "--cache",

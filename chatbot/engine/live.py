@@ -1,10 +1,13 @@
-"""An engine that follows the knowledge base on disk, for the app and for bot workers alike.
+"""An engine that follows the knowledge base, for the app and for bot workers alike.
 
-A write through the editor or `helpdesk kb` renames a file into the passage directory, which
-changes the directory's modification time: a cheap stat tells whether to rebuild. Rebuilds read
-the files and build the BM25 index in a thread, then swap the new engine in whole, so a question
-in flight keeps the engine it started with and no question waits on a rebuild. A broken file
-never stops anything: the last good engine keeps answering, and the problem is reported.
+Each store has a cheap stamp that changes with its passages: on files, a write through the editor
+or `helpdesk kb` renames a file into the passage directory, changing the directory's modification
+time, which `follow` polls; in PostgreSQL every write bumps a generation and sends a notification,
+which `follow` waits on, so another host's change is picked up at once (the poll stays as the
+safety net for a notification lost while reconnecting). Rebuilds read the passages and build the
+BM25 index in a thread, then swap the new engine in whole, so a question in flight keeps the
+engine it started with and no question waits on a rebuild. A broken passage never stops anything:
+the last good engine keeps answering, and the problem is reported.
 """
 
 from __future__ import annotations
@@ -12,12 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from pathlib import Path
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.storage import read_knowledge_base
-from chatbot.knowledge_base.store import PassageStore
+from chatbot.knowledge_base.interface import KnowledgeBaseStore
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +31,15 @@ class LiveEngine:
     def __init__(
         self,
         engine: Engine,
-        directory: Path | None = None,
+        passages: KnowledgeBaseStore | None = None,
         *,
         on_problem: Callable[[str], None] | None = None,
         on_rebuilt: Callable[[Engine], None] | None = None,
     ) -> None:
         self.engine = engine
         """The engine of this moment; replaced whole when the knowledge base changes."""
-        self.passages = None if directory is None else PassageStore(directory, lock_timeout=2.0)
+        self.passages = passages
+        """Where the passages live; None: a fixed engine that never rebuilds."""
         self.on_problem = on_problem
         """Told (one line each) why a rebuild was refused, the last good engine staying, or
         which entries it skipped; a problem that persists is told once, not at every poll."""
@@ -48,18 +50,23 @@ class LiveEngine:
         self._told: tuple[str, ...] = ()
 
     def changed(self) -> bool:
-        """Whether anyone changed the directory since the last rebuild started."""
+        """Whether anyone changed the passages since the last rebuild started."""
         return self.passages is not None and self.passages.stamp() != self._stamp
 
     async def poll(self) -> None:
-        if self.changed():
+        # The stamp is read off the loop: in PostgreSQL it is a query to a server.
+        if await asyncio.to_thread(self.changed):
             await self.rebuild()
 
     async def follow(self, interval: float = POLL_S) -> None:
-        """Poll the directory every `interval` seconds, for as long as the task runs."""
-        while True:
-            await asyncio.sleep(interval)
-            await self.poll()
+        """Rebuild whenever the passages change, for as long as the task runs: at once when the
+        store announces a change, and in any case after comparing stamps every `interval`s."""
+        if self.passages is None:
+            return
+        async with self.passages.watch() as changes:
+            while True:
+                await changes.wait(interval)
+                await self.poll()
 
     async def rebuild(self) -> Engine | None:
         """Build a new engine over what is on disk now, off the loop; newest rebuild wins.
@@ -74,8 +81,8 @@ class LiveEngine:
         base = self.engine
 
         def build() -> tuple[Engine, list[str]]:
-            loaded = read_knowledge_base(passages.directory)
-            # Synonyms too: an editor's save of them renames a file into the directory as well.
+            loaded = passages.load()
+            # Synonyms too: an editor's save of them changes the knowledge base's stamp as well.
             engine = base.with_passages(loaded.passages).with_synonyms(passages.synonyms())
             return engine, loaded.skipped
 
@@ -96,7 +103,7 @@ class LiveEngine:
     def swap(self, generation: int, engine: Engine, skipped: tuple[str, ...] = ()) -> Engine | None:
         """Put a rebuilt engine in place unless a newer rebuild started after it."""
         if generation != self._generation:
-            return None  # A newer rebuild is on its way; this one may have read an older directory.
+            return None  # A newer rebuild is on its way; this one may have read older passages.
         self.engine = engine
         self._tell(skipped)
         if self.on_rebuilt is not None:

@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage
 from chatbot.knowledge_base.models import (
     MAX_ID_CHARS,
     MAX_TITLE_CHARS,
     WINDOWS_RESERVED,
     Passage,
 )
-from chatbot.knowledge_base.store import PassageStore, StoredPassage
 from chatbot.text import strip_control
 
 GAP_TAG = "from-gap"
@@ -84,7 +84,7 @@ def draft_from_gap(gap: Gap, *, taken: set[str]) -> Draft:
 
 
 def fill_gap(
-    store: PassageStore, ledger: GapLedger, *, gap_id: int, passage: Passage
+    store: KnowledgeBaseStore, ledger: GapLedger, *, gap_id: int, passage: Passage
 ) -> StoredPassage:
     """Add the passage, then mark the gap handled. The passage is written first: if marking
     fails, the gap stays listed, which is safer than a gap marked handled with no passage."""

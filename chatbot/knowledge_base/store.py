@@ -13,7 +13,7 @@ Readers take no lock: thanks to the atomic rename they always see a whole file.
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import json
 import os
 import re
@@ -21,10 +21,10 @@ import secrets
 import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from types import TracebackType
+from typing import Self
 
 from filelock import FileLock, Timeout
 
@@ -35,19 +35,35 @@ from chatbot.files import (
     write_new_file,
     write_text_atomic,
 )
-from chatbot.knowledge_base.models import Passage, validate_passage_id
+from chatbot.knowledge_base.interface import (
+    CheckReport,
+    ConflictError,
+    DuplicatePassageError,
+    ImportReport,
+    PassageNotFoundError,
+    Reason,
+    Scan,
+    StoredPassage,
+    Version,
+    checked_id,
+    choose_version,
+    passage_file_text,
+    restorable,
+    revision_of,
+)
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
     IMPORT_DIR,
     MAX_PASSAGE_FILE_BYTES,
     KnowledgeBaseError,
+    LoadedKnowledgeBase,
     MissingFileError,
-    decode_json,
     is_passage_id,
     list_passage_files,
     load_knowledge_base,
-    parse_passage,
     parse_passage_file,
     read_json,
+    read_knowledge_base,
     read_passage_file,
     read_regular_file,
     require_directory,
@@ -63,105 +79,41 @@ HISTORY_DIR = ".history"
 LOCK_FILE = ".lock"
 STAGING_PREFIX = ".import-"
 """An import being written: invisible to readers, discarded by the next write if left behind."""
-REVISION_CHARS = 12
 _VERSION_FILE = re.compile(r"(\d+)\.json")
 
-Reason = Literal["edit", "delete", "restore", "import"]
-"""What replaced an archived version: a save, a delete, a restore of another version, an import."""
+__all__ = [
+    "CheckReport",
+    "ConflictError",
+    "DuplicatePassageError",
+    "ImportReport",
+    "PassageNotFoundError",
+    "PassageStore",
+    "PollingWatch",
+    "Scan",
+    "StoredPassage",
+    "Version",
+    "passage_file_text",
+    "revision_of",
+]
 
 
-class PassageNotFoundError(KnowledgeBaseError):
-    """No passage (and, where it matters, no history) with that id."""
+class PollingWatch:
+    """A change watch that hears nothing: every wait lasts its whole timeout (files are polled)."""
 
+    async def wait(self, timeout: float) -> bool:
+        await asyncio.sleep(timeout)
+        return False
 
-class DuplicatePassageError(KnowledgeBaseError):
-    """A new passage whose id is already taken."""
+    async def __aenter__(self) -> Self:
+        return self
 
-
-class ConflictError(KnowledgeBaseError):
-    """The passage changed on disk after the editor opened it; saving would lose that change."""
-
-
-def passage_file_text(passage: Passage) -> str:
-    """A passage as its file holds it: pretty-printed, keys in reading order, UTF-8 as written."""
-    data = {"id": passage.id, "title": passage.title, "tags": list(passage.tags),
-            "text": passage.text}  # fmt: skip
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def revision_of(content: bytes) -> str:
-    """A short digest of a file's bytes: any change to the file, by any tool, changes it."""
-    return hashlib.sha256(content).hexdigest()[:REVISION_CHARS]
-
-
-def checked_id(passage_id: str) -> str:
-    """`passage_id` if it is a safe slug, else a one-line `KnowledgeBaseError`; run before any id
-    becomes part of a path, so nothing can be read or written outside the knowledge base."""
-    try:
-        return validate_passage_id(passage_id)
-    except ValueError as error:
-        raise KnowledgeBaseError(str(error)) from None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredPassage:
-    """A passage as read from disk, with the revision a later save must be based on."""
-
-    passage: Passage
-    revision: str
-
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    """An earlier version of a passage, kept when something replaced or deleted it."""
-
-    id: str
-    number: int
-    reason: Reason
-    archived_at: datetime
-    content: str
-    """The exact text the passage file held."""
-
-    @property
-    def revision(self) -> str:
-        return revision_of(self.content.encode("utf-8"))
-
-    def passage(self) -> Passage:
-        """The version as a passage; a hand-broken file that was archived cannot be restored."""
-        where = f"history of {self.id!r}, version {self.number}"
-        try:
-            raw = decode_json(self.content.encode("utf-8"), where=where)
-        except KnowledgeBaseError as error:
-            raise KnowledgeBaseError(f"{error}; cannot be restored") from None
-        return parse_passage(raw, where=where)
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an import did, by passage id."""
-
-    added: list[str] = field(default_factory=list)
-    replaced: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """Every passage that could be read, one line per file that could not, and one per entry that
-    was skipped because it is not a regular file."""
-
-    passages: list[StoredPassage]
-    problems: list[str]
-    skipped: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReport:
-    """Problems that stop the knowledge base from loading, and notes that do not."""
-
-    passages: int
-    problems: list[str]
-    notes: list[str]
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        pass
 
 
 class PassageStore:
@@ -182,6 +134,31 @@ class PassageStore:
     def passages(self) -> list[Passage]:
         """Every passage, validated: what an engine is built from."""
         return load_knowledge_base(self.directory)
+
+    @property
+    def location(self) -> str:
+        return str(self.directory)
+
+    def load(self) -> LoadedKnowledgeBase:
+        return read_knowledge_base(self.directory)
+
+    def set_synonyms(self, groups: Sequence[SynonymGroup]) -> None:
+        """Replace every synonym group whatever the file holds (importing a directory)."""
+        path = self.directory / SYNONYMS_FILE
+        with self._locked(create=True):
+            try:
+                write_text_atomic(path, synonyms_toml(groups))
+            except OSError as error:
+                raise KnowledgeBaseError(
+                    f"{path}: cannot write: {error.strerror or error}"
+                ) from None
+
+    def watch(self) -> PollingWatch:
+        """Files announce nothing: a follower compares `stamp()`s every so often."""
+        return PollingWatch()
+
+    def close(self) -> None:
+        pass
 
     def read_all(self) -> list[StoredPassage]:
         """Every passage with its revision, in id order; the first unreadable file is an error."""
@@ -300,25 +277,8 @@ class PassageStore:
         save or delete). The version it replaces goes to history, so a restore can be undone too."""
         path = self.passage_path(passage_id)
         with self._locked():
-            versions = self.history(passage_id)
-            if not versions:
-                raise PassageNotFoundError(f"passage {passage_id!r} has no earlier versions")
-            if version is None:
-                chosen = versions[-1]
-            else:
-                found = [v for v in versions if v.number == version]
-                if not found:
-                    numbers = ", ".join(str(v.number) for v in versions)
-                    raise KnowledgeBaseError(
-                        f"passage {passage_id!r} has no version {version} (versions: {numbers})"
-                    )
-                chosen = found[0]
-            passage = chosen.passage()
-            if passage.id != passage_id:
-                raise KnowledgeBaseError(
-                    f"history of {passage_id!r}, version {chosen.number}: holds passage "
-                    f"{passage.id!r}, cannot be restored"
-                )
+            chosen = choose_version(passage_id, self.history(passage_id), version)
+            passage = restorable(passage_id, chosen)
             current = self._read(path)
             if based_on is not None:
                 self._check_revision(passage_id, current, based_on)

@@ -26,18 +26,19 @@ from chatbot.assembly import (
     build_locale_engines,
     engine_readers,
     make_http_client,
+    open_knowledge_base,
     open_service,
 )
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from chatbot.desk.clock import Clock, utc_now
+from chatbot.engine.live import POLL_S as KB_POLL_S
 from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
-from chatbot.tui.kb_index import POLL_SECONDS as KB_POLL_SECONDS
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.agent import AgentScreen
@@ -116,7 +117,7 @@ class HelpDeskApp(SafeApp):
         timings: bool = True,
         owns_http: bool = False,
         owns_desk: bool = False,
-        knowledge_base: Path | None = None,
+        knowledge_base: Path | str | None = None,
         locale: Locale = DEFAULT_LOCALE,
         translated: Mapping[Locale, LiveEngine] | None = None,
     ) -> None:
@@ -130,13 +131,14 @@ class HelpDeskApp(SafeApp):
         self.bot = bot
         """The embedded bot worker (None with `--no-bot`: another process answers)."""
         self._bot_task: asyncio.Task[None] | None = None
+        self._kb_follow: asyncio.Task[None] | None = None
         self._owns_http = owns_http
         self._owns_desk = owns_desk
         self._conversation_id = conversation_id
         self._publish_pending = False
         self._unsubscribe: Callable[[], None] = lambda: None
         self.knowledge_base = knowledge_base
-        """The passage directory the editor writes; None: the editor is not offered."""
+        """The passage directory (or database URL) the editor writes; None: no editor offered."""
         self.kb_index: KnowledgeBaseIndex | None = None
         """Keeps the engine in step with that directory, whoever writes to it."""
         self.services = Services(
@@ -166,11 +168,12 @@ class HelpDeskApp(SafeApp):
         await desk.watch()
         if self.knowledge_base is not None:
             self.kb_index = KnowledgeBaseIndex(self, self.services.live)
-            self.set_interval(KB_POLL_SECONDS, self.kb_index.poll)
+            # A task, not a worker: it runs as long as the app, and tests wait for workers.
+            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
             if self.mode_name == "editor":
                 self.action_edit_knowledge_base()
         for translated in self.translated.values():
-            self.set_interval(KB_POLL_SECONDS, translated.poll)
+            self.set_interval(KB_POLL_S, translated.poll)
         if self.bot is not None:
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
@@ -239,6 +242,9 @@ class HelpDeskApp(SafeApp):
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
+        if self._kb_follow is not None:
+            self._kb_follow.cancel()
+            await asyncio.gather(self._kb_follow, return_exceptions=True)
         if self.bot is not None and self._bot_task is not None:
             # Questions being judged go back to the store at once for the next worker (this app
             # opened again, or `helpdesk bot`): quitting never waits on Valen.
@@ -246,6 +252,9 @@ class HelpDeskApp(SafeApp):
             await asyncio.gather(self._bot_task, return_exceptions=True)
         if self._owns_desk:
             await self.services.desk.aclose()
+        for live in (self.services.live, *self.translated.values()):
+            if live.passages is not None:
+                live.passages.close()
         if self._owns_http:
             await self.http.aclose()
 
@@ -335,13 +344,17 @@ def create_app(
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
+    passages = None
     try:
-        live = LiveEngine(build_engine(settings, client), settings.knowledge_base.path)
+        passages = open_knowledge_base(settings, lock_timeout=2.0)
+        live = LiveEngine(build_engine(settings, client, passages), passages)
         translated = build_locale_engines(settings, client, live.engine)
         if conversation_id is not None:
             desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
         desk.close()
+        if passages is not None:
+            passages.close()
         raise
     worker = None
     if bot:

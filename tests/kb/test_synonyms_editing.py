@@ -81,7 +81,7 @@ def test_unmatched_synonyms_are_groups_no_passage_has_a_word_of(kb_copy: Path) -
 def test_a_save_reaches_the_live_engine(kb_copy: Path, tmp_path: Path) -> None:
     passages = load_knowledge_base(kb_copy)
     judge = PassageJudge(replay="on", cache=ReplayCache(tmp_path / "none.json"), client=None)
-    live = LiveEngine(Engine(retriever=BM25Retriever(passages), judge=judge), kb_copy)
+    live = LiveEngine(Engine(retriever=BM25Retriever(passages), judge=judge), PassageStore(kb_copy))
     question = "Do you lend headgear?"
     assert live.engine.retrieve(question) == []
     assert live.passages is not None

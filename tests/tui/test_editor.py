@@ -349,6 +349,7 @@ async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, EditorScreen)
+        assert isinstance(app.screen.passages, PassageStore)
         assert len(load_knowledge_base(app.screen.passages.directory)) == 10
 
 

@@ -61,6 +61,7 @@ def toasts(app: HelpDeskApp) -> list[str]:
 
 def kb_index(app: HelpDeskApp) -> PassageStore:
     assert app.kb_index is not None
+    assert isinstance(app.kb_index.passages, PassageStore)  # These tests break files on disk.
     return app.kb_index.passages
 
 

@@ -1,8 +1,9 @@
 """The knowledge-base editor: passages, their history, Try it, and content gaps.
 
-Every write goes through `PassageStore` (atomic, revision-checked, kept in history). After each one
-`KnowledgeBaseIndex` rebuilds the BM25 index in a thread and replaces the app's engine, so the next
-customer question uses the new content without a restart and without freezing the UI.
+Every write goes through the knowledge-base store (files or PostgreSQL: revision-checked, kept in
+history). After each one `KnowledgeBaseIndex` rebuilds the BM25 index in a thread and replaces the
+app's engine, so the next customer question uses the new content without a restart and without
+freezing the UI.
 """
 
 from __future__ import annotations

@@ -1,0 +1,628 @@
+"""The knowledge base in PostgreSQL, for a help desk whose editors and bots sit on many machines.
+
+The same store as the directory of files (`chatbot.knowledge_base.store`), kept in four tables:
+`kb_passages` holds each passage as its file would (`passage_file_text`), so revisions, exports and
+imports match the files' exactly; `kb_history` the versions a save, delete, restore or import
+replaced; `kb_synonyms` the synonym groups; `kb_meta` the schema version and a generation counter.
+
+Every write is one transaction that first locks the `kb_meta` row, so writes to one knowledge base
+happen one at a time (as under the files' lock file), then checks the revision it was based on,
+writes, bumps the generation and sends `NOTIFY helpdesk_kb`, which PostgreSQL delivers at commit:
+a follower hears of a change only once it can be read, and never of a write that was refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self, TypeVar, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+from chatbot.knowledge_base.interface import (
+    CheckReport,
+    ConflictError,
+    DuplicatePassageError,
+    ImportReport,
+    PassageNotFoundError,
+    Reason,
+    Scan,
+    StoredPassage,
+    Version,
+    checked_id,
+    choose_version,
+    passage_file_text,
+    restorable,
+    revision_of,
+)
+from chatbot.knowledge_base.models import Passage
+from chatbot.knowledge_base.storage import (
+    KnowledgeBaseError,
+    LoadedKnowledgeBase,
+    decode_json,
+    parse_passage,
+)
+from chatbot.knowledge_base.synonyms import SynonymGroup, synonyms_toml
+
+SCHEMA_VERSION = 1
+CHANNEL = "helpdesk_kb"
+"""The channel every change is announced on; the payload is the new generation."""
+CONNECT_TIMEOUT_S = 5
+RELISTEN_S = 1.0
+"""How soon a follower whose server is away tries to listen again."""
+_SCHEMA_LOCK = 0x6B620001
+"""An advisory lock key, so two processes creating the schema at once do it one after the other."""
+
+_SCHEMA = [
+    """CREATE TABLE kb_meta (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        schema_version integer NOT NULL,
+        generation bigint NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE kb_passages (
+        id text PRIMARY KEY,
+        content text NOT NULL,
+        revision text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+    )""",
+    """CREATE TABLE kb_history (
+        id text NOT NULL,
+        number integer NOT NULL,
+        reason text NOT NULL CHECK (reason IN ('edit', 'delete', 'restore', 'import')),
+        archived_at timestamptz NOT NULL,
+        content text NOT NULL,
+        PRIMARY KEY (id, number)
+    )""",
+    """CREATE TABLE kb_synonyms (
+        position integer PRIMARY KEY,
+        words text[] NOT NULL
+    )""",
+]
+
+T = TypeVar("T")
+
+
+def redact_url(url: str) -> str:
+    """The URL fit to print: user, host, port and database, never a password (in the netloc or a
+    `password=` parameter). Anything that does not parse is shown as its scheme alone."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return f"{url.partition(':')[0]}://…"
+    netloc = host if ":" not in host else f"[{host}]"
+    if port is not None:
+        netloc = f"{netloc}:{port}"
+    if parts.username:
+        netloc = f"{parts.username}@{netloc}"
+    query = "&".join(
+        p for p in parts.query.split("&") if p and not p.lower().startswith("password=")
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secret(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+class PostgresPassageStore:
+    """A knowledge base in one PostgreSQL database; safe to share between threads (one connection,
+    used by one thread at a time: the editor's and the CLI's calls are short and rare)."""
+
+    def __init__(self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT_S) -> None:
+        self._url = url
+        self._location = redact_url(url)
+        self._connect_timeout = connect_timeout
+        self._lock = threading.RLock()
+        self._conn: psycopg.Connection[Any] | None = None
+
+    @classmethod
+    def open(cls, url: str) -> PostgresPassageStore:
+        """Connect now (creating the schema on first use): a server that refuses is one line."""
+        store = cls(url)
+        store._connection()
+        return store
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    # Connections --------------------------------------------------------------------------------
+
+    def _fail(self, what: str, error: BaseException) -> KnowledgeBaseError:
+        """One line naming the database (never its password) and what went wrong."""
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        secret = _secret(self._url)
+        if secret:
+            reason = reason.replace(secret, "***")
+        return KnowledgeBaseError(f"{self._location}: {what}: {reason}")
+
+    def connect(self, **options: Any) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self._url, connect_timeout=self._connect_timeout, **options)
+        except psycopg.Error as error:
+            raise self._fail("cannot connect to the knowledge base", error) from None
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                conn = self.connect()
+                try:
+                    self._ensure_schema(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                self._conn = conn
+            return self._conn
+
+    def _ensure_schema(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                row = conn.execute("SELECT to_regclass('kb_meta') IS NOT NULL").fetchone()
+                if row is not None and row[0]:
+                    found = conn.execute("SELECT schema_version FROM kb_meta").fetchone()
+                    version = int(found[0]) if found is not None else 0
+                    if version > SCHEMA_VERSION:
+                        raise KnowledgeBaseError(
+                            f"{self._location}: the knowledge base's schema is version {version}, "
+                            f"newer than this helpdesk knows ({SCHEMA_VERSION}); upgrade helpdesk"
+                        )
+                    return
+                for statement in _SCHEMA:
+                    conn.execute(cast(Any, statement))
+                conn.execute("INSERT INTO kb_meta (schema_version) VALUES (%s)", (SCHEMA_VERSION,))
+        except psycopg.Error as error:
+            raise self._fail("cannot prepare the knowledge base's tables", error) from None
+
+    def _run(
+        self, what: str, work: Callable[[psycopg.Connection[Any]], T], *, read: bool = False
+    ) -> T:
+        """`work` in one transaction; database failures become one `KnowledgeBaseError` line.
+        A read on a connection the server dropped (it restarted) is tried once more on a new
+        one; a write is not: whether it committed is unknown, so the caller is told it failed."""
+        with self._lock:
+            for attempt in (1, 2):
+                conn = self._connection()
+                try:
+                    with conn.transaction():
+                        return work(conn)
+                except psycopg.OperationalError as error:
+                    # The connection may be dead even if psycopg has not marked it so: the next
+                    # use opens a new one.
+                    self._drop(conn)
+                    if read and attempt == 1:
+                        continue
+                    raise self._fail(what, error) from None
+                except psycopg.Error as error:
+                    raise self._fail(what, error) from None
+            raise AssertionError("unreachable")
+
+    def _drop(self, conn: psycopg.Connection[Any]) -> None:
+        if self._conn is conn:
+            self._conn = None
+        try:
+            conn.close()
+        except psycopg.Error:
+            pass
+
+    @contextmanager
+    def _writing(self, conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """Hold the knowledge base's write lock for the rest of the transaction."""
+        conn.execute("SELECT 1 FROM kb_meta FOR UPDATE")
+        yield
+
+    def _announce(self, conn: psycopg.Connection[Any]) -> None:
+        """Count the change and tell every listener, both delivered at commit."""
+        row = conn.execute(
+            "UPDATE kb_meta SET generation = generation + 1 RETURNING generation"
+        ).fetchone()
+        assert row is not None
+        conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(row[0])))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # Reading ------------------------------------------------------------------------------------
+
+    def _parse(self, passage_id: str, content: str) -> Passage:
+        where = f"{self._location}: passage {passage_id!r}"
+        passage = parse_passage(decode_json(content.encode("utf-8"), where=where), where=where)
+        if passage.id != passage_id:
+            raise KnowledgeBaseError(f"{where}: holds passage {passage.id!r}")
+        return passage
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return self._run(
+            "cannot read passages",
+            lambda c: c.execute("SELECT id, content FROM kb_passages ORDER BY id").fetchall(),
+            read=True,
+        )
+
+    def scan(self) -> Scan:
+        good: list[StoredPassage] = []
+        problems: list[str] = []
+        for passage_id, content in self._rows():
+            try:
+                passage = self._parse(passage_id, content)
+            except KnowledgeBaseError as error:
+                problems.append(str(error))
+                continue
+            good.append(StoredPassage(passage, revision_of(content.encode("utf-8"))))
+        return Scan(good, problems, [])
+
+    def read_all(self) -> list[StoredPassage]:
+        scan = self.scan()
+        if scan.problems:
+            raise KnowledgeBaseError(scan.problems[0])
+        return scan.passages
+
+    def passages(self) -> list[Passage]:
+        return [item.passage for item in self.read_all()]
+
+    def load(self) -> LoadedKnowledgeBase:
+        return LoadedKnowledgeBase(self.passages(), [])
+
+    def _current(self, conn: psycopg.Connection[Any], passage_id: str) -> str | None:
+        row = conn.execute(
+            "SELECT content FROM kb_passages WHERE id = %s", (checked_id(passage_id),)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _read_current(self, passage_id: str) -> str | None:
+        return self._run("cannot read a passage", lambda c: self._current(c, passage_id), read=True)
+
+    def get(self, passage_id: str) -> StoredPassage:
+        content = self._read_current(passage_id)
+        if content is None:
+            raise PassageNotFoundError(f"passage {passage_id!r} not found in {self._location}")
+        return StoredPassage(self._parse(passage_id, content), revision_of(content.encode()))
+
+    def exists(self, passage_id: str) -> bool:
+        return self._read_current(passage_id) is not None
+
+    def _versions(self, conn: psycopg.Connection[Any], passage_id: str) -> list[Version]:
+        rows = conn.execute(
+            "SELECT number, reason, archived_at, content FROM kb_history WHERE id = %s "
+            "ORDER BY number",
+            (checked_id(passage_id),),
+        ).fetchall()
+        return [
+            Version(id=passage_id, number=n, reason=cast(Reason, r), archived_at=at, content=text)
+            for n, r, at, text in rows
+        ]
+
+    def history(self, passage_id: str) -> list[Version]:
+        def read(conn: psycopg.Connection[Any]) -> tuple[list[Version], bool]:
+            return self._versions(conn, passage_id), self._current(conn, passage_id) is not None
+
+        versions, exists = self._run("cannot read history", read, read=True)
+        if not versions and not exists:
+            raise PassageNotFoundError(f"passage {passage_id!r} not found and has no history")
+        return versions
+
+    def deleted(self) -> list[str]:
+        rows = self._run(
+            "cannot read history",
+            lambda c: c.execute(
+                "SELECT DISTINCT h.id FROM kb_history h "
+                "WHERE NOT EXISTS (SELECT 1 FROM kb_passages p WHERE p.id = h.id) ORDER BY h.id"
+            ).fetchall(),
+            read=True,
+        )
+        return [str(row[0]) for row in rows]
+
+    def synonyms(self) -> tuple[SynonymGroup, ...]:
+        rows = self._run(
+            "cannot read synonyms",
+            lambda c: c.execute("SELECT words FROM kb_synonyms ORDER BY position").fetchall(),
+            read=True,
+        )
+        return tuple(tuple(row[0]) for row in rows)
+
+    def synonyms_revision(self) -> str | None:
+        rows = self._run(
+            "cannot read synonyms",
+            lambda c: c.execute("SELECT words FROM kb_synonyms ORDER BY position").fetchall(),
+            read=True,
+        )
+        return _synonyms_revision(tuple(tuple(row[0]) for row in rows))
+
+    def save_synonyms(self, groups: Sequence[SynonymGroup], *, based_on: str | None) -> str:
+        self._replace_synonyms(groups, based_on=based_on, check=True)
+        revision = _synonyms_revision(tuple(groups))
+        assert revision is not None or not groups
+        return revision or ""
+
+    def set_synonyms(self, groups: Sequence[SynonymGroup]) -> None:
+        """Replace every synonym group (what importing a directory's `synonyms.toml` does)."""
+        self._replace_synonyms(groups, based_on=None, check=False)
+
+    def _replace_synonyms(
+        self, groups: Sequence[SynonymGroup], *, based_on: str | None, check: bool
+    ) -> None:
+        def write(conn: psycopg.Connection[Any]) -> None:
+            with self._writing(conn):
+                # The write lock is held: the groups read here are the ones replaced.
+                if check:
+                    rows = conn.execute(
+                        "SELECT words FROM kb_synonyms ORDER BY position"
+                    ).fetchall()
+                    if _synonyms_revision(tuple(tuple(r[0]) for r in rows)) != based_on:
+                        raise ConflictError(
+                            "the synonyms were changed by someone else since you opened them"
+                        )
+                conn.execute("DELETE FROM kb_synonyms")
+                for position, words in enumerate(groups):
+                    conn.execute(
+                        "INSERT INTO kb_synonyms (position, words) VALUES (%s, %s)",
+                        (position, list(words)),
+                    )
+                self._announce(conn)
+
+        self._run("cannot save synonyms", write)
+
+    # Noticing changes ---------------------------------------------------------------------------
+
+    def stamp(self) -> int | None:
+        try:
+            row = self._run(
+                "cannot read",
+                lambda c: c.execute("SELECT generation FROM kb_meta").fetchone(),
+                read=True,
+            )
+        except KnowledgeBaseError:
+            return None
+        return None if row is None else int(row[0])
+
+    def watch(self) -> PostgresWatch:
+        return PostgresWatch(self._url, self._connect_timeout, fail=self._fail)
+
+    # Writing ------------------------------------------------------------------------------------
+
+    def add(self, passage: Passage) -> StoredPassage:
+        def write(conn: psycopg.Connection[Any]) -> StoredPassage:
+            with self._writing(conn):
+                if self._current(conn, passage.id) is not None:
+                    raise DuplicatePassageError(f"passage {passage.id!r} already exists")
+                stored = self._put(conn, passage)
+                self._announce(conn)
+                return stored
+
+        return self._run("cannot add the passage", write)
+
+    def save(self, passage: Passage, *, based_on: str) -> StoredPassage:
+        def write(conn: psycopg.Connection[Any]) -> StoredPassage:
+            with self._writing(conn):
+                current = self._current(conn, passage.id)
+                self._check_revision(passage.id, current, based_on)
+                assert current is not None
+                if current == passage_file_text(passage):
+                    return StoredPassage(passage, revision_of(current.encode("utf-8")))
+                self._archive(conn, passage.id, current, reason="edit")
+                stored = self._put(conn, passage)
+                self._announce(conn)
+                return stored
+
+        return self._run("cannot save the passage", write)
+
+    def delete(self, passage_id: str, *, based_on: str | None = None) -> Version:
+        def write(conn: psycopg.Connection[Any]) -> Version:
+            with self._writing(conn):
+                current = self._current(conn, passage_id)
+                if current is None:
+                    raise PassageNotFoundError(
+                        f"passage {passage_id!r} not found in {self._location}"
+                    )
+                if based_on is not None:
+                    self._check_revision(passage_id, current, based_on)
+                version = self._archive(conn, passage_id, current, reason="delete")
+                conn.execute("DELETE FROM kb_passages WHERE id = %s", (passage_id,))
+                self._announce(conn)
+                return version
+
+        return self._run("cannot delete the passage", write)
+
+    def restore(
+        self, passage_id: str, *, version: int | None = None, based_on: str | None = None
+    ) -> StoredPassage:
+        def write(conn: psycopg.Connection[Any]) -> StoredPassage:
+            with self._writing(conn):
+                versions = self._versions(conn, passage_id)
+                current = self._current(conn, passage_id)
+                if not versions and current is None:
+                    raise PassageNotFoundError(
+                        f"passage {passage_id!r} not found and has no history"
+                    )
+                passage = restorable(passage_id, choose_version(passage_id, versions, version))
+                if based_on is not None:
+                    self._check_revision(passage_id, current, based_on)
+                if current is not None:
+                    self._archive(conn, passage_id, current, reason="restore")
+                stored = self._put(conn, passage)
+                self._announce(conn)
+                return stored
+
+        return self._run("cannot restore the passage", write)
+
+    def import_passages(
+        self, passages: Sequence[Passage], *, replace: bool = False
+    ) -> ImportReport:
+        """All or nothing: one transaction, refused whole if an id exists and not `replace`."""
+
+        def write(conn: psycopg.Connection[Any]) -> ImportReport:
+            report = ImportReport()
+            with self._writing(conn):
+                for passage in passages:
+                    current = self._current(conn, passage.id)
+                    if current == passage_file_text(passage):
+                        report.unchanged.append(passage.id)
+                        continue
+                    if current is not None and not replace:
+                        raise DuplicatePassageError(
+                            f"passage {passage.id!r} already exists (use --replace to overwrite; "
+                            "nothing was imported)"
+                        )
+                    if current is None:
+                        report.added.append(passage.id)
+                    else:
+                        report.replaced.append(passage.id)
+                        self._archive(conn, passage.id, current, reason="import")
+                    self._put(conn, passage)
+                if report.added or report.replaced:
+                    self._announce(conn)
+            return report
+
+        return self._run("cannot import (nothing was imported)", write)
+
+    # Checking -----------------------------------------------------------------------------------
+
+    def check(self) -> CheckReport:
+        scan = self.scan()
+        notes = [f"passage {pid!r} is deleted; `restore` brings it back" for pid in self.deleted()]
+        return CheckReport(passages=len(scan.passages), problems=scan.problems, notes=notes)
+
+    # Internals ----------------------------------------------------------------------------------
+
+    def _check_revision(self, passage_id: str, current: str | None, based_on: str) -> None:
+        if current is None:
+            raise ConflictError(
+                f"passage {passage_id!r} was deleted by someone else since you opened it"
+            )
+        if revision_of(current.encode("utf-8")) != based_on:
+            raise ConflictError(
+                f"passage {passage_id!r} was changed by someone else since you opened it"
+            )
+
+    def _put(self, conn: psycopg.Connection[Any], passage: Passage) -> StoredPassage:
+        content = passage_file_text(passage)
+        revision = revision_of(content.encode("utf-8"))
+        conn.execute(
+            "INSERT INTO kb_passages (id, content, revision) VALUES (%s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET content = EXCLUDED.content, "
+            "revision = EXCLUDED.revision, updated_at = now()",
+            (checked_id(passage.id), content, revision),
+        )
+        return StoredPassage(passage, revision)
+
+    def _archive(
+        self, conn: psycopg.Connection[Any], passage_id: str, content: str, *, reason: Reason
+    ) -> Version:
+        row = conn.execute(
+            "SELECT coalesce(max(number), 0) + 1 FROM kb_history WHERE id = %s", (passage_id,)
+        ).fetchone()
+        assert row is not None
+        version = Version(
+            id=passage_id,
+            number=int(row[0]),
+            reason=reason,
+            archived_at=datetime.now(UTC),
+            content=content,
+        )
+        conn.execute(
+            "INSERT INTO kb_history (id, number, reason, archived_at, content) "
+            "VALUES (%s, %s, %s, %s, %s)",
+            (passage_id, version.number, reason, version.archived_at, content),
+        )
+        return version
+
+
+class PostgresWatch:
+    """`LISTEN helpdesk_kb` on a connection of its own; `wait` returns at the first notification.
+
+    A notification is best-effort (one sent while this reconnects is lost), so a follower still
+    compares stamps after every wait, and a wait that cannot listen lasts its whole timeout."""
+
+    def __init__(
+        self,
+        url: str,
+        connect_timeout: int,
+        *,
+        fail: Callable[[str, BaseException], KnowledgeBaseError],
+    ) -> None:
+        self._url = url
+        self._connect_timeout = connect_timeout
+        self._fail = fail
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+
+    async def _listening(self) -> psycopg.AsyncConnection[Any]:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            await self.aclose()
+            conn = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=self._connect_timeout
+            )
+            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+            self._conn = conn
+        return self._conn
+
+    async def start(self) -> None:
+        """Listen now, so a change made right after this returns is heard."""
+        try:
+            await self._listening()
+        except psycopg.Error as error:
+            raise self._fail("cannot listen for changes", error) from None
+
+    async def wait(self, timeout: float) -> bool:
+        try:
+            conn = await self._listening()
+        except psycopg.Error:
+            # The server is away: try again soon, not at every turn of a tight loop.
+            await asyncio.sleep(min(timeout, RELISTEN_S))
+            return False
+        try:
+            async for _notify in conn.notifies(timeout=timeout, stop_after=1):
+                return True
+            return False
+        except psycopg.Error:
+            # The connection dropped (a server restart): the caller compares stamps now, which
+            # catches whatever was missed, and the next wait listens again on a new connection.
+            await self.aclose()
+            return False
+
+    async def aclose(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except psycopg.Error:
+                pass
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self.start()
+        except KnowledgeBaseError:
+            pass  # `wait` keeps trying; a follower falls back on comparing stamps.
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _synonyms_revision(groups: tuple[SynonymGroup, ...]) -> str | None:
+    """The revision the files would give the same groups (a digest of their `synonyms.toml`), so
+    an editor's save names one kind of revision on both backends; None when there are none."""
+    return revision_of(synonyms_toml(groups).encode()) if groups else None

@@ -1,0 +1,122 @@
+"""The editor on a knowledge base in PostgreSQL: the same screens and refusals as on files, and
+another process's change reaches the running app by notification."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from chatbot.config import Settings, load_settings
+from chatbot.knowledge_base.postgres import PostgresPassageStore
+from chatbot.tui import kb_index
+from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
+from tests.kb.backends import pg_url
+from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.helpers import wait_until
+from tests.tui.test_editor import open_editor, problem, settle, type_into
+
+__all__ = ["pg_url"]
+
+
+@pytest.fixture
+def kb_url(pg_url: str) -> Iterator[str]:
+    """A PostgreSQL knowledge base seeded with the shipped passages, as `kb import` does."""
+    subprocess.run(
+        [sys.executable, "-m", "chatbot", "kb", "import", str(SHIPPED_KB), "--kb", pg_url],
+        cwd=ROOT, check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    yield pg_url
+
+
+@pytest.fixture
+def settings(db_path: Path, kb_url: str) -> Settings:
+    return load_settings(
+        store={"db": db_path},
+        knowledge_base={"path": kb_url},
+        valen={"cache": SHIPPED_CACHE, "replay": "on"},
+    )
+
+
+async def test_open_edit_and_save_a_passage(make_app: MakeApp, kb_url: str) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.query_one("#form-id", Input).value == "helmet"
+        await type_into(pilot, "#form-text", "Helmets are free at every station.")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert problem(editor) == ""
+    with PostgresPassageStore.open(kb_url) as store:
+        assert store.get("helmet").passage.text == "Helmets are free at every station."
+        [version] = store.history("helmet")
+        assert version.reason == "edit"
+
+
+async def test_a_concurrent_change_is_refused_not_overwritten(
+    make_app: MakeApp, kb_url: str
+) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        with PostgresPassageStore.open(kb_url) as other:  # Another editor, elsewhere.
+            seen = other.get("helmet")
+            other.save(seen.passage.model_copy(update={"text": "Theirs."}), based_on=seen.revision)
+        await type_into(pilot, "#form-text", "Mine.")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert problem(editor) == (
+            "passage 'helmet' was changed by someone else since you opened it"
+        )
+        assert editor.query_one("#form-text", TextArea).text == "Mine."  # Not thrown away.
+    with PostgresPassageStore.open(kb_url) as store:
+        assert store.get("helmet").passage.text == "Theirs."
+
+
+async def test_another_process_change_reaches_the_app_by_notification(
+    make_app: MakeApp, kb_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An hour between polls: only the notification can bring the change in time.
+    monkeypatch.setattr(kb_index, "POLL_SECONDS", 3600.0)
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_editor(pilot)
+        assert len(app.services.engine.passages) == 10
+        await wait_until(pilot, lambda: _listening(kb_url), timeout=10)
+        added = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "chatbot", "kb", "add", "--id", "lost-item", "--text",
+             "Lost items are kept for 30 days.", "--kb", kb_url],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        await wait_until(pilot, lambda: len(app.services.engine.passages) == 11, timeout=10)
+        # The editor's list follows the rebuilt index.
+        await wait_until(pilot, lambda: "lost-item" in editor_ids(app), timeout=10)
+
+
+def editor_ids(app: object) -> set[str]:
+    from chatbot.tui.screens.editor import EditorScreen
+
+    screen = getattr(app, "screen", None)
+    return set(screen._known_ids) if isinstance(screen, EditorScreen) else set()
+
+
+def _listening(url: str) -> bool:
+    with PostgresPassageStore(url).connect(autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND query LIKE 'LISTEN%'"
+        ).fetchone()
+    return row is not None and row[0] > 0
