@@ -11,6 +11,7 @@ import httpx
 from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
 from chatbot.desk.clock import Clock, utc_now
+from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
@@ -32,6 +33,7 @@ def store_location(db: str) -> Path:
     """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`.
 
     Other URLs are refused with one line; the URL itself is never echoed (it may hold a password).
+    A `postgresql://` URL is `open_store`'s to handle, not this function's.
     """
     match = _SCHEME.match(db)
     if match is None:
@@ -44,16 +46,28 @@ def store_location(db: str) -> Path:
         if not rest or "?" in rest:
             raise HelpdeskError("store.db: write a SQLite URL as sqlite:///path/to/file.sqlite3")
         return Path(rest).expanduser()
-    if scheme in ("postgresql", "postgres"):
-        raise HelpdeskError(
-            "store.db: PostgreSQL is not supported yet; use a SQLite file path or sqlite:///path"
-        )
-    raise HelpdeskError(f"store.db: unknown database scheme {scheme!r}; use a SQLite file path")
+    if scheme in POSTGRES_SCHEMES:
+        raise HelpdeskError("store.db: a PostgreSQL URL is not a file")
+    raise HelpdeskError(
+        f"store.db: unknown database scheme {scheme!r}; use a SQLite file path or a "
+        "postgresql:// URL"
+    )
+
+
+def store_name(db: str) -> str:
+    """The database as it may be shown: a SQLite file's path, or a URL without its password."""
+    return display(db) if is_postgres(db) else str(store_location(db))
 
 
 def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
-    """The conversation store `settings.store.db` names, opened and migrated."""
-    return SQLiteStore.open(store_location(settings.store.db), clock=clock)
+    """The conversation store `settings.store.db` names, opened and migrated: a SQLite file, or
+    a PostgreSQL database for `postgresql://` (the driver is loaded only then)."""
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres import PostgresStore
+
+        return PostgresStore.open(db, clock=clock)
+    return SQLiteStore.open(store_location(db), clock=clock)
 
 
 def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
@@ -115,4 +129,9 @@ def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
 
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
-    return AccountService(SQLiteUserStore.open(store_location(settings.store.db)))
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres_users import PostgresUserStore
+
+        return AccountService(PostgresUserStore.open(db))
+    return AccountService(SQLiteUserStore.open(store_location(db)))

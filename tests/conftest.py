@@ -12,7 +12,7 @@ import pytest
 
 from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
-from tests.backends import backend
+from tests.backends import backend, close_postgres_server
 from tests.valen_server import ValenTestServer
 
 __all__ = ["backend"]  # The store backend fixture, for the store's and the desk's tests.
@@ -23,6 +23,13 @@ SEED_DATA = DATA / "rerank_data.json"
 RECORDED = DATA / "recorded_output.json"
 SHIPPED_KB = shipped_knowledge_base()
 SHIPPED_CACHE = shipped_cache()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def postgres_template() -> Iterator[None]:
+    """Drops the session's PostgreSQL template database, if a test made one."""
+    yield
+    close_postgres_server()
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import logging
 import signal
 import sys
 
-from chatbot.assembly import build_engine, make_http_client, open_service, store_location
+from chatbot.assembly import build_engine, make_http_client, open_service, store_name
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
@@ -66,7 +66,7 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
                 loop.add_signal_handler(signum, worker.stop)
             await desk.watch()
             following = asyncio.create_task(live.follow())
-            where = store_location(settings.store.db)
+            where = store_name(settings.store.db)
             print(
                 f"helpdesk bot {worker.name}: answering questions from {where}, "
                 f"{bot.concurrency} at once; Ctrl+C to stop",
