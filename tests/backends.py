@@ -2,8 +2,10 @@
 every test of `tests/store/test_contract.py` and `tests/desk/` then runs on it as well.
 
 PostgreSQL: each test gets a database of its own with a unique name, copied from a template
-migrated once per session, and dropped afterwards (`WITH (FORCE)`, so a process a test killed
-cannot keep it). The server is `HELPDESK_TEST_POSTGRES` (default: the project machines' trust
+migrated once per session. Making one costs a second or two on a busy machine, so after a test its
+database is emptied (every connection to it ended, every row deleted, ids restarted) and handed to
+the next test; one whose schema a test changed is dropped instead. All are dropped at the end
+(`WITH (FORCE)`). The server is `HELPDESK_TEST_POSTGRES` (default: the project machines' trust
 server). When it cannot be reached only the PostgreSQL tests are skipped, with the URL tried,
 unless `HELPDESK_REQUIRE_POSTGRES=1` (CI), where they fail.
 """
@@ -75,18 +77,61 @@ class PostgresServer:
 
         PostgresStore.open(database_url(admin, self.template)).close()
 
+        self._free: list[str] = []
+        self._made: list[str] = []
+
     def create(self) -> str:
+        """A new database of its own, migrated, with a unique name."""
         name = f"helpdesk_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
         self._conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"'.encode())
+        self._made.append(name)
         return database_url(self.admin, name)
+
+    def take(self) -> str:
+        """An empty migrated database: one a finished test left (emptied), or a new one."""
+        return self._free.pop() if self._free else self.create()
+
+    def give_back(self, url: str) -> None:
+        """Empty the database for the next test, or drop it if it is not as migrated."""
+        name = urlsplit(url).path.lstrip("/")
+        self._conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
+
+        try:
+            with self._psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit = off")  # Test data: no fsync wait.
+                (version,) = conn.execute(
+                    "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+                ).fetchone() or (None,)
+                if version != len(MIGRATIONS):
+                    raise ValueError(f"schema version {version}")
+                for table in EMPTIED:
+                    conn.execute(f"DELETE FROM {table}".encode())
+                for table in NUMBERED:
+                    conn.execute(f"ALTER TABLE {table} ALTER COLUMN id RESTART".encode())
+        except (self._psycopg.Error, ValueError):
+            self.drop(url)
+            return
+        self._free.append(url)
 
     def drop(self, url: str) -> None:
         name = urlsplit(url).path.lstrip("/")
         self._conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
 
     def close(self) -> None:
-        self.drop(database_url(self.admin, self.template))
+        for name in [*self._made, self.template]:
+            self.drop(database_url(self.admin, name))
         self._conn.close()
+
+
+EMPTIED = ("read_markers", "questions", "decisions", "escalations", "entries", "passage_texts",
+           "conversations", "accounts", "server_secrets")  # fmt: skip
+"""Every table of the conversation schema, children first."""
+NUMBERED = ("conversations", "entries", "decisions", "escalations")
 
 
 _server: PostgresServer | None = None
@@ -124,8 +169,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("sqlite", tmp_path / "helpdesk.sqlite3")
         return
     server = postgres_server()
-    url = server.create()
+    url = server.take()
     try:
         yield Backend("postgresql", url)
     finally:
-        server.drop(url)
+        server.give_back(url)
