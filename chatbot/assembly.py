@@ -10,8 +10,8 @@ import httpx
 
 from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
-from chatbot.desk.clock import Clock, utc_now
 from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
+from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError

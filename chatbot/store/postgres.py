@@ -21,7 +21,6 @@ connection was found dead before anything was sent. Error messages never carry t
 from __future__ import annotations
 
 import json
-import select
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -195,7 +194,7 @@ class PostgresChangeFeed:
         conn = self._link.connection()
         try:
             return self._drain(conn, max(timeout, 0.0))
-        except (psycopg.Error, OSError, select.error) as error:
+        except (psycopg.Error, OSError) as error:
             self._link.drop()
             raise self._link.fail(error, "lost the database while watching") from None
 
@@ -456,7 +455,9 @@ class PostgresStore:
                 now,
             ),
         )
-        conn.execute("UPDATE conversations SET updated_at = %s WHERE id = %s", (now, conversation_id))
+        conn.execute(
+            "UPDATE conversations SET updated_at = %s WHERE id = %s", (now, conversation_id)
+        )
         return int(row[0])
 
     def _escalate(
@@ -746,8 +747,7 @@ class PostgresStore:
         with self._write() as conn:
             held = self._one(
                 conn,
-                "SELECT conversation_id, lease_owner FROM questions WHERE entry_id = %s"
-                " FOR UPDATE",
+                "SELECT conversation_id, lease_owner FROM questions WHERE entry_id = %s FOR UPDATE",
                 (question_id,),
             )
             if held is None or held[1] != worker:
@@ -922,8 +922,7 @@ class PostgresStore:
         if not isinstance(entry, ChatMessage):
             return None
         top = self._rows(
-            "SELECT top_probability FROM decisions WHERE message_id = %s"
-            " ORDER BY id DESC LIMIT 1",
+            "SELECT top_probability FROM decisions WHERE message_id = %s ORDER BY id DESC LIMIT 1",
             (entry.id,),
         )
         return entry, top[0][0] if top else None
@@ -936,8 +935,9 @@ class PostgresStore:
         texts: dict[str, str] = {}
         if wanted:
             texts.update(
-                self._rows("SELECT digest, text FROM passage_texts WHERE digest = ANY(%s)",
-                           (wanted,))  # fmt: skip
+                self._rows(
+                    "SELECT digest, text FROM passage_texts WHERE digest = ANY(%s)", (wanted,)
+                )  # fmt: skip
             )
         return [
             StoredDecision(

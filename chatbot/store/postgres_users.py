@@ -91,7 +91,9 @@ class PostgresUserStore:
 
     def accounts(self) -> list[Account]:
         with self._transaction() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM accounts ORDER BY name".encode()).fetchall()
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM accounts ORDER BY name".encode()
+            ).fetchall()
         return [_account(row) for row in rows]
 
     def remove_account(self, name: str) -> None:
