@@ -31,7 +31,7 @@ def display(url: str) -> str:
         password = parts.password
     except ValueError:  # A malformed port or host: show nothing that might be the password.
         return f"{scheme(url) or 'database'}://…"
-    if password is None and "@" not in parts.netloc:
+    if password is None and "@" not in parts.netloc and "password" not in parts.query.lower():
         return url
     user = parts.username or ""
     host = parts.netloc.rpartition("@")[2]

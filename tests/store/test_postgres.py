@@ -1,0 +1,182 @@
+"""What only PostgreSQL has: its URL and password, its schema version, a server that goes away.
+
+The contract (`test_contract.py`) runs on PostgreSQL through `tests/backends.py`; these tests add
+the server's own faults. Restarts happen on a private cluster (`tests/pg_cluster.py`), never on
+the shared server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from textual.widgets import Input, Static
+
+from chatbot.config import load_settings
+from chatbot.dburl import display, redact
+from chatbot.desk.models import State
+from chatbot.store.interface import StoreError
+from chatbot.store.postgres import PostgresStore
+from chatbot.tui import create_app
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from tests.backends import database_url, postgres_server
+from tests.conftest import ROOT
+from tests.pg_cluster import PrivateCluster
+from tests.tui.conftest import Q1, SIZE
+from tests.tui.helpers import wait_until
+
+SECRET = "s3cr%40t-pw"  # URL-encoded "s3cr@t-pw".
+
+
+def test_a_url_is_shown_without_its_password() -> None:
+    url = f"postgresql://ana:{SECRET}@db.example:5432/helpdesk?sslmode=require"
+    assert display(url) == "postgresql://ana@db.example:5432/helpdesk?sslmode=require"
+    assert display("postgresql://h/db?password=pw&x=1") == "postgresql://h/db?password=***&x=1"
+    assert display("/var/lib/helpdesk.sqlite3") == "/var/lib/helpdesk.sqlite3"
+    text = f"could not connect to {url}: password s3cr@t-pw rejected ({SECRET})"
+    scrubbed = redact(text, url)
+    assert "s3cr" not in scrubbed and "postgresql://ana@db.example:5432/helpdesk" in scrubbed
+
+
+def test_a_server_that_refuses_is_one_line_exit_2_without_the_password() -> None:
+    url = f"postgresql://ana:{SECRET}@127.0.0.1:1/helpdesk"
+    done = subprocess.run(
+        [sys.executable, "-m", "chatbot", "conversations", "list", "--db", url],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "postgresql://ana@127.0.0.1:1/helpdesk: database unavailable" in done.stderr
+    assert "s3cr" not in done.stderr
+
+
+@pytest.fixture
+def fresh_url() -> Iterator[str]:
+    """A database of its own, created and dropped here (tests below change its schema)."""
+    server = postgres_server()
+    url = server.create()
+    yield url
+    server.drop(url)
+
+
+def test_a_newer_schema_is_refused_with_one_line(fresh_url: str) -> None:
+    PostgresStore.open(fresh_url).close()
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_versions SET version = 99 WHERE component = 'conversations'")
+    with pytest.raises(StoreError) as refused:
+        PostgresStore.open(fresh_url)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.endswith("database schema version 99 is newer than this helpdesk understands"
+                            " (1); upgrade helpdesk")  # fmt: skip
+
+
+def test_processes_starting_at_once_migrate_once(fresh_url: str) -> None:
+    opening = (
+        "import sys; from chatbot.store.postgres import PostgresStore;"
+        " print(PostgresStore.open(sys.argv[1]).schema_version)"
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", opening, fresh_url], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]  # fmt: skip
+    results = [process.communicate(timeout=120) for process in processes]
+    assert [out.strip() for out, _ in results] == ["1"] * 4, results
+    with psycopg.connect(fresh_url) as conn:
+        assert conn.execute("SELECT version FROM schema_versions").fetchall() == [(1,)]
+
+
+# -- a server restart -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[PrivateCluster]:
+    private = PrivateCluster()
+    yield private
+    private.close()
+
+
+@pytest.fixture
+def cluster_db(cluster: PrivateCluster) -> Iterator[str]:
+    if not _up(cluster.url):
+        cluster.start()
+    name = f"restart_{time.monotonic_ns()}"
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"'.encode())
+    yield database_url(cluster.url, name)
+    if not _up(cluster.url):
+        cluster.start()
+
+
+def _up(url: str) -> bool:
+    try:
+        psycopg.connect(url, connect_timeout=2).close()
+    except psycopg.OperationalError:
+        return False
+    return True
+
+
+def test_a_restart_fails_writes_loudly_then_recovers_by_itself(
+    cluster: PrivateCluster, cluster_db: str
+) -> None:
+    store = PostgresStore.open(cluster_db)
+    other = PostgresStore.open(cluster_db)
+    feed = store.open_feed()
+    try:
+        acknowledged = store.create_conversation()
+        assert feed.wait(5.0) is True
+
+        cluster.stop()
+        with pytest.raises(StoreError, match="database unavailable|cannot write"):
+            store.create_conversation()  # Reported, not dropped...
+        with pytest.raises(StoreError):
+            store.conversation(acknowledged.id)
+        with pytest.raises(StoreError):
+            feed.wait(0.5)
+
+        cluster.start()
+        # ...and the same store objects carry on: no reopening by the caller.
+        assert store.conversation(acknowledged.id).state is State.BOT  # Nothing acknowledged lost.
+        assert feed.wait(5.0) is True  # A change may have been missed while away: say so.
+        assert feed.wait(0.0) is False
+        made = other.create_conversation()  # Its connection died too: one was made again.
+        assert feed.wait(5.0) is True
+        assert [c.id for c in store.conversations()] == [acknowledged.id, made.id]
+    finally:
+        feed.close()
+        store.close()
+        other.close()
+
+
+async def test_the_chat_says_the_database_is_away_keeps_the_question_and_recovers(
+    cluster: PrivateCluster, cluster_db: str
+) -> None:
+    settings = load_settings(store={"db": cluster_db})
+    app = create_app(settings, mode="chat", timings=False, bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.screen.query_one(ChatPanel)
+        field = app.screen.query_one("#question", Input)
+        cluster.stop()
+        field.focus()
+        field.value = Q1
+        await pilot.press("enter")
+        error = app.screen.query_one("#chat-error", Static)
+        await wait_until(pilot, lambda: bool(error.display))
+        assert "database unavailable" in str(error.render())
+        assert field.value == Q1  # What the customer typed is kept for another try.
+
+        cluster.start()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation_id is not None)
+        assert not error.display and field.value == ""
+    store = PostgresStore.open(cluster_db)
+    try:
+        [conversation] = store.conversations()
+        assert [e.text for e in store.entries(conversation.id)] == [Q1]  # type: ignore[union-attr]
+    finally:
+        store.close()
