@@ -4,6 +4,10 @@ settings, for the CLI, the app, bot workers and tests."""
 from __future__ import annotations
 
 import re
+import sqlite3
+import statistics
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -135,3 +139,44 @@ def open_accounts(settings: Settings) -> AccountService:
 
         return AccountService(PostgresUserStore.open(db))
     return AccountService(SQLiteUserStore.open(store_location(db)))
+
+
+@dataclass(frozen=True)
+class DatabaseReport:
+    """What `helpdesk doctor` says about the database: where (never the password), what server,
+    which schema, how far away."""
+
+    database: str
+    server: str
+    schema_version: int
+    latency_ms: float
+    """The median of a few round trips of a one-row read."""
+
+
+def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
+    """Open (and so migrate) the configured database and measure it; `HelpdeskError` if it
+    cannot be used."""
+    db = settings.store.db
+    store = open_store(settings)
+    try:
+        timings = []
+        for _ in range(round_trips):
+            start = time.perf_counter()
+            store.last_entry_id()
+            timings.append((time.perf_counter() - start) * 1000)
+        if is_postgres(db):
+            from chatbot.store.postgres import PostgresStore
+
+            assert isinstance(store, PostgresStore)
+            server, version = f"PostgreSQL {store.server_version()}", store.schema_version
+        else:
+            assert isinstance(store, SQLiteStore)
+            server, version = f"SQLite {sqlite3.sqlite_version}", store.schema_version
+    finally:
+        store.close()
+    return DatabaseReport(
+        database=store_name(db),
+        server=server,
+        schema_version=version,
+        latency_ms=round(statistics.median(timings), 3),
+    )
