@@ -39,11 +39,11 @@ POLL_S = 0.02
 QUESTION = "My bike will not unlock at the station. Can someone help?"
 
 
-def _desk(db: Path) -> DeskService:
+def _desk(db: Path | str) -> DeskService:
     return open_service(load_settings(store={"db": db}))
 
 
-def escalate(db: Path, count: int, start: Event, finished: Any, results: Any) -> None:
+def escalate(db: Path | str, count: int, start: Event, finished: Any, results: Any) -> None:
     """Start `count` conversations and escalate each; report their ids, then count itself in
     `finished`."""
     desk = _desk(db)
@@ -62,7 +62,7 @@ def escalate(db: Path, count: int, start: Event, finished: Any, results: Any) ->
     results.put(("escalated", escalated, time.time()))
 
 
-def claim(db: Path, agent: str, start: Event, finished: Any, results: Any) -> None:
+def claim(db: Path | str, agent: str, start: Event, finished: Any, results: Any) -> None:
     """Claim waiting conversations until every escalator has finished and nothing is waiting;
     report the ones won."""
     desk = _desk(db)
@@ -85,10 +85,11 @@ def claim(db: Path, agent: str, start: Event, finished: Any, results: Any) -> No
     results.put(("claimed", won, time.time()))
 
 
-def measure(conversations: int = 2000) -> dict[str, float | int]:
+def measure(conversations: int = 2000, db: str | None = None) -> dict[str, float | int]:
+    """On a fresh SQLite file, or on the empty database `db` names (a PostgreSQL URL)."""
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as directory:
-        db = Path(directory) / "queue.sqlite3"
+        db = db or str(Path(directory) / "queue.sqlite3")
         _desk(db).close()  # Create and migrate once, before the race.
         start = context.Event()
         finished = context.Value("i", 0)
@@ -108,10 +109,12 @@ def measure(conversations: int = 2000) -> dict[str, float | int]:
         start.set()
         escalated: list[int] = []
         claims: list[tuple[int, float]] = []
+        escalators_done = started
         for _ in processes:
-            kind, items, _finished = results.get(timeout=300)
+            kind, items, finished_at = results.get(timeout=300)
             if kind == "escalated":
                 escalated.extend(items)
+                escalators_done = max(escalators_done, finished_at)
             else:
                 claims.extend(items)
         for process in processes:
@@ -128,6 +131,8 @@ def measure(conversations: int = 2000) -> dict[str, float | int]:
         "queue_lost": len((set(escalated) - set(winners)) | set(unclaimed)),
         "queue_double_claimed": sum(1 for n in winners.values() if n > 1),
         "queue_claims_per_s": round(len(claims) / (last_claim - started), 1),
+        # Escalations (start, ask for a person, the question: three writes each) per second.
+        "queue_escalations_per_s": round(len(escalated) / (escalators_done - started), 1),
         "queue_conversations": len(escalated),
     }
 
