@@ -2,7 +2,7 @@
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
     python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
-                                                     queue, kb, bot, web, console)
+                                                     queue, kb, bot, web, console, postgres)
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     engine,
     handoff,
     kb,
+    postgres,
     rerank,
     retrieval,
     web,
@@ -85,6 +86,10 @@ def run_console(quick: bool) -> Figures:
     return dict(agent_console.measure(quick))
 
 
+def run_postgres(quick: bool) -> Figures:
+    return dict(postgres.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -96,6 +101,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "bot": run_bot,
     "web": run_web,
     "console": run_console,
+    "postgres": run_postgres,
 }
 
 
