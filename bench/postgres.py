@@ -168,9 +168,7 @@ def nullpath(path: Path) -> Iterator[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="smaller: under 30 s on an idle machine"
-    )
+    parser.add_argument("--quick", action="store_true", help="smaller: under 30 s idle")
     args = parser.parse_args()
     os.environ.setdefault("HELPDESK_CONFIG", os.devnull + ".toml")
     print(json.dumps(measure(args.quick), indent=2))

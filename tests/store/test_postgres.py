@@ -180,3 +180,39 @@ async def test_the_chat_says_the_database_is_away_keeps_the_question_and_recover
         assert [e.text for e in store.entries(conversation.id)] == [Q1]  # type: ignore[union-attr]
     finally:
         store.close()
+
+
+# -- accounts (`helpdesk serve`) in the same database ----------------------------------------------
+
+
+def test_accounts_live_in_the_postgres_database_too(fresh_url: str) -> None:
+    from argon2 import PasswordHasher
+
+    from chatbot.accounts.models import Role
+    from chatbot.accounts.service import AccountService
+    from chatbot.assembly import open_accounts
+    from chatbot.store.postgres_users import PostgresUserStore
+    from chatbot.store.users import AccountExists, AccountNotFound
+
+    fast = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    service = AccountService(PostgresUserStore.open(fresh_url), hasher=fast)
+    service.add("ana", role=Role.AGENT, password="correct horse", display_name="Ana P.")
+    with pytest.raises(AccountExists):
+        service.store.add_account(name="ana", display_name="A", role=Role.AGENT, password_hash="x")
+    assert service.authenticate("ana", "correct horse") is not None
+    assert service.authenticate("ana", "wrong") is None
+    before = service.store.get_account("ana")
+    assert before is not None and before.password_hash.startswith("$argon2id$")
+    service.set_password("ana", "battery staple")
+    after = service.store.get_account("ana")
+    assert after is not None and after.account.session_epoch == before.account.session_epoch + 1
+
+    through_settings = open_accounts(load_settings(store={"db": fresh_url}))
+    assert [a.name for a in through_settings.store.accounts()] == ["ana"]
+    secret = through_settings.store.session_secret()
+    assert len(secret) == 32 and service.store.session_secret() == secret  # One for every host.
+    service.remove("ana")
+    with pytest.raises(AccountNotFound):
+        service.remove("ana")
+    service.store.close()
+    through_settings.store.close()
