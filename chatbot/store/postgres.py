@@ -72,6 +72,8 @@ CHANNEL = "helpdesk"
 APPEND_LOCK = 0x68656C70  # "help": the advisory lock that orders log entries.
 MIGRATE_LOCK = 0x68656C71
 CONNECT_TIMEOUT_S = 5
+BEGIN_APPENDING = f"BEGIN; SELECT pg_advisory_xact_lock({APPEND_LOCK})".encode()
+NOTIFY_AND_COMMIT = f"NOTIFY {CHANNEL}; COMMIT".encode()
 
 
 def _time(value: float | None) -> datetime | None:
@@ -244,25 +246,25 @@ class PostgresStore:
         """One transaction that announces itself on commit. With `append` it first takes the lock
         that keeps log ids in commit order (first, so it never waits while holding a row)."""
         link = self._link
+        # One round trip each to begin (and lock) and to announce and commit: several statements
+        # in one simple query.
+        begin = BEGIN_APPENDING if append else b"BEGIN"
         conn = link.connection()
         try:
-            conn.execute("BEGIN")
+            conn.execute(begin)
         except psycopg.OperationalError:
             # Found dead before anything was sent (a server restarted while we were idle): one
             # more try on a new connection cannot write anything twice.
             link.drop()
             conn = link.connection()
             try:
-                conn.execute("BEGIN")
+                conn.execute(begin)
             except psycopg.Error as error:
                 link.drop()
                 raise link.fail(error, "cannot write") from None
         try:
-            if append:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPEND_LOCK,))
             yield conn
-            conn.execute(f"NOTIFY {CHANNEL}")
-            conn.execute("COMMIT")
+            conn.execute(NOTIFY_AND_COMMIT)
         except psycopg.Error as error:
             self._rollback(conn)
             raise link.fail(error, "cannot write") from None
