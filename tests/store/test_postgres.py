@@ -7,10 +7,11 @@ the shared server.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -216,3 +217,42 @@ def test_accounts_live_in_the_postgres_database_too(fresh_url: str) -> None:
         service.remove("ana")
     service.store.close()
     through_settings.store.close()
+
+
+def test_a_bot_worker_rides_out_a_restart(cluster: PrivateCluster, cluster_db: str) -> None:
+    """It says the database is away, and answers again once it is back, without a restart."""
+    from chatbot.assembly import open_service
+
+    log = cluster.folder / f"bot-{time.monotonic_ns()}.log"
+    with log.open("wb") as stderr:
+        bot = subprocess.Popen([sys.executable, "-m", "chatbot", "bot", "--db", cluster_db],
+                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)  # fmt: skip
+    try:
+        _until(lambda: "answering questions" in log.read_text())
+        cluster.stop()
+        _until(lambda: "database" in log.read_text().partition("\n")[2])
+        away = log.read_text().partition("\n")[2]
+        assert "lost the database" in away or "database unavailable" in away, away
+        cluster.start()
+        desk = open_service(load_settings(store={"db": cluster_db}))
+        try:
+            asked = desk.ask(None, Q1)
+            _until(lambda: desk.conversation(asked.conversation.id).pending == 0)
+            [decided] = desk.decisions(asked.conversation.id)
+            assert decided.decision.answer is not None
+        finally:
+            desk.close()
+        bot.send_signal(signal.SIGTERM)
+        assert bot.wait(timeout=60) == 0
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait(timeout=60)
+
+
+def _until(condition: Callable[[], object], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(0.05)
