@@ -577,6 +577,11 @@ class PostgresStore:
     # -- the agent's side -------------------------------------------------------------------------
 
     def claim(self, conversation_id: int, *, agent: str, expect: State) -> ClaimResult:
+        # A claim that cannot win (someone got there first) loses without a write: no wait for
+        # the append lock behind other agents' commits. One that may win is decided below.
+        current = self.conversation(conversation_id)
+        if current.state is not expect:
+            return ClaimResult(won=False, conversation=current)
         now = self._now()
         with self._write() as conn:
             cursor = conn.execute(
