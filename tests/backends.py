@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from chatbot.dburl import display
+from chatbot.dburl import display, redact
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
 from chatbot.store.interface import ConversationStore
@@ -146,7 +146,7 @@ def postgres_server() -> PostgresServer:
         try:
             _server = PostgresServer(admin_url())
         except Exception as error:  # noqa: BLE001 - whatever stops it, the reason is one line.
-            reason = " ".join(str(error).split())
+            reason = redact(" ".join(str(error).split()), admin_url())
             _unreachable = f"PostgreSQL not reachable at {display(admin_url())}: {reason}"
     if _server is None:
         assert _unreachable is not None
