@@ -2,7 +2,8 @@
 every ratio is taken within one run). `--quick` finishes in under a minute on 2 cores.
 
     python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
-                                                     queue, kb, kb_notify, bot, web, console, stats)
+                                                     queue, kb, kb_notify, bot, web, console,
+                                                     stats, postgres)
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -29,6 +30,7 @@ from bench import (  # noqa: E402
     handoff,
     kb,
     kb_notify,
+    postgres,
     rerank,
     retrieval,
     stats,
@@ -97,6 +99,10 @@ def run_stats(quick: bool) -> Figures:
     return dict(stats.measure(10_000 if quick else 100_000, runs=3 if quick else 5))
 
 
+def run_postgres(quick: bool) -> Figures:
+    return dict(postgres.measure(quick))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -110,6 +116,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "web": run_web,
     "console": run_console,
     "stats": run_stats,
+    "postgres": run_postgres,
 }
 
 

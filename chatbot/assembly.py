@@ -4,12 +4,17 @@ settings, for the CLI, the app, bot workers and tests."""
 from __future__ import annotations
 
 import re
+import sqlite3
+import statistics
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
+from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
@@ -32,6 +37,7 @@ def store_location(db: str) -> Path:
     """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`.
 
     Other URLs are refused with one line; the URL itself is never echoed (it may hold a password).
+    A `postgresql://` URL is `open_store`'s to handle, not this function's.
     """
     match = _SCHEME.match(db)
     if match is None:
@@ -44,16 +50,28 @@ def store_location(db: str) -> Path:
         if not rest or "?" in rest:
             raise HelpdeskError("store.db: write a SQLite URL as sqlite:///path/to/file.sqlite3")
         return Path(rest).expanduser()
-    if scheme in ("postgresql", "postgres"):
-        raise HelpdeskError(
-            "store.db: PostgreSQL is not supported yet; use a SQLite file path or sqlite:///path"
-        )
-    raise HelpdeskError(f"store.db: unknown database scheme {scheme!r}; use a SQLite file path")
+    if scheme in POSTGRES_SCHEMES:
+        raise HelpdeskError("store.db: a PostgreSQL URL is not a file")
+    raise HelpdeskError(
+        f"store.db: unknown database scheme {scheme!r}; use a SQLite file path or a "
+        "postgresql:// URL"
+    )
+
+
+def store_name(db: str) -> str:
+    """The database as it may be shown: a SQLite file's path, or a URL without its password."""
+    return display(db) if is_postgres(db) else str(store_location(db))
 
 
 def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
-    """The conversation store `settings.store.db` names, opened and migrated."""
-    return SQLiteStore.open(store_location(settings.store.db), clock=clock)
+    """The conversation store `settings.store.db` names, opened and migrated: a SQLite file, or
+    a PostgreSQL database for `postgresql://` (the driver is loaded only then)."""
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres import PostgresStore
+
+        return PostgresStore.open(db, clock=clock)
+    return SQLiteStore.open(store_location(db), clock=clock)
 
 
 def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
@@ -134,4 +152,50 @@ def build_engine(
 
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
-    return AccountService(SQLiteUserStore.open(store_location(settings.store.db)))
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres_users import PostgresUserStore
+
+        return AccountService(PostgresUserStore.open(db))
+    return AccountService(SQLiteUserStore.open(store_location(db)))
+
+
+@dataclass(frozen=True)
+class DatabaseReport:
+    """What `helpdesk doctor` says about the database: where (never the password), what server,
+    which schema, how far away."""
+
+    database: str
+    server: str
+    schema_version: int
+    latency_ms: float
+    """The median of a few round trips of a one-row read."""
+
+
+def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
+    """Open (and so migrate) the configured database and measure it; `HelpdeskError` if it
+    cannot be used."""
+    db = settings.store.db
+    store = open_store(settings)
+    try:
+        timings = []
+        for _ in range(round_trips):
+            start = time.perf_counter()
+            store.last_entry_id()
+            timings.append((time.perf_counter() - start) * 1000)
+        if is_postgres(db):
+            from chatbot.store.postgres import PostgresStore
+
+            assert isinstance(store, PostgresStore)
+            server, version = f"PostgreSQL {store.server_version()}", store.schema_version
+        else:
+            assert isinstance(store, SQLiteStore)
+            server, version = f"SQLite {sqlite3.sqlite_version}", store.schema_version
+    finally:
+        store.close()
+    return DatabaseReport(
+        database=store_name(db),
+        server=server,
+        schema_version=version,
+        latency_ms=round(statistics.median(timings), 3),
+    )

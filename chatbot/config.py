@@ -146,7 +146,8 @@ class StoreSettings(BaseModel):
 
     db: str = Field(default_factory=lambda: str(default_database()))
     """The database (`HELPDESK_DB`, `--db`): a SQLite file path or `sqlite:///path`, shared by
-    every `helpdesk` process on the machine."""
+    every `helpdesk` process on the machine, or `postgresql://user@host:5432/db`, shared by
+    processes on any machine."""
 
     @field_validator("db", mode="before")
     @classmethod

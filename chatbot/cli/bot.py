@@ -18,7 +18,7 @@ from chatbot.assembly import (
     make_http_client,
     open_knowledge_base,
     open_service,
-    store_location,
+    store_name,
 )
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.config import Settings
@@ -73,7 +73,7 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
                 loop.add_signal_handler(signum, worker.stop)
             await desk.watch()
             following = asyncio.create_task(live.follow())
-            where = store_location(settings.store.db)
+            where = store_name(settings.store.db)
             print(
                 f"helpdesk bot {worker.name}: answering questions from {where}, "
                 f"{bot.concurrency} at once; Ctrl+C to stop",

@@ -59,9 +59,9 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
-                        help="SQLite file or sqlite:///path (env HELPDESK_DB; default: user data "
-                             "dir)")  # fmt: skip
+    parser.add_argument("--db", metavar="PATH|URL", default=argparse.SUPPRESS,
+                        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db "
+                             "(env HELPDESK_DB; default: SQLite in the user data dir)")  # fmt: skip
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
