@@ -166,3 +166,19 @@ def test_hash_collisions_still_encode_exactly(monkeypatch: pytest.MonkeyPatch) -
     _check_chunks(_random_ascii_chunks(7), stem=True)
     words = ["bike", "refund", "helmet", "late", "fee", "bike", "dock", "refund", "pass"]
     _check_chunks([[w] for w in words], stem=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chinese_and_mixed_chunks_encode_like_tokenizing_each_text(seed: int) -> None:
+    # CJK runs are expanded to characters and bigrams in numpy, words of other scripts one by
+    # one, in one sequence: term ids must still come in order of first appearance.
+    rng = random.Random(seed)
+    han = [chr(c) for c in rng.sample(range(0x4E00, 0x4E40), 12)] + ["\U00020001", "か"]
+    pieces = [*han, "，", "。", " refund ", " Bikes ", " Café ", " the ", "ＡＢ", " 42 "]
+    if seed == 2:
+        pieces.append("\x00")  # The chunk is then normalised text by text.
+    chunks = [
+        ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+         for _ in range(rng.randint(1, 20))] for _ in range(4)
+    ]  # fmt: skip
+    _check_chunks(chunks, stem=seed != 1)

@@ -204,7 +204,15 @@ class Encoder:
 
     def _unicode_raw(self, texts: Sequence[str]) -> tuple[Int64Array, LengthArray]:
         """Raw ids of every raw token of `texts` (any script), and each text's number of them."""
-        documents: list[list[bytes] | list[str]] = [_raw_keys(text) for text in texts]
+        joined = "\x00".join(texts)
+        documents: list[list[bytes] | list[str]]
+        if joined.count("\x00") == max(len(texts) - 1, 0):
+            # One NFKC and casefold for the chunk: U+0000 is stable under both (it never
+            # composes or changes), so the pieces are each text's own normal form.
+            pieces = unicodedata.normalize("NFKC", joined).casefold().split("\x00")
+            documents = list(map(_TOKEN.findall, pieces)) if texts else []
+        else:
+            documents = [_raw_keys(text) for text in texts]
         raw_lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
         total = int(raw_lengths.sum())
         tokens: Iterable[bytes | str] = chain.from_iterable(documents)
@@ -330,17 +338,50 @@ class Encoder:
     def _learn(self, added: list[bytes | str]) -> None:
         """Work out the terms of newly seen raw tokens, in order (which keeps term ids in order
         of first appearance)."""
-        expansions = self._analyzer.terms_of_many(
-            [token.decode("ascii") if isinstance(token, bytes) else token for token in added]
-        )
-        sizes = np.fromiter(map(len, expansions), np.int64, count=len(expansions))
-        starts = np.zeros(len(expansions), np.int64)
+        tokens = [token.decode("ascii") if isinstance(token, bytes) else token for token in added]
+        is_cjk = np.fromiter(map(bool, map(_CJK.match, tokens)), np.bool_, len(tokens))
+        sizes = np.zeros(len(tokens), np.int64)
+        cjk = np.flatnonzero(is_cjk)
+        runs = [tokens[i] for i in cjk.tolist()]
+        run_lengths = np.fromiter(map(len, runs), np.int64, len(runs))
+        sizes[cjk] = 2 * run_lengths - 1  # its characters, then its bigrams
+        words = np.flatnonzero(~is_cjk)
+        expansions = self._analyzer.terms_of_many([tokens[i] for i in words.tolist()])
+        sizes[words] = np.fromiter(map(len, expansions), np.int64, len(expansions))
+        starts = np.zeros(len(tokens), np.int64)
         np.cumsum(sizes[:-1], out=starts[1:])
-        starts += self._terms.size
-        ids = _ids(chain.from_iterable(expansions), int(sizes.sum()), self._term_ids)
+        # Every term of every token in order, as an integer key: a CJK character is its code
+        # point, a bigram (first << 21) | second (always >= 2**21), a word -1 - its place in
+        # `others`. Only the distinct keys become strings to look up.
+        keys = np.empty(int(sizes.sum()), np.int64)
+        others: dict[str, int] = {}
+        single = words[sizes[words] == 1]
+        keys[starts[single]] = [
+            -1 - others.setdefault(e[0], len(others)) for e in expansions if len(e) == 1
+        ]
+        if runs:
+            points = np.frombuffer("".join(runs).encode("utf-32-le"), np.uint32).astype(np.int64)
+            run_of = np.repeat(np.arange(len(runs)), run_lengths)
+            offsets = np.zeros(len(runs), np.int64)
+            np.cumsum(run_lengths[:-1], out=offsets[1:])
+            within = np.arange(points.size) - offsets[run_of]
+            at = starts[cjk][run_of] + within
+            keys[at] = points
+            pair = np.flatnonzero(within < run_lengths[run_of] - 1)
+            keys[at[pair] + run_lengths[run_of[pair]]] = (points[pair] << 21) | points[pair + 1]
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        names = list(others)
+        distinct = [
+            names[-1 - key] if key < 0 else chr(key) if key < 1 << 21 else
+            chr(key >> 21) + chr(key & 0x1FFFFF)
+            for key in keys[first[order]].tolist()
+        ]  # fmt: skip
+        numbered = np.empty(order.size, np.int32)
+        numbered[order] = _ids(distinct, len(distinct), self._term_ids)
         self._sizes = np.concatenate([self._sizes, sizes])
-        self._starts = np.concatenate([self._starts, starts])
-        self._terms = np.concatenate([self._terms, ids])
+        self._starts = np.concatenate([self._starts, starts + self._terms.size])
+        self._terms = np.concatenate([self._terms, numbered[inverse.reshape(-1)]])
 
 
 def _ids(terms: Iterable[str], size: int, term_ids: dict[str, int]) -> IdArray:
