@@ -50,10 +50,10 @@ DENSE_SHARE = 1 / 8
 # Up to this many documents, a query whose terms have no more postings than there are documents
 # is scored for every document, which beats pruning's bookkeeping there.
 DIRECT_SIZE = 1 << 15
-# Up to this many postings, every posting's weight is kept (8 bytes each, 4 MB at most) and
+# Up to this many postings, every posting's weight is kept (8 bytes each, 16 MB at most) and
 # every query scores every document from them: at 10,000 passages that beats both pruning and
 # recomputing weights per query.
-STORED_WEIGHTS = 1 << 19
+STORED_WEIGHTS = 1 << 21
 # Terms in at least this many documents keep the documents where they weigh most (their
 # champions), a cheap first guess at the k best for queries of common words.
 CHAMPION_MIN_DF = 1024
