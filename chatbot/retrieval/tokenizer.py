@@ -371,14 +371,21 @@ class Encoder:
             keys[at[pair] + run_lengths[run_of[pair]]] = (points[pair] << 21) | points[pair + 1]
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         order = np.argsort(first)
-        names = list(others)
-        distinct = [
-            names[-1 - key] if key < 0 else chr(key) if key < 1 << 21 else
-            chr(key >> 21) + chr(key & 0x1FFFFF)
-            for key in keys[first[order]].tolist()
-        ]  # fmt: skip
+        ordered = keys[first[order]]
+        distinct = np.empty(ordered.size, object)
+        word = ordered < 0
+        distinct[word] = np.array(list(others), object)[-1 - ordered[word]]
+        grams = ordered[~word]
+        if grams.size:
+            # CJK terms as UTF-32 pairs (a lone character padded with a zero, which numpy's
+            # fixed-width strings drop): one conversion instead of a chr() per character.
+            pairs = np.zeros((grams.size, 2), "<u4")
+            bigram = grams >= 1 << 21
+            pairs[:, 0] = np.where(bigram, grams >> 21, grams)
+            pairs[:, 1] = np.where(bigram, grams & 0x1FFFFF, 0)
+            distinct[~word] = np.frombuffer(pairs.tobytes(), "<U2").astype(object)
         numbered = np.empty(order.size, np.int32)
-        numbered[order] = _ids(distinct, len(distinct), self._term_ids)
+        numbered[order] = _ids(distinct.tolist(), ordered.size, self._term_ids)
         self._sizes = np.concatenate([self._sizes, sizes])
         self._starts = np.concatenate([self._starts, starts + self._terms.size])
         self._terms = np.concatenate([self._terms, numbered[inverse.reshape(-1)]])
