@@ -358,13 +358,13 @@ def measure(quick: bool, plan: Sequence[tuple[str, int]] | None = None) -> dict[
         # How query time grows with the corpus: each size's p50 over the one at 10,000.
         base = results.get(f"retrieval_p50_ms_{prefix}10k")
         peer_base = results.get(f"retrieval_peer_p50_ms_{prefix}10k")
-        for size in ("100k", "1m"):
-            p50 = results.get(f"retrieval_p50_ms_{prefix}{size}")
+        for label in ("100k", "1m"):
+            p50 = results.get(f"retrieval_p50_ms_{prefix}{label}")
             if base and p50 is not None:
-                results[f"retrieval_growth_{prefix}10k_to_{size}"] = round(p50 / base, 1)
-            peer = results.get(f"retrieval_peer_p50_ms_{prefix}{size}")
+                results[f"retrieval_growth_{prefix}10k_to_{label}"] = round(p50 / base, 1)
+            peer = results.get(f"retrieval_peer_p50_ms_{prefix}{label}")
             if peer_base and peer is not None:
-                results[f"retrieval_peer_growth_{prefix}10k_to_{size}"] = round(peer / peer_base, 1)
+                results[f"retrieval_peer_growth_{prefix}10k_to_{label}"] = round(peer / peer_base, 1)
     results["retrieval_queries"] = queries
     return results
 
