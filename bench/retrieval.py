@@ -364,7 +364,9 @@ def measure(quick: bool, plan: Sequence[tuple[str, int]] | None = None) -> dict[
                 results[f"retrieval_growth_{prefix}10k_to_{label}"] = round(p50 / base, 1)
             peer = results.get(f"retrieval_peer_p50_ms_{prefix}{label}")
             if peer_base and peer is not None:
-                results[f"retrieval_peer_growth_{prefix}10k_to_{label}"] = round(peer / peer_base, 1)
+                results[f"retrieval_peer_growth_{prefix}10k_to_{label}"] = round(
+                    peer / peer_base, 1
+                )
     results["retrieval_queries"] = queries
     return results
 
