@@ -6,21 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from chatbot.cli.options import print_warning, settings_from
-from chatbot.files import write_text_atomic
-from chatbot.knowledge_base.models import Passage
-from chatbot.knowledge_base.storage import (
-    KnowledgeBaseError,
-    describe_validation_error,
-    export_passages,
-    load_passages_file,
-    read_regular_file,
-)
-from chatbot.knowledge_base.store import PassageStore, StoredPassage, passage_file_text
 from chatbot.text import printable
+
+# The knowledge base's modules (pydantic) are imported where they are used, so that registering
+# these commands costs `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.knowledge_base.models import Passage
+    from chatbot.knowledge_base.store import PassageStore, StoredPassage
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -103,10 +98,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _store(args: argparse.Namespace) -> PassageStore:
+    from chatbot.knowledge_base.store import PassageStore
+
     return PassageStore(settings_from(args).knowledge_base.path)
 
 
 def _text(args: argparse.Namespace) -> str | None:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, read_regular_file
+
     if args.text_file is None:
         text: str | None = args.text
         return text
@@ -120,6 +119,11 @@ def _text(args: argparse.Namespace) -> str | None:
 
 def make_passage(**fields: object) -> Passage:
     """A passage from command-line values, refused with one line naming the bad field."""
+    from pydantic import ValidationError
+
+    from chatbot.knowledge_base.models import Passage
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, describe_validation_error
+
     try:
         return Passage.model_validate(fields)
     except ValidationError as error:
@@ -130,6 +134,8 @@ def make_passage(**fields: object) -> Passage:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
     scan = _store(args).scan()
     if scan.problems:
         raise KnowledgeBaseError(scan.problems[0])
@@ -156,6 +162,8 @@ def _describe(item: StoredPassage) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.store import passage_file_text
+
     item = _store(args).get(args.id)
     if args.json:
         print(passage_file_text(item.passage), end="")
@@ -209,6 +217,8 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
     store = _store(args)
     versions = store.history(args.id)
     for v in versions:
@@ -224,6 +234,8 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import load_passages_file
+
     passages = load_passages_file(args.file)  # Validates every passage before anything is written.
     report = _store(args).import_passages(passages, replace=args.replace)
     counts = (f"{len(report.added)} added, {len(report.replaced)} replaced, "
@@ -233,6 +245,9 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from chatbot.files import write_text_atomic
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, export_passages
+
     passages = _store(args).passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
     if args.output is None:
