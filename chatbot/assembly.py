@@ -5,25 +5,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
-from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
 from chatbot.desk.clock import Clock, utc_now
-from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.store.interface import ConversationStore
-from chatbot.store.sqlite import SQLiteStore
-from chatbot.store.sqlite_users import SQLiteUserStore
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.transport import ValenTransport
+
+# The desk, its store and the accounts (some thirty pydantic models, ~0.15 s to import) are
+# imported by the functions that open them, so `helpdesk ask` and an engine alone never load them.
+if TYPE_CHECKING:
+    from chatbot.accounts.service import AccountService
+    from chatbot.desk.service import DeskService
+    from chatbot.store.interface import ConversationStore
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -53,11 +56,15 @@ def store_location(db: str) -> Path:
 
 def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
     """The conversation store `settings.store.db` names, opened and migrated."""
+    from chatbot.store.sqlite import SQLiteStore
+
     return SQLiteStore.open(store_location(settings.store.db), clock=clock)
 
 
 def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
     """A desk service on its own store connection, for the thread that calls this."""
+    from chatbot.desk.service import DeskService
+
     return DeskService(open_store(settings, clock=clock), max_attempts=settings.bot.max_attempts)
 
 
@@ -115,4 +122,7 @@ def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
 
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
+    from chatbot.accounts.service import AccountService
+    from chatbot.store.sqlite_users import SQLiteUserStore
+
     return AccountService(SQLiteUserStore.open(store_location(settings.store.db)))
