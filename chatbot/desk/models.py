@@ -34,7 +34,7 @@ class Feedback(StrEnum):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 # -- events ---------------------------------------------------------------------------------------
