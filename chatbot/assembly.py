@@ -7,8 +7,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import httpx
-
 from chatbot.config import Settings
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.engine.engine import Engine
@@ -17,16 +15,18 @@ from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.retrieval.retrievers import BM25Retriever
 from chatbot.valen.cache import ReplayCache
-from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
-from chatbot.valen.transport import ValenTransport
 
 # The desk, its store and the accounts (some thirty pydantic models, ~0.15 s to import) are
-# imported by the functions that open them, so `helpdesk ask` and an engine alone never load them.
+# imported by the functions that open them, so `helpdesk ask` and an engine alone never load them;
+# likewise httpx and the Valen client, which replaying recorded answers does not use.
 if TYPE_CHECKING:
+    import httpx
+
     from chatbot.accounts.service import AccountService
     from chatbot.desk.service import DeskService
     from chatbot.store.interface import ConversationStore
+    from chatbot.valen.client import ValenClient
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -72,6 +72,10 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
     """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
     connection per request allowed in flight, over aiohttp's connection pool (see
     `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here."""
+    import httpx
+
+    from chatbot.valen.transport import ValenTransport
+
     valen = settings.valen
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
@@ -82,6 +86,8 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
 
 
 def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClient:
+    from chatbot.valen.client import RetryPolicy, ValenClient
+
     valen = settings.valen
     return ValenClient(
         http,
@@ -101,15 +107,21 @@ def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClien
     )
 
 
-def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
-    """Replay cache in front of the live client, as the replay mode says."""
+def make_judge(settings: Settings, http: httpx.AsyncClient | None) -> PassageJudge:
+    """Replay cache in front of the live client, as the replay mode says. Replaying only
+    (`replay = "on"`) makes no request, so `http` may then be None."""
     valen = settings.valen
-    client = None if valen.replay == "on" else make_valen_client(settings, http)
+    client = None
+    if valen.replay != "on":
+        if http is None:
+            raise ValueError(f"replay mode {valen.replay!r} asks Valen: an HTTP client is needed")
+        client = make_valen_client(settings, http)
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
-def build_engine(settings: Settings, http: httpx.AsyncClient) -> Engine:
-    """The answer-or-escalate engine over the configured knowledge base."""
+def build_engine(settings: Settings, http: httpx.AsyncClient | None) -> Engine:
+    """The answer-or-escalate engine over the configured knowledge base (`http` may be None
+    when replaying only, see `make_judge`)."""
     passages = load_knowledge_base(settings.knowledge_base.path)
     synonyms = load_synonyms(settings.knowledge_base.path)
     return Engine(
