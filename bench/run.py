@@ -3,7 +3,8 @@ repeated runs; every ratio is taken within one run). `--quick` finishes in under
 a quiet 2-core machine.
 
     python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
-                                                     cli, queue, store, kb, bot, web, console)
+                                                     cli, queue, store, kb, bot, web, console,
+                                                     stats)
 
 Progress goes to stderr; stdout is the JSON alone.
 """
@@ -32,6 +33,7 @@ from bench import (  # noqa: E402
     kb,
     rerank,
     retrieval,
+    stats,
     store_size,
     web,
 )
@@ -105,6 +107,12 @@ def run_console(quick: bool) -> Figures:
     return dict(agent_console.measure(quick))
 
 
+def run_stats(quick: bool) -> Figures:
+    # Writing 100,000 conversations takes minutes on a loaded 2-core machine: --quick measures
+    # 10,000 (`stats_s_10k`), the full run 100,000 (`stats_s_100k`).
+    return dict(stats.measure(10_000 if quick else 100_000, runs=3 if quick else 5))
+
+
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "rerank": run_rerank,
     "concurrent": run_concurrent,
@@ -118,6 +126,7 @@ SECTIONS: dict[str, Callable[[bool], Figures]] = {
     "bot": run_bot,
     "web": run_web,
     "console": run_console,
+    "stats": run_stats,
 }
 
 

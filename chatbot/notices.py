@@ -18,6 +18,8 @@ from chatbot.desk.models import (
     FeedbackGiven,
     HandedBack,
     Note,
+    PersonOffered,
+    Rated,
     Released,
     Reopened,
     Resolved,
@@ -29,6 +31,10 @@ Reader = Literal["customer", "agent"]
 
 ESCALATED_NOTICE = "The bot could not answer this from the help center. A person will reply here."
 ASKED_NOTICE = "A person will reply here."
+REPEAT_NOTICE = (
+    "You asked this before: the answer above is what the help center says. If it did not help, "
+    "talk to a person (Ctrl+T) and they will reply here."
+)
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
@@ -61,7 +67,23 @@ def notice(event: EventData, *, reader: Reader) -> str | None:
         case Note(agent=agent, text=text):
             # Internal: whatever front end asks on a customer's behalf gets nothing.
             return None if reader == "customer" else f"{note_heading(agent)}: {text}"
+        case PersonOffered():
+            if reader == "customer":
+                return REPEAT_NOTICE
+            return "The customer asked the same question again; the bot offered a person."
+        case Rated(rating=rating):
+            if reader == "customer":
+                return f"You rated this conversation {rating} out of 5. Thank you!"
+            return f"The customer rated the conversation {rating} out of 5."
     return None
+
+
+def rating_prompt(agent: str | None, *, keys: bool = False) -> str:
+    """Asked of the customer once a person resolved their conversation; `keys` while the
+    prompt has the keyboard."""
+    who = agent or "the person who helped you"
+    ask = f"How did {who} do? Rate it from 1 (poor) to 5 (excellent)"
+    return f"{ask}: press a number." if keys else f"{ask}:"
 
 
 def feedback_note(value: Feedback) -> str:

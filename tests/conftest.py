@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import textual.constants
 
 from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
@@ -16,6 +18,12 @@ from tests.backends import backend
 from tests.valen_server import ValenTestServer
 
 __all__ = ["backend"]  # The store backend fixture, for the store's and the desk's tests.
+
+# No animations in tests: a screenshot taken while a tab's underline slides (slower under load)
+# would differ from the recorded one. The variable reaches the apps tests start as processes; the
+# constant, the apps in this process (Textual read the variable when the snapshot plugin loaded).
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
+textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"

@@ -151,3 +151,37 @@ def test_an_unknown_conversation_is_one_line(db: Path, capsys: pytest.CaptureFix
     code, out, err = run(capsys, "show", "99", "--db", str(db))
     assert code == 2 and out == ""
     assert err == "helpdesk: error: conversation 99 not found\n"
+
+
+def test_show_and_export_carry_ratings_and_person_offers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "rated.sqlite3"
+    desk = open_service(load_settings(store={"db": path}), clock=FakeClock())
+    try:
+        cid = desk.ask(None, "I was charged twice, can I get my money back?").conversation.id
+        [question] = desk.lease("worker-1", limit=1, lease_s=30)
+        desk.record_decision("worker-1", question, answered())
+        answer = desk.messages(cid)[-1].id
+        desk.ask(cid, "I was charged twice; can I get my money back")
+        desk.talk_to_person(cid)
+        desk.claim(cid, agent="ana")
+        desk.resolve(cid, agent="ana")
+        resolved = desk.entries(cid)[-1].id
+        desk.rate(cid, rating=5)
+    finally:
+        desk.close()
+    code, out, _ = run(capsys, "show", str(cid), "--db", str(path), "--json")
+    assert code == 0
+    events = json.loads(out)["events"]
+    assert {"type": "person-offered", "answer_entry": answer} in [
+        {k: v for k, v in e.items() if k not in ("id", "at")} for e in events
+    ]
+    assert {k: v for k, v in events[-1].items() if k not in ("id", "at")} == {
+        "type": "rated", "rating": 5, "resolved_entry": resolved, "agent": "ana",
+    }  # fmt: skip
+    code, out, _ = run(capsys, "export", "--db", str(path))
+    assert json.loads(out.splitlines()[0])["events"] == events
+    code, out, _ = run(capsys, "show", str(cid), "--db", str(path))
+    assert "The customer asked the same question again; the bot offered a person." in out
+    assert "The customer rated the conversation 5 out of 5." in out

@@ -15,7 +15,19 @@ from chatbot.desk.models import State
 
 HEAVY = ["numpy", "pydantic", "pydantic_settings", "textual", "httpx", "rich", "asyncio"]
 
-COMMANDS = ["ask", "eval", "kb", "valen", "chat", "agent", "bot", "conversations", "users", "serve"]
+COMMANDS = [
+    "ask",
+    "eval",
+    "kb",
+    "valen",
+    "chat",
+    "agent",
+    "bot",
+    "conversations",
+    "users",
+    "serve",
+    "stats",
+]
 
 
 def _help(*arguments: str) -> tuple[str, list[str]]:
@@ -49,7 +61,7 @@ def test_the_top_level_help_lists_every_command_and_loads_nothing_heavy() -> Non
 @pytest.mark.parametrize(
     "arguments",
     [["ask"], ["users", "add"], ["conversations", "list"], ["kb", "add"], ["valen", "check"],
-     ["serve"], ["bot"], ["eval"], ["agent"]],
+     ["serve"], ["bot"], ["eval"], ["agent"], ["stats"], ["kb", "synonyms", "add"]],
 )  # fmt: skip
 def test_each_subcommand_help_loads_nothing_heavy(arguments: list[str]) -> None:
     text, loaded = _help(*arguments)

@@ -16,6 +16,7 @@ from chatbot.text import printable
 if TYPE_CHECKING:
     from chatbot.knowledge_base.models import Passage
     from chatbot.knowledge_base.store import PassageStore, StoredPassage
+    from chatbot.knowledge_base.synonyms import SynonymGroup
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +82,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     p = command("check", "validate every passage; exit status 1 when there are problems")
     p.set_defaults(func=run_check)
+
+    synonyms = sub.add_parser("synonyms", help="list, add or remove synonym groups",
+                              description="Words customers use for the same thing.")  # fmt: skip
+    synonyms.set_defaults(func=lambda _args: _usage(synonyms))
+    ssub = synonyms.add_subparsers(title="synonyms commands", metavar="COMMAND",
+                                   parser_class=type(parser))  # fmt: skip
+    p = ssub.add_parser("list", help="every group, one a line: word = synonym, synonym",
+                        parents=[common])  # fmt: skip
+    p.set_defaults(func=run_synonyms_list)
+    p = ssub.add_parser("add", parents=[common],
+                        help="add synonyms to WORD's group (or start one)")  # fmt: skip
+    p.add_argument("word")
+    p.add_argument("synonym", nargs="+")
+    p.set_defaults(func=run_synonyms_add)
+    p = ssub.add_parser("rm", parents=[common],
+                        help="remove WORD's group, or only the SYNONYMs given from it")  # fmt: skip
+    p.add_argument("word")
+    p.add_argument("synonym", nargs="*")
+    p.set_defaults(func=run_synonyms_rm)
 
 
 def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) -> None:
@@ -262,8 +282,98 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_synonyms_list(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.synonyms import group_line
+
+    groups = _store(args).synonyms()
+    for group in groups:
+        print(printable(group_line(group)))
+    print(f"{len(groups)} synonym groups", file=sys.stderr)
+    return 0
+
+
+def _find_group(groups: list[SynonymGroup], word: str) -> int | None:
+    """The group `word` starts (compared ignoring case), if any."""
+    key = word.strip().casefold()
+    return next((i for i, g in enumerate(groups) if g[0].casefold() == key), None)
+
+
+def _save_group(store: PassageStore, revision: str | None, groups: list[SynonymGroup],
+                at: int, words: list[str]) -> None:  # fmt: skip
+    """Put `words` (head first) as group `at` (appended when `at` is past the end), checked as
+    the editor checks a line: one line naming what is wrong."""
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import parse_synonyms
+
+    [group] = parse_synonyms({words[0]: words[1:]}, where="synonyms")
+    if any("," in w or "=" in w for w in group):
+        raise KnowledgeBaseError("synonyms: a word may not hold ',' or '='")
+    groups[at:at + 1] = [group]  # fmt: skip
+    store.save_synonyms(groups, based_on=revision)
+
+
+def run_synonyms_add(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.synonyms import group_line
+
+    store = _store(args)
+    revision = store.synonyms_revision()
+    groups = list(store.synonyms())
+    at = _find_group(groups, args.word)
+    if at is None:
+        at, words = len(groups), [args.word, *args.synonym]
+    else:
+        words = [*groups[at], *args.synonym]
+    _save_group(store, revision, groups, at, [w.strip() for w in words])
+    print(printable(group_line(store.synonyms()[at])))
+    return 0
+
+
+def run_synonyms_rm(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import group_line
+
+    store = _store(args)
+    revision = store.synonyms_revision()
+    groups = list(store.synonyms())
+    at = _find_group(groups, args.word)
+    if at is None:
+        raise KnowledgeBaseError(f"synonyms: no group starts with {printable(args.word)!r}")
+    if not args.synonym:
+        removed = groups.pop(at)
+        store.save_synonyms(groups, based_on=revision)
+        print(f"removed {printable(group_line(removed))}")
+        return 0
+    drop = {w.strip().casefold() for w in args.synonym}
+    missing = drop - {w.casefold() for w in groups[at][1:]}
+    if missing:
+        word, synonym = printable(groups[at][0]), printable(sorted(missing)[0])
+        raise KnowledgeBaseError(f"synonyms: {word!r} has no synonym {synonym!r}")
+    words = [groups[at][0], *(w for w in groups[at][1:] if w.casefold() not in drop)]
+    if len(words) < 2:
+        groups.pop(at)
+        store.save_synonyms(groups, based_on=revision)
+        print(f"removed the group {printable(words[0])!r}: no synonyms left")
+        return 0
+    _save_group(store, revision, groups, at, words)
+    print(printable(group_line(store.synonyms()[at])))
+    return 0
+
+
 def run_check(args: argparse.Namespace) -> int:
-    report = _store(args).check()
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import group_line
+    from chatbot.retrieval.retrievers import unmatched_synonyms
+
+    store = _store(args)
+    report = store.check()
+    try:
+        for group in unmatched_synonyms(store.passages(), store.synonyms()):
+            report.notes.append(
+                f"synonyms {group_line(group)!r}: no passage has any of these words, so they "
+                "find nothing"
+            )
+    except KnowledgeBaseError as error:  # A broken synonyms.toml stops the engine loading.
+        report.problems.append(str(error))
     for problem in report.problems:
         print(f"problem: {printable(problem)}")
     for note in report.notes:

@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import ParamSpec, TypeVar
 
 from chatbot.desk.models import (
@@ -37,6 +38,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.service import DeskService
+from chatbot.desk.stats import DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
@@ -181,6 +183,12 @@ class AsyncDesk:
             self._service.feedback, conversation_id, entry_id=entry_id, value=value
         )
 
+    async def rating_due(self, conversation_id: int) -> ChatEvent | None:
+        return await self._run(self._service.rating_due, conversation_id)
+
+    async def rate(self, conversation_id: int, *, rating: int) -> ChatEvent:
+        return await self._write(self._service.rate, conversation_id, rating=rating)
+
     async def claim(self, conversation_id: int, *, agent: str) -> ClaimResult:
         return await self._write(self._service.claim, conversation_id, agent=agent)
 
@@ -292,6 +300,11 @@ class AsyncDesk:
         self, text: str, *, state: State | None = None, limit: int = 50
     ) -> list[SearchHit]:
         return await self._run(self._service.search, text, state=state, limit=limit)
+
+    async def stats(
+        self, *, since: datetime | None = None, threshold: float | None = None
+    ) -> DeskStats:
+        return await self._run(self._service.stats, since=since, threshold=threshold)
 
     async def last_entry_id(self) -> int:
         return await self._run(self._service.last_entry_id)

@@ -52,6 +52,8 @@ class EventType(StrEnum):
     FEEDBACK = "feedback"
     DECIDED = "decided"
     NOTE = "note"
+    PERSON_OFFERED = "person-offered"
+    RATED = "rated"
 
 
 class Escalated(_Frozen):
@@ -131,6 +133,30 @@ class Note(_Frozen):
     text: str
 
 
+class PersonOffered(_Frozen):
+    """The customer asked again what the bot had answered already: instead of repeating that
+    answer, the bot offered a person. Follows the repeated question in the log."""
+
+    type: Literal[EventType.PERSON_OFFERED] = EventType.PERSON_OFFERED
+    answer_entry: int
+    """The bot's earlier answer to the same question."""
+
+
+RATINGS = range(1, 6)
+"""A satisfaction rating: 1 (very unhappy) to 5 (very happy)."""
+
+
+class Rated(_Frozen):
+    """The customer rated how a person resolved their conversation, once per resolution."""
+
+    type: Literal[EventType.RATED] = EventType.RATED
+    rating: int = Field(ge=RATINGS.start, le=RATINGS.stop - 1)
+    resolved_entry: int
+    """The `resolved` event rated."""
+    agent: str | None = None
+    """Who resolved it."""
+
+
 EventData = Annotated[
     Escalated
     | Claimed
@@ -140,7 +166,9 @@ EventData = Annotated[
     | Reopened
     | FeedbackGiven
     | Decided
-    | Note,
+    | Note
+    | PersonOffered
+    | Rated,
     Field(discriminator="type"),
 ]
 EVENT_DATA: TypeAdapter[EventData] = TypeAdapter(EventData)

@@ -9,11 +9,16 @@ against the state the write actually lands on. Results are typed models; refusal
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
+from datetime import datetime
 from typing import TypeVar
 
 from chatbot.desk.models import (
+    RATINGS,
     AskResult,
+    Author,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -30,7 +35,9 @@ from chatbot.desk.models import (
     HandoffResult,
     Page,
     PendingQuestion,
+    PersonOffered,
     QueueItem,
+    Rated,
     Released,
     Reopened,
     Resolved,
@@ -39,6 +46,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
@@ -62,6 +70,14 @@ EARLIER_COUNTED = 1000
 needs, and counting every one made opening a long conversation grow with its length."""
 MAX_NOTE_CHARS = 4000
 """An internal note is a few lines for colleagues, not a document."""
+
+
+RESOLUTION_PAGE = 50
+"""Log entries read at a time, newest first, looking for the resolution a rating is for."""
+
+
+class RatingRefused(HelpdeskError):
+    """A rating for a conversation that is not resolved, or a second one."""
 
 
 class FeedbackRefused(HelpdeskError):
@@ -112,12 +128,36 @@ class DeskService:
             state = self.store.conversation(cid).state
             to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
             events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
+            pending, then = bot_judges(state), list[EventData]()
+            if pending and (earlier := self._earlier_answer(cid, text)) is not None:
+                # The same answer again would not help: offer a person instead, and leave the
+                # choice to the customer (the conversation stays with the bot).
+                pending, then = False, [PersonOffered(answer_entry=earlier.id)]
             conversation, message = self.store.add_customer_message(
-                cid, text, expect=state, to=to, pending=bot_judges(state), events=events
+                cid, text, expect=state, to=to, pending=pending, events=events, then=then
             )
             return AskResult(conversation=conversation, message=message)
 
         return self._settle(attempt)
+
+    def _earlier_answer(self, conversation_id: int, text: str) -> ChatMessage | None:
+        """The bot's latest answer, in this conversation, to the same question as `text`
+        (compared as `question_key`s), if it answered one."""
+        key = question_key(text)
+        same = {
+            stored.id
+            for stored in self.store.decisions(conversation_id)
+            if stored.decision.answer is not None and question_key(stored.decision.question) == key
+        }
+        if not key or not same:
+            return None
+        # Only now the log: a decision answered only if its answer reached the customer (a
+        # person may have had the conversation by then).
+        for entry in reversed(self.store.entries(conversation_id)):
+            if isinstance(entry, ChatMessage) and entry.author is Author.BOT:
+                if entry.decision_id in same:
+                    return entry
+        return None
 
     def talk_to_person(self, conversation_id: int) -> HandoffResult:
         """Hand the conversation to a person (reason `customer-asked`), whatever the bot is
@@ -187,6 +227,54 @@ class DeskService:
             question_entry=stored.message_id,
             question=stored.decision.question,
         )
+
+    def rating_due(self, conversation_id: int) -> ChatEvent | None:
+        """The `resolved` event the customer may still rate: the conversation is resolved and
+        this resolution has no rating yet. None otherwise."""
+        conversation = self.store.conversation(conversation_id)
+        if conversation.state is not State.RESOLVED:
+            return None
+        resolved, rated = self._resolution(conversation_id)
+        return None if rated else resolved
+
+    def rate(self, conversation_id: int, *, rating: int) -> ChatEvent:
+        """The customer's 1–5 rating of how a person resolved the conversation: once per
+        resolution, while it stays resolved."""
+        if isinstance(rating, bool) or rating not in RATINGS:
+            raise HelpdeskError(
+                f"a rating is a whole number from {RATINGS.start} to {RATINGS.stop - 1}"
+            )
+
+        def attempt() -> ChatEvent:
+            conversation = self.store.conversation(conversation_id)
+            if conversation.state is not State.RESOLVED:
+                raise RatingRefused("only a resolved conversation can be rated")
+            resolved, rated = self._resolution(conversation_id)
+            if resolved is None or not isinstance(resolved.event, Resolved):
+                raise RatingRefused("only a resolved conversation can be rated")
+            if rated:
+                raise RatingRefused("this conversation is rated already")
+            event = Rated(rating=rating, resolved_entry=resolved.id, agent=resolved.event.agent)
+            return self.store.add_event(conversation_id, event, expect=State.RESOLVED)
+
+        return self._settle(attempt)
+
+    def _resolution(self, conversation_id: int) -> tuple[ChatEvent | None, bool]:
+        """The latest `resolved` event, and whether a rating of it follows it."""
+        rated: set[int] = set()
+        before: int | None = None
+        while True:  # Newest first, a page at a time: the resolution is almost always near.
+            entries = self.store.entries(conversation_id, before_id=before, limit=RESOLUTION_PAGE)
+            for entry in reversed(entries):
+                if not isinstance(entry, ChatEvent):
+                    continue
+                if isinstance(entry.event, Rated):
+                    rated.add(entry.event.resolved_entry)
+                elif isinstance(entry.event, Resolved):
+                    return entry, entry.id in rated
+            if len(entries) < RESOLUTION_PAGE:
+                return None, False
+            before = entries[0].id
 
     # -- the agent's side -------------------------------------------------------------------------
 
@@ -480,6 +568,14 @@ class DeskService:
                 hits = [exact, *(h for h in hits if h.conversation_id != found.id)][:limit]
         return hits
 
+    def stats(self, *, since: datetime | None = None, threshold: float | None = None) -> DeskStats:
+        """How the desk is doing since `since` (None: ever). `threshold`, the answer threshold in
+        force, is added to the thresholds `would_answer` compares and recorded with the figures,
+        so a chart can mark it."""
+        thresholds = sorted({*STAT_THRESHOLDS, *([] if threshold is None else [threshold])})
+        figures = self.store.stats(since, thresholds=thresholds)
+        return figures.model_copy(update={"threshold": threshold})
+
     def last_entry_id(self) -> int:
         """Where a reader of `changes` starts: the newest log entry now."""
         return self.store.last_entry_id()
@@ -488,6 +584,13 @@ class DeskService:
         """Which conversations have log entries after the cursor `after`: a screen can redraw
         only those."""
         return self.store.changes(after=after)
+
+
+def question_key(text: str) -> str:
+    """What two wordings of one question share: its words, case-folded and compatibility-
+    normalised, so "Can I get a REFUND?" and "can i get a refund" are the same question."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(words)
 
 
 def _allowed(state: State, move: Move) -> bool:

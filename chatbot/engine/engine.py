@@ -9,7 +9,7 @@ from chatbot.engine.models import Candidate, Decision, QueryTerm, RetrievalTrace
 from chatbot.engine.policy import DEFAULT_THRESHOLD, decide
 from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.models import Passage
-from chatbot.retrieval.retrievers import BM25Retriever, Retrieved, Retriever
+from chatbot.retrieval.retrievers import BM25Retriever, Retrieved, Retriever, SynonymGroups
 from chatbot.valen.errors import ValenError
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.protocol import PREDICATE, Outcome
@@ -72,6 +72,18 @@ class Engine:
         )
         return Engine(
             retriever=retriever,
+            judge=self.judge,
+            threshold=self.threshold,
+            k=self.k,
+            predicate=self.predicate,
+        )
+
+    def with_synonyms(self, synonyms: SynonymGroups) -> Engine:
+        """The same engine with other synonym groups (the index stays: they change queries)."""
+        if not isinstance(self.retriever, BM25Retriever):
+            return self
+        return Engine(
+            retriever=self.retriever.with_synonyms(synonyms),
             judge=self.judge,
             threshold=self.threshold,
             k=self.k,

@@ -75,7 +75,9 @@ class LiveEngine:
 
         def build() -> tuple[Engine, list[str]]:
             loaded = read_knowledge_base(passages.directory)
-            return base.with_passages(loaded.passages), loaded.skipped
+            # Synonyms too: an editor's save of them renames a file into the directory as well.
+            engine = base.with_passages(loaded.passages).with_synonyms(passages.synonyms())
+            return engine, loaded.skipped
 
         # Nothing on disk may stop the app or a worker: whatever goes wrong, the last good engine
         # keeps answering, and the problem is told.

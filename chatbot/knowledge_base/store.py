@@ -52,6 +52,12 @@ from chatbot.knowledge_base.storage import (
     read_regular_file,
     require_directory,
 )
+from chatbot.knowledge_base.synonyms import (
+    SYNONYMS_FILE,
+    SynonymGroup,
+    load_synonyms,
+    synonyms_toml,
+)
 
 HISTORY_DIR = ".history"
 LOCK_FILE = ".lock"
@@ -365,6 +371,38 @@ class PassageStore:
             ) from None
         fsync_directory(self.directory)
         self._finish_import()
+
+    # Synonyms -----------------------------------------------------------------------------------
+    # The one way in for editors and `helpdesk kb synonyms`: a store kept elsewhere (PostgreSQL)
+    # offers the same three methods.
+
+    def synonyms(self) -> tuple[SynonymGroup, ...]:
+        """The synonym groups (none without a `synonyms.toml`); a bad file is one line."""
+        return load_synonyms(self.directory)
+
+    def synonyms_revision(self) -> str | None:
+        """A digest of `synonyms.toml` as it is now (None: no file), to save against."""
+        content = self._read(self.directory / SYNONYMS_FILE)
+        return None if content is None else revision_of(content)
+
+    def save_synonyms(self, groups: Sequence[SynonymGroup], *, based_on: str | None) -> str:
+        """Replace every synonym group, atomically; refused if the file changed since revision
+        `based_on` (None: there was no file). Returns the new revision."""
+        path = self.directory / SYNONYMS_FILE
+        text = synonyms_toml(groups)
+        with self._locked(create=True):
+            current = self._read(path)
+            if (None if current is None else revision_of(current)) != based_on:
+                raise ConflictError(
+                    "the synonyms were changed by someone else since you opened them"
+                )
+            try:
+                write_text_atomic(path, text)
+            except OSError as error:
+                raise KnowledgeBaseError(
+                    f"{path}: cannot write: {error.strerror or error}"
+                ) from None
+        return revision_of(text.encode("utf-8"))
 
     # Checking -----------------------------------------------------------------------------------
 

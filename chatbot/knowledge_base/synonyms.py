@@ -11,8 +11,10 @@ the passages and what Valen reads stay as written.
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chatbot.knowledge_base.storage import KnowledgeBaseError
@@ -72,3 +74,62 @@ def load_synonyms(knowledge_base: Path) -> tuple[SynonymGroup, ...]:
     if not knowledge_base.is_dir() or not path.exists():
         return ()
     return load_synonyms_file(path)
+
+
+# -- editing: one group per line, and the file written back ----------------------------------------
+
+LINE_FORMAT = "word = synonym, synonym"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def group_line(group: SynonymGroup) -> str:
+    """A group as the editor and `kb synonyms list` show it: `senior = pensioner, retiree`."""
+    return f"{group[0]} = {', '.join(group[1:])}"
+
+
+def parse_synonym_lines(text: str) -> tuple[tuple[SynonymGroup, ...], list[str]]:
+    """Groups from the editor's lines (`word = synonym, synonym`; blank lines and `#` comments
+    skipped), and one problem per bad line, naming it: `line 3: ...`."""
+    groups: list[SynonymGroup] = []
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = f"line {number}"
+        key, equals, value = line.partition("=")
+        if not equals:
+            problems.append(f"{where}: no '=': write {LINE_FORMAT}")
+            continue
+        if "=" in value:
+            problems.append(f"{where}: more than one '=': write {LINE_FORMAT}")
+            continue
+        if "," in key:
+            problems.append(f"{where}: one word before '=': write {LINE_FORMAT}")
+            continue
+        try:
+            [group] = parse_synonyms({key.strip(): value}, where=where)
+        except KnowledgeBaseError as error:
+            problems.append(str(error))
+            continue
+        head = group[0].casefold()
+        if head in first_line:
+            problems.append(f"{where}: {group[0]!r} already starts line {first_line[head]}")
+            continue
+        first_line[head] = number
+        groups.append(group)
+    return tuple(groups), problems
+
+
+def synonyms_toml(groups: Sequence[SynonymGroup]) -> str:
+    """`synonyms.toml` holding `groups`, one per line in the order given. Strings are written as
+    JSON strings, which are valid TOML basic strings (the same escapes)."""
+    lines = [
+        "# Synonyms customers use for the same thing: a question with any word of a group also",
+        "# searches for the others. Written by helpdesk (the editor, `helpdesk kb synonyms`).",
+    ]
+    for head, *others in groups:
+        key = head if _BARE_KEY.fullmatch(head) else json.dumps(head, ensure_ascii=False)
+        lines.append(f"{key} = {json.dumps(', '.join(others), ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"

@@ -103,6 +103,23 @@ class SynonymExpander:
         return list(added)
 
 
+def unmatched_synonyms(
+    passages: Sequence[Passage], groups: SynonymGroups, *, stem: bool = True, tags: bool = True
+) -> list[tuple[str, ...]]:
+    """The synonym groups none of whose words (or phrases, every word of one) any passage has,
+    as BM25 indexes them: such a group adds query terms that can never find anything."""
+    words = analyzer(stem=stem)
+    vocabulary: set[str] = set()
+    for passage in passages:
+        vocabulary.update(words.tokenize(indexed_text(passage, tags=tags)))
+    unmatched = []
+    for group in groups:
+        members = [terms for word in group if (terms := words.tokenize(word))]
+        if not any(vocabulary.issuperset(terms) for terms in members):
+            unmatched.append(tuple(group))
+    return unmatched
+
+
 class BM25Retriever:
     """BM25 (rank-bm25's Okapi scoring) over the project tokenizer.
 

@@ -11,6 +11,7 @@ Timestamps come from the clock the store was opened with.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from chatbot.desk.models import (
@@ -31,6 +32,7 @@ from chatbot.desk.models import (
     State,
     StoredDecision,
 )
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
 
@@ -88,9 +90,11 @@ class ConversationStore(Protocol):
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
-        """Append what the customer wrote (after `events`), moving the conversation `expect` →
-        `to`; `pending` makes it a question for the bot. Committed before anything can fail."""
+        """Append what the customer wrote (after `events`, before `then`), moving the
+        conversation `expect` → `to`; `pending` makes it a question for the bot. Committed, in
+        one transaction, before anything can fail."""
         ...
 
     def escalate(
@@ -149,6 +153,11 @@ class ConversationStore(Protocol):
         """Append an agent's internal note (a `note` event), in any state, by any agent; the
         conversation's state is untouched. Notes are for agents: front ends never show them to
         the customer."""
+        ...
+
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        """Append `event` to the log while the conversation is in state `expect` (`StaleState`
+        otherwise); it moves nothing."""
         ...
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
@@ -265,6 +274,17 @@ class ConversationStore(Protocol):
         """Conversations (only those in `state`, if given) with a customer or agent message that
         contains `text` literally, ignoring case (no wildcards; "" matches every message), most
         recently active first, at most `limit`, each with its newest matching message."""
+        ...
+
+    # -- analytics --------------------------------------------------------------------------------
+
+    def stats(
+        self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS
+    ) -> DeskStats:
+        """The desk's figures since `since` (None: everything), each computed by the database as
+        an aggregate query over indexed columns (`chatbot.store.stats_sql` holds the SQL every
+        backend shares); `would_answer` counts the decisions each of `thresholds` would have
+        answered. What each figure means is documented on `DeskStats`."""
         ...
 
     def last_entry_id(self) -> int:

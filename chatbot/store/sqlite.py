@@ -43,6 +43,7 @@ from chatbot.desk.models import (
     State,
     StoredDecision,
 )
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.store import codec
 from chatbot.store.interface import (
@@ -52,7 +53,8 @@ from chatbot.store.interface import (
     StaleState,
     StoreError,
 )
-from chatbot.store.schema import MIGRATIONS
+from chatbot.store.schema import MIGRATIONS, judgment_error_counts
+from chatbot.store.stats_sql import SQLiteDialect, compute_stats
 
 BUSY_TIMEOUT_MS = 5000
 FEED_POLL_S = 0.05
@@ -429,6 +431,7 @@ class SQLiteStore:
         to: State,
         pending: bool,
         events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
             self._require(db, conversation_id, expect)
@@ -441,6 +444,8 @@ class SQLiteStore:
             for event in events:
                 self._append(db, conversation_id, event=event)
             entry = self._append(db, conversation_id, author=Author.CUSTOMER, text=text)
+            for event in then:
+                self._append(db, conversation_id, event=event)
             if pending:
                 db.execute(
                     "INSERT INTO questions (entry_id, conversation_id) VALUES (?, ?)",
@@ -566,6 +571,15 @@ class SQLiteStore:
         assert isinstance(event, ChatEvent)
         return event
 
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        with self._write() as db:
+            self._require(db, conversation_id, expect)
+            entry = self._append(db, conversation_id, event=event)
+            row = db.execute(f"{self._ENTRY} WHERE e.id = ?", (entry,)).fetchone()
+        added = self._to_entry(row)
+        assert isinstance(added, ChatEvent)
+        return added
+
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write() as db:
             self._conversation(db, conversation_id)
@@ -688,6 +702,14 @@ class SQLiteStore:
                     ),
                 )
                 assert cursor.lastrowid is not None
+                db.executemany(
+                    "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    [
+                        (cursor.lastrowid, kind, count, now)
+                        for kind, count in judgment_error_counts(body).items()
+                    ],
+                )
                 stored = StoredDecision(
                     id=cursor.lastrowid,
                     conversation_id=conversation_id,
@@ -974,6 +996,24 @@ class SQLiteStore:
             )
             for id_, state_, agent, updated, entry, found in rows
         ]
+
+    def stats(
+        self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS
+    ) -> DeskStats:
+        """Aggregate queries in one read transaction, so every figure sees the same moment."""
+
+        def run(sql: str, params: Any) -> list[Any]:
+            return self._db.execute(sql, params).fetchall()
+
+        self._db.execute("BEGIN")
+        try:
+            return compute_stats(
+                run, SQLiteDialect(), since=since, now=self._clock(), thresholds=thresholds
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot compute the figures: {error}") from None
+        finally:
+            self._rollback()
 
     def last_entry_id(self) -> int:
         (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()

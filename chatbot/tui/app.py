@@ -87,6 +87,9 @@ class HelpDeskApp(SafeApp):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         # Short: the footer has 80 columns for the screen's keys and these.
         Binding("f2", "edit_knowledge_base", "Editor", tooltip="Edit the knowledge base"),
+        # F4 is the agents' team view; F5 is free on every screen. Not in the footer, which has
+        # no room left at 80 columns: the command palette offers "Analytics" too.
+        Binding("f5", "analytics", "Analytics", show=False, tooltip="How the desk is doing"),
     ]
 
     def __init__(
@@ -171,7 +174,22 @@ class HelpDeskApp(SafeApp):
                 isinstance(screen, editor.EditorScreen) for screen in self.screen_stack
             )
             return self.knowledge_base is not None and not editing
+        if action == "analytics":
+            return self._offers_analytics()
         return super().check_action(action, parameters)
+
+    def _offers_analytics(self) -> bool:
+        """For agents and editors; never in a customer's chat (`helpdesk chat`, the web's `/`)."""
+        return self.mode_name != "chat"
+
+    def action_analytics(self) -> None:
+        # Imported when first opened, like the editor: most sessions never look.
+        from chatbot.tui.screens.stats import StatsScreen
+
+        if not self._offers_analytics() or isinstance(self.screen, ModalScreen):
+            return
+        if not any(isinstance(screen, StatsScreen) for screen in self.screen_stack):
+            self.push_screen(StatsScreen(self.services))
 
     def action_edit_knowledge_base(self) -> None:
         # Imported when first opened: its widgets cost startup time that most sessions never use.
@@ -188,6 +206,10 @@ class HelpDeskApp(SafeApp):
         if self.knowledge_base is not None:
             yield SystemCommand("Knowledge base", "Edit passages, try questions, fill content gaps",
                                 self.action_edit_knowledge_base)  # fmt: skip
+        if self._offers_analytics():
+            yield SystemCommand("Analytics", "How the desk is doing: resolution rate, "
+                                "escalations, waits, scores, content gaps (F5)",
+                                self.action_analytics)  # fmt: skip
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
@@ -275,12 +297,15 @@ def create_app(
     timings: bool = True,
     bot: bool = True,
     editor: bool = True,
+    fixed_conversation: bool = False,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Bad settings (database, knowledge base, an unknown
     conversation) raise `HelpdeskError` here, before any screen opens. A passed `http` stays the
     caller's to close; what is created here is closed when the app exits. With `bot`, the app
     runs a bot worker of its own, so it answers questions with nothing else running. Without
-    `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone)."""
+    `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone). With
+    `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
+    the one its cookie names)."""
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     owns_http = http is None
     client = http if http is not None else make_http_client(settings)
@@ -320,8 +345,15 @@ def create_app(
         owns_desk=True,
         knowledge_base=settings.knowledge_base.path if editor else None,
     )
+    app.services.fixed_conversation = fixed_conversation
     if worker is not None:
         worker.log.addHandler(_AppLog(app))
     if settings.valen.replay == "on":
-        app.services.suggestions = recorded_questions(settings.valen.cache)
+        engine = live.engine
+        app.services.suggestions = recorded_questions(
+            settings.valen.cache,
+            threshold=engine.threshold,
+            predicate=engine.predicate,
+            model=settings.valen.model,
+        )
     return app

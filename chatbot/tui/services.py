@@ -10,6 +10,7 @@ from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.clock import Clock
 from chatbot.engine.engine import Engine
 from chatbot.engine.live import LiveEngine
+from chatbot.tui.suggestions import Suggestion
 
 
 @dataclass
@@ -28,8 +29,12 @@ class Services:
     """Published whenever anyone (this process or another) commits a change."""
     timings: bool = True
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
-    suggestions: tuple[str, ...] = ()
-    """Questions with recorded answers, offered in replay mode (where nothing else is judged)."""
+    fixed_conversation: bool = False
+    """The customer keeps the conversation they were given (a browser session's, which its
+    cookie names): no "new conversation"."""
+    suggestions: tuple[Suggestion, ...] = ()
+    """Questions with recorded answers, offered in replay mode (where nothing else is judged),
+    each saying whether the bot answers it or a person will reply."""
 
     @property
     def engine(self) -> Engine:

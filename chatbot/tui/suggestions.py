@@ -1,29 +1,62 @@
 """The questions the replay cache has recorded answers for, offered to try in replay mode.
 
 With recorded answers only, any other question is "not judged" and goes to a person, so a
-newcomer who types their own question would only ever see escalations.
+newcomer who types their own question would only ever see escalations. A recorded question whose
+best recorded probability stays under the threshold goes to a person too, and says so: offering it
+among "questions with recorded answers" without that promised an answer the bot never gives.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from chatbot.valen.cache import CorruptCacheError, read_entries
+from chatbot.valen.protocol import PREDICATE
 
 PREFIX = "Customer question: "
 SEPARATOR = "\n\nHelp-center passage: "
 MAX_SUGGESTIONS = 5
 
 
-def recorded_questions(cache: Path) -> tuple[str, ...]:
-    """Distinct questions in the cache file, in file order; none if it cannot be read."""
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A question with recorded answers, and whether the bot would answer it."""
+
+    question: str
+    answered: bool
+    """Some recorded probability for it reaches the threshold: the bot can answer it. False: it
+    goes to a person whatever the knowledge base retrieves."""
+
+
+def recorded_questions(
+    cache: Path,
+    *,
+    threshold: float = 0.7,
+    predicate: str = PREDICATE,
+    model: str | None = None,
+) -> tuple[Suggestion, ...]:
+    """Distinct questions in the cache file, in file order; none if it cannot be read. Only the
+    answers the engine would replay count (the same predicate and model): the cache key holds
+    both, so any other recording is a replay miss."""
     try:
         entries = read_entries(cache) or {}
     except CorruptCacheError:
         return ()  # The engine reports a bad cache itself; suggestions are only a convenience.
-    questions: dict[str, None] = {}
+    best: dict[str, float] = {}
     for entry in entries.values():
-        text = entry.get("input", "") if isinstance(entry, dict) else ""
-        if isinstance(text, str) and text.startswith(PREFIX) and SEPARATOR in text:
-            questions[text[len(PREFIX) : text.index(SEPARATOR)]] = None
-    return tuple(questions)[:MAX_SUGGESTIONS]
+        if not isinstance(entry, dict):
+            continue
+        text = entry.get("input", "")
+        if not (isinstance(text, str) and text.startswith(PREFIX) and SEPARATOR in text):
+            continue
+        if entry.get("instructions") != predicate or entry.get("model") != model:
+            continue
+        question = text[len(PREFIX) : text.index(SEPARATOR)]
+        probability = entry.get("probability")
+        # bool is an int: `true` is no probability. A refusal (none) never answers.
+        if isinstance(probability, bool) or not isinstance(probability, int | float):
+            probability = -1.0
+        best[question] = max(best.get(question, -1.0), float(probability))
+    suggestions = (Suggestion(q, answered=p >= threshold) for q, p in best.items())
+    return tuple(suggestions)[:MAX_SUGGESTIONS]

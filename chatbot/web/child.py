@@ -38,7 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise HelpdeskError("a chat session needs --conversation")
             # A customer never reaches the editor, nor any conversation but their own.
             app = create_app(
-                settings, mode="chat", conversation_id=args.conversation, bot=False, editor=False
+                settings,
+                mode="chat",
+                conversation_id=args.conversation,
+                bot=False,
+                editor=False,
+                fixed_conversation=True,
             )
         else:
             if not args.agent:

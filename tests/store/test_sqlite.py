@@ -17,7 +17,7 @@ from chatbot.store.interface import StoreError
 from chatbot.store.schema import MIGRATIONS
 from chatbot.store.sqlite import SQLiteStore
 from tests.store.conftest import FakeClock, answered
-from tests.store.test_contract import ask, claimed
+from tests.store.test_contract import ask, claimed, waiting
 
 
 @pytest.fixture
@@ -36,12 +36,53 @@ def mode(path: Path) -> int:
 
 
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 5
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 6
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
     assert {"conversations", "entries", "questions", "decisions", "passage_texts"} <= tables
     assert "messages" not in tables
+
+
+def test_a_version_5_database_gains_its_decisions_valen_errors(
+    db_path: Path, clock: FakeClock
+) -> None:
+    """Migration 6 reads the errors of decisions made before it out of their bodies, once."""
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        for _ in range(2):
+            question = ask(store, "I was charged twice")
+            store.lease_questions(worker="w", limit=1, lease_s=30)
+            store.record_decision(question.id, worker="w", expect=State.BOT,
+                                  decision=answered(), answer=True, escalation=None)  # fmt: skip
+        waiting(store, "No free docks")
+    # Back to version 5: what migration 6 added is dropped, the decisions and events stay.
+    with sqlite3.connect(db_path) as raw:
+        added = raw.execute(
+            "SELECT type, name FROM sqlite_master WHERE sql IS NOT NULL AND"
+            " (tbl_name = 'judgment_errors' OR name IN ('conversations_by_created',"
+            " 'entries_by_author_time', 'entries_by_event_time', 'entries_by_conversation_event',"
+            " 'entries_feedback', 'decisions_by_time', 'escalations_open', 'entries_by_author',"
+            " 'escalations_by_time'))"
+            " ORDER BY type = 'table'"
+        ).fetchall()
+        assert len(added) == 11
+        for kind, name in added:
+            raw.execute(f"DROP {kind} {name}")
+        raw.execute(
+            "CREATE INDEX entries_by_author ON entries (conversation_id, author, id)"
+            " WHERE author IS NOT NULL"
+        )
+        raw.execute("PRAGMA user_version = 5")
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == len(MIGRATIONS) == 6
+        stats = store.stats(None)
+        # answered() holds one replay miss beside two judged passages.
+        assert [(e.kind, e.count) for e in stats.valen_errors] == [("replay-miss", 2)]
+        assert stats.decisions == 2
+        # The escalation made before migration 6 is counted by its reason.
+        assert {r.reason.value: r.count for r in stats.escalations_by_reason if r.count} == {
+            "low-score": 1
+        }
 
 
 def test_a_version_3_database_gains_read_markers_with_everything_unread(
@@ -53,7 +94,7 @@ def test_a_version_3_database_gains_read_markers_with_everything_unread(
         conversation_id = claimed(old)
     monkeypatch.undo()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 5
+        assert store.schema_version == len(MIGRATIONS) == 6
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())

@@ -6,12 +6,15 @@ passed in (as the CLI's would be) and is never used to reach a host in replay mo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
+from textual.app import App
+from textual.pilot import Pilot
 
 from chatbot.assembly import open_service
 from chatbot.config import Settings, load_settings
@@ -82,3 +85,28 @@ def other(settings: Settings, clock: FrozenClock) -> Iterator[DeskService]:
     service = open_service(settings, clock=clock)
     yield service
     service.close()
+
+
+RunBefore = Callable[[Pilot[None]], Awaitable[None] | None]
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's `snap_compare`, with every screenshot taken steady: cursors
+    shown rather than caught mid-blink, and the footer showing the screen's current keys."""
+    from tests.tui.helpers import steady
+
+    def compare(
+        app: App[object],
+        press: Iterable[str] = (),
+        terminal_size: tuple[int, int] = (80, 24),
+        run_before: RunBefore | None = None,
+    ) -> bool:
+        async def steadied(pilot: Pilot[None]) -> None:
+            if run_before is not None and inspect.isawaitable(result := run_before(pilot)):
+                await result
+            await steady(pilot)
+
+        return snap_compare(app, press=press, terminal_size=terminal_size, run_before=steadied)
+
+    return compare

@@ -6,17 +6,19 @@ import asyncio
 import html
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.pilot import Pilot
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.widgets._footer import FooterKey
 
 from chatbot.desk.models import Author
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 
 
@@ -132,4 +134,10 @@ async def steady(pilot: Pilot[None]) -> None:
     the blink it is taken, then let the screen repaint."""
     for field in pilot.app.screen.query(Input):
         field.cursor_blink = False
+    for area in pilot.app.screen.query(TextArea):
+        area.cursor_blink = False
+    # The footer rebuilds a refresh after the bindings change (a queue filling enables Open):
+    # a screenshot taken in between would miss keys.
+    for footer in pilot.app.screen.query(Footer):
+        await wait_until(pilot, partial(getattr, footer, "is_current"))
     await pilot.pause()

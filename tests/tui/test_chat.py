@@ -273,6 +273,17 @@ async def test_replay_mode_offers_the_recorded_questions(
         assert other.conversation(1).state is State.WAITING
 
 
+async def test_the_chat_says_which_suggestion_a_person_answers(make_app: MakeApp) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "late fee?" in screen_text(app))
+        lines = screen_text(app).splitlines()
+        person = [line for line in lines if "a person will reply" in line]
+        # Q3 is the one (its bullet may wrap: the note follows its last words).
+        assert len(person) == 1 and "late fee? (a person will reply)" in person[0]
+        assert not any(Q1[-20:] in line and "person" in line for line in lines)
+
+
 class BrokenEngine(Engine):
     """An engine that fails outright, as a bug would (Valen failures never raise)."""
 

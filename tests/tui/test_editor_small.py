@@ -18,7 +18,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import MakeApp
-from tests.tui.helpers import flat, screen_text
+from tests.tui.helpers import flat, screen_text, steady, wait_until
 
 SMALL = (80, 24)
 
@@ -71,6 +71,8 @@ def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
     from tests.tui.conftest import FrozenClock
 
     async def run_before(pilot: Pilot[None]) -> None:
+        assert isinstance(pilot.app, HelpDeskApp)
+        app = pilot.app
         await pilot.pause()
         await pilot.press("f2")
         await pilot.app.workers.wait_for_complete()
@@ -78,7 +80,9 @@ def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
         await pilot.press("ctrl+n")
         await pilot.press(*"con")  # A Windows device name: refused, and the line says why.
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        problem = app.screen.query_one("#form-problem")
+        await wait_until(pilot, lambda: "device name" in flat(screen_text(app, problem)))
+        await steady(pilot)
 
     app = create_app(settings, mode="agent", clock=FrozenClock(), agent="ana", timings=False)
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)  # type: ignore[operator]

@@ -14,7 +14,7 @@ from chatbot.config import Settings
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock
-from tests.tui.helpers import ask, footer_offers, steady, wait_until
+from tests.tui.helpers import ask, flat, footer_offers, screen_text, steady, wait_until
 
 SnapCompare = Callable[..., bool]
 
@@ -152,3 +152,43 @@ def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fro
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)
+
+
+# -- issue 14, the customer chat at 80x24: a repeated question, a rating ---------------------------
+
+
+def test_chat_repeated_question_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        await ask(pilot, Q1)
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "You asked this before" in screen_text(pilot.app))  # type: ignore[arg-type]
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)
+
+
+def test_chat_asks_for_a_rating_at_80x24(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        from chatbot.assembly import open_service
+
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
+        await pilot.pause()
+        await ask(pilot, Q3)
+        desk = open_service(settings, clock=clock)
+        try:
+            desk.claim(1, agent="ben")
+            desk.reply(1, agent="ben", text="No late fee when the station is full.")
+            desk.resolve(1, agent="ben")
+        finally:
+            desk.close()
+        await wait_until(pilot, lambda: "Rate it from" in screen_text(app))
+        await pilot.press("shift+tab")  # On the rating: it says which keys rate.
+        await wait_until(pilot, lambda: "press a number" in flat(screen_text(app)))
+        await steady(pilot)
+
+    assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)

@@ -8,15 +8,50 @@ from pathlib import Path
 import pytest
 
 from chatbot.config import Settings, load_settings
-from chatbot.tui.suggestions import recorded_questions
+from chatbot.tui.suggestions import Suggestion, recorded_questions
+from chatbot.valen.protocol import PREDICATE
 from tests.conftest import SHIPPED_CACHE
-from tests.tui.conftest import Q1, Q3, SIZE, MakeApp
+from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
 
 
 def test_the_shipped_cache_offers_the_seed_questions() -> None:
-    questions = recorded_questions(SHIPPED_CACHE)
+    suggestions = recorded_questions(SHIPPED_CACHE)
+    questions = [s.question for s in suggestions]
     assert questions[0] == Q1 and Q3 in questions
     assert len(questions) == len(set(questions))
+
+
+def test_a_question_whose_recorded_answers_miss_the_threshold_goes_to_a_person() -> None:
+    # The third question's best recorded probability is 0.644: under 0.7 a person replies.
+    answered = {s.question: s.answered for s in recorded_questions(SHIPPED_CACHE)}
+    assert answered == {Q1: True, Q2: True, Q3: False}
+    # The threshold decides, not the question: at 0.6 the bot would answer it too.
+    lower = recorded_questions(SHIPPED_CACHE, threshold=0.6)
+    assert all(s.answered for s in lower)
+    # Recordings under another predicate or model would not replay, so they answer nothing.
+    assert recorded_questions(SHIPPED_CACHE, predicate=PREDICATE + " ") == ()
+    assert recorded_questions(SHIPPED_CACHE, model="other-model") == ()
+
+
+def test_a_refusal_or_an_odd_probability_never_counts_as_an_answer(tmp_path: Path) -> None:
+    def entry(question: str, **answer: object) -> dict[str, object]:
+        text = f"Customer question: {question}\n\nHelp-center passage: p"
+        return {"input": text, "instructions": PREDICATE, "model": None, **answer}
+
+    cache = tmp_path / "cache.json"
+    entries = {
+        "a": entry("refused?", refused=True),
+        "b": entry("true?", probability=True),
+        "c": entry("text?", probability="0.9"),
+        "d": entry("sure?", probability=0.95),
+    }
+    cache.write_text(json.dumps({"entries": entries, "format": 1}))
+    assert recorded_questions(cache) == (
+        Suggestion("refused?", answered=False),
+        Suggestion("true?", answered=False),
+        Suggestion("text?", answered=False),
+        Suggestion("sure?", answered=True),
+    )
 
 
 def test_a_missing_or_odd_cache_offers_nothing(tmp_path: Path) -> None:

@@ -108,20 +108,27 @@ when deciding whether the page still changes."""
 
 
 def settled(page: Page, *, still_s: float = STILL_S, timeout: float = 30.0) -> bytes:
-    """A screenshot once the app has drawn and the page (less its blinking bottom) has looked
-    the same for `still_s`. While the customer's question is being judged an animated
-    indicator shows, so a chat settles only once the bot has answered or handed over."""
+    """A screenshot once the app has drawn and the page (less its blinking bottom) has shown
+    nothing new for `still_s`. A focused input elsewhere (the editor's search box) blinks its
+    cursor, so two looks taking turns count as still: drawing never returns to an earlier frame.
+    While the customer's question is being judged an animated indicator shows, so a chat settles
+    only once the bot has answered or handed over."""
     size = page.viewport_size
     assert size is not None
     clip: FloatRect = {
         "x": 0, "y": 0, "width": size["width"], "height": size["height"] - BLINKING_PX
     }  # fmt: skip
-    shot, since = [page.screenshot(clip=clip)], [time.monotonic()]
+    looks, since = [page.screenshot(clip=clip)], [time.monotonic()]
 
     def still() -> bytes | None:
         current = page.screenshot(clip=clip)
-        if current != shot[0] or not painted(page):
-            shot[0], since[0] = current, time.monotonic()
+        if not painted(page):
+            looks[:], since[0] = [current], time.monotonic()
+            return None
+        if current not in looks:
+            # A second look may be the cursor's other phase; a third means the page changed.
+            looks[:] = [*looks, current] if len(looks) < 2 else [current]
+            since[0] = time.monotonic()
             return None
         return current if time.monotonic() - since[0] >= still_s else None
 

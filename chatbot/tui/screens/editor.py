@@ -34,11 +34,17 @@ from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_history import PassageHistory
 from chatbot.tui.widgets.passage_list import PassageList
+from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from chatbot.tui.widgets.try_it import TryItPanel
 
 log = logging.getLogger(__name__)
 
-FOCUS_ON_TAB = {"passages": "#passage-options", "try": "#try-question", "gaps": "#gap-table"}
+FOCUS_ON_TAB = {
+    "passages": "#passage-options",
+    "try": "#try-question",
+    "gaps": "#gap-table",
+    "synonyms": "#synonyms-text",
+}
 
 
 class Confirm(ModalScreen[bool]):
@@ -85,6 +91,7 @@ class EditorScreen(Screen[None]):
         Binding("ctrl+f", "search", "Search", show=False),
         Binding("ctrl+t", "tab('try')", "Try it"),
         Binding("ctrl+g", "tab('gaps')", "Gaps"),
+        Binding("ctrl+o", "tab('synonyms')", "Synonyms"),
         Binding("escape", "close", "Back"),
     ]
 
@@ -108,6 +115,8 @@ class EditorScreen(Screen[None]):
                 yield TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
             with TabPane("Content gaps", id="gaps"):
                 yield GapList(id="gap-list")
+            with TabPane("Synonyms", id="synonyms"):
+                yield SynonymsPanel(lambda: self.services.engine.passages, id="synonyms-panel")
         yield Footer()
 
     def _engine(self) -> Engine:
@@ -124,9 +133,15 @@ class EditorScreen(Screen[None]):
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
-        self.index.rebuilt.subscribe(self, lambda _count: self.refresh_list())
+        self.index.rebuilt.subscribe(self, self._rebuilt)
         self.refresh_list(open_first=True)
         self.refresh_gaps()
+        self.load_synonyms()
+
+    def _rebuilt(self, _count: int) -> None:
+        self.refresh_list()
+        if not self.synonyms.dirty:  # Someone else's save shows, unless it would drop typing.
+            self.load_synonyms()
 
     # Loading ------------------------------------------------------------------------------------
 
@@ -230,7 +245,7 @@ class EditorScreen(Screen[None]):
     # Leaving and quitting -----------------------------------------------------------------------
 
     def has_unsaved_work(self) -> bool:
-        return self.form.dirty
+        return self.form.dirty or self.synonyms.dirty
 
     def confirm_quit(self) -> None:
         """Ctrl+Q with unsaved changes: ask, as leaving the form does."""
@@ -239,7 +254,8 @@ class EditorScreen(Screen[None]):
             if discard:
                 self.app.exit()
 
-        question = f"Quit and discard your unsaved changes to {self._form_name()}?"
+        name = self._form_name() if self.form.dirty else "the synonyms"
+        question = f"Quit and discard your unsaved changes to {name}?"
         self.app.push_screen(Confirm(question, yes="Quit"), answered)
 
     def _form_name(self) -> str:
@@ -376,6 +392,35 @@ class EditorScreen(Screen[None]):
     def rebuild_index(self) -> None:
         self.index.rebuild()
 
+    # Synonyms -----------------------------------------------------------------------------------
+
+    @property
+    def synonyms(self) -> SynonymsPanel:
+        return self.query_one(SynonymsPanel)
+
+    def load_synonyms(self) -> None:
+        """Show the synonyms as stored; a broken file is said under the box (saving replaces
+        it with what is typed)."""
+        try:
+            revision = self.passages.synonyms_revision()
+            groups = self.passages.synonyms()
+        except KnowledgeBaseError as error:
+            self.synonyms.refuse(f"{error} (saving replaces the file)")
+            return
+        self.synonyms.load(groups, revision=revision)
+
+    @on(SynonymsPanel.SaveRequested)
+    def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
+        try:
+            revision = self.passages.save_synonyms(event.groups, based_on=event.based_on)
+        except KnowledgeBaseError as error:
+            self.synonyms.refuse(str(error))
+            self.notify(str(error), severity="error", markup=False)
+            return
+        self.synonyms.load(event.groups, revision=revision)
+        self.notify(f"Saved {len(event.groups)} synonym groups.", markup=False)
+        self.rebuild_index()
+
     # Actions ------------------------------------------------------------------------------------
 
     def show_tab(self, tab: str) -> None:
@@ -390,6 +435,9 @@ class EditorScreen(Screen[None]):
             self.refresh_gaps()
 
     def action_save(self) -> None:
+        if self.query_one(TabbedContent).active == "synonyms":
+            self.synonyms.request_save()
+            return
         self.show_tab("passages")
         self.form.request_save()
 
@@ -413,7 +461,17 @@ class EditorScreen(Screen[None]):
         self.show_tab(tab)
 
     def action_close(self) -> None:
-        self.leave_form(lambda: self.dismiss(None))
+        if not self.synonyms.dirty:
+            self.leave_form(lambda: self.dismiss(None))
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.leave_form(lambda: self.dismiss(None))
+
+        self.app.push_screen(
+            Confirm("Discard your unsaved changes to the synonyms?", yes="Discard"), answered
+        )
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         yield PaletteCommand("Knowledge base: save passage", "Save the open passage",
@@ -431,6 +489,9 @@ class EditorScreen(Screen[None]):
         yield PaletteCommand("Knowledge base: content gaps",
                              "Questions the bot escalated, to write passages from",
                              lambda: self.show_tab("gaps"))  # fmt: skip
+        yield PaletteCommand("Knowledge base: synonyms",
+                             "Words customers use for the same thing, one group a line",
+                             lambda: self.show_tab("synonyms"))  # fmt: skip
 
 
 def _last_readable(versions: list[Version]) -> Passage | None:

@@ -20,12 +20,14 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import (
+    RATINGS,
     Author,
     ChatEvent,
     ChatMessage,
     Conversation,
     Feedback,
     FeedbackGiven,
+    Resolved,
     State,
 )
 from chatbot.engine.engine import check_question
@@ -36,6 +38,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
+from chatbot.tui.widgets.rating_prompt import RatingPrompt
 
 WELCOME = (
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
@@ -45,6 +48,10 @@ REPLAY_NOTE = (
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
+PERSON_REPLIES = "a person will reply"
+"""After a suggested question whose recorded answers are all under the threshold."""
+RATING_WORDS = {1: "1 (poor)", 5: "5 (excellent)"}
+"""The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
 
@@ -56,6 +63,7 @@ class ChatPanel(Vertical):
         Binding("ctrl+t", "talk_to_person", "Talk to a person"),
         Binding("ctrl+y", "feedback('helpful')", "Helpful"),
         Binding("ctrl+n", "feedback('not-helpful')", "Not helpful"),
+        Binding("ctrl+b", "new_conversation", "New chat", tooltip="Start a new conversation"),
     ]
 
     working: reactive[bool] = reactive(False)
@@ -64,6 +72,7 @@ class ChatPanel(Vertical):
     log_view = getters.query_one("#chat-log", VerticalScroll)
     question = getters.query_one("#question", Input)
     error = getters.query_one("#chat-error", Static)
+    rating = getters.query_one("#rating", RatingPrompt)
 
     def __init__(
         self, services: Services, *, conversation_id: int | None = None, id: str | None = None
@@ -86,6 +95,7 @@ class ChatPanel(Vertical):
             if self.services.suggestions:
                 yield Static(self._suggestions(), classes="welcome")
         yield BotWorking(id="bot-working")
+        yield RatingPrompt(id="rating")
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
@@ -95,6 +105,7 @@ class ChatPanel(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(BotWorking).display = False
+        self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
@@ -131,6 +142,9 @@ class ChatPanel(Vertical):
                     entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
                 elif conversation.last_entry > self._last_entry:
                     entries = await desk.entries_after(self.conversation_id, self._last_entry)
+                due = None
+                if conversation.state is State.RESOLVED:
+                    due = await desk.rating_due(self.conversation_id)
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
@@ -140,6 +154,10 @@ class ChatPanel(Vertical):
                 Text(status_line(conversation.state, agent))
             )
             self.working = conversation.state is State.BOT and conversation.pending > 0
+            if due is not None and isinstance(due.event, Resolved):
+                self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
+            else:
+                self.rating.display = False
             if entries:
                 self._last_entry = entries[-1].id
                 await self._show(entries)
@@ -173,8 +191,10 @@ class ChatPanel(Vertical):
 
     def _suggestions(self) -> Text:
         text = Text(REPLAY_NOTE)
-        for question in self.services.suggestions:
-            text.append(f"\n  • {printable(question)}")
+        for suggestion in self.services.suggestions:
+            text.append(f"\n  • {printable(suggestion.question)}")
+            if not suggestion.answered:
+                text.append(f" ({PERSON_REPLIES})", style="italic")
         return text
 
     def _show_error(self, text: str) -> None:
@@ -223,6 +243,44 @@ class ChatPanel(Vertical):
             self.notify("A person already has this conversation.")
         await self.refresh_log()
 
+    async def action_new_conversation(self) -> None:
+        """Start afresh: the next question opens a new conversation, and the old one stays on
+        record (in the queue, if it waits for a person)."""
+        if self.conversation_id is None:
+            return
+        async with self._loading:  # Not while entries of the old one are being shown.
+            self.conversation_id = None
+            self.conversation = None
+            self._last_entry = 0
+            self._answers.clear()
+            self._latest_answer = None
+            await self.log_view.query_children().exclude(".welcome").remove()
+            self.query_one("#chat-status", Static).update(Text(status_line(State.BOT, None)))
+            self.working = False
+            self.rating.display = False
+            self.error.display = False
+        self.question.focus()
+        self.refresh_bindings()
+
+    @on(RatingPrompt.Rated)
+    async def _rated(self, event: RatingPrompt.Rated) -> None:
+        event.stop()
+        await self.rate(event.rating)
+
+    async def rate(self, rating: int) -> None:
+        """Store the customer's 1–5 rating of the resolved conversation."""
+        if self.conversation_id is None:
+            return
+        try:
+            await self.services.desk.rate(self.conversation_id, rating=rating)
+        except HelpdeskError as error:
+            self._show_error(str(error))
+            return
+        self.error.display = False
+        if self.rating.has_focus:
+            self.question.focus()
+        await self.refresh_log()
+
     def _awaiting_feedback(self) -> MessageBubble | None:
         """The latest bot answer, if the customer has not judged it yet."""
         bubble = self._latest_answer
@@ -231,6 +289,10 @@ class ChatPanel(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "feedback" and self._awaiting_feedback() is None:
             return None  # Shown greyed out in the footer until there is an answer to judge.
+        if action == "new_conversation":
+            if self.services.fixed_conversation:
+                return False  # A browser's conversation is the one its cookie names.
+            return None if self.conversation_id is None else True
         return True
 
     async def action_feedback(self, value: str) -> None:
@@ -265,11 +327,26 @@ class ChatPanel(Vertical):
             self.action_talk_to_person,
         )  # fmt: skip
         # Palette titles are read as markup, so a question with brackets is left to typing.
-        for question in (q for q in self.services.suggestions if "[" not in q):
+        for suggestion in (s for s in self.services.suggestions if "[" not in s.question):
+            question = suggestion.question
             yield PaletteCommand(
-                f"Ask: {question}", "A question with recorded answers",
+                f"Ask: {question}",
+                "A question with recorded answers" if suggestion.answered
+                else f"A question with recorded answers: {PERSON_REPLIES}",
                 lambda question=question: self.ask(question),  # type: ignore[misc]
             )  # fmt: skip
+        if self.conversation_id is not None and not self.services.fixed_conversation:
+            yield PaletteCommand(
+                "New conversation", "Start afresh; this conversation stays on record",
+                self.action_new_conversation,
+            )  # fmt: skip
+        if self.rating.display:
+            for rating in RATINGS:
+                yield PaletteCommand(
+                    f"Rating: {RATING_WORDS.get(rating, rating)}",
+                    "How satisfied you are with how this conversation was resolved",
+                    lambda rating=rating: self.rate(rating),  # type: ignore[misc]
+                )  # fmt: skip
         if self._awaiting_feedback() is not None:
             yield PaletteCommand(
                 "Mark the last answer helpful", "Tell us the bot's answer helped",

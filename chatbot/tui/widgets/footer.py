@@ -37,6 +37,16 @@ class Footer(TextualFooter):
     """Textual's footer shows no keys until the first binding change; then `_shown` is kept."""
     _shown: tuple[object, ...] | None = None
 
+    @property
+    def is_current(self) -> bool:
+        """Whether the keys shown are the screen's keys now (no rebuild waiting to happen)."""
+        return (
+            not self._rebuild_pending
+            and self._shown is not None
+            and self.is_attached
+            and self._shown == _keys(self.screen)
+        )
+
     def bindings_changed(self, screen: Screen[object]) -> None:
         if not self._rebuild_pending:
             self._rebuild_pending = True

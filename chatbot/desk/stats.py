@@ -1,0 +1,222 @@
+"""How the desk is doing: the figures `helpdesk stats` prints and the analytics screen draws.
+
+Every figure is computed by the store in the database (`ConversationStore.stats`) from the facts
+the desk already records: conversations, their logs of messages and typed events, the bot's
+decisions with their scores, latencies and Valen errors, and the content gaps. This module holds
+only the typed result and the definitions; its JSON dump (`DeskStats.to_json`) is the stable
+`helpdesk stats --json` shape documented in the README.
+
+The window (`since`) applies to each figure by the time of the thing it counts: conversations by
+when they started, questions and answers by when they were written, escalations, resolutions and
+decisions by when they happened. `waiting_now` and `oldest_wait_s` are always as of now.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from chatbot.engine.models import Reason
+from chatbot.errors import HelpdeskError
+
+STAT_THRESHOLDS: tuple[float, ...] = (0.6, 0.65, 0.7, 0.75, 0.8)
+"""The thresholds `would_answer` reports, the app's default (0.7) among them."""
+SCORE_BINS = 20
+"""The top-score histogram's bins: 0.05 wide, [0.00, 0.05) up to [0.95, 1.00]."""
+TOP_GAPS = 10
+"""How many content gaps `content_gaps` lists."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Percentiles(_Frozen):
+    """The median and 90th percentile of some durations (nearest rank: each is one of the
+    measured values); None when nothing was measured."""
+
+    count: int
+    p50: float | None = None
+    p90: float | None = None
+
+
+class ReasonCount(_Frozen):
+    reason: Reason
+    count: int
+
+
+class PassageFeedback(_Frozen):
+    """The customers' verdicts on the bot's answers from one passage."""
+
+    passage_id: str
+    title: str | None
+    helpful: int
+    not_helpful: int
+
+
+class ErrorCount(_Frozen):
+    """Passages Valen did not judge, by the kind of failure (`timeout`, `replay-miss`, ...)."""
+
+    kind: str
+    count: int
+
+
+class ScoreBin(_Frozen):
+    """Decisions whose best probability lies in [low, high) (the last bin includes 1.0)."""
+
+    low: float
+    high: float
+    count: int
+
+
+class ThresholdCount(_Frozen):
+    """How many of the window's decisions would have been answers at `threshold`: those whose
+    best probability reaches it."""
+
+    threshold: float
+    answers: int
+
+
+class GapCount(_Frozen):
+    """A question the knowledge base could not answer, asked `count` times (the same words,
+    ignoring case and surrounding spaces), not yet handled by a new passage."""
+
+    question: str
+    count: int
+    last_at: datetime
+
+
+class DayCount(_Frozen):
+    """Conversations started on one UTC day."""
+
+    day: date
+    conversations: int
+
+
+class DeskStats(_Frozen):
+    """The desk's figures for a window of time (see the module docstring for what `since`
+    applies to)."""
+
+    since: datetime | None
+    """The start of the window (None: everything recorded)."""
+    generated_at: datetime
+
+    conversations: int
+    """Conversations started in the window."""
+    asked: int
+    """Those of them in which the customer wrote at least once."""
+    bot_answered: int
+    """Those of them the bot answered at least once."""
+    bot_resolved: int
+    """Conversations the bot resolved: started in the window, the bot answered in them at least
+    once, and after the bot's first answer nothing sent them to a person: no `escalated` event
+    (whatever the reason: a low score, the customer asking for a person, a "not helpful"
+    verdict, ...) and no answer marked not helpful."""
+
+    questions: int
+    """Customer messages written in the window."""
+    bot_answers: int
+    """Bot answers given in the window."""
+    questions_by_hour: tuple[int, ...]
+    """Customer messages by hour of day (UTC), 24 counts from 00:00."""
+
+    escalations: int
+    """Times a conversation was sent to the queue in the window."""
+    escalations_by_reason: tuple[ReasonCount, ...]
+    """Every reason, in `Reason`'s order, zeros included."""
+    first_reply_s: Percentiles
+    """Seconds from an escalation in the window to the first agent message after it (before the
+    conversation escalated again); escalations nobody has replied to yet are left out."""
+    resolution_s: Percentiles
+    """Seconds from an escalation to the `resolved` event that closed it, for each resolution in
+    the window (measured from the conversation's latest escalation before it)."""
+    waiting_now: int
+    """Conversations in the queue now, unclaimed."""
+    oldest_wait_s: float | None
+    """How long the longest of them has waited, in seconds (None: nobody waits)."""
+
+    feedback: tuple[PassageFeedback, ...]
+    """Verdicts on answers given in the window, per passage, most judged first."""
+
+    decisions: int
+    """Decisions the bot made in the window."""
+    judgment_ms: Percentiles
+    """How long deciding took, per question: retrieval, Valen's judgments (all passages at once)
+    and the decision, in milliseconds (`Decision.latency_ms`)."""
+    valen_errors: tuple[ErrorCount, ...]
+    """Passages not judged in the window's decisions, by kind, most frequent first."""
+    top_scores: tuple[ScoreBin, ...]
+    """The window's decisions by their best probability, `SCORE_BINS` bins from 0 to 1."""
+    unscored: int
+    """Decisions with no judged passage at all (nothing retrieved, or every judgment failed)."""
+    threshold: float | None = None
+    """The answer threshold in force where the figures were asked for (None: not known)."""
+    would_answer: tuple[ThresholdCount, ...]
+    content_gaps: tuple[GapCount, ...]
+    """The most asked questions that escalated in the window and have no passage yet."""
+    per_day: tuple[DayCount, ...]
+    """Conversations started per UTC day, every day of the window (zeros included) up to
+    `generated_at`'s day; from the first conversation's day when `since` is None."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bot_resolution_rate(self) -> float | None:
+        """`bot_resolved` / `asked`: of the conversations where the customer wrote, the share
+        the bot resolved (None when nobody wrote)."""
+        return None if self.asked == 0 else self.bot_resolved / self.asked
+
+    def to_json(self) -> dict[str, object]:
+        """The `helpdesk stats --json` shape: stable, documented in the README."""
+        return self.model_dump(mode="json")
+
+
+_RELATIVE = re.compile(r"(\d{1,6})([hdw])")
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """A window's start as people write it: `24h`, `7d`, `2w` before `now`, or a date or time in
+    ISO 8601 (`2026-11-01`, `2026-11-01T12:00`; UTC unless it names an offset). `HelpdeskError`
+    with one line saying what is wrong otherwise."""
+    value = text.strip()
+    relative = _RELATIVE.fullmatch(value)
+    if relative:
+        return now - int(relative.group(1)) * _UNITS[relative.group(2)]
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise HelpdeskError(
+            f"--since {text!r}: expected a span like 24h, 7d or 2w, or a date like 2026-11-01"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if moment > now:
+        raise HelpdeskError(f"--since {text!r}: that is in the future")
+    return moment
+
+
+def duration(seconds: float | None) -> str:
+    """`45s`, `12m 05s`, `3h 07m`, `2d 04h`: a duration in its two largest units ("–": none)."""
+    if seconds is None:
+        return "–"
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    if whole < 86400:
+        return f"{whole // 3600}h {whole % 3600 // 60:02d}m"
+    return f"{whole // 86400}d {whole % 86400 // 3600:02d}h"
+
+
+def milliseconds(value: float | None) -> str:
+    """`310 ms`, `1.2 s` ("–": none)."""
+    if value is None:
+        return "–"
+    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.1f}%"

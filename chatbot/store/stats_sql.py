@@ -1,0 +1,350 @@
+"""The desk's figures (`DeskStats`) as aggregate queries, shared by every SQL backend.
+
+The queries are plain SQL (subqueries, UNION and CASE, which SQLite and PostgreSQL both
+run) over indexed columns (see migration 6 in `chatbot.store.schema`). What differs between
+databases is confined to a `Dialect`: how a parameter is written, how a time becomes epoch
+seconds, an hour of the day or a day number, how a probability falls into a histogram bin, and
+how percentiles are taken. `SQLiteDialect` is below; a PostgreSQL store adds its own
+(`percentile_disc`, `extract(epoch ...)`, `floor`) and calls `compute_stats` with it. No query
+parses JSON: Valen's errors are counted off table `judgment_errors`, which a store writes with
+each decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Protocol
+
+from chatbot.desk.stats import (
+    SCORE_BINS,
+    TOP_GAPS,
+    DayCount,
+    DeskStats,
+    ErrorCount,
+    GapCount,
+    PassageFeedback,
+    Percentiles,
+    ReasonCount,
+    ScoreBin,
+    ThresholdCount,
+)
+from chatbot.engine.models import Reason
+
+Run = Callable[[str, Mapping[str, Any]], list[Any]]
+"""Runs one query with named parameters and returns its rows as tuples."""
+
+
+class Dialect(Protocol):
+    """The few SQL spellings that differ between databases."""
+
+    def param(self, name: str) -> str:
+        """A named parameter, as the driver spells it."""
+        ...
+
+    def time_value(self, moment: datetime) -> Any:
+        """A moment as the database stores times (the value bound to a parameter)."""
+        ...
+
+    def epoch(self, column: str) -> str:
+        """A stored time as epoch seconds (a number: differences are durations)."""
+        ...
+
+    def hour_of_day(self, column: str) -> str:
+        """A stored time's hour of day, 0-23, UTC."""
+        ...
+
+    def day_number(self, column: str) -> str:
+        """A stored time's UTC day, as days since 1970-01-01."""
+        ...
+
+    def score_bin(self, column: str, bins: int) -> str:
+        """A probability's histogram bin, 0 to `bins - 1` (1.0 in the last); NULL for NULL
+        (PostgreSQL's least() would turn it into the last bin: guard it with a CASE)."""
+        ...
+
+    def percentiles(self, run: Run, values: str, params: Mapping[str, Any]) -> Percentiles:
+        """The count, p50 and p90 of the column `v` of the query `values` (NULLs left out),
+        nearest rank: each percentile is one of the values."""
+        ...
+
+
+class SQLiteDialect:
+    """Times are REAL epoch seconds; parameters are `:name`."""
+
+    def param(self, name: str) -> str:
+        return f":{name}"
+
+    def time_value(self, moment: datetime) -> float:
+        return moment.timestamp()
+
+    def epoch(self, column: str) -> str:
+        return column
+
+    def hour_of_day(self, column: str) -> str:
+        return f"(CAST({column} AS INTEGER) / 3600 % 24)"
+
+    def day_number(self, column: str) -> str:
+        return f"(CAST({column} AS INTEGER) / 86400)"
+
+    def score_bin(self, column: str, bins: int) -> str:
+        return f"min(CAST({column} * {bins} AS INTEGER), {bins - 1})"
+
+    def percentiles(self, run: Run, values: str, params: Mapping[str, Any]) -> Percentiles:
+        # SQLite has no percentile aggregate, and ranking in SQL (row_number() over a sort) took
+        # ten times as long as reading the values: they are read, and ranked here. PostgreSQL
+        # does it in the database: percentile_disc(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY v).
+        found = sorted(row[0] for row in run(f"SELECT v FROM ({values}) AS s", params)
+                       if row[0] is not None)  # fmt: skip
+        return nearest_rank(found)
+
+
+def nearest_rank(ordered: Sequence[float]) -> Percentiles:
+    """p50 and p90 of sorted values: the value at rank ceil(p * n), as percentile_disc does."""
+    n = len(ordered)
+    if n == 0:
+        return Percentiles(count=0)
+    return Percentiles(
+        count=n, p50=ordered[(n * 50 + 99) // 100 - 1], p90=ordered[(n * 90 + 99) // 100 - 1]
+    )
+
+
+def compute_stats(
+    run: Run,
+    d: Dialect,
+    *,
+    since: datetime | None,
+    now: datetime,
+    thresholds: Sequence[float],
+) -> DeskStats:
+    """Every figure of `DeskStats`, each one or two aggregate queries."""
+    start = since if since is not None else datetime(1970, 1, 1, tzinfo=UTC)
+    p: dict[str, Any] = {"since": d.time_value(start)}
+    since_ = d.param("since")
+
+    # -- conversations and the bot's resolution rate ----------------------------------------------
+    ((conversations,),) = run(f"SELECT count(*) FROM conversations WHERE created_at >= {since_}", p)
+    # Over indexes only: the conversations written in and answered by the bot (one pass over
+    # their messages in conversation order), and those answered but then sent to a person (an
+    # escalation after a bot answer, or a "not helpful" verdict, which only a bot answer gets).
+    # Resolved = answered - spoiled. Every conversation of the window has an id from the
+    # window's smallest up, which bounds the index ranges read.
+    ((first,),) = run(
+        f"SELECT coalesce(min(id), 0) FROM conversations WHERE created_at >= {since_}", p
+    )
+    q = {**p, "first": first}
+    first_ = d.param("first")
+    ((asked, answered),) = run(
+        "SELECT coalesce(sum(b.customer), 0), coalesce(sum(b.bot), 0) FROM"
+        " (SELECT e.conversation_id,"
+        "  max(CASE WHEN e.author = 'customer' THEN 1 ELSE 0 END) AS customer,"
+        "  max(CASE WHEN e.author = 'bot' THEN 1 ELSE 0 END) AS bot"
+        "  FROM entries e WHERE e.author IN ('customer', 'bot')"
+        f"  AND e.conversation_id >= {first_} GROUP BY e.conversation_id) AS b"
+        f" JOIN conversations c ON c.id = b.conversation_id WHERE c.created_at >= {since_}",
+        q,
+    )
+    ((spoiled,),) = run(
+        "SELECT count(*) FROM (SELECT x.conversation_id FROM entries x"
+        f"  WHERE x.event = 'escalated' AND x.conversation_id >= {first_} AND EXISTS"
+        "  (SELECT 1 FROM entries b WHERE b.conversation_id = x.conversation_id"
+        "   AND b.author = 'bot' AND b.id < x.id)"
+        "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful'"
+        f"  AND f.conversation_id >= {first_}) AS s"
+        f" JOIN conversations c ON c.id = s.conversation_id WHERE c.created_at >= {since_}",
+        q,
+    )
+    resolved = int(answered) - int(spoiled)
+
+    # -- questions and answers --------------------------------------------------------------------
+    counts = dict(
+        run(
+            "SELECT author, count(*) FROM entries WHERE author IN ('customer', 'bot')"
+            f" AND created_at >= {since_} GROUP BY author",
+            p,
+        )
+    )
+    hours = [0] * 24
+    for hour, count in run(
+        f"SELECT {d.hour_of_day('created_at')} AS h, count(*) FROM entries"
+        f" WHERE author = 'customer' AND created_at >= {since_} GROUP BY h",
+        p,
+    ):
+        hours[int(hour)] = int(count)
+
+    # -- escalations and the people who took them -------------------------------------------------
+    # By reason off the content-gap rows (one per escalation with a question, same time, a
+    # covering index), not the events' JSON: reading 60,000 scattered event rows for their
+    # parameters was the slowest figure. The escalations without a question are the customers
+    # who asked for a person before asking anything: `customer-asked`.
+    ((escalations,),) = run(
+        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND created_at >= {since_}", p
+    )
+    by_reason = {
+        Reason(reason): int(count)
+        for reason, count in run(
+            f"SELECT reason, count(*) FROM escalations WHERE created_at >= {since_}"
+            " GROUP BY reason",
+            p,
+        )
+    }
+    unasked = int(escalations) - sum(by_reason.values())
+    by_reason[Reason.CUSTOMER_ASKED] = by_reason.get(Reason.CUSTOMER_ASKED, 0) + max(0, unasked)
+    first_reply = d.percentiles(
+        run,
+        # Each escalation's first agent message, if it came before the next escalation: two
+        # seeks into covering indexes per escalation, no table row read.
+        f"SELECT (SELECT {d.epoch('y.created_at')} FROM entries y"
+        "  WHERE y.conversation_id = e.conversation_id AND y.author = 'agent' AND y.id > e.id"
+        "  AND (e.next_id IS NULL OR y.id < e.next_id) ORDER BY y.id LIMIT 1)"
+        f" - {d.epoch('e.created_at')} AS v"
+        " FROM (SELECT x.id, x.conversation_id, x.created_at,"
+        "  (SELECT min(n.id) FROM entries n WHERE n.conversation_id = x.conversation_id"
+        "   AND n.event = 'escalated' AND n.id > x.id) AS next_id"
+        f"  FROM entries x WHERE x.event = 'escalated' AND x.created_at >= {since_}) AS e",
+        p,
+    )
+    resolution = d.percentiles(
+        run,
+        f"SELECT {d.epoch('r.created_at')} - (SELECT {d.epoch('x.created_at')} FROM entries x"
+        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated'"
+        "  AND x.id < r.id ORDER BY x.id DESC LIMIT 1) AS v"
+        f" FROM entries r WHERE r.event = 'resolved' AND r.created_at >= {since_}",
+        p,
+    )
+    ((waiting, oldest),) = run(
+        f"SELECT count(*), min({d.epoch('waiting_since')}) FROM conversations"
+        " WHERE state = 'waiting'",
+        {},
+    )
+
+    # -- feedback per passage ---------------------------------------------------------------------
+    feedback = [
+        PassageFeedback(passage_id=pid, title=title, helpful=int(good), not_helpful=int(bad))
+        for pid, title, good, bad in run(
+            # Counted off the feedback index; each passage's title from its newest answer.
+            "SELECT f.passage_id, (SELECT t.passage_title FROM entries t WHERE t.id = f.newest),"
+            " f.good, f.bad FROM (SELECT passage_id, max(id) AS newest,"
+            "  sum(CASE WHEN feedback = 'helpful' THEN 1 ELSE 0 END) AS good,"
+            "  sum(CASE WHEN feedback = 'not-helpful' THEN 1 ELSE 0 END) AS bad"
+            f"  FROM entries WHERE feedback IS NOT NULL AND created_at >= {since_}"
+            "  AND passage_id IS NOT NULL GROUP BY passage_id) AS f"
+            " ORDER BY f.good + f.bad DESC, f.passage_id",
+            p,
+        )
+    ]
+
+    # -- the bot's decisions: latency, Valen errors, scores against the threshold -----------------
+    wanted = sorted(set(thresholds))
+    would = ", ".join(
+        f"coalesce(sum(CASE WHEN top_probability >= {d.param(f't{n}')} THEN 1 ELSE 0 END), 0)"
+        for n in range(len(wanted))
+    )
+    tp = {**p, **{f"t{n}": t for n, t in enumerate(wanted)}}
+    # One pass over the decisions' covering index: per histogram bin, how many, and how many
+    # reach each threshold (unscored decisions are the NULL bin).
+    decisions = unscored = 0
+    bins = [0] * SCORE_BINS
+    answers = [0] * len(wanted)
+    for number, count, *reaching in run(
+        f"SELECT {d.score_bin('top_probability', SCORE_BINS)} AS b, count(*)"
+        f"{', ' if would else ''}{would} FROM decisions WHERE created_at >= {since_} GROUP BY b",
+        tp,
+    ):
+        decisions += int(count)
+        if number is None:
+            unscored += int(count)
+            continue
+        bins[max(0, min(int(number), SCORE_BINS - 1))] += int(count)
+        for n, reached in enumerate(reaching):
+            answers[n] += int(reached)
+    judgment = d.percentiles(
+        run, f"SELECT latency_ms AS v FROM decisions WHERE created_at >= {since_}", p
+    )
+    errors = [
+        ErrorCount(kind=kind, count=int(count))
+        for kind, count in run(
+            f"SELECT kind, sum(count) FROM judgment_errors WHERE created_at >= {since_}"
+            " GROUP BY kind ORDER BY sum(count) DESC, kind",
+            p,
+        )
+    ]
+
+    # -- content gaps and conversations per day ---------------------------------------------------
+    gaps = [
+        GapCount(
+            question=question, count=int(count), last_at=datetime.fromtimestamp(float(last), UTC)
+        )
+        for question, count, last in run(
+            f"SELECT min(question), count(*), max({d.epoch('created_at')}) FROM escalations"
+            f" WHERE handled_at IS NULL AND created_at >= {since_}"
+            " GROUP BY lower(trim(question))"
+            f" ORDER BY count(*) DESC, max(created_at) DESC LIMIT {TOP_GAPS}",
+            p,
+        )
+    ]
+    per_day = dict(
+        run(
+            f"SELECT {d.day_number('created_at')} AS day, count(*) FROM conversations"
+            f" WHERE created_at >= {since_} GROUP BY day",
+            p,
+        )
+    )
+
+    return DeskStats(
+        since=since,
+        generated_at=now,
+        conversations=int(conversations),
+        asked=int(asked),
+        bot_answered=int(answered),
+        bot_resolved=int(resolved),
+        questions=int(counts.get("customer", 0)),
+        bot_answers=int(counts.get("bot", 0)),
+        questions_by_hour=tuple(hours),
+        escalations=int(escalations),
+        escalations_by_reason=tuple(
+            ReasonCount(reason=reason, count=by_reason.get(reason, 0)) for reason in Reason
+        ),
+        first_reply_s=first_reply,
+        resolution_s=resolution,
+        waiting_now=int(waiting),
+        oldest_wait_s=None if oldest is None else max(0.0, now.timestamp() - float(oldest)),
+        feedback=tuple(feedback),
+        decisions=int(decisions),
+        judgment_ms=judgment,
+        valen_errors=tuple(errors),
+        top_scores=tuple(
+            ScoreBin(low=n / SCORE_BINS, high=(n + 1) / SCORE_BINS, count=count)
+            for n, count in enumerate(bins)
+        ),
+        unscored=int(unscored),
+        would_answer=tuple(
+            ThresholdCount(threshold=t, answers=int(a))
+            for t, a in zip(wanted, answers, strict=True)
+        ),
+        content_gaps=tuple(gaps),
+        per_day=_days(per_day, since=since, now=now),
+    )
+
+
+def _days(
+    counts: Mapping[Any, Any], *, since: datetime | None, now: datetime
+) -> tuple[DayCount, ...]:
+    """Every day from the window's start (or the first conversation's day) to today, zeros
+    included, so a chart of them has one point per day."""
+    epoch = date(1970, 1, 1)
+    known = {epoch + timedelta(days=int(day)): int(count) for day, count in counts.items()}
+    today = now.astimezone(UTC).date()
+    if since is not None:
+        first = since.astimezone(UTC).date()
+    elif known:
+        first = min(known)
+    else:
+        return ()
+    last = max(today, max(known, default=today))
+    return tuple(
+        DayCount(
+            day=first + timedelta(days=n), conversations=known.get(first + timedelta(days=n), 0)
+        )
+        for n in range((last - first).days + 1)
+    )

@@ -1,0 +1,69 @@
+"""Asked once a person resolved the customer's conversation: how satisfied were they, 1 to 5."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Static
+
+from chatbot.desk.models import RATINGS
+from chatbot.notices import rating_prompt
+
+
+class RatingPrompt(Vertical, can_focus=True):
+    """The question and five buttons. One Tab stop as a whole (its keys 1–5 rate), so Tab never
+    steps through five buttons, and the buttons answer clicks."""
+
+    # Not in the footer, which has no room left at 80 columns: the question says which keys
+    # rate while the prompt has the keyboard.
+    BINDINGS = [Binding(str(rating), f"rate({rating})", show=False) for rating in RATINGS]
+
+    @dataclass
+    class Rated(Message):
+        """The customer picked a rating."""
+
+        rating: int
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.agent: str | None = None
+        """Who resolved the conversation, named in the question."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(rating_prompt(self.agent)), id="rating-question")
+        with Horizontal(id="rating-buttons"):
+            for rating in RATINGS:
+                button = Button(str(rating), id=f"rate-{rating}", compact=True)
+                button.can_focus = False
+                yield button
+
+    def ask(self, agent: str | None) -> None:
+        """Show the question, naming who resolved the conversation."""
+        self.agent = agent
+        self._show_question()
+        self.display = True
+
+    def _show_question(self) -> None:
+        self.query_one("#rating-question", Static).update(
+            Text(rating_prompt(self.agent, keys=self.has_focus))
+        )
+
+    def watch_has_focus(self, has_focus: bool) -> None:
+        super().watch_has_focus(has_focus)
+        if self.is_mounted:
+            self._show_question()
+
+    def action_rate(self, rating: int) -> None:
+        self.post_message(self.Rated(rating))
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id is not None and event.button.id.startswith("rate-"):
+            self.post_message(self.Rated(int(event.button.id.removeprefix("rate-"))))

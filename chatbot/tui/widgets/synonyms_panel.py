@@ -1,0 +1,101 @@
+"""The editor's synonyms: one group per line (`senior = pensioner, retiree`), each bad line named
+under the box as you type, and Save off until there are none."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Button, Static, TextArea
+
+from chatbot.knowledge_base.models import Passage
+from chatbot.knowledge_base.synonyms import (
+    LINE_FORMAT,
+    SynonymGroup,
+    group_line,
+    parse_synonym_lines,
+)
+from chatbot.retrieval.retrievers import unmatched_synonyms
+from chatbot.tui.widgets.plain_text_area import PlainTextArea
+
+HELP = (
+    f"One group a line: {LINE_FORMAT}. A question with any word of a group also searches for "
+    "the others. Lines starting with # are skipped. Ctrl+S saves."
+)
+
+
+class SynonymsPanel(Vertical):
+    """Edits every synonym group at once; the screen saves them."""
+
+    @dataclass
+    class SaveRequested(Message):
+        """The lines are valid and the editor asked to save them."""
+
+        groups: tuple[SynonymGroup, ...]
+        based_on: str | None
+        """The revision of `synonyms.toml` the lines were loaded from (None: there was none)."""
+
+    def __init__(self, passages: Callable[[], Sequence[Passage]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._passages = passages
+        self.revision: str | None = None
+        self.saved_text = ""
+        self.groups: tuple[SynonymGroup, ...] = ()
+        self.problems: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(HELP), id="synonyms-help")
+        yield PlainTextArea(id="synonyms-text", soft_wrap=True, show_line_numbers=True)
+        yield Static(id="synonyms-problem")
+        yield Static(id="synonyms-note")
+        with Horizontal(id="synonyms-buttons"):
+            yield Button("Save", id="synonyms-save", variant="primary", compact=True)
+
+    @property
+    def text(self) -> str:
+        return self.query_one("#synonyms-text", TextArea).text
+
+    @property
+    def dirty(self) -> bool:
+        return self.text != self.saved_text
+
+    def load(self, groups: Sequence[SynonymGroup], *, revision: str | None) -> None:
+        """Show `groups` as saved at `revision`."""
+        self.revision = revision
+        self.saved_text = "".join(f"{group_line(g)}\n" for g in groups)
+        self.query_one("#synonyms-text", TextArea).load_text(self.saved_text)
+        self._check()
+
+    def refuse(self, problem: str) -> None:
+        """Say why the synonyms could not be read or saved; what is typed stays."""
+        self.query_one("#synonyms-problem", Static).update(Text(problem))
+
+    @on(TextArea.Changed, "#synonyms-text")
+    def _changed(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        self.groups, self.problems = parse_synonym_lines(self.text)
+        self.query_one("#synonyms-problem", Static).update(Text("\n".join(self.problems)))
+        unmatched = unmatched_synonyms(self._passages(), self.groups)
+        note = "" if not unmatched else (
+            "Finds nothing (no passage has any of its words): "
+            + "; ".join(group[0] for group in unmatched)
+        )  # fmt: skip
+        self.query_one("#synonyms-note", Static).update(Text(note))
+        self.query_one("#synonyms-save", Button).disabled = bool(self.problems)
+
+    def request_save(self) -> None:
+        """Ask the screen to save, unless a line is bad (its problem is shown already)."""
+        if not self.problems:
+            self.post_message(self.SaveRequested(self.groups, self.revision))
+
+    @on(Button.Pressed, "#synonyms-save")
+    def _save_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.request_save()

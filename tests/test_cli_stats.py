@@ -1,0 +1,110 @@
+"""`helpdesk stats`: the documented JSON shape with the scripted day's figures, the readable
+table, windows, literal text, and one-line errors for a bad `--since`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatbot.assembly import open_service
+from chatbot.cli.main import main
+from chatbot.config import load_settings
+from tests.desk.test_stats import DOCKS, script_day
+from tests.store.conftest import FakeClock
+
+ESCAPE = "my bike \x1b[31mis red\x1b[0m"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """The scripted day, plus a customer who asks for a person with an escape sequence."""
+    path = tmp_path / "helpdesk.sqlite3"
+    clock = FakeClock()
+    desk = open_service(load_settings(store={"db": path}), clock=clock)
+    try:
+        script_day(desk, clock)
+        conversation = desk.ask(None, ESCAPE).conversation.id
+        desk.talk_to_person(conversation)
+    finally:
+        desk.close()
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    code = main(["stats", *arguments])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+JSON_KEYS = {
+    "since", "generated_at", "conversations", "asked", "bot_answered", "bot_resolved",
+    "bot_resolution_rate", "questions", "bot_answers", "questions_by_hour", "escalations",
+    "escalations_by_reason", "first_reply_s", "resolution_s", "waiting_now", "oldest_wait_s",
+    "feedback", "decisions", "judgment_ms", "valen_errors", "top_scores", "unscored",
+    "threshold", "would_answer", "content_gaps", "per_day",
+}  # fmt: skip
+
+
+def test_json_has_the_documented_keys_and_the_figures(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "--db", str(db), "--json", "--threshold", "0.72")
+    assert (code, err) == (0, "")
+    figures = json.loads(out)
+    assert set(figures) == JSON_KEYS
+    assert (figures["conversations"], figures["asked"], figures["bot_resolved"]) == (11, 10, 2)
+    assert figures["bot_resolution_rate"] == pytest.approx(0.2)
+    assert figures["escalations_by_reason"][4] == {"reason": "customer-asked", "count": 2}
+    assert figures["first_reply_s"] == {"count": 3, "p50": 180.0, "p90": 660.0}
+    assert figures["threshold"] == 0.72
+    assert {"threshold": 0.72, "answers": 4} in figures["would_answer"]
+    assert figures["content_gaps"][0] == {
+        "question": DOCKS, "count": 2, "last_at": "2026-01-05T09:11:41Z"
+    }  # fmt: skip
+    assert figures["per_day"][0] == {"day": "2026-01-05", "conversations": 11}
+    assert figures["since"] is None
+
+
+def test_the_table_names_every_figure_with_text_shown_literally(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "--db", str(db))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("Everything recorded, to ")
+    assert "Bot resolution rate          20.0%   2 resolved by the bot of 10" in out
+    assert "First human reply              p50 3m 00s    p90 11m 00s   (3 measured)" in out
+    assert "  customer-asked                 2   " + "█" * 24 in lines
+    assert "  0.70–0.75                 1   ████████ ◀" in lines
+    assert "  0.70                           4  (in force)" in lines
+    assert "  card-charged-twice             1            1" in lines
+    assert "\x1b" not in out and "my bike \\x1b[31mis red\\x1b[0m" in out
+
+
+def test_a_window_by_date_and_by_span(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "2026-01-05T09:10")
+    assert code == 0
+    figures = json.loads(out)
+    assert figures["since"] == "2026-01-05T09:10:00Z"
+    assert (figures["conversations"], figures["escalations"]) == (6, 4)
+    # The scripted day is long past: nothing in the last week.
+    code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "7d")
+    assert (code, json.loads(out)["conversations"]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("since", "says"),
+    [
+        ("7x", "--since '7x': expected a span like 24h, 7d or 2w, or a date like 2026-11-01"),
+        ("2026-13-01", "--since '2026-13-01': expected a span"),
+        ("2999-01-01", "--since '2999-01-01': that is in the future"),
+    ],
+)
+def test_a_bad_since_is_one_line_and_exit_2(
+    db: Path, capsys: pytest.CaptureFixture[str], since: str, says: str
+) -> None:
+    code, out, err = run(capsys, "--db", str(db), "--since", since)
+    assert code == 2 and out == ""
+    assert err.startswith(f"helpdesk: error: {says}") and err.count("\n") == 1

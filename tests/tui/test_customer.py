@@ -1,0 +1,143 @@
+"""Issue 14's customer chat: the same question again offers a person, a new conversation leaves
+the old one on record, and a resolved conversation asks for a 1–5 rating."""
+
+from __future__ import annotations
+
+from textual.command import CommandList, CommandPalette
+
+from chatbot.desk.models import Author, ChatEvent, PersonOffered, Rated, State
+from chatbot.desk.service import DeskService
+from chatbot.notices import ESCALATED_NOTICE, REPEAT_NOTICE
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.tui.widgets.rating_prompt import RatingPrompt
+from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
+from tests.tui.helpers import ask, customer_bubbles, footer_offers, wait_until
+from tests.tui.test_chat import chat, chat_text
+
+
+def offered(app: HelpDeskApp, title: str) -> bool:
+    """The open command palette lists `title` among its hits."""
+    if not isinstance(app.screen, CommandPalette):
+        return False
+    hits = app.screen.query_one(CommandList)
+    return any(title in str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count))
+
+
+RATING_QUESTION = "How did ben do? Rate it from 1 (poor) to 5 (excellent):"
+
+
+async def test_the_same_question_again_offers_a_person(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1)
+        await ask(pilot, "  " + Q1.lower())
+        await wait_until(pilot, lambda: REPEAT_NOTICE in chat_text(app))
+        # One answer on screen and in the store; the bot judged the question once.
+        bot = [b for b in chat(app).query(MessageBubble) if b.message.author is Author.BOT]
+        assert len(bot) == 1 and len(other.decisions(1)) == 1
+        last = other.entries(1)[-1]
+        assert isinstance(last, ChatEvent) and isinstance(last.event, PersonOffered)
+        # The offer is one key away: Ctrl+T hands the conversation to a person.
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: other.conversation(1).state is State.WAITING)
+
+
+async def test_a_new_conversation_starts_afresh_and_keeps_the_old_one(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = chat(app)
+        assert not footer_offers(app, "new_conversation")  # Nothing asked yet: it is new.
+        await ask(pilot, Q3)  # Escalates: conversation 1 waits for a person.
+        await wait_until(pilot, lambda: footer_offers(app, "new_conversation"))
+        await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: customer_bubbles(panel) == 0)
+        assert "You are talking to the help-desk bot." in chat_text(app)
+        assert ESCALATED_NOTICE not in chat_text(app)
+        assert app.screen.focused is panel.question
+        await ask(pilot, Q1)
+        assert panel.conversation_id == 2
+        assert [m.text for m in other.messages(2) if m.author is Author.CUSTOMER] == [Q1]
+        # The old conversation is untouched, still in the queue for a person.
+        assert other.conversation(1).state is State.WAITING
+        assert [m.text for m in other.messages(1) if m.author is Author.CUSTOMER] == [Q3]
+        # The command palette offers it too.
+        await pilot.press("ctrl+p", *"new conversation")
+        await wait_until(pilot, lambda: offered(app, "New conversation"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation_id is None)
+        assert customer_bubbles(panel) == 0
+
+
+async def test_a_browser_session_keeps_its_conversation(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    cid = other.start_conversation().id
+    app = make_app("chat", conversation_id=cid, fixed_conversation=True, editor=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1)
+        assert not footer_offers(app, "new_conversation")
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert chat(app).conversation_id == cid
+
+
+async def test_a_resolved_conversation_asks_for_a_rating(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = chat(app)
+        await ask(pilot, Q3)
+        assert not panel.rating.display
+        other.claim(1, agent="ben")
+        other.resolve(1, agent="ben")
+        await wait_until(pilot, lambda: RATING_QUESTION in chat_text(app))
+        # The question box keeps the focus; Shift+Tab reaches the rating, where 1–5 rate.
+        assert app.screen.focused is panel.question
+        await pilot.press("shift+tab")
+        assert isinstance(app.screen.focused, RatingPrompt)
+        await pilot.press("4")
+        await wait_until(pilot, lambda: not panel.rating.display)
+        last = other.entries(1)[-1]
+        assert isinstance(last, ChatEvent)
+        assert last.event == Rated(rating=4, resolved_entry=last.id - 1, agent="ben")
+        await wait_until(pilot, lambda: "You rated this conversation 4 out of 5." in chat_text(app))
+        assert app.screen.focused is panel.question
+
+
+async def test_a_rating_by_click_once_per_resolution(make_app: MakeApp, other: DeskService) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = chat(app)
+        await ask(pilot, Q3)
+        other.claim(1, agent="ben")
+        other.resolve(1, agent="ben")
+        await wait_until(pilot, lambda: panel.rating.display)
+        await pilot.click("#rate-2")
+        await wait_until(pilot, lambda: not panel.rating.display)
+        # Writing again reopens it: no rating is asked while the bot has it.
+        await ask(pilot, Q2)
+        assert not panel.rating.display
+        rated = [e.event for e in other.entries(1) if isinstance(e, ChatEvent)]
+        assert [r.rating for r in rated if isinstance(r, Rated)] == [2]
+
+
+async def test_a_rating_from_the_command_palette(make_app: MakeApp, other: DeskService) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        panel = chat(app)
+        await ask(pilot, Q3)
+        other.claim(1, agent="ben")
+        other.resolve(1, agent="ben")
+        await wait_until(pilot, lambda: panel.rating.display)
+        await pilot.press("ctrl+p", *"rating 5")
+        await wait_until(pilot, lambda: offered(app, "Rating: 5 (excellent)"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not panel.rating.display)
+        rated = [e.event for e in other.entries(1) if isinstance(e, ChatEvent)][-1]
+        assert isinstance(rated, Rated) and rated.rating == 5

@@ -1,0 +1,108 @@
+"""The editor's Synonyms tab (issue 15): reached by Ctrl+O and the command palette, each bad line
+named under the box, Save (Ctrl+S) writing `synonyms.toml` atomically, and the next customer
+question searching with the saved synonyms."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Button, Static, TabbedContent, TextArea
+
+from chatbot.config import Settings
+from chatbot.desk.service import DeskService
+from chatbot.knowledge_base.store import PassageStore
+from chatbot.knowledge_base.synonyms import load_synonyms
+from chatbot.tui import create_app
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
+from tests.tui.conftest import FrozenClock, MakeApp
+from tests.tui.helpers import ask, wait_until
+from tests.tui.test_customer import offered
+from tests.tui.test_editor import open_editor, settings, settle, type_into
+
+__all__ = ["settings"]  # The editor tests' settings: a writable copy of the knowledge base.
+
+HEADGEAR = "Do you lend headgear with the bikes?"
+
+
+def problems(panel: SynonymsPanel) -> str:
+    return str(panel.query_one("#synonyms-problem", Static).render())
+
+
+async def test_edit_synonyms_and_the_next_question_uses_them(
+    make_app: MakeApp, kb_copy: Path, other: DeskService
+) -> None:
+    app = make_app("all")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(pilot, HEADGEAR)  # No passage says "headgear": a person gets it.
+        assert other.decisions(1)[-1].decision.candidates == ()
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+o")
+        assert editor.query_one(TabbedContent).active == "synonyms"
+        panel = editor.query_one(SynonymsPanel)
+        await type_into(pilot, "#synonyms-text", "helmet = headgear\nbike\nzorb = blorp = x")
+        await wait_until(pilot, lambda: "line 2: no '='" in problems(panel))
+        assert "line 3: more than one '='" in problems(panel)
+        assert panel.query_one("#synonyms-save", Button).disabled
+        await pilot.press("ctrl+s")  # Refused while a line is bad: nothing written.
+        assert load_synonyms(kb_copy) == ()
+        await type_into(pilot, "#synonyms-text", "helmet = headgear, head protection\n")
+        await wait_until(pilot, lambda: problems(panel) == "")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert load_synonyms(kb_copy) == (("helmet", "headgear", "head protection"),)
+        assert not panel.dirty
+        await pilot.press("escape")
+        # Asked afresh (the first conversation waits for a person), with the synonyms in use.
+        await app.screen.query_one(ChatPanel).action_new_conversation()
+        await ask(pilot, HEADGEAR)
+        retrieved = [c.id for c in other.decisions(2)[-1].decision.candidates]
+        assert retrieved[:1] == ["helmet"]
+
+
+async def test_synonyms_from_the_palette_and_a_conflict_is_said(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    PassageStore(kb_copy).save_synonyms([("senior", "pensioner")], based_on=None)
+    app = make_app("editor")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"synonyms")
+        await wait_until(pilot, lambda: offered(app, "Knowledge base: synonyms"))
+        await pilot.press("enter")
+        editor = app.screen_stack[-1]
+        panel = editor.query_one(SynonymsPanel)
+        await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "synonyms")
+        assert panel.text == "senior = pensioner\n"
+        # Another editor saves meanwhile; this one's save is refused, its typing kept.
+        store = PassageStore(kb_copy)
+        store.save_synonyms([("bike", "bicycle")], based_on=store.synonyms_revision())
+        await type_into(pilot, "#synonyms-text", "senior = pensioner, retiree\n")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: "changed by someone else" in problems(panel))
+        assert panel.text == "senior = pensioner, retiree\n"
+        assert load_synonyms(kb_copy) == (("bike", "bicycle"),)
+
+
+def test_synonyms_tab_at_80x24_with_a_bad_line(
+    snap_compare: Callable[..., bool], settings: Settings, kb_copy: Path, clock: FrozenClock
+) -> None:
+    PassageStore(kb_copy).save_synonyms(
+        [("helmet", "headgear", "head protection"), ("zorb", "blorp")], based_on=None
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        panel = pilot.app.screen.query_one(SynonymsPanel)
+        text = panel.query_one(TextArea)
+        text.cursor_blink = False  # A blinking cursor would be drawn or not at random.
+        text.move_cursor(text.document.end)
+        await pilot.press(*"bike")
+        await wait_until(pilot, lambda: "line 3" in problems(panel))
+        await settle(pilot)
+
+    app = create_app(settings, mode="editor", clock=clock, agent="ana", timings=False, bot=False)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -1,0 +1,142 @@
+"""The analytics screen: opened with F5 or the command palette by agents and editors (never in a
+customer's chat), the scripted day's figures drawn beside their pictures, the period changed with
+P, other processes' changes followed, and snapshots at 80x24 and 120x40."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from chatbot.assembly import open_service
+from chatbot.config import Settings
+from chatbot.desk.service import DeskService
+from chatbot.tui import HelpDeskApp, Mode, create_app
+from chatbot.tui.screens import stats as stats_screen
+from chatbot.tui.screens.stats import StatsScreen
+from tests.desk.test_stats import DOCKS, script_day
+from tests.tui.conftest import FrozenClock, MakeApp
+from tests.tui.helpers import flat, screen_text, wait_until
+
+SnapCompare = Callable[..., bool]
+SMALL = (80, 24)
+LARGE = (120, 40)
+
+
+@pytest.fixture
+def day(settings: Settings, clock: FrozenClock) -> None:
+    """The scripted day of tests/desk/test_stats.py in the app's database."""
+    desk = open_service(settings, clock=clock)
+    try:
+        script_day(desk, clock)  # type: ignore[arg-type]
+    finally:
+        desk.close()
+
+
+async def open_stats(pilot: Pilot[Any]) -> StatsScreen:
+    app = pilot.app
+    await pilot.pause()
+    await pilot.press("f5")
+    await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
+    screen = app.screen
+    assert isinstance(screen, StatsScreen)
+    await wait_until(pilot, lambda: screen.stats is not None)
+    await pilot.pause()
+    return screen
+
+
+@pytest.mark.usefixtures("day")
+async def test_f5_shows_the_figures_with_their_pictures(make_app: MakeApp) -> None:
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        await open_stats(pilot)
+        text = screen_text(app)
+        shown = flat(text)
+        assert "Last 7 days · 10 conversations · bot resolved 22.2% (2 of 9) · 4 waiting" in shown
+        assert "First reply p50 3m 00s p90 11m 00s · resolved p50 8m 00s p90 21m 00s" in shown
+        assert "Escalations by reason (7)" in shown
+        assert "customer-asked ████████████████ 1" in shown
+        assert "at 0.70 4 ◀" in shown and "▲ 0.70" in shown
+        assert "card-charged-twice ████████████████████ 1 ✓ 1 ✗" in shown
+        assert "Valen errors: replay-miss 5, timeout 1" in shown
+        assert f"2 {DOCKS}" in shown
+        assert "Questions by hour (UTC, 00 to 23): busiest 09:00, 9" in shown
+        # Escape goes back to where the agent was.
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, StatsScreen))
+
+
+@pytest.mark.usefixtures("day")
+async def test_p_changes_the_period_and_reads_again(make_app: MakeApp, clock: FrozenClock) -> None:
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_stats(pilot)
+        first = screen.stats
+        # A day and a half later, "last 24 hours" holds nothing; "everything" holds it all.
+        clock.advance(36 * 3600)
+        await pilot.press("p", "p")
+        await wait_until(pilot, lambda: screen.stats is not first and screen.period == 2)
+        await wait_until(
+            pilot, lambda: screen.stats is not None and screen.stats.conversations == 0
+        )
+        assert "Last 24 hours · 0 conversations · bot resolved – (0 of 0)" in flat(screen_text(app))
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "Everything recorded · 10 conversations" in
+                         flat(screen_text(app)))  # fmt: skip
+
+
+@pytest.mark.usefixtures("day")
+async def test_changes_by_another_process_show_up(
+    make_app: MakeApp, other: DeskService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stats_screen, "REFRESH_S", 0.05)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_stats(pilot)
+        other.ask(None, "Is there a bike near the station?")
+        await wait_until(pilot, lambda: screen.stats is not None and
+                         screen.stats.conversations == 11)  # fmt: skip
+        await wait_until(pilot, lambda: "· 11 conversations ·" in flat(screen_text(app)))
+
+
+@pytest.mark.parametrize("mode", ["all", "editor"])
+async def test_agents_and_editors_have_it_in_the_palette(make_app: MakeApp, mode: Mode) -> None:
+    app = make_app(mode, bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        await pilot.pause()
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Analytics" in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"analytics")
+        await wait_until(pilot, lambda: "Analytics" in screen_text(app))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
+
+
+async def test_a_customer_is_never_shown_it(make_app: MakeApp) -> None:
+    app = make_app("chat", bot=False, editor=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("f5")
+        await pilot.pause()
+        assert app.screen is screen
+        assert "Analytics" not in [c.title for c in app.get_system_commands(app.screen)]
+        assert app.check_action("analytics", ()) is False
+
+
+def make(settings: Settings, clock: FrozenClock, mode: Mode) -> HelpDeskApp:
+    return create_app(settings, mode=mode, clock=clock, agent="ana", timings=False, bot=False)
+
+
+@pytest.mark.usefixtures("day")
+@pytest.mark.parametrize("size", [SMALL, LARGE], ids=["80x24", "120x40"])
+def test_snapshot(
+    snap_compare: SnapCompare, settings: Settings, clock: FrozenClock, size: tuple[int, int]
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await open_stats(pilot)
+
+    assert snap_compare(make(settings, clock, "agent"), terminal_size=size, run_before=run_before)
