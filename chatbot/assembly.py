@@ -4,31 +4,32 @@ settings, for the CLI, the app, bot workers and tests."""
 from __future__ import annotations
 
 import re
-import sqlite3
 import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
-
-from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
 from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
 from chatbot.desk.clock import Clock, utc_now
-from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.interface import KnowledgeBaseStore
-from chatbot.knowledge_base.store import PassageStore
 from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.store.interface import ConversationStore
-from chatbot.store.sqlite import SQLiteStore
-from chatbot.store.sqlite_users import SQLiteUserStore
 from chatbot.valen.cache import ReplayCache
-from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
-from chatbot.valen.transport import ValenTransport
+
+# The desk, its store and the accounts (some thirty pydantic models, ~0.15 s to import) are
+# imported by the functions that open them, so `helpdesk ask` and an engine alone never load them;
+# likewise httpx and the Valen client, which replaying recorded answers does not use.
+if TYPE_CHECKING:
+    import httpx
+
+    from chatbot.accounts.service import AccountService
+    from chatbot.desk.service import DeskService
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.store.interface import ConversationStore
+    from chatbot.valen.client import ValenClient
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -71,11 +72,15 @@ def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationSto
         from chatbot.store.postgres import PostgresStore
 
         return PostgresStore.open(db, clock=clock)
+    from chatbot.store.sqlite import SQLiteStore
+
     return SQLiteStore.open(store_location(db), clock=clock)
 
 
 def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
     """A desk service on its own store connection, for the thread that calls this."""
+    from chatbot.desk.service import DeskService
+
     return DeskService(open_store(settings, clock=clock), max_attempts=settings.bot.max_attempts)
 
 
@@ -83,6 +88,10 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
     """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
     connection per request allowed in flight, over aiohttp's connection pool (see
     `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here."""
+    import httpx
+
+    from chatbot.valen.transport import ValenTransport
+
     valen = settings.valen
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
@@ -93,6 +102,8 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
 
 
 def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClient:
+    from chatbot.valen.client import RetryPolicy, ValenClient
+
     valen = settings.valen
     return ValenClient(
         http,
@@ -112,10 +123,15 @@ def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClien
     )
 
 
-def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
-    """Replay cache in front of the live client, as the replay mode says."""
+def make_judge(settings: Settings, http: httpx.AsyncClient | None) -> PassageJudge:
+    """Replay cache in front of the live client, as the replay mode says. Replaying only
+    (`replay = "on"`) makes no request, so `http` may then be None."""
     valen = settings.valen
-    client = None if valen.replay == "on" else make_valen_client(settings, http)
+    client = None
+    if valen.replay != "on":
+        if http is None:
+            raise ValueError(f"replay mode {valen.replay!r} asks Valen: an HTTP client is needed")
+        client = make_valen_client(settings, http)
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
@@ -128,13 +144,18 @@ def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> Kn
         from chatbot.knowledge_base.postgres import PostgresPassageStore
 
         return PostgresPassageStore.open(location)
+    from chatbot.knowledge_base.store import PassageStore
+
     return PassageStore(location, lock_timeout=lock_timeout)
 
 
 def build_engine(
-    settings: Settings, http: httpx.AsyncClient, knowledge_base: KnowledgeBaseStore | None = None
+    settings: Settings,
+    http: httpx.AsyncClient | None,
+    knowledge_base: KnowledgeBaseStore | None = None,
 ) -> Engine:
-    """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`)."""
+    """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`);
+    `http` may be None when replaying only, see `make_judge`."""
     store = knowledge_base if knowledge_base is not None else open_knowledge_base(settings)
     try:
         passages = store.passages()
@@ -152,11 +173,15 @@ def build_engine(
 
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
+    from chatbot.accounts.service import AccountService
+
     db = settings.store.db
     if is_postgres(db):
         from chatbot.store.postgres_users import PostgresUserStore
 
         return AccountService(PostgresUserStore.open(db))
+    from chatbot.store.sqlite_users import SQLiteUserStore
+
     return AccountService(SQLiteUserStore.open(store_location(db)))
 
 
@@ -189,6 +214,10 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
             assert isinstance(store, PostgresStore)
             server, version = f"PostgreSQL {store.server_version()}", store.schema_version
         else:
+            import sqlite3
+
+            from chatbot.store.sqlite import SQLiteStore
+
             assert isinstance(store, SQLiteStore)
             server, version = f"SQLite {sqlite3.sqlite_version}", store.schema_version
     finally:

@@ -36,9 +36,8 @@ from chatbot.errors import HelpdeskError
 from chatbot.knowledge_base.seed import seed_knowledge_base
 from chatbot.knowledge_base.storage import describe_validation_error
 from chatbot.resources import shipped
-from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL
 from chatbot.valen.judge import ReplayMode
-from chatbot.valen.protocol import Dialect
+from chatbot.valen.protocol import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, Dialect
 
 APP_NAME = "helpdesk"
 CONFIG_ENV = "HELPDESK_CONFIG"

@@ -10,7 +10,6 @@ import argparse
 import json
 from dataclasses import asdict
 
-from chatbot.assembly import check_database
 from chatbot.cli.options import add_db_option, settings_from
 
 
@@ -24,6 +23,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, so that registering the command costs `helpdesk --help` nothing.
+    from chatbot.assembly import check_database
+
     report = check_database(settings_from(args))
     if args.json:
         print(json.dumps(asdict(report), indent=2))
