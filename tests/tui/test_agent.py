@@ -18,7 +18,7 @@ from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, screen_text, type_into, wait_until
+from tests.tui.helpers import ask, flat, palette_ready, screen_text, type_into, wait_until
 
 
 def chat_text(app: HelpDeskApp) -> str:
@@ -220,14 +220,14 @@ async def test_command_palette_offers_the_main_actions(
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"talk")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "talk")
         await pilot.press("enter")
         await pilot.pause()
         assert other.conversation(1).state is State.WAITING
         await wait_until(pilot, lambda: len(app.screen.query_one(QueueList).items) == 1)
         await pilot.press("ctrl+p")
         await pilot.press(*"open")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "open")
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen.query_one(ConversationView).conversation_id == 1

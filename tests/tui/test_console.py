@@ -29,7 +29,15 @@ from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, footer_offers, screen_text, type_into, wait_until
+from tests.tui.helpers import (
+    ask,
+    flat,
+    footer_offers,
+    palette_ready,
+    screen_text,
+    type_into,
+    wait_until,
+)
 
 
 def view_text(app: HelpDeskApp) -> str:
@@ -361,7 +369,7 @@ async def test_cancel_stays_and_the_palette_quit_asks_too(
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"quit")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "quit")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         await pilot.press("h")

@@ -124,9 +124,11 @@ def test_queue_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fr
         # row drawn as focused) and the footer offering Open (only offered once there are rows).
         await wait_until(
             pilot,
-            lambda: len(queue.items) == 2
-            and queue.table.has_focus
-            and footer_offers(app, "select_cursor"),
+            lambda: (
+                len(queue.items) == 2
+                and queue.table.has_focus
+                and footer_offers(app, "select_cursor")
+            ),
         )
         await pilot.wait_for_scheduled_animations()
         await steady(pilot)
