@@ -50,11 +50,12 @@ def test_queue_with_a_waiting_conversation(
     snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
 ) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
         await pilot.pause()
         await escalate_q3(pilot, clock)
-        queue = pilot.app.screen.query_one(QueueList)
+        queue = app.screen.query_one(QueueList)
         queue.table.tick()  # What the once-a-second tick does, without waiting a second for it.
-        await wait_until(pilot, lambda: "2m 05s" in screen_text(pilot.app, queue))
+        await wait_until(pilot, lambda: "2m 05s" in screen_text(app, queue))
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "agent"), terminal_size=SIZE, run_before=run_before)
