@@ -134,7 +134,9 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         mine = waiting(other, long)
         waiting(other, "Where is my helmet?")
         other.claim(mine, agent="ana")
-        await wait_until(pilot, lambda: len(rows(app)) == 2)
+        # The rows on screen, not only in the table: the table is shown (and the empty-queue line
+        # hidden) at the next repaint.
+        await wait_until(pilot, lambda: len(rows(app)) == 2 and "   # Status" in screen_text(app))
         text = screen_text(app)
         assert "   # Status" in text and "Question" in text
         claimed = next(line for line in text.splitlines() if "claimed by ana" in line)
