@@ -454,8 +454,8 @@ class QueueList(Vertical):
         self._again = False
         self.loaded = asyncio.Event()
         """Set once the whole queue has been read the first time."""
-        self._empty = True
-        """Whether the footer was last told the queue is empty."""
+        self._empty: bool | None = None
+        """Whether the footer was last told the queue is empty (None: not told yet)."""
 
     def compose(self) -> ComposeResult:
         yield Static("Handoff queue", classes="section-title", id="queue-title")
