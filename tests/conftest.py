@@ -88,3 +88,12 @@ def valen_server() -> Iterator[ValenTestServer]:
     server = ValenTestServer().start()
     yield server
     server.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n auto --dist loadgroup`, see pyproject.toml), a browser test module
+    runs on one worker: its tests share one `helpdesk serve` (a module fixture) and one chromium,
+    which every worker would otherwise start again."""
+    for item in items:
+        if item.path.parent.name == "web" and item.path.name.startswith("test_"):
+            item.add_marker(pytest.mark.xdist_group(f"web-{item.path.stem}"))

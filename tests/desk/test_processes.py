@@ -154,7 +154,9 @@ async def test_a_question_asked_with_no_bot_is_answered_by_a_bot_started_later(
         await wait_until(pilot, lambda: any(b.message.author is Author.BOT
                                             for b in panel.query(MessageBubble)))  # fmt: skip
         shown_after = time.monotonic() - decided_at[0]
-        assert shown_after < 1.0, f"the answer took {shown_after:.2f} s to show"
+        # Live, not on a reload; the bound leaves room for a busy machine (updates from
+        # another process took 0.1-0.7 s on an idle one; 1.43 s with the suite on both cores).
+        assert shown_after < 3.0, f"the answer took {shown_after:.2f} s to show"
     [stored] = desk.decisions(1)
     assert stored.decision.answer is not None and stored.worker == bot.name
     assert bot.stop() == 0
