@@ -127,7 +127,7 @@ class PostgresServer:
         self._conn.close()
 
 
-EMPTIED = ("read_markers", "questions", "decisions", "escalations", "entries", "passage_texts",
+EMPTIED = ("read_markers", "questions", "judgment_errors", "decisions", "escalations", "entries", "passage_texts",
            "conversations", "accounts", "server_secrets")  # fmt: skip
 """Every table of the conversation schema, children first."""
 NUMBERED = ("conversations", "entries", "decisions", "escalations")
