@@ -13,7 +13,7 @@ check:          ## lint, type-check, and check the layering contracts (pyproject
 	lint-imports
 
 snapshot-update:  ## re-record SVG snapshots (review the report first)
-	python -m pytest tests/tui --snapshot-update
+	python -m pytest tests/tui --snapshot-update -n 0
 
 bench:
 	python bench/run.py --quick

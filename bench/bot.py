@@ -64,7 +64,7 @@ def questions(count: int) -> list[str]:
     return [f"{BASE[i % len(BASE)]} (#{i})" for i in range(count)]
 
 
-def settings_for(db: Path, base_url: str, cache: Path) -> Settings:
+def settings_for(db: Path | str, base_url: str, cache: Path) -> Settings:
     """The settings `helpdesk bot` would read, pointed at the loopback server, replay off."""
     return load_settings(
         store={"db": db},
@@ -162,10 +162,18 @@ def one_worker_vs_bare(base_url: str, count: int) -> dict[str, float]:
     }
 
 
-def workers(base_url: str, processes: int, count: int, *, concurrency: int = OUTSTANDING) -> float:
-    """Questions per second through `processes` workers, ready before the first is stored."""
+def workers(
+    base_url: str,
+    processes: int,
+    count: int,
+    *,
+    concurrency: int = OUTSTANDING,
+    db: str | Path | None = None,
+) -> float:
+    """Questions per second through `processes` workers, ready before the first is stored; on a
+    fresh SQLite file, or on the empty database `db` names (a PostgreSQL URL)."""
     with tempfile.TemporaryDirectory() as directory:
-        db = Path(directory) / "bot.sqlite3"
+        db = db or Path(directory) / "bot.sqlite3"
         settings = settings_for(db, base_url, Path(directory) / "c")
         desk = open_service(settings)
         logs = [Path(directory) / f"bot{n}.log" for n in range(processes)]

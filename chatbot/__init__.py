@@ -1,3 +1,11 @@
 """A help-desk chatbot: answers from the passage Valen judges able to answer, or hands off."""
 
+import sys
+
 __version__ = "0.1.0"
+
+# httpx imports its own command-line client (click, rich.progress, rich.syntax, pygments: about
+# 0.1 s, half of importing httpx) whenever those happen to be installed, as Textual installs
+# them; we never run it. A None entry makes that import fail, and httpx then defines a stub.
+if "httpx" not in sys.modules:
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

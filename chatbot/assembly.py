@@ -4,29 +4,35 @@ settings, for the CLI, the app, bot workers and tests."""
 from __future__ import annotations
 
 import re
+import statistics
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpx
-
-from chatbot.accounts.service import AccountService
 from chatbot.config import Settings
+from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
 from chatbot.desk.clock import Clock, utc_now
-from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
-from chatbot.knowledge_base.interface import KnowledgeBaseStore
-from chatbot.knowledge_base.store import PassageStore
 from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.store.interface import ConversationStore
-from chatbot.store.sqlite import SQLiteStore
-from chatbot.store.sqlite_users import SQLiteUserStore
 from chatbot.valen.cache import ReplayCache
-from chatbot.valen.client import RetryPolicy, ValenClient
 from chatbot.valen.judge import PassageJudge
-from chatbot.valen.transport import ValenTransport
+
+# The desk, its store and the accounts (some thirty pydantic models, ~0.15 s to import) are
+# imported by the functions that open them, so `helpdesk ask` and an engine alone never load them;
+# likewise httpx and the Valen client, which replaying recorded answers does not use.
+if TYPE_CHECKING:
+    import httpx
+
+    from chatbot.accounts.service import AccountService
+    from chatbot.desk.service import DeskService
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.store.interface import ConversationStore
+    from chatbot.valen.client import ValenClient
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -35,6 +41,7 @@ def store_location(db: str) -> Path:
     """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`.
 
     Other URLs are refused with one line; the URL itself is never echoed (it may hold a password).
+    A `postgresql://` URL is `open_store`'s to handle, not this function's.
     """
     match = _SCHEME.match(db)
     if match is None:
@@ -47,20 +54,36 @@ def store_location(db: str) -> Path:
         if not rest or "?" in rest:
             raise HelpdeskError("store.db: write a SQLite URL as sqlite:///path/to/file.sqlite3")
         return Path(rest).expanduser()
-    if scheme in ("postgresql", "postgres"):
-        raise HelpdeskError(
-            "store.db: PostgreSQL is not supported yet; use a SQLite file path or sqlite:///path"
-        )
-    raise HelpdeskError(f"store.db: unknown database scheme {scheme!r}; use a SQLite file path")
+    if scheme in POSTGRES_SCHEMES:
+        raise HelpdeskError("store.db: a PostgreSQL URL is not a file")
+    raise HelpdeskError(
+        f"store.db: unknown database scheme {scheme!r}; use a SQLite file path or a "
+        "postgresql:// URL"
+    )
+
+
+def store_name(db: str) -> str:
+    """The database as it may be shown: a SQLite file's path, or a URL without its password."""
+    return display(db) if is_postgres(db) else str(store_location(db))
 
 
 def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
-    """The conversation store `settings.store.db` names, opened and migrated."""
-    return SQLiteStore.open(store_location(settings.store.db), clock=clock)
+    """The conversation store `settings.store.db` names, opened and migrated: a SQLite file, or
+    a PostgreSQL database for `postgresql://` (the driver is loaded only then)."""
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres import PostgresStore
+
+        return PostgresStore.open(db, clock=clock)
+    from chatbot.store.sqlite import SQLiteStore
+
+    return SQLiteStore.open(store_location(db), clock=clock)
 
 
 def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
     """A desk service on its own store connection, for the thread that calls this."""
+    from chatbot.desk.service import DeskService
+
     return DeskService(open_store(settings, clock=clock), max_attempts=settings.bot.max_attempts)
 
 
@@ -68,6 +91,10 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
     """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
     connection per request allowed in flight, over aiohttp's connection pool (see
     `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here."""
+    import httpx
+
+    from chatbot.valen.transport import ValenTransport
+
     valen = settings.valen
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
@@ -78,6 +105,8 @@ def make_http_client(settings: Settings) -> httpx.AsyncClient:
 
 
 def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClient:
+    from chatbot.valen.client import RetryPolicy, ValenClient
+
     valen = settings.valen
     return ValenClient(
         http,
@@ -97,10 +126,15 @@ def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClien
     )
 
 
-def make_judge(settings: Settings, http: httpx.AsyncClient) -> PassageJudge:
-    """Replay cache in front of the live client, as the replay mode says."""
+def make_judge(settings: Settings, http: httpx.AsyncClient | None) -> PassageJudge:
+    """Replay cache in front of the live client, as the replay mode says. Replaying only
+    (`replay = "on"`) makes no request, so `http` may then be None."""
     valen = settings.valen
-    client = None if valen.replay == "on" else make_valen_client(settings, http)
+    client = None
+    if valen.replay != "on":
+        if http is None:
+            raise ValueError(f"replay mode {valen.replay!r} asks Valen: an HTTP client is needed")
+        client = make_valen_client(settings, http)
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
@@ -113,18 +147,21 @@ def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> Kn
         from chatbot.knowledge_base.postgres import PostgresPassageStore
 
         return PostgresPassageStore.open(location)
+    from chatbot.knowledge_base.store import PassageStore
+
     return PassageStore(location, lock_timeout=lock_timeout)
 
 
 def build_engine(
     settings: Settings,
-    http: httpx.AsyncClient,
+    http: httpx.AsyncClient | None,
     knowledge_base: KnowledgeBaseStore | None = None,
     *,
     judge: PassageJudge | None = None,
 ) -> Engine:
     """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`,
-    a translation of it, say); pass `judge` to share one Valen client between engines."""
+    a translation of it, say); `http` may be None when replaying only, see `make_judge`; pass
+    `judge` to share one Valen client between engines."""
     store = knowledge_base if knowledge_base is not None else open_knowledge_base(settings)
     try:
         passages = store.passages()
@@ -174,6 +211,8 @@ def build_locale_engines(
         directory = translated_knowledge_base(settings, locale)
         if directory is None:
             continue
+        from chatbot.knowledge_base.store import PassageStore
+
         store = PassageStore(directory, lock_timeout=2.0)
         try:
             built = build_engine(settings, http, store, judge=engine.judge)
@@ -188,4 +227,58 @@ def build_locale_engines(
 
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
-    return AccountService(SQLiteUserStore.open(store_location(settings.store.db)))
+    from chatbot.accounts.service import AccountService
+
+    db = settings.store.db
+    if is_postgres(db):
+        from chatbot.store.postgres_users import PostgresUserStore
+
+        return AccountService(PostgresUserStore.open(db))
+    from chatbot.store.sqlite_users import SQLiteUserStore
+
+    return AccountService(SQLiteUserStore.open(store_location(db)))
+
+
+@dataclass(frozen=True)
+class DatabaseReport:
+    """What `helpdesk doctor` says about the database: where (never the password), what server,
+    which schema, how far away."""
+
+    database: str
+    server: str
+    schema_version: int
+    latency_ms: float
+    """The median of a few round trips of a one-row read."""
+
+
+def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
+    """Open (and so migrate) the configured database and measure it; `HelpdeskError` if it
+    cannot be used."""
+    db = settings.store.db
+    store = open_store(settings)
+    try:
+        timings = []
+        for _ in range(round_trips):
+            start = time.perf_counter()
+            store.last_entry_id()
+            timings.append((time.perf_counter() - start) * 1000)
+        if is_postgres(db):
+            from chatbot.store.postgres import PostgresStore
+
+            assert isinstance(store, PostgresStore)
+            server, version = f"PostgreSQL {store.server_version()}", store.schema_version
+        else:
+            import sqlite3
+
+            from chatbot.store.sqlite import SQLiteStore
+
+            assert isinstance(store, SQLiteStore)
+            server, version = f"SQLite {sqlite3.sqlite_version}", store.schema_version
+    finally:
+        store.close()
+    return DatabaseReport(
+        database=store_name(db),
+        server=server,
+        schema_version=version,
+        latency_ms=round(statistics.median(timings), 3),
+    )

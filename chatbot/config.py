@@ -37,9 +37,8 @@ from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
 from chatbot.knowledge_base.seed import seed_knowledge_base, shipped_translations
 from chatbot.knowledge_base.storage import describe_validation_error
 from chatbot.resources import shipped
-from chatbot.valen.client import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL
 from chatbot.valen.judge import ReplayMode
-from chatbot.valen.protocol import Dialect
+from chatbot.valen.protocol import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, Dialect
 
 APP_NAME = "helpdesk"
 CONFIG_ENV = "HELPDESK_CONFIG"
@@ -147,7 +146,8 @@ class StoreSettings(BaseModel):
 
     db: str = Field(default_factory=lambda: str(default_database()))
     """The database (`HELPDESK_DB`, `--db`): a SQLite file path or `sqlite:///path`, shared by
-    every `helpdesk` process on the machine."""
+    every `helpdesk` process on the machine, or `postgresql://user@host:5432/db`, shared by
+    processes on any machine."""
 
     @field_validator("db", mode="before")
     @classmethod

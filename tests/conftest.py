@@ -14,7 +14,8 @@ import textual.constants
 
 from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
-from tests.backends import backend
+from tests import postgres_env
+from tests.backends import backend, close_postgres_server
 from tests.valen_server import ValenTestServer
 
 __all__ = ["backend"]  # The store backend fixture, for the store's and the desk's tests.
@@ -33,11 +34,18 @@ SHIPPED_KB = shipped_knowledge_base()
 SHIPPED_CACHE = shipped_cache()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def postgres_template() -> Iterator[None]:
+    """Drops the session's PostgreSQL template database, if a test made one."""
+    yield
+    close_postgres_server()
+
+
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test reads the developer's config or environment or writes to their data directory."""
     for name in ("HELPDESK_KB", "HELPDESK_DB", "VALEN_BASE_URL", "VALEN_API_KEY", "VALEN_MODEL",
-                 "VALEN_DIALECT", "VALEN_CACHE", "VALEN_REPLAY"):  # fmt: skip
+                 "VALEN_DIALECT", "VALEN_CACHE", "VALEN_REPLAY", *postgres_env.NAMES):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HELPDESK_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -80,3 +88,12 @@ def valen_server() -> Iterator[ValenTestServer]:
     server = ValenTestServer().start()
     yield server
     server.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n auto --dist loadgroup`, see pyproject.toml), a browser test module
+    runs on one worker: its tests share one `helpdesk serve` (a module fixture) and one chromium,
+    which every worker would otherwise start again."""
+    for item in items:
+        if item.path.parent.name == "web" and item.path.name.startswith("test_"):
+            item.add_marker(pytest.mark.xdist_group(f"web-{item.path.stem}"))

@@ -11,10 +11,19 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from chatbot.knowledge_base.models import Passage
+from chatbot.retrieval import bm25
 from chatbot.retrieval.bm25 import BM25Index
 from chatbot.retrieval.retrievers import BM25Retriever
 
 Corpus = list[list[str]]
+
+
+@pytest.fixture(autouse=True, params=["stored weights", "pruned"])
+def weights(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice: as small corpora are answered (every posting's weight kept, every
+    document scored) and as large ones are (weights recomputed, MaxScore-style pruning)."""
+    if request.param == "pruned":
+        monkeypatch.setattr(bm25, "STORED_WEIGHTS", 0)
 
 
 def random_corpus(rng: random.Random, *, common: bool = True) -> Corpus:

@@ -7,6 +7,7 @@ import unicodedata
 import numpy as np
 import pytest
 
+import chatbot.retrieval.tokenizer as tokenizer_module
 from chatbot.retrieval.tokenizer import (
     _TOKEN,
     CACHE_SIZE,
@@ -119,3 +120,65 @@ def test_shared_analyzers_per_setting() -> None:
     assert analyzer(stem=True) is analyzer(stem=True)
     assert analyzer(stem=True).tokenize("dogs") == ["dog"]
     assert analyzer(stem=False).tokenize("dogs") == ["dogs"]
+
+
+def _random_ascii_chunks(seed: int) -> list[list[str]]:
+    """Chunks of ASCII texts with punctuation, mixed case, digits, repeated words and words
+    longer than the 16 bytes the batch path reads, and one chunk that is not ASCII."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefgHIJKLmnop0123") for _ in range(rng.randint(1, 40)))
+             for _ in range(60)] + ["the", "and", "riding", "rides", "bicycles"]  # fmt: skip
+    chunks = []
+    for _ in range(5):
+        chunks.append(
+            [" ".join(rng.choice(words) + rng.choice(["", ",", ".", "'s", "-x", "!!"])
+                      for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 30))]
+        )  # fmt: skip
+    chunks.insert(2, ["Café naïve " + rng.choice(words), "退款时间 " + rng.choice(words)])
+    return chunks
+
+
+def _check_chunks(chunks: list[list[str]], stem: bool) -> None:
+    a = Analyzer(stem=stem)
+    term_ids: dict[str, int] = {}
+    encoder = a.encoder(term_ids)
+    encoded = [encoder.encode(chunk) for chunk in chunks]
+    names = list(term_ids)
+    expected = [a.tokenize(t) for chunk in chunks for t in chunk]
+    got = [names[i] for i in np.concatenate([ids for ids, _ in encoded]).tolist()]
+    assert got == [t for doc in expected for t in doc]
+    lengths = np.concatenate([lengths for _, lengths in encoded]).tolist()
+    assert lengths == [len(d) for d in expected]
+    assert names == list(dict.fromkeys(t for doc in expected for t in doc))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ascii_chunks_encode_like_tokenizing_each_text(seed: int) -> None:
+    # The batch path for ASCII (numpy split, hashed grouping, a table of known tokens) must give
+    # what tokenizing each text does, across chunks and after a chunk that is not ASCII.
+    _check_chunks(_random_ascii_chunks(seed), stem=seed % 2 == 0)
+
+
+def test_hash_collisions_still_encode_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a one-bit hash nearly every pair of tokens collides: chunks fall back to the
+    # token-by-token path, and single-token chunks collide with the known table.
+    monkeypatch.setattr(tokenizer_module, "HASH_BITS", 2)
+    _check_chunks(_random_ascii_chunks(7), stem=True)
+    words = ["bike", "refund", "helmet", "late", "fee", "bike", "dock", "refund", "pass"]
+    _check_chunks([[w] for w in words], stem=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chinese_and_mixed_chunks_encode_like_tokenizing_each_text(seed: int) -> None:
+    # CJK runs are expanded to characters and bigrams in numpy, words of other scripts one by
+    # one, in one sequence: term ids must still come in order of first appearance.
+    rng = random.Random(seed)
+    han = [chr(c) for c in rng.sample(range(0x4E00, 0x4E40), 12)] + ["\U00020001", "か"]
+    pieces = [*han, "，", "。", " refund ", " Bikes ", " Café ", " the ", "ＡＢ", " 42 "]
+    if seed == 2:
+        pieces.append("\x00")  # The chunk is then normalised text by text.
+    chunks = [
+        ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+         for _ in range(rng.randint(1, 20))] for _ in range(4)
+    ]  # fmt: skip
+    _check_chunks(chunks, stem=seed != 1)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from chatbot.accounts.roles import ALLOWED as ALLOWED
+from chatbot.accounts.roles import Area as Area
+from chatbot.accounts.roles import Role as Role
 from chatbot.errors import HelpdeskError
 from chatbot.text import first_control
 
@@ -17,29 +19,6 @@ MAX_DISPLAY_NAME = 64
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 """Longer is no safer, and a megabyte-long password would only make each hash slower."""
-
-
-class Role(StrEnum):
-    """What an account may open: agents the agent console, editors the knowledge-base editor,
-    admins both."""
-
-    AGENT = "agent"
-    EDITOR = "editor"
-    ADMIN = "admin"
-
-
-class Area(StrEnum):
-    """A part of the desk that needs signing in."""
-
-    AGENT = "agent"
-    EDITOR = "editor"
-
-
-ALLOWED: dict[Role, frozenset[Area]] = {
-    Role.AGENT: frozenset({Area.AGENT}),
-    Role.EDITOR: frozenset({Area.EDITOR}),
-    Role.ADMIN: frozenset({Area.AGENT, Area.EDITOR}),
-}
 
 
 class Account(BaseModel):

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import re
+from typing import TYPE_CHECKING
 
-from chatbot.assembly import build_engine, make_http_client
 from chatbot.cli.options import add_engine_options, settings_from
-from chatbot.config import Settings
-from chatbot.engine.engine import check_question
-from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
 from chatbot.text import printable
+
+# The engine (numpy, pydantic, httpx) is imported when the command runs, so that registering it
+# costs `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.config import Settings
+    from chatbot.engine.models import Decision
 
 # JSON leaves DEL and the C1 controls (U+007F-U+009F) as they are; a terminal reads U+009B as
 # the start of an escape sequence, so --json spells them out too.
@@ -35,6 +37,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 async def _answer(settings: Settings, question: str) -> Decision:
+    from chatbot.assembly import build_engine, make_http_client
+
+    if settings.valen.replay == "on":
+        # Recorded answers only: no request is made, so no HTTP client (nor httpx) is loaded.
+        return await build_engine(settings, None).answer(question)
     async with make_http_client(settings) as http:
         engine = build_engine(settings, http)
         return await engine.answer(question)
@@ -88,6 +95,10 @@ def to_json(decision: Decision) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from chatbot.engine.engine import check_question
+
     question = check_question(question_from_argv(args.question))
     settings = settings_from(args)
     decision = asyncio.run(_answer(settings, question))

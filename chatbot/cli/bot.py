@@ -8,25 +8,18 @@ is judging, and gives back the rest for another worker.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-from chatbot.assembly import (
-    build_engine,
-    build_locale_engines,
-    engine_readers,
-    make_http_client,
-    open_knowledge_base,
-    open_service,
-    store_location,
-)
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
-from chatbot.config import Settings
-from chatbot.desk.aio import AsyncDesk
-from chatbot.desk.bot import BotWorker
-from chatbot.engine.live import LiveEngine
+
+# The worker's modules are imported when it runs, so that registering it costs `helpdesk --help`
+# nothing.
+if TYPE_CHECKING:
+    from chatbot.config import Settings
+    from chatbot.desk.bot import BotWorker
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,6 +52,21 @@ def _logger(verbose: bool) -> logging.Logger:
 
 async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     """Run one worker until SIGTERM or SIGINT; returns it (and its stats) once stopped."""
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
+    from chatbot.assembly import (
+        build_engine,
+        build_locale_engines,
+        engine_readers,
+        make_http_client,
+        open_knowledge_base,
+        open_service,
+        store_name,
+    )
+    from chatbot.desk.aio import AsyncDesk
+    from chatbot.desk.bot import BotWorker
+    from chatbot.engine.live import LiveEngine
+
     desk = AsyncDesk.open(lambda: open_service(settings))
     try:
         async with make_http_client(settings) as http:
@@ -78,7 +86,7 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
             await desk.watch()
             following = [asyncio.create_task(each.follow())
                          for each in (live, *translated.values())]  # fmt: skip
-            where = store_location(settings.store.db)
+            where = store_name(settings.store.db)
             print(
                 f"helpdesk bot {worker.name}: answering questions from {where}, "
                 f"{bot.concurrency} at once; Ctrl+C to stop",
@@ -103,6 +111,8 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
     settings = settings_from(args)
     worker = asyncio.run(serve(settings, log=_logger(args.verbose)))
     outcomes = ", ".join(f"{n} {outcome}" for outcome, n in sorted(worker.stats.outcomes.items()))

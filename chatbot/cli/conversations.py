@@ -11,21 +11,17 @@ import json
 import sys
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatbot.assembly import open_service
 from chatbot.cli.options import add_db_option, settings_from
-from chatbot.desk.models import (
-    ChatEvent,
-    ChatMessage,
-    Conversation,
-    Note,
-    State,
-    StoredDecision,
-)
-from chatbot.desk.service import DeskService
-from chatbot.notices import notice
+from chatbot.desk.state import State
 from chatbot.text import printable
+
+# The desk's models and service (pydantic, the engine) are imported where they are used, so that
+# registering these commands costs `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.desk.models import ChatEvent, ChatMessage, Conversation, StoredDecision
+    from chatbot.desk.service import DeskService
 
 PAGE = 500
 
@@ -62,6 +58,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _service(args: argparse.Namespace) -> DeskService:
+    from chatbot.assembly import open_service
+
     return open_service(settings_from(args))
 
 
@@ -107,12 +105,16 @@ def event_json(event: ChatEvent) -> dict[str, Any]:
 def note_json(entry: ChatEvent) -> dict[str, Any]:
     """An internal note: agents' only, kept apart from messages and events so that nothing
     reading `messages` for the customer's side can pick one up."""
+    from chatbot.desk.models import Note
+
     assert isinstance(entry.event, Note)
     return {"id": entry.id, "at": _time(entry.created_at), "agent": entry.event.agent,
             "text": entry.event.text, "internal": True}  # fmt: skip
 
 
 def _is_note(entry: ChatMessage | ChatEvent) -> bool:
+    from chatbot.desk.models import ChatEvent, Note
+
     return isinstance(entry, ChatEvent) and isinstance(entry.event, Note)
 
 
@@ -129,6 +131,8 @@ def decision_json(stored: StoredDecision) -> dict[str, Any]:
 def full_json(desk: DeskService, conversation: Conversation) -> dict[str, Any]:
     """A conversation with its log (messages, events and agents' internal notes, each with the id
     that orders them) and every decision the bot made in it, candidates included."""
+    from chatbot.desk.models import ChatEvent, ChatMessage
+
     entries = desk.entries(conversation.id)
     return {
         **conversation_json(conversation),
@@ -173,6 +177,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from chatbot.desk.models import ChatEvent
+    from chatbot.notices import notice
+
     desk = _service(args)
     try:
         conversation = desk.conversation(args.id)

@@ -5,15 +5,12 @@ sweep."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import unicodedata
 from pathlib import Path
 from typing import Any
 
-from chatbot.assembly import make_http_client, make_judge
 from chatbot.cli.options import add_engine_options, settings_from
-from chatbot.engine.evaluate import evaluate
 from chatbot.errors import HelpdeskError
 from chatbot.text import printable
 
@@ -67,6 +64,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    # Here, not at the top: the engine and httpx cost `helpdesk --help` nothing this way.
+    from chatbot.assembly import make_http_client, make_judge
+    from chatbot.engine.evaluate import evaluate
+
     settings = settings_from(args)
     async with make_http_client(settings) as http:
         kwargs: dict[str, Any] = {}
@@ -176,6 +177,8 @@ def render(report: dict[str, Any], *, data: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
     if not 0 < args.target_precision <= 1:
         raise HelpdeskError("--target-precision must be more than 0 and at most 1")
     report = asyncio.run(_evaluate(args))

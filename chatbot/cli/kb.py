@@ -6,25 +6,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from chatbot.assembly import open_knowledge_base
 from chatbot.cli.options import print_warning, settings_from
-from chatbot.files import write_text_atomic
-from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage, passage_file_text
-from chatbot.knowledge_base.models import Passage
-from chatbot.knowledge_base.storage import (
-    KnowledgeBaseError,
-    describe_validation_error,
-    export_passages,
-    load_knowledge_base,
-    load_passages_file,
-    read_regular_file,
-)
-from chatbot.knowledge_base.synonyms import SynonymGroup, group_line, load_synonyms, parse_synonyms
-from chatbot.retrieval.retrievers import unmatched_synonyms
 from chatbot.text import printable
+
+# The knowledge base's modules (pydantic) are imported where they are used, so that registering
+# these commands costs `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage
+    from chatbot.knowledge_base.models import Passage
+    from chatbot.knowledge_base.synonyms import SynonymGroup
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -129,10 +121,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
+    from chatbot.assembly import open_knowledge_base
+
     return open_knowledge_base(settings_from(args))
 
 
 def _text(args: argparse.Namespace) -> str | None:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, read_regular_file
+
     if args.text_file is None:
         text: str | None = args.text
         return text
@@ -146,6 +142,11 @@ def _text(args: argparse.Namespace) -> str | None:
 
 def make_passage(**fields: object) -> Passage:
     """A passage from command-line values, refused with one line naming the bad field."""
+    from pydantic import ValidationError
+
+    from chatbot.knowledge_base.models import Passage
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, describe_validation_error
+
     try:
         return Passage.model_validate(fields)
     except ValidationError as error:
@@ -156,6 +157,8 @@ def make_passage(**fields: object) -> Passage:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
     scan = _store(args).scan()
     if scan.problems:
         raise KnowledgeBaseError(scan.problems[0])
@@ -182,6 +185,8 @@ def _describe(item: StoredPassage) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.store import passage_file_text
+
     item = _store(args).get(args.id)
     if args.json:
         print(passage_file_text(item.passage), end="")
@@ -235,6 +240,8 @@ def run_restore(args: argparse.Namespace) -> int:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
     store = _store(args)
     versions = store.history(args.id)
     for v in versions:
@@ -250,6 +257,9 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
+    from chatbot.knowledge_base.synonyms import load_synonyms
+
     source: Path = args.file
     synonyms: tuple[SynonymGroup, ...] = ()
     # Every passage (and synonym) is validated before anything is written.
@@ -271,6 +281,9 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from chatbot.files import write_text_atomic
+    from chatbot.knowledge_base.storage import KnowledgeBaseError, export_passages
+
     passages = _store(args).passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
     if args.output is None:
@@ -286,6 +299,8 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_synonyms_list(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.synonyms import group_line
+
     groups = _store(args).synonyms()
     for group in groups:
         print(printable(group_line(group)))
@@ -303,6 +318,9 @@ def _save_group(store: KnowledgeBaseStore, revision: str | None, groups: list[Sy
                 at: int, words: list[str]) -> None:  # fmt: skip
     """Put `words` (head first) as group `at` (appended when `at` is past the end), checked as
     the editor checks a line: one line naming what is wrong."""
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import parse_synonyms
+
     [group] = parse_synonyms({words[0]: words[1:]}, where="synonyms")
     if any("," in w or "=" in w for w in group):
         raise KnowledgeBaseError("synonyms: a word may not hold ',' or '='")
@@ -311,6 +329,8 @@ def _save_group(store: KnowledgeBaseStore, revision: str | None, groups: list[Sy
 
 
 def run_synonyms_add(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.synonyms import group_line
+
     store = _store(args)
     revision = store.synonyms_revision()
     groups = list(store.synonyms())
@@ -325,6 +345,9 @@ def run_synonyms_add(args: argparse.Namespace) -> int:
 
 
 def run_synonyms_rm(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import group_line
+
     store = _store(args)
     revision = store.synonyms_revision()
     groups = list(store.synonyms())
@@ -353,6 +376,10 @@ def run_synonyms_rm(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.synonyms import group_line
+    from chatbot.retrieval.retrievers import unmatched_synonyms
+
     store = _store(args)
     report = store.check()
     try:

@@ -7,11 +7,23 @@ import sys
 from collections.abc import Sequence
 
 from chatbot import __version__
-from chatbot.cli import app, ask, bot, conversations, evaluate, kb, serve, stats, users, valen
+from chatbot.cli import (
+    app,
+    ask,
+    bot,
+    conversations,
+    doctor,
+    evaluate,
+    kb,
+    serve,
+    stats,
+    users,
+    valen,
+)
 from chatbot.cli.options import Parser, configure_logging, print_error
 from chatbot.errors import HelpdeskError
 
-COMMANDS = [ask, evaluate, kb, valen, app, bot, conversations, stats, users, serve]
+COMMANDS = [ask, evaluate, kb, valen, app, bot, conversations, stats, users, serve, doctor]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,10 +6,12 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from chatbot.config import Settings, load_settings
 from chatbot.text import printable
+
+if TYPE_CHECKING:
+    from chatbot.config import Settings
 
 
 class Parser(argparse.ArgumentParser):
@@ -65,13 +67,16 @@ def add_locale_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH", default=argparse.SUPPRESS,
-                        help="SQLite file or sqlite:///path (env HELPDESK_DB; default: user data "
-                             "dir)")  # fmt: skip
+    parser.add_argument("--db", metavar="PATH|URL", default=argparse.SUPPRESS,
+                        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db "
+                             "(env HELPDESK_DB; default: SQLite in the user data dir)")  # fmt: skip
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """Settings from file and environment, with whichever options were given on top."""
+    # Imported here: pydantic-settings costs ~0.2 s, which `helpdesk --help` need not pay.
+    from chatbot.config import load_settings
+
     overrides: dict[str, dict[str, Any]] = {}
 
     def put(section: str, key: str, value: Any) -> None:

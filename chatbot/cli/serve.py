@@ -7,19 +7,21 @@ plain HTTP, and says so when asked to listen on every address.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
-from chatbot.accounts.aio import AsyncAccounts
-from chatbot.accounts.models import Area
-from chatbot.assembly import open_accounts, open_service
+from chatbot.accounts.roles import Area
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
-from chatbot.config import Settings
-from chatbot.desk.aio import AsyncDesk
 from chatbot.errors import HelpdeskError
-from chatbot.web.spec import SessionSpec
+
+# The server's modules are imported when it runs, so that registering it costs `helpdesk --help`
+# nothing.
+if TYPE_CHECKING:
+    from chatbot.config import Settings
+    from chatbot.desk.aio import AsyncDesk
+    from chatbot.web.spec import SessionSpec
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -114,6 +116,11 @@ def session_arguments(spec: SessionSpec) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
+    from chatbot.accounts.aio import AsyncAccounts
+    from chatbot.assembly import open_accounts, open_service
+    from chatbot.desk.aio import AsyncDesk
     from chatbot.web.server import HelpdeskServer
 
     settings = web_settings(args)
@@ -143,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> int:
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
     from chatbot.web.server import HelpdeskServer
 
     assert isinstance(server, HelpdeskServer)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from chatbot.assembly import open_service
 from chatbot.cli.options import add_db_option, settings_from
-from chatbot.desk.clock import utc_now
-from chatbot.desk.stats import DeskStats, duration, milliseconds, parse_since, percent
 from chatbot.text import printable
+
+# The desk and its statistics are imported when the command runs, so that registering it costs
+# `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.desk.stats import DeskStats
 
 BAR = 24
 """The longest bar, in cells."""
@@ -45,6 +48,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
+    from chatbot.assembly import open_service
+    from chatbot.desk.clock import utc_now
+    from chatbot.desk.stats import parse_since
+
     now = utc_now()
     since = None if args.since is None else parse_since(args.since, now)
     settings = settings_from(args)
@@ -87,6 +94,8 @@ def _when(stats: DeskStats) -> str:
 
 def report(stats: DeskStats) -> Iterator[str]:
     """The readable table: one figure per line, bars beside counts."""
+    from chatbot.desk.stats import duration, milliseconds, percent
+
     yield _when(stats)
     yield ""
     yield f"{'Conversations':<26}{stats.conversations:>8}   {stats.asked} with a customer message"

@@ -9,13 +9,18 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import TYPE_CHECKING
 
-from chatbot.accounts.models import Account, Role
-from chatbot.accounts.service import AccountService
-from chatbot.assembly import open_accounts
+from chatbot.accounts.roles import Role
 from chatbot.cli.options import add_db_option, settings_from
 from chatbot.errors import HelpdeskError
 from chatbot.text import printable
+
+# The account service (pydantic, password hashing) is imported when a command runs, so that
+# registering these commands costs `helpdesk --help` nothing.
+if TYPE_CHECKING:
+    from chatbot.accounts.models import Account
+    from chatbot.accounts.service import AccountService
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,6 +81,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _service(args: argparse.Namespace) -> AccountService:
+    from chatbot.assembly import open_accounts
+
     return open_accounts(settings_from(args))
 
 

@@ -9,13 +9,11 @@ cache, so the status shown is the server's own.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
 from dataclasses import asdict, dataclass
 
-from chatbot.assembly import make_http_client, make_valen_client
 from chatbot.cli.options import Parser, print_error, settings_from
 from chatbot.text import printable
 from chatbot.valen.errors import (
@@ -100,6 +98,9 @@ def _key_verdict(*, sent: bool, status: int | None) -> str:
 
 async def check(args: argparse.Namespace) -> CheckReport:
     """Send the known request and describe the outcome; never raises a `ValenError`."""
+    # Here, not at the top: httpx and the settings cost `helpdesk --help` nothing this way.
+    from chatbot.assembly import make_http_client, make_valen_client
+
     settings = settings_from(args)
     async with make_http_client(settings) as http:
         client = make_valen_client(settings, http)
@@ -156,6 +157,8 @@ def render(report: CheckReport) -> str:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
     report = asyncio.run(check(args))
     if args.json:
         print(json.dumps(asdict(report), indent=2, ensure_ascii=False))

@@ -14,21 +14,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from chatbot.desk.state import State as State  # Defined apart so the CLI needs no pydantic.
 from chatbot.engine.models import Decision, Reason
 from chatbot.i18n import Locale
-
-
-class State(StrEnum):
-    """Who is answering a conversation."""
-
-    BOT = "bot"
-    """The bot answers each customer message."""
-    WAITING = "waiting"
-    """Escalated: in the handoff queue until an agent claims it; the bot stays silent."""
-    CLAIMED = "claimed"
-    """An agent owns it; the bot stays silent."""
-    RESOLVED = "resolved"
-    """Done; the customer writing again hands it back to the bot."""
 
 
 class Author(StrEnum):
@@ -47,7 +35,7 @@ class Feedback(StrEnum):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 # -- events ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ class Reason(StrEnum):
 class Candidate(BaseModel):
     """A retrieved passage with its retrieval score and Valen's judgment (or why there is none)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     title: str = ""
@@ -50,7 +50,7 @@ class Candidate(BaseModel):
 class Answer(BaseModel):
     """The passage the bot answers from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     title: str = ""
@@ -61,7 +61,7 @@ class Answer(BaseModel):
 class QueryTerm(BaseModel):
     """One search term of the question and how it met the knowledge base."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     word: str
     """The customer's word (normalised), or the synonym that was added."""
@@ -76,7 +76,7 @@ class QueryTerm(BaseModel):
 class RetrievalTrace(BaseModel):
     """How the question's words met the knowledge base: enough to say why nothing was found."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     passages: int
     """How many passages the knowledge base had."""
@@ -117,7 +117,7 @@ class RetrievalTrace(BaseModel):
 class Decision(BaseModel):
     """What the bot does with one question: answer from a passage, or escalate with a reason."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     question: str
     answer: Answer | None

@@ -1,18 +1,26 @@
 """From a question to candidate passages: tokenizer, BM25 index, the cookbook's overlap ranker."""
 
-from chatbot.retrieval.bm25 import BM25Index
-from chatbot.retrieval.retrievers import (
-    BM25Retriever,
-    OverlapRetriever,
-    QueryTrace,
-    Retrieved,
-    Retriever,
-    RetrieverName,
-    SynonymGroups,
-    TermMatch,
-    make_retriever,
-)
-from chatbot.retrieval.tokenizer import tokenize
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names are imported from their modules when first used (PEP 562), so importing one light
+# submodule (errors, protocol, models) does not load numpy or httpx with the rest.
+if TYPE_CHECKING:
+    from chatbot.retrieval.bm25 import BM25Index
+    from chatbot.retrieval.retrievers import (
+        BM25Retriever,
+        OverlapRetriever,
+        QueryTrace,
+        Retrieved,
+        Retriever,
+        RetrieverName,
+        SynonymGroups,
+        TermMatch,
+        make_retriever,
+    )
+    from chatbot.retrieval.tokenizer import tokenize
 
 __all__ = [
     "BM25Index",
@@ -27,3 +35,25 @@ __all__ = [
     "make_retriever",
     "tokenize",
 ]
+
+_HOME = {
+    "BM25Index": "chatbot.retrieval.bm25",
+    "BM25Retriever": "chatbot.retrieval.retrievers",
+    "OverlapRetriever": "chatbot.retrieval.retrievers",
+    "QueryTrace": "chatbot.retrieval.retrievers",
+    "Retrieved": "chatbot.retrieval.retrievers",
+    "Retriever": "chatbot.retrieval.retrievers",
+    "RetrieverName": "chatbot.retrieval.retrievers",
+    "SynonymGroups": "chatbot.retrieval.retrievers",
+    "TermMatch": "chatbot.retrieval.retrievers",
+    "make_retriever": "chatbot.retrieval.retrievers",
+    "tokenize": "chatbot.retrieval.tokenizer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value

@@ -50,6 +50,10 @@ DENSE_SHARE = 1 / 8
 # Up to this many documents, a query whose terms have no more postings than there are documents
 # is scored for every document, which beats pruning's bookkeeping there.
 DIRECT_SIZE = 1 << 15
+# Up to this many postings, every posting's weight is kept (8 bytes each, 16 MB at most) and
+# every query scores every document from them: at 10,000 passages that beats both pruning and
+# recomputing weights per query.
+STORED_WEIGHTS = 1 << 21
 # Terms in at least this many documents keep the documents where they weigh most (their
 # champions), a cheap first guess at the k best for queries of common words.
 CHAMPION_MIN_DF = 1024
@@ -163,6 +167,7 @@ class BM25Index:
     _upper: FloatArray
     _champions: dict[int, Int32Array]
     _dense_tf: dict[int, UIntArray]
+    _stored: FloatArray | None
 
     def __init__(self, documents: Sequence[Sequence[str]]) -> None:
         term_ids: dict[str, int] = {}
@@ -262,6 +267,7 @@ class BM25Index:
             self._upper = np.zeros(len(df))
             self._champions = {}
             self._dense_tf = {}
+            self._stored = None
             return
         # The same expressions, in the same order, as BM25Okapi.get_scores, so results are equal.
         avgdl = total / self.size
@@ -274,6 +280,11 @@ class BM25Index:
             dense = np.zeros(self.size, self._tf.dtype)
             dense[self._doc[span]] = self._tf[span]
             self._dense_tf[term] = dense
+        self._stored = None
+        if self._doc.size <= STORED_WEIGHTS:
+            # Each term's weights from its own idf: the same expression, element by element.
+            terms = np.repeat(np.arange(len(df)), df)
+            self._stored = _weight(self._idf[terms], self._tf, self._norm[self._doc])
 
     def _compute_idf(self, df: Int64Array, appearance: Int64Array | None) -> FloatArray:
         """BM25Okapi's idf per term id, with its floor for terms in over half the documents."""
@@ -326,6 +337,8 @@ class BM25Index:
     def _weights(self, term: int, positions: Int64Array | slice) -> FloatArray:
         """BM25Okapi's weight of `term` in the documents at these postings, its own arithmetic."""
         start = int(self._starts[term])
+        if self._stored is not None:
+            return self._stored[positions if isinstance(positions, slice) else positions + start]
         if isinstance(positions, slice):
             tf = self._tf[positions]
             doc = self._doc[positions]
@@ -414,7 +427,7 @@ class BM25Index:
             # Only in tiny corpora where most terms are in most documents (the floor is then
             # negative): weights can be negative and bounds don't prune, so score everything.
             return self._top_dense(terms, k, 0.0, opens if selective else None)
-        if self.size <= DIRECT_SIZE and sum(df.values()) <= self.size:
+        if self._stored is not None or (self.size <= DIRECT_SIZE and sum(df.values()) <= self.size):
             # A small corpus: scoring every document costs less than pruning would.
             return self._top_dense(terms, k, 0.0, opens if selective else None)
         repeats = {t: terms.count(t) for t in distinct}
@@ -577,11 +590,12 @@ class BM25Index:
         arrays: Iterable[npt.NDArray[np.generic]] = (
             self._starts, self._doc, self._tf, self._first, self._doc_len, self._norm,
             self._idf, self._upper, *self._champions.values(), *self._dense_tf.values(),
+            *([] if self._stored is None else [self._stored]),
         )  # fmt: skip
         return sum(a.nbytes for a in arrays)
 
 
-def _weight(idf: np.float64, tf: UIntArray, norm: FloatArray) -> FloatArray:
+def _weight(idf: np.float64 | FloatArray, tf: UIntArray, norm: FloatArray) -> FloatArray:
     """`idf * (tf * (k1 + 1) / (tf + norm))`, BM25Okapi's expression, with fewer temporaries: the
     sums and products are the same IEEE operations (both commute exactly), so the same bits.
     `norm` is a fresh array (a gather) and is overwritten."""

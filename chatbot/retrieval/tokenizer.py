@@ -55,6 +55,7 @@ CACHE_SIZE = 1 << 18
 
 IdArray = npt.NDArray[np.int32]
 LengthArray = npt.NDArray[np.int64]
+Int64Array = npt.NDArray[np.int64]
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -94,6 +95,25 @@ class Analyzer:
         self._cache[token] = terms
         return terms
 
+    def terms_of_many(self, tokens: list[str]) -> list[tuple[str, ...]]:
+        """`[terms_of(t) for t in tokens]` for an index build's new tokens, stemmed in one call
+        (PyStemmer's `stemWords`), without filling the query-time cache."""
+        expansions: list[tuple[str, ...]] = []
+        stem: list[int] = []  # where words to stem are in `expansions`
+        for token in tokens:
+            if _CJK.match(token):
+                expansions.append((*token, *(token[i : i + 2] for i in range(len(token) - 1))))
+            elif token in STOP_WORDS:
+                expansions.append(())
+            else:
+                stem.append(len(expansions))
+                expansions.append((token,))
+        if self._stemmer is not None and stem:
+            stems = self._stemmer.stemWords([expansions[i][0] for i in stem])
+            for i, term in zip(stem, stems, strict=True):
+                expansions[i] = (term,)
+        return expansions
+
     def tokenize(self, text: str) -> list[str]:
         """Index terms of `text`, in order, repeated as often as they occur."""
         return list(chain.from_iterable(map(self.terms_of, raw_tokens(text))))
@@ -118,6 +138,24 @@ _ASCII_BYTES = bytes(c if chr(c).isalnum() else 32 for c in range(128)).lower() 
 )
 
 
+# The batch path for ASCII reads a token's first 2 * WINDOW bytes as two 64-bit words, masked
+# to the token's length; sorts tokens by a HASH_BITS-bit hash of them and their position among
+# the chunk's tokens (INDEX_BITS, so up to 16.7 million tokens a chunk) packed in one word.
+WINDOW = 8
+HASH_BITS = 40
+INDEX_BITS = 64 - HASH_BITS
+# A token the ASCII path has seen: its hash (the table is sorted by it), its 16 bytes, its raw id.
+_KNOWN = np.dtype([("hash", np.uint64), ("low", np.uint64), ("high", np.uint64), ("raw", np.int64)])
+_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(WINDOW + 1)], np.uint64)
+
+
+def _scatter(values: Int64Array, positions: Int64Array) -> Int64Array:
+    """`out[positions] = values` into a new array."""
+    out = np.empty(values.size, np.int64)
+    out[positions] = values
+    return out
+
+
 def _raw_keys(text: str) -> list[bytes] | list[str]:
     """`raw_tokens`, as bytes for ASCII text (cheaper to split); only ever used as dict keys."""
     if text.isascii():
@@ -137,6 +175,7 @@ class Encoder:
         self._sizes = np.zeros(0, np.int64)  # per raw id: how many terms it becomes
         self._starts = np.zeros(0, np.int64)  # per raw id: where its terms start in _terms
         self._terms = np.zeros(0, np.int32)  # term ids of every raw id, concatenated
+        self._known = np.zeros(0, _KNOWN)  # raw ids of ASCII tokens by hash (see _ascii_raw)
 
     def encode(self, texts: Sequence[str]) -> tuple[IdArray, LengthArray]:
         """The term ids of every term of `texts`, concatenated, and each text's number of terms.
@@ -144,26 +183,9 @@ class Encoder:
         Terms not yet known are added to the term ids, numbered in order of first appearance,
         exactly as encoding `[analyzer.tokenize(t) for t in texts]` would number them.
         """
-        documents: list[list[bytes] | list[str]] = [_raw_keys(text) for text in texts]
-        raw_lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
-        total = int(raw_lengths.sum())
-        raw_ids = self._raw_ids
-        base = len(raw_ids)
-        # A raw token seen for the first time gets a provisional id (base plus its position),
-        # made consecutive below: raw ids stay in first-appearance order.
-        tokens: Iterable[bytes | str] = chain.from_iterable(documents)
-        raw = np.fromiter(map(raw_ids.setdefault, tokens, count(base)), np.int64, total)
-        del documents
-        if len(raw_ids) > base:
-            added = list(islice(raw_ids, base, None))
-            provisional = np.fromiter(map(raw_ids.__getitem__, added), np.int64, len(added))
-            lookup = np.empty(base + total, np.int64)
-            lookup[:base] = np.arange(base)
-            lookup[provisional] = np.arange(base, base + len(added))
-            raw = lookup[raw]
-            del lookup
-            raw_ids.update(zip(added, range(base, base + len(added)), strict=True))
-            self._learn(added)
+        found = self._ascii_raw(texts)
+        raw, raw_lengths = found if found is not None else self._unicode_raw(texts)
+        total = raw.size
         sizes = self._sizes[raw]
         doc_of_token = np.repeat(np.arange(len(texts), dtype=np.int32), raw_lengths)
         if self._sizes.size == 0 or int(self._sizes.max()) <= 1:
@@ -180,22 +202,193 @@ class Encoder:
         lengths = np.bincount(doc_of_token, weights=sizes, minlength=len(texts))
         return self._terms[positions], lengths.astype(np.int64)
 
+    def _unicode_raw(self, texts: Sequence[str]) -> tuple[Int64Array, LengthArray]:
+        """Raw ids of every raw token of `texts` (any script), and each text's number of them."""
+        joined = "\x00".join(texts)
+        documents: list[list[bytes] | list[str]]
+        if joined.count("\x00") == max(len(texts) - 1, 0):
+            # One NFKC and casefold for the chunk: U+0000 is stable under both (it never
+            # composes or changes), so the pieces are each text's own normal form.
+            pieces = unicodedata.normalize("NFKC", joined).casefold().split("\x00")
+            documents = list(map(_TOKEN.findall, pieces)) if texts else []
+        else:
+            documents = [_raw_keys(text) for text in texts]
+        raw_lengths = np.fromiter(map(len, documents), np.int64, count=len(documents))
+        total = int(raw_lengths.sum())
+        tokens: Iterable[bytes | str] = chain.from_iterable(documents)
+        return self._number(tokens, total), raw_lengths
+
+    def _ascii_raw(self, texts: Sequence[str]) -> tuple[Int64Array, LengthArray] | None:
+        """`_unicode_raw` for texts that are all ASCII (None otherwise, or when the chunk is too
+        big for it), without a Python object per token: the texts are split as one byte array
+        in numpy, tokens are grouped by a hash of their bytes, the grouping is checked byte for
+        byte, and only the chunk's distinct tokens become `bytes` to look up. The same words as
+        `raw_tokens`, numbered the same way."""
+        joined = " ".join(texts)
+        if not joined.isascii():
+            return None
+        # Lowercase letters and digits; every other byte a space. Padded with zeros, so the
+        # 16 bytes read from any token's start stay in bounds.
+        data = joined.encode("ascii").translate(_ASCII_BYTES)
+        size = len(data)
+        padded = data + bytes(2 * WINDOW)
+        letters = np.frombuffer(padded, np.uint8)
+        word = np.zeros(size + 2, np.bool_)
+        np.not_equal(letters[:size], 32, out=word[1:-1])
+        edges = np.flatnonzero(word[1:] != word[:-1])
+        starts, ends = edges[0::2], edges[1::2]
+        count_ = starts.size
+        if count_ >= 1 << INDEX_BITS:
+            return None
+        lengths = ends - starts
+        # Where each text starts in `joined` (one space after each): which text a token is in.
+        text_starts = np.zeros(len(texts), np.int64)
+        np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts))[:-1] + 1, out=text_starts[1:])
+        raw_lengths = np.diff(np.searchsorted(starts, text_starts), append=count_)
+        # A token's first 16 bytes as two little-endian words (unaligned reads of the buffer);
+        # bytes past its end masked off. Letters are never zero, so the words are the token.
+        windows = np.ndarray((size + WINDOW,), np.dtype("<u8"), padded, 0, (1,))
+        low = windows[starts] & _MASKS[np.minimum(lengths, WINDOW)]
+        high = windows[starts + WINDOW] & _MASKS[np.clip(lengths - WINDOW, 0, WINDOW)]
+        mixed = low * np.uint64(0x9E3779B97F4A7C15)
+        mixed ^= mixed >> np.uint64(29)
+        mixed += high * np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(32)
+        mixed *= np.uint64(0x94D049BB133111EB)
+        # Sort keys: a hash in the high bits (its top bit clear), the token's position below;
+        # longer tokens (rare) are numbered by their bytes instead, with the top bit set.
+        keys = mixed >> np.uint64(64 - HASH_BITS + 1) << np.uint64(INDEX_BITS)
+        long = np.flatnonzero(lengths > 2 * WINDOW)
+        if long.size:
+            seen: dict[bytes, int] = {}
+            numbers = [
+                seen.setdefault(data[a:b], len(seen))
+                for a, b in zip(starts[long].tolist(), ends[long].tolist(), strict=True)
+            ]
+            group = np.uint64(1 << (HASH_BITS - 1)) | np.array(numbers, np.uint64)
+            keys[long] = group << np.uint64(INDEX_BITS)
+        keys |= np.arange(count_, dtype=np.uint64)
+        keys.sort()
+        position = (keys & np.uint64((1 << INDEX_BITS) - 1)).astype(np.int64)
+        keys >>= np.uint64(INDEX_BITS)
+        head = np.ones(count_, np.bool_)
+        np.not_equal(keys[1:], keys[:-1], out=head[1:])
+        # Within a group positions ascend: its head is the token's first occurrence.
+        groups = np.cumsum(head) - 1
+        first = position[head]
+        # Every token must equal its group's first (a hash collision would break this): if one
+        # does not, the chunk takes the token-by-token path.
+        representative = first[groups]
+        if not (
+            np.array_equal(low[representative], low[position])
+            and np.array_equal(high[representative], high[position])
+        ):
+            return None
+        # Distinct tokens seen in earlier chunks are found by hash in a sorted table, checked by
+        # their words; the others go through the dict, in order of first appearance.
+        hashes = keys[head]
+        numbered = np.full(hashes.size, -1, np.int64)
+        known = self._known
+        if known.size:
+            at = np.minimum(np.searchsorted(known["hash"], hashes), known.size - 1)
+            entry = known[at]
+            hit = np.flatnonzero(
+                (entry["hash"] == hashes)
+                & (entry["low"] == low[first])
+                & (entry["high"] == high[first])
+                & (hashes < np.uint64(1 << (HASH_BITS - 1)))
+            )
+            numbered[hit] = entry["raw"][hit]
+        unknown = np.flatnonzero(numbered < 0)
+        unknown = unknown[np.argsort(first[unknown])]
+        at = first[unknown]
+        tokens = map(data.__getitem__, map(slice, starts[at].tolist(), ends[at].tolist()))
+        numbered[unknown] = self._number(tokens, unknown.size)
+        short = unknown[hashes[unknown] < np.uint64(1 << (HASH_BITS - 1))]
+        if short.size:
+            added = np.empty(short.size, _KNOWN)
+            added["hash"] = hashes[short]
+            added["low"] = low[first[short]]
+            added["high"] = high[first[short]]
+            added["raw"] = numbered[short]
+            merged = np.concatenate([known, added])
+            self._known = merged[np.argsort(merged["hash"], kind="stable")]
+        return _scatter(numbered[groups], position), raw_lengths
+
+    def _number(self, tokens: Iterable[bytes | str], total: int) -> Int64Array:
+        """Raw ids of `total` raw tokens, giving ids to unseen ones (in order) and learning what
+        terms they become."""
+        raw_ids = self._raw_ids
+        base = len(raw_ids)
+        # A raw token seen for the first time gets a provisional id (base plus its position),
+        # made consecutive below: raw ids stay in first-appearance order.
+        raw = np.fromiter(map(raw_ids.setdefault, tokens, count(base)), np.int64, total)
+        if len(raw_ids) > base:
+            added = list(islice(raw_ids, base, None))
+            provisional = np.fromiter(map(raw_ids.__getitem__, added), np.int64, len(added))
+            lookup = np.empty(base + total, np.int64)
+            lookup[:base] = np.arange(base)
+            lookup[provisional] = np.arange(base, base + len(added))
+            raw = lookup[raw]
+            del lookup
+            raw_ids.update(zip(added, range(base, base + len(added)), strict=True))
+            self._learn(added)
+        return raw
+
     def _learn(self, added: list[bytes | str]) -> None:
         """Work out the terms of newly seen raw tokens, in order (which keeps term ids in order
         of first appearance)."""
-        terms_of = self._analyzer.terms_of
-        expansions = [
-            terms_of(token.decode("ascii") if isinstance(token, bytes) else token)
-            for token in added
-        ]
-        sizes = np.fromiter(map(len, expansions), np.int64, count=len(expansions))
-        starts = np.zeros(len(expansions), np.int64)
+        tokens = [token.decode("ascii") if isinstance(token, bytes) else token for token in added]
+        is_cjk = np.fromiter(map(bool, map(_CJK.match, tokens)), np.bool_, len(tokens))
+        sizes = np.zeros(len(tokens), np.int64)
+        cjk = np.flatnonzero(is_cjk)
+        runs = [tokens[i] for i in cjk.tolist()]
+        run_lengths = np.fromiter(map(len, runs), np.int64, len(runs))
+        sizes[cjk] = 2 * run_lengths - 1  # its characters, then its bigrams
+        words = np.flatnonzero(~is_cjk)
+        expansions = self._analyzer.terms_of_many([tokens[i] for i in words.tolist()])
+        sizes[words] = np.fromiter(map(len, expansions), np.int64, len(expansions))
+        starts = np.zeros(len(tokens), np.int64)
         np.cumsum(sizes[:-1], out=starts[1:])
-        starts += self._terms.size
-        ids = _ids(chain.from_iterable(expansions), int(sizes.sum()), self._term_ids)
+        # Every term of every token in order, as an integer key: a CJK character is its code
+        # point, a bigram (first << 21) | second (always >= 2**21), a word -1 - its place in
+        # `others`. Only the distinct keys become strings to look up.
+        keys = np.empty(int(sizes.sum()), np.int64)
+        others: dict[str, int] = {}
+        single = words[sizes[words] == 1]
+        keys[starts[single]] = [
+            -1 - others.setdefault(e[0], len(others)) for e in expansions if len(e) == 1
+        ]
+        if runs:
+            points = np.frombuffer("".join(runs).encode("utf-32-le"), np.uint32).astype(np.int64)
+            run_of = np.repeat(np.arange(len(runs)), run_lengths)
+            offsets = np.zeros(len(runs), np.int64)
+            np.cumsum(run_lengths[:-1], out=offsets[1:])
+            within = np.arange(points.size) - offsets[run_of]
+            at = starts[cjk][run_of] + within
+            keys[at] = points
+            pair = np.flatnonzero(within < run_lengths[run_of] - 1)
+            keys[at[pair] + run_lengths[run_of[pair]]] = (points[pair] << 21) | points[pair + 1]
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(first)
+        ordered = keys[first[order]]
+        distinct = np.empty(ordered.size, object)
+        word = ordered < 0
+        distinct[word] = np.array(list(others), object)[-1 - ordered[word]]
+        grams = ordered[~word]
+        if grams.size:
+            # CJK terms as UTF-32 pairs (a lone character padded with a zero, which numpy's
+            # fixed-width strings drop): one conversion instead of a chr() per character.
+            pairs = np.zeros((grams.size, 2), "<u4")
+            bigram = grams >= 1 << 21
+            pairs[:, 0] = np.where(bigram, grams >> 21, grams)
+            pairs[:, 1] = np.where(bigram, grams & 0x1FFFFF, 0)
+            distinct[~word] = np.frombuffer(pairs.tobytes(), "<U2").astype(object)
+        numbered = np.empty(order.size, np.int32)
+        numbered[order] = _ids(distinct.tolist(), ordered.size, self._term_ids)
         self._sizes = np.concatenate([self._sizes, sizes])
-        self._starts = np.concatenate([self._starts, starts])
-        self._terms = np.concatenate([self._terms, ids])
+        self._starts = np.concatenate([self._starts, starts + self._terms.size])
+        self._terms = np.concatenate([self._terms, numbered[inverse.reshape(-1)]])
 
 
 def _ids(terms: Iterable[str], size: int, term_ids: dict[str, int]) -> IdArray:

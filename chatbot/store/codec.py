@@ -3,12 +3,17 @@
 A decision copies the text of every candidate it judged; stored as is, those copies were most of
 the database. The stored form is the decision's own JSON dump with each `text` of the answer and
 the candidates replaced by `text_digest`, so fields added to `Decision` later are stored without a
-change here, and the full decision, texts included, comes back on read.
+change here, and the full decision, texts included, comes back on read. That body is stored
+deflated (`pack`): its keys, passage ids and digests repeat from one decision to the next, and it
+was still three quarters of the database (issue 13). Bodies stored as JSON text before are read
+as they are.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,3 +53,16 @@ def expand(body: dict[str, Any], texts: Mapping[str, str]) -> Decision:
         if "text_digest" in part:
             part["text"] = texts[part.pop("text_digest")]
     return Decision.model_validate(body)
+
+
+def pack(body: Mapping[str, Any]) -> bytes:
+    """A compact body as stored: its JSON without spaces, deflated (about 2.5 times smaller)."""
+    return zlib.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def unpack(stored: str | bytes) -> dict[str, Any]:
+    """A compact body from what is stored: deflated bytes, or JSON text as stored before."""
+    if isinstance(stored, bytes):
+        stored = zlib.decompress(stored).decode("utf-8")
+    body: dict[str, Any] = json.loads(stored)
+    return body

@@ -20,7 +20,7 @@ from chatbot.desk.models import (
     Resolved,
 )
 from chatbot.engine.models import Decision, Reason
-from chatbot.store.codec import compact, digest
+from chatbot.store.codec import compact, digest, unpack
 
 Migration = tuple[str, ...] | Callable[[sqlite3.Connection], None]
 
@@ -376,7 +376,7 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
         db.execute(statement)
     # Decisions made before this version: their errors, read once from the bodies.
     for id_, body, at in db.execute("SELECT id, body, created_at FROM decisions").fetchall():
-        counts = judgment_error_counts(json.loads(body))
+        counts = judgment_error_counts(unpack(body))
         db.executemany(
             "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
             " VALUES (?, ?, ?, ?)",

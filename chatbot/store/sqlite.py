@@ -7,7 +7,6 @@ writer wait its turn instead of failing. The file and its folder are private to 
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -709,7 +708,7 @@ class SQLiteStore:
                         None if decision.reason is None else decision.reason.value,
                         decision.top_probability,
                         decision.latency_ms,
-                        json.dumps(body),
+                        codec.pack(body),
                         now,
                     ),
                 )
@@ -875,7 +874,7 @@ class SQLiteStore:
     _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        bodies = [json.loads(row[5]) for row in rows]
+        bodies = [codec.unpack(row[5]) for row in rows]
         wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
         texts: dict[str, str] = {}
         for start in range(0, len(wanted), 500):  # Under SQLite's limit on bound parameters.

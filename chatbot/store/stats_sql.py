@@ -99,6 +99,43 @@ class SQLiteDialect:
         return nearest_rank(found)
 
 
+class PostgresDialect:
+    """Times are double precision epoch seconds, as in SQLite; parameters are `%(name)s`; the
+    percentiles are PostgreSQL's own `percentile_disc` (nearest rank, like `nearest_rank`)."""
+
+    def param(self, name: str) -> str:
+        return f"%({name})s"
+
+    def time_value(self, moment: datetime) -> float:
+        return moment.timestamp()
+
+    def epoch(self, column: str) -> str:
+        return column
+
+    def hour_of_day(self, column: str) -> str:
+        return f"mod(floor({column})::bigint / 3600, 24)"
+
+    def day_number(self, column: str) -> str:
+        return f"(floor({column})::bigint / 86400)"
+
+    def score_bin(self, column: str, bins: int) -> str:
+        # least() ignores NULLs, so a NULL score would land in the last bin without the CASE.
+        return (
+            f"CASE WHEN {column} IS NULL THEN NULL"
+            f" ELSE least(floor({column} * {bins})::int, {bins - 1}) END"
+        )
+
+    def percentiles(self, run: Run, values: str, params: Mapping[str, Any]) -> Percentiles:
+        [(count, p50, p90)] = run(
+            "SELECT count(v), percentile_disc(0.5) WITHIN GROUP (ORDER BY v),"
+            f" percentile_disc(0.9) WITHIN GROUP (ORDER BY v) FROM ({values}) AS s",
+            params,
+        )
+        if not count:
+            return Percentiles(count=0)
+        return Percentiles(count=int(count), p50=float(p50), p90=float(p90))
+
+
 def nearest_rank(ordered: Sequence[float]) -> Percentiles:
     """p50 and p90 of sorted values: the value at rank ceil(p * n), as percentile_disc does."""
     n = len(ordered)

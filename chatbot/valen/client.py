@@ -43,6 +43,10 @@ from chatbot.valen.errors import (
     ValenError,
     ValenTimeoutError,
 )
+
+# The base URLs are defined in the protocol module, which the settings import without httpx.
+from chatbot.valen.protocol import DEFAULT_BASE_URL as DEFAULT_BASE_URL
+from chatbot.valen.protocol import SYSTEMONE_BASE_URL as SYSTEMONE_BASE_URL
 from chatbot.valen.protocol import (
     Dialect,
     JSONError,
@@ -56,8 +60,6 @@ from chatbot.valen.protocol import (
 )
 from chatbot.valen.redact import Redactor, display_url, endpoint, key_problem, url_secrets
 
-DEFAULT_BASE_URL = "https://api.valen-team.workers.dev/v1"
-SYSTEMONE_BASE_URL = "http://127.0.0.1:8795/v1"
 DEFAULT_BUDGET_S = 20.0
 
 # Statuses worth another try: the same request can succeed once the server recovers.

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from chatbot.valen.cache import CacheEntry, ReplayCache
-from chatbot.valen.client import ValenClient
 from chatbot.valen.errors import RefusedError, ReplayMissError, ValenError
 from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Outcome, Question, input_text
+
+# Only a type here: replaying recorded answers needs no HTTP client, so none (nor httpx) is loaded.
+if TYPE_CHECKING:
+    from chatbot.valen.client import ValenClient
 
 ReplayMode = Literal["on", "off", "record"]
 

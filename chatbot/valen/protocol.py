@@ -14,6 +14,9 @@ from typing import Any, Literal
 
 from chatbot.valen.errors import InvalidResponseError, RefusedError, ValenError
 
+DEFAULT_BASE_URL = "https://api.valen-team.workers.dev/v1"
+SYSTEMONE_BASE_URL = "http://127.0.0.1:8795/v1"
+
 Dialect = Literal["decisions", "systemone"]
 
 PREDICATE = "A support agent could answer the customer's question using only this passage."

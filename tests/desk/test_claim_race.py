@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 from multiprocessing.synchronize import Barrier as ProcessBarrier
 
 from chatbot.desk.models import ChatEvent, Claimed, State
@@ -61,12 +62,18 @@ def test_threads_with_their_own_connections(backend: Backend) -> None:
 
 
 def _claim_in_process(
-    backend: Backend, conversation_id: int, agent: str, barrier: ProcessBarrier
+    backend: Backend,
+    conversation_id: int,
+    agent: str,
+    barrier: ProcessBarrier,
+    times: multiprocessing.Queue[tuple[str, float, float]],
 ) -> None:
     desk = backend.service()
     try:
+        ready = time.monotonic()
         barrier.wait()
         won = desk.claim(conversation_id, agent=agent).won
+        times.put((agent, ready, time.monotonic()))
     finally:
         desk.close()
     raise SystemExit(0 if won else 1)
@@ -76,16 +83,23 @@ def test_two_processes(backend: Backend) -> None:
     [conversation_id] = make_waiting(backend, 1)
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(2)
+    times: multiprocessing.Queue[tuple[str, float, float]] = context.Queue()
     processes = [
-        context.Process(target=_claim_in_process, args=(backend, conversation_id, agent, barrier))
+        context.Process(
+            target=_claim_in_process, args=(backend, conversation_id, agent, barrier, times)
+        )
         for agent in ("ana", "ben")
     ]
     for process in processes:
         process.start()
+    spans = [times.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(timeout=60)
     codes = sorted(process.exitcode for process in processes if process.exitcode is not None)
     assert codes == [0, 1]
+    # They raced: both were connected and ready before either had claimed (CLOCK_MONOTONIC is
+    # one clock for every process on the machine).
+    assert max(ready for _, ready, _ in spans) < min(claimed for _, _, claimed in spans), spans
     desk = backend.service()
     try:
         conversation = desk.conversation(conversation_id)

@@ -31,6 +31,7 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
+from tests.backends import Backend
 from tests.conftest import ROOT
 from tests.tui.conftest import Q1, SIZE
 from tests.tui.helpers import ask, wait_until
@@ -81,7 +82,7 @@ class Bot:
 def start_bot(tmp_path: Path) -> Iterator[Callable[..., Bot]]:
     bots: list[Bot] = []
 
-    def start(db: Path, *options: str, env: dict[str, str] | None = None) -> Bot:
+    def start(db: str | Path, *options: str, env: dict[str, str] | None = None) -> Bot:
         log = tmp_path / f"bot-{len(bots)}.log"
         stderr: IO[bytes] = log.open("wb")
         process = subprocess.Popen(
@@ -101,12 +102,13 @@ def start_bot(tmp_path: Path) -> Iterator[Callable[..., Bot]]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "helpdesk.sqlite3"
+def db(backend: Backend) -> str | Path:
+    """The test's database on each backend: a SQLite file or a PostgreSQL URL."""
+    return backend.location
 
 
 @pytest.fixture
-def desk(db: Path) -> Iterator[DeskService]:
+def desk(db: str | Path) -> Iterator[DeskService]:
     service = open_service(load_settings(store={"db": db}))
     yield service
     service.close()
@@ -130,7 +132,7 @@ def live(server: ValenTestServer, tmp_path: Path) -> tuple[str, ...]:
 
 
 async def test_a_question_asked_with_no_bot_is_answered_by_a_bot_started_later(
-    db: Path, desk: DeskService, start_bot: Callable[..., Bot]
+    db: str | Path, desk: DeskService, start_bot: Callable[..., Bot]
 ) -> None:
     settings = load_settings(store={"db": db})
     app = create_app(settings, mode="chat", agent="ana", timings=False, bot=False)
@@ -152,7 +154,9 @@ async def test_a_question_asked_with_no_bot_is_answered_by_a_bot_started_later(
         await wait_until(pilot, lambda: any(b.message.author is Author.BOT
                                             for b in panel.query(MessageBubble)))  # fmt: skip
         shown_after = time.monotonic() - decided_at[0]
-        assert shown_after < 1.0, f"the answer took {shown_after:.2f} s to show"
+        # Live, not on a reload; the bound leaves room for a busy machine (updates from
+        # another process took 0.1-0.7 s on an idle one; 1.43 s with the suite on both cores).
+        assert shown_after < 3.0, f"the answer took {shown_after:.2f} s to show"
     [stored] = desk.decisions(1)
     assert stored.decision.answer is not None and stored.worker == bot.name
     assert bot.stop() == 0
@@ -160,7 +164,7 @@ async def test_a_question_asked_with_no_bot_is_answered_by_a_bot_started_later(
 
 
 def test_a_worker_killed_mid_judgment_loses_nothing_and_answers_once(
-    db: Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
+    db: str | Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
 ) -> None:
     # Valen hangs while the first worker judges; once it is dead, Valen answers at once.
     valen = Stuck()
@@ -219,7 +223,7 @@ def _customer(db: str, barrier: Barrier, results: multiprocessing.Queue[list[int
 
 
 def test_four_workers_and_eight_customers_decide_every_question_exactly_once(
-    db: Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
+    db: str | Path, desk: DeskService, tmp_path: Path, start_bot: Callable[..., Bot]
 ) -> None:
     server = ValenTestServer(constant(0.9, delay_s=0.02)).start()
     try:
@@ -287,7 +291,7 @@ app.run(headless=True, auto_pilot=ask_and_leave)
 
 @pytest.mark.parametrize("how", ["close", "kill"])
 async def test_the_app_closed_right_after_asking_finds_the_answer_on_reopening(
-    how: str, db: Path, desk: DeskService, tmp_path: Path
+    how: str, db: str | Path, desk: DeskService, tmp_path: Path
 ) -> None:
     # Valen hangs while the first app's bot judges; after the app is gone, it answers at once.
     valen = Stuck()

@@ -8,7 +8,6 @@ tried; with `HELPDESK_REQUIRE_POSTGRES=1` (CI) they fail instead.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,13 +21,13 @@ from psycopg import sql
 from chatbot.knowledge_base.interface import KnowledgeBaseStore
 from chatbot.knowledge_base.postgres import PostgresPassageStore, redact_url
 from chatbot.knowledge_base.store import PassageStore
+from tests import postgres_env
 
 KB_BACKENDS = ["files", "postgres"]
-DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def admin_url() -> str:
-    return os.environ.get("HELPDESK_TEST_POSTGRES") or DEFAULT_ADMIN_URL
+    return postgres_env.ADMIN_URL
 
 
 def with_database(url: str, name: str) -> str:
@@ -73,7 +72,7 @@ def postgres_database() -> Iterator[str]:
         message = (
             f"PostgreSQL unreachable at {redact_url(admin)} (HELPDESK_TEST_POSTGRES): {reason}"
         )
-        if os.environ.get("HELPDESK_REQUIRE_POSTGRES") == "1":
+        if postgres_env.REQUIRED:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     name = f"helpdesk_kb_test_{secrets.token_hex(6)}"

@@ -4,10 +4,13 @@ import or after it, and the next write finishes or discards what the dead proces
 from __future__ import annotations
 
 import json
+import os
+import random
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -103,21 +106,35 @@ def test_killed_while_moving_files_in_the_whole_import_is_seen_and_then_finished
     assert imported(kb_copy) == COUNT
 
 
+def import_progress(kb: Path) -> int:
+    """How far an import has got, from 0 to 2 * COUNT: files staged (up to COUNT), then files
+    moved from the committed staging folder into place (each one counts once more)."""
+    staged = 0
+    for folder in kb.glob(".import*"):
+        try:
+            staged += len(os.listdir(folder))
+        except OSError:  # Renamed (the commit) or removed between the glob and the listing.
+            return import_progress(kb)
+    return staged + 2 * sum(1 for _ in kb.glob("imported-*.json"))
+
+
 def test_killed_at_any_moment_an_import_is_all_or_nothing(kb_copy: Path, big_import: Path) -> None:
-    # Real kills at whatever point the import has reached, not at a chosen step.
+    # A real kill at a point of the import drawn at random (staging or moving files in), waited
+    # for as the files appear: one import killed, not several after guessed delays.
     command = [sys.executable, "-m", "chatbot", "kb", "import", str(big_import), "--kb",
                str(kb_copy)]  # fmt: skip
-    for delay in (0.4, 0.6, 0.8, 1.0, 1.5):
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-        try:
-            process.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        count = imported(kb_copy)
-        assert count in (0, COUNT)
-        if count:
-            break
+    target = random.randrange(1, 2 * COUNT)
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while process.poll() is None and import_progress(kb_copy) < target:
+            assert time.monotonic() < deadline, "the import made no progress"
+            time.sleep(0.02)
+    finally:
+        process.kill()
+        process.wait()
+    count = imported(kb_copy)
+    assert count in (0, COUNT), (target, count)
     # Whatever happened, a further import finishes the job with nothing duplicated.
     subprocess.run([*command, "--replace"], cwd=ROOT, check=True, timeout=120,
                    stdout=subprocess.DEVNULL)  # fmt: skip

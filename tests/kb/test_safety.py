@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -92,15 +93,20 @@ def test_a_process_killed_between_write_and_rename_leaves_the_kb_intact(kb_copy:
     assert store.get("helmet").passage.text == "saved"
 
 
-def _save_after_everyone_has_read(kb: str, text: str, barrier: object) -> None:
+def _save_after_everyone_has_read(
+    kb: str, text: str, barrier: object, times: multiprocessing.Queue[tuple[float, float]]
+) -> None:
     store = PassageStore(Path(kb))
     seen = store.get("helmet")
+    ready = time.monotonic()
     barrier.wait()  # type: ignore[attr-defined]
     try:
         store.save(seen.passage.model_copy(update={"text": text}), based_on=seen.revision)
     except ConflictError as error:
         print(f"refused {text}: {error}", flush=True)
+        times.put((ready, time.monotonic()))
         raise SystemExit(1) from None
+    times.put((ready, time.monotonic()))
 
 
 def test_of_several_processes_saving_one_passage_exactly_one_wins(kb_copy: Path) -> None:
@@ -108,15 +114,20 @@ def test_of_several_processes_saving_one_passage_exactly_one_wins(kb_copy: Path)
     # one step, so one save wins and every other is refused instead of overwriting it.
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(4)
+    times: multiprocessing.Queue[tuple[float, float]] = context.Queue()
     processes = [
         context.Process(target=_save_after_everyone_has_read,
-                        args=(str(kb_copy), f"editor {n}", barrier))
+                        args=(str(kb_copy), f"editor {n}", barrier, times))
         for n in range(4)
     ]  # fmt: skip
     for process in processes:
         process.start()
+    spans = [times.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(timeout=60)
+    # They raced: all four had read the passage before any save was over (CLOCK_MONOTONIC is
+    # one clock for every process on the machine).
+    assert max(ready for ready, _ in spans) < min(done for _, done in spans), spans
     codes = [process.exitcode if process.exitcode is not None else -1 for process in processes]
     assert sorted(codes) == [0, 1, 1, 1]
     winner = codes.index(0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.desk.models import State
+from chatbot.store import codec
 from chatbot.store.interface import StoreError
 from chatbot.store.schema import MIGRATIONS
 from chatbot.store.sqlite import SQLiteStore
@@ -172,9 +174,27 @@ def test_each_passage_text_is_stored_once(sqlite_store: SQLiteStore, db_path: Pa
         copies = raw.execute("SELECT count(*) FROM entries WHERE text = ?",
                              (decision.candidates[0].text,)).fetchone()[0]  # fmt: skip
     assert sorted(texts) == sorted(c.text for c in decision.candidates)
-    assert all(c.text not in body for body in bodies for c in decision.candidates)
+    assert all(isinstance(body, bytes) for body in bodies)  # Deflated (issue 13).
+    unpacked = [json.dumps(codec.unpack(body)) for body in bodies]
+    assert all(c.text not in body for body in unpacked for c in decision.candidates)
     assert copies == 0  # The bot's answers refer to the text too.
     assert sqlite_store.decisions(question.conversation_id)[0].decision == decision
+
+
+def test_a_decision_stored_as_json_text_before_is_still_read(
+    sqlite_store: SQLiteStore, db_path: Path
+) -> None:
+    question = ask(sqlite_store, "charged twice?")
+    [leased] = sqlite_store.lease_questions(worker="w", limit=1, lease_s=30)
+    sqlite_store.record_decision(leased.id, worker="w", expect=State.BOT,
+                                 decision=answered(), answer=True, escalation=None)  # fmt: skip
+    with sqlite3.connect(db_path) as raw:  # The body as versions before issue 13 stored it.
+        [(body,)] = raw.execute("SELECT body FROM decisions").fetchall()
+        raw.execute("UPDATE decisions SET body = ?", (json.dumps(codec.unpack(body)),))
+    [stored] = sqlite_store.decisions(question.conversation_id)
+    # The agent still sees every text the bot judged.
+    assert stored.decision == answered()
+    assert [c.text for c in stored.decision.candidates] == [c.text for c in answered().candidates]
 
 
 def test_a_failed_write_rolls_back_and_names_the_file(

@@ -141,3 +141,28 @@ async def steady(pilot: Pilot[None]) -> None:
     for footer in pilot.app.screen.query(Footer):
         await wait_until(pilot, partial(getattr, footer, "is_current"))
     await pilot.pause()
+
+
+async def palette_ready(pilot: Pilot[None], text: str) -> None:
+    """The command palette has searched for `text` (what was typed into it) and highlights its
+    best hit, so Enter runs that: a condition, instead of a pause long enough for the search."""
+    from textual.command import CommandList, CommandPalette
+    from textual.widgets import Input as PaletteInput
+
+    def ready() -> bool:
+        screen = pilot.app.screen
+        if not isinstance(screen, CommandPalette):
+            return False
+        # A search runs as a worker per keystroke (each cancels the one before); a finished one
+        # leaves the manager.
+        group = CommandPalette._GATHER_COMMANDS_GROUP
+        searching = any(w.node is screen and w.group == group for w in pilot.app.workers)
+        commands = screen.query_one(CommandList)
+        return (
+            screen.query_one(PaletteInput).value == text
+            and not searching
+            and commands.option_count > 0
+            and commands.highlighted is not None
+        )
+
+    await wait_until(pilot, ready)

@@ -29,7 +29,15 @@ from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, footer_offers, screen_text, type_into, wait_until
+from tests.tui.helpers import (
+    ask,
+    flat,
+    footer_offers,
+    palette_ready,
+    screen_text,
+    type_into,
+    wait_until,
+)
 
 
 def view_text(app: HelpDeskApp) -> str:
@@ -126,7 +134,9 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         mine = waiting(other, long)
         waiting(other, "Where is my helmet?")
         other.claim(mine, agent="ana")
-        await wait_until(pilot, lambda: len(rows(app)) == 2)
+        # The rows on screen, not only in the table: the table is shown (and the empty-queue line
+        # hidden) at the next repaint.
+        await wait_until(pilot, lambda: len(rows(app)) == 2 and "   # Status" in screen_text(app))
         text = screen_text(app)
         assert "   # Status" in text and "Question" in text
         claimed = next(line for line in text.splitlines() if "claimed by ana" in line)
@@ -361,7 +371,7 @@ async def test_cancel_stays_and_the_palette_quit_asks_too(
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"quit")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "quit")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         await pilot.press("h")

@@ -26,7 +26,7 @@ from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import Q1, SIZE, MakeApp
-from tests.tui.helpers import wait_until
+from tests.tui.helpers import palette_ready, wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -345,7 +345,7 @@ async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"knowledge")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "knowledge")
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, EditorScreen)

@@ -18,7 +18,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import MakeApp
-from tests.tui.helpers import flat, screen_text, steady, wait_until
+from tests.tui.helpers import flat, palette_ready, screen_text, steady, wait_until
 
 SMALL = (80, 24)
 
@@ -181,7 +181,7 @@ async def test_restore_is_in_the_command_palette(make_app: MakeApp, kb_copy: Pat
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"restore version")
-        await pilot.pause(0.3)
+        await palette_ready(pilot, "restore version")
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)

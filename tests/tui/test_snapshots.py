@@ -50,9 +50,12 @@ def test_queue_with_a_waiting_conversation(
     snap_compare: SnapCompare, settings: Settings, clock: FrozenClock
 ) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
         await pilot.pause()
         await escalate_q3(pilot, clock)
-        await pilot.pause(1.1)  # The wait column ticks each second.
+        queue = app.screen.query_one(QueueList)
+        queue.table.tick()  # What the once-a-second tick does, without waiting a second for it.
+        await wait_until(pilot, lambda: "2m 05s" in screen_text(app, queue))
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "agent"), terminal_size=SIZE, run_before=run_before)
@@ -115,10 +118,20 @@ def test_queue_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fr
     crowded_queue(settings, clock)
 
     async def run_before(pilot: Pilot[Any]) -> None:
+        app: HelpDeskApp = pilot.app  # type: ignore[assignment]
         await pilot.pause()
-        queue = pilot.app.screen.query_one(QueueList)
-        await wait_until(pilot, lambda: len(queue.items) == 2)
-        await pilot.pause(0.2)
+        queue = app.screen.query_one(QueueList)
+        # Everything the snapshot shows, waited for: both rows, the table focused (its cursor
+        # row drawn as focused) and the footer offering Open (only offered once there are rows).
+        await wait_until(
+            pilot,
+            lambda: (
+                len(queue.items) == 2
+                and queue.table.has_focus
+                and footer_offers(app, "select_cursor")
+            ),
+        )
+        await pilot.wait_for_scheduled_animations()
         await steady(pilot)
 
     app = create_app(settings, mode="agent", clock=clock, agent="ana", timings=False, bot=False)
@@ -148,7 +161,7 @@ def test_desk_at_80x24(snap_compare: SnapCompare, settings: Settings, clock: Fro
         await ask(pilot, Q3)
         queue = pilot.app.screen.query_one(QueueList)
         await wait_until(pilot, lambda: bool(queue.items))
-        await pilot.pause(0.2)
+        await pilot.wait_for_scheduled_animations()  # The chat scrolls to its last message.
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "all"), terminal_size=SMALL, run_before=run_before)

@@ -82,9 +82,30 @@ PAINTED_PIXELS = """() => {
 }"""
 
 
+LIT_PIXELS = """() => {
+    const canvas = document.querySelector("canvas.xterm-text-layer");
+    if (!canvas) return 0;
+    const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+    let lit = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] + data[i + 1] + data[i + 2] > 240) lit++;
+    return lit;
+}"""
+
+
 def painted(page: Page) -> int:
     """Pixels the terminal has drawn text or colour on: 0 while the app has drawn nothing."""
     return int(page.evaluate(PAINTED_PIXELS))
+
+
+def lit(page: Page) -> int:
+    """Pixels of the terminal brighter than its dark background: text, borders, buttons. The
+    terminal's first frame, while the session's app process starts, is painted but wholly black
+    (5-7 s of it on a busy machine)."""
+    return int(page.evaluate(LIT_PIXELS))
+
+
+DRAWN_PX = 1000
+"""Lit pixels that mean the app has drawn its screen (a line of text is several thousand)."""
 
 
 def screenshot_changes(page: Page, before: bytes, *, what: str) -> bytes:
@@ -112,7 +133,11 @@ def settled(page: Page, *, still_s: float = STILL_S, timeout: float = 30.0) -> b
     nothing new for `still_s`. A focused input elsewhere (the editor's search box) blinks its
     cursor, so two looks taking turns count as still: drawing never returns to an earlier frame.
     While the customer's question is being judged an animated indicator shows, so a chat settles
-    only once the bot has answered or handed over."""
+    only once the bot has answered or handed over.
+
+    First the app must have drawn text (its black first frame, still for seconds while the app
+    process starts, would otherwise count as settled)."""
+    wait_for(lambda: lit(page) >= DRAWN_PX, timeout=START_TIMEOUT_S, what="the app to draw")
     size = page.viewport_size
     assert size is not None
     clip: FloatRect = {

@@ -464,6 +464,8 @@ class QueueList(Vertical):
         self._again = False
         self.loaded = asyncio.Event()
         """Set once the whole queue has been read the first time."""
+        self._empty: bool | None = None
+        """Whether the footer was last told the queue is empty (None: not told yet)."""
 
     def compose(self) -> ComposeResult:
         yield Static("Handoff queue", classes="section-title", id="queue-title")
@@ -553,6 +555,10 @@ class QueueList(Vertical):
         self.query_one("#queue-empty").display = empty
         if table.display == empty:
             table.display = not empty
+        if empty != self._empty:
+            # Open is offered only while there are rows (the table's check_action): the footer
+            # hears of it here, not at whatever binding change happens to come next.
+            self._empty = empty
             self.refresh_bindings()
         if not empty and self.app.focused is None and self.display:
             table.focus()  # Hidden while empty, it missed the screen's first focus.

@@ -1,0 +1,37 @@
+"""`helpdesk doctor`: is this process's database reachable, and which is it?
+
+Run it on every host of a help desk spread over machines (bot workers, agents' consoles, the
+web server): each must name the same database. The password in a URL is never shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from chatbot.cli.options import add_db_option, settings_from
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "doctor", help="check the database: where, which server, schema version, latency"
+    )
+    add_db_option(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here, so that registering the command costs `helpdesk --help` nothing.
+    from chatbot.assembly import check_database
+
+    report = check_database(settings_from(args))
+    if args.json:
+        print(json.dumps(asdict(report), indent=2))
+        return 0
+    print(f"database  {report.database}")
+    print(f"server    {report.server}")
+    print(f"schema    version {report.schema_version}")
+    print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
+    return 0

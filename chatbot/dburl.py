@@ -1,0 +1,60 @@
+"""Database URLs as people write them (`--db`, `HELPDESK_DB`): which kind, and how to show one.
+
+A PostgreSQL URL may carry a password (`postgresql://ana:secret@db:5432/helpdesk`). It is passed
+to the driver as it is and never shown: `display` drops it, and `redact` scrubs it (and the whole
+URL) out of any text about to be printed or logged, such as a driver's error message.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def scheme(url: str) -> str | None:
+    """The URL's scheme in lower case, or None for a plain file path."""
+    match = _SCHEME.match(url)
+    return None if match is None else match.group(1).lower()
+
+
+def is_postgres(url: str) -> bool:
+    return scheme(url) in POSTGRES_SCHEMES
+
+
+def display(url: str) -> str:
+    """The URL without its password (user, host, port and database stay: they say where)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # A malformed port or host: show nothing that might be the password.
+        return f"{scheme(url) or 'database'}://…"
+    if password is None and "@" not in parts.netloc and "password" not in parts.query.lower():
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"{user}@{host}" if user else host
+    return urlunsplit((parts.scheme, netloc, parts.path, _redact_query(parts.query), ""))
+
+
+def _redact_query(query: str) -> str:
+    """`?password=…` is a libpq parameter too."""
+    return re.sub(r"(?i)(^|&)(password)=[^&]*", r"\1\2=***", query)
+
+
+def redact(text: str, url: str) -> str:
+    """`text` with the URL (shown without its password) and the password itself scrubbed out."""
+    text = text.replace(url, display(url))
+    secrets: list[str] = []
+    try:
+        parts = urlsplit(url)
+        secrets += [parts.password or "", unquote(parts.password or "")]
+        secrets += [unquote(m) for m in re.findall(r"(?i)(?:^|&)password=([^&]*)", parts.query)]
+    except ValueError:
+        pass
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,1142 @@
+"""The conversation store on PostgreSQL (`ConversationStore`), for help desks on many machines.
+
+The same use cases as `chatbot.store.sqlite`, one transaction each, with the same conditional
+writes: a write first locks the conversation's row (`FOR UPDATE`) and checks the state the
+service read, a claim is one conditional `UPDATE`, and workers take questions with
+`FOR UPDATE SKIP LOCKED`, so two agents or two workers never both win.
+
+Log entries are appended under one transaction-scoped advisory lock, so their ids are committed
+in order: `changes(after=cursor)` then never skips an entry that a slower transaction committed
+below the cursor. (SQLite gets this for free: it has one writer at a time.)
+
+Every write ends with `NOTIFY helpdesk` in its own transaction, so a change feed (`LISTEN`) in any
+process on any host wakes when it commits, and only then.
+
+Each store holds one connection and is used by one thread, as the interface says. A connection
+lost (a server restart) is a `StoreError` for the call that met it, and the next call connects
+again: a write is reported failed, never retried behind the caller's back, except when the
+connection was found dead before anything was sent. Error messages never carry the password.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from chatbot.dburl import display, redact
+from chatbot.desk.clock import Clock, utc_now
+from chatbot.desk.models import (
+    EVENT_DATA,
+    Author,
+    Changes,
+    ChatEvent,
+    ChatMessage,
+    Claimed,
+    ClaimResult,
+    ContentGap,
+    Conversation,
+    Decided,
+    DecisionResult,
+    Entry,
+    Escalation,
+    EventData,
+    EventType,
+    Feedback,
+    FeedbackGiven,
+    Note,
+    Outcome,
+    PendingQuestion,
+    QueueItem,
+    SearchHit,
+    State,
+    StoredDecision,
+)
+from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
+from chatbot.engine.models import Decision, Reason
+from chatbot.store import codec
+from chatbot.store.interface import (
+    ConversationNotFound,
+    LeaseLost,
+    NotTheLatestAnswer,
+    StaleState,
+    StoreError,
+)
+from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
+from chatbot.store.schema import judgment_error_counts
+from chatbot.store.stats_sql import PostgresDialect, compute_stats
+
+CHANNEL = "helpdesk"
+"""The NOTIFY channel every write announces itself on."""
+APPEND_LOCK = 0x68656C70  # "help": the advisory lock that orders log entries.
+MIGRATE_LOCK = 0x68656C71
+CONNECT_TIMEOUT_S = 5
+BEGIN_APPENDING = f"BEGIN; SELECT pg_advisory_xact_lock({APPEND_LOCK})".encode()
+NOTIFY_AND_COMMIT = f"NOTIFY {CHANNEL}; COMMIT".encode()
+
+
+def _time(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _stamp(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+_LOCALE = (
+    "SELECT l.params::jsonb ->> 'locale' FROM entries l"
+    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
+    " ORDER BY l.id DESC LIMIT 1"
+)
+"""A conversation's language: its latest `locale-set` event (one probe of
+entries_by_conversation_event), as in the SQLite store."""
+
+
+class Link:
+    """One connection to the database at `url`, connected again on demand after it is lost."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.where = display(url)
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def fail(self, error: BaseException, doing: str) -> StoreError:
+        """A one-line error naming the database (without its password) and what went wrong."""
+        reason = " ".join(str(error).split()) or type(error).__name__
+        return StoreError(redact(f"{self.where}: {doing}: {reason}", self.url))
+
+    def connection(self) -> psycopg.Connection[Any]:
+        conn = self._conn
+        if conn is not None and not conn.closed and not conn.broken:
+            return conn
+        self.drop()
+        try:
+            conn = psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="helpdesk",
+            )
+        except psycopg.Error as error:
+            raise self.fail(error, "database unavailable") from None
+        except ValueError as error:  # A URL libpq cannot parse: not the server's fault.
+            raise self.fail(error, "bad database URL") from None
+        self._conn = conn
+        return conn
+
+    def drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
+            self._conn = None
+
+    def lost(self) -> bool:
+        return self._conn is None or self._conn.closed or self._conn.broken
+
+
+def migrate(link: Link) -> int:
+    """Create or bring the schema up to date; refuse one newer than this code. Its version."""
+    conn = link.connection()
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_versions"
+                " (component text PRIMARY KEY, version integer NOT NULL)"
+            )
+            row = conn.execute(
+                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+            ).fetchone()
+            version = 0 if row is None else int(row[0])
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{link.where}: database schema version {version} is newer than this "
+                    f"helpdesk understands ({len(MIGRATIONS)}); upgrade helpdesk"
+                )
+            for migration in MIGRATIONS[version:]:
+                for statement in migration:
+                    conn.execute(statement.encode())
+            conn.execute(
+                "INSERT INTO schema_versions (component, version) VALUES (%s, %s)"
+                " ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                (COMPONENT, len(MIGRATIONS)),
+            )
+    except psycopg.Error as error:
+        raise link.fail(error, "cannot set up the database") from None
+    return len(MIGRATIONS)
+
+
+class PostgresChangeFeed:
+    """Wakes on any process's commit: `LISTEN helpdesk` on a connection of its own. After its
+    connection is lost and made again it reports a change, since some may have been missed."""
+
+    def __init__(self, url: str) -> None:
+        self._link = Link(url)
+        self._listen()
+        self._missed = False
+
+    def _listen(self) -> None:
+        conn = self._link.connection()
+        try:
+            conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as error:
+            self._link.drop()
+            raise self._link.fail(error, "cannot watch the database") from None
+
+    def _drain(self, conn: psycopg.Connection[Any], timeout: float) -> bool:
+        seen = False
+        for _ in conn.notifies(timeout=timeout, stop_after=1):
+            seen = True
+        if seen:  # Report a burst of commits once: take what else has arrived already.
+            while any(True for _ in conn.notifies(timeout=0, stop_after=1)):
+                pass
+        return seen
+
+    def wait(self, timeout: float) -> bool:
+        if self._link.lost():
+            self._listen()  # StoreError while the server is away; the watcher tries again.
+            self._missed = True
+        if self._missed:
+            self._missed = False
+            return True
+        conn = self._link.connection()
+        try:
+            return self._drain(conn, max(timeout, 0.0))
+        except (psycopg.Error, OSError) as error:
+            self._link.drop()
+            raise self._link.fail(error, "lost the database while watching") from None
+
+    def close(self) -> None:
+        self._link.drop()
+
+
+class PostgresStore:
+    """The conversation store over one PostgreSQL database. One instance per thread."""
+
+    def __init__(self, link: Link, *, clock: Clock, schema_version: int) -> None:
+        self._link = link
+        self.url = link.url
+        self.where = link.where
+        self._clock = clock
+        self.schema_version = schema_version
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, url: str, *, clock: Clock = utc_now) -> PostgresStore:
+        """Connect and migrate; a server that refuses is one `StoreError` line."""
+        link = Link(url)
+        version = migrate(link)
+        return cls(link, clock=clock, schema_version=version)
+
+    def close(self) -> None:
+        self._link.drop()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open_feed(self) -> PostgresChangeFeed:
+        return PostgresChangeFeed(self.url)
+
+    def server_version(self) -> str:
+        """The server's version, as `SHOW server_version` says it."""
+        return str(self._rows("SHOW server_version")[0][0])
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self, *, append: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction that announces itself on commit. With `append` it first takes the lock
+        that keeps log ids in commit order (first, so it never waits while holding a row)."""
+        link = self._link
+        # One round trip each to begin (and lock) and to announce and commit: several statements
+        # in one simple query.
+        begin = BEGIN_APPENDING if append else b"BEGIN"
+        conn = link.connection()
+        try:
+            conn.execute(begin)
+        except psycopg.OperationalError:
+            # Found dead before anything was sent (a server restarted while we were idle): one
+            # more try on a new connection cannot write anything twice.
+            link.drop()
+            conn = link.connection()
+            try:
+                conn.execute(begin)
+            except psycopg.Error as error:
+                link.drop()
+                raise link.fail(error, "cannot write") from None
+        try:
+            yield conn
+            conn.execute(NOTIFY_AND_COMMIT)
+        except psycopg.Error as error:
+            self._rollback(conn)
+            raise link.fail(error, "cannot write") from None
+        except BaseException:
+            self._rollback(conn)
+            raise
+
+    def _rollback(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            if not conn.broken and not conn.closed:
+                conn.execute("ROLLBACK")
+        except psycopg.Error:
+            self._link.drop()
+        if conn.broken or conn.closed:
+            self._link.drop()
+
+    def _rows(self, query: str, params: Any = None) -> list[Any]:
+        """A read outside any transaction: tried once more on a new connection if the old one
+        turned out dead (a read is safe to repeat)."""
+        for attempt in (1, 2):
+            conn = self._link.connection()
+            try:
+                return conn.execute(query.encode(), params).fetchall()
+            except psycopg.OperationalError as error:
+                if not (conn.broken or conn.closed) or attempt == 2:
+                    if conn.broken or conn.closed:
+                        self._link.drop()
+                    raise self._link.fail(error, "cannot read") from None
+                self._link.drop()
+            except psycopg.Error as error:
+                raise self._link.fail(error, "cannot read") from None
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _q(conn: psycopg.Connection[Any], query: str, params: Any = None) -> list[Any]:
+        cursor = conn.execute(query.encode(), params)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    @staticmethod
+    def _one(conn: psycopg.Connection[Any], query: str, params: Any = None) -> Any:
+        return conn.execute(query.encode(), params).fetchone()
+
+    def _now(self) -> float:
+        return self._clock().timestamp()
+
+    _CONVERSATION = (
+        "SELECT c.id, c.state, c.agent, c.reason, c.top_probability, c.waiting_since,"
+        " c.claimed_at, c.question_entry, c.created_at, c.updated_at,"
+        " (SELECT count(*) FROM questions q WHERE q.conversation_id = c.id),"
+        " (SELECT coalesce(max(e.id), 0) FROM entries e WHERE e.conversation_id = c.id),"
+        f" ({_LOCALE.format(conversation='c.id')})"
+        " FROM conversations c"
+    )
+
+    @staticmethod
+    def _to_conversation(row: Any) -> Conversation:
+        (id_, state, agent, reason, top, waiting_since, claimed_at, question, created_at,
+         updated_at, pending, last, locale) = row  # fmt: skip
+        return Conversation(
+            id=id_,
+            state=State(state),
+            agent=agent,
+            reason=None if reason is None else Reason(reason),
+            top_probability=top,
+            waiting_since=_time(waiting_since),
+            claimed_at=_time(claimed_at),
+            question_entry=question,
+            created_at=_stamp(created_at),
+            updated_at=_stamp(updated_at),
+            pending=pending,
+            last_entry=last,
+            locale=locale,
+        )
+
+    def _conversation(self, conn: psycopg.Connection[Any], conversation_id: int) -> Conversation:
+        row = self._one(conn, f"{self._CONVERSATION} WHERE c.id = %s", (conversation_id,))
+        if row is None:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        return self._to_conversation(row)
+
+    def _lock(self, conn: psycopg.Connection[Any], conversation_id: int) -> tuple[State, Any]:
+        """Lock the conversation's row for the rest of the transaction; its state and owner."""
+        row = self._one(
+            conn, "SELECT state, agent FROM conversations WHERE id = %s FOR UPDATE",
+            (conversation_id,),
+        )  # fmt: skip
+        if row is None:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        return State(row[0]), row[1]
+
+    def _require(
+        self,
+        conn: psycopg.Connection[Any],
+        conversation_id: int,
+        expect: State,
+        *,
+        agent: str | None = None,
+    ) -> None:
+        """The conditional part of a write: the state (and owner) the service decided on."""
+        state, owner = self._lock(conn, conversation_id)
+        if state is not expect:
+            raise StaleState(f"conversation {conversation_id} is {state.value} now")
+        if agent is not None and owner != agent:
+            raise StaleState(f"conversation {conversation_id} is claimed by {owner} now")
+
+    _ENTRY = (
+        "SELECT e.id, e.conversation_id, e.author, e.event, coalesce(e.text, t.text), e.agent,"
+        " e.passage_id, e.passage_title, e.decision_id, e.feedback, e.params, e.created_at,"
+        " q.entry_id IS NOT NULL"
+        " FROM entries e LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+        " LEFT JOIN questions q ON q.entry_id = e.id"
+    )
+
+    @staticmethod
+    def _to_entry(row: Any) -> ChatMessage | ChatEvent:
+        (id_, conversation_id, author, event, text, agent, passage_id, title, decision_id,
+         feedback, params, at, pending) = row  # fmt: skip
+        if event is not None:
+            return ChatEvent(
+                id=id_,
+                conversation_id=conversation_id,
+                created_at=_stamp(at),
+                event=EVENT_DATA.validate_json(params),
+            )
+        return ChatMessage(
+            id=id_,
+            conversation_id=conversation_id,
+            created_at=_stamp(at),
+            author=Author(author),
+            text=text,
+            agent=agent,
+            passage_id=passage_id,
+            passage_title=title,
+            decision_id=decision_id,
+            feedback=None if feedback is None else Feedback(feedback),
+            pending=bool(pending),
+        )
+
+    def _entry(self, conn: psycopg.Connection[Any], entry_id: int) -> ChatMessage | ChatEvent:
+        row = self._one(conn, f"{self._ENTRY} WHERE e.id = %s", (entry_id,))
+        if row is None:
+            raise StoreError(f"entry {entry_id} not found")
+        return self._to_entry(row)
+
+    def _message(self, conn: psycopg.Connection[Any], entry_id: int) -> ChatMessage:
+        entry = self._entry(conn, entry_id)
+        if not isinstance(entry, ChatMessage):
+            raise StoreError(f"message {entry_id} not found")
+        return entry
+
+    def _append(
+        self,
+        conn: psycopg.Connection[Any],
+        conversation_id: int,
+        *,
+        author: Author | None = None,
+        event: EventData | None = None,
+        text: str | None = None,
+        agent: str | None = None,
+        passage_id: str | None = None,
+        passage_title: str | None = None,
+        decision_id: int | None = None,
+    ) -> int:
+        """Append a message or an event to the log (inside `_write()`, which holds the append
+        lock); a quoted passage's text is kept once."""
+        now = self._now()
+        key = None
+        if passage_id is not None and text is not None:
+            key = codec.digest(text)
+            conn.execute(
+                "INSERT INTO passage_texts VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, text)
+            )
+            text = None
+        searchable = author in (Author.CUSTOMER, Author.AGENT) and text is not None
+        row = self._one(
+            conn,
+            "INSERT INTO entries (conversation_id, author, event, text, folded, text_digest,"
+            " agent, passage_id, passage_title, decision_id, params, created_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                conversation_id,
+                None if author is None else author.value,
+                None if event is None else event.type.value,
+                text,
+                text.casefold() if searchable and text is not None else None,
+                key,
+                agent,
+                passage_id,
+                passage_title,
+                decision_id,
+                None if event is None else event.model_dump_json(),
+                now,
+            ),
+        )
+        conn.execute(
+            "UPDATE conversations SET updated_at = %s WHERE id = %s", (now, conversation_id)
+        )
+        return int(row[0])
+
+    def _escalate(
+        self, conn: psycopg.Connection[Any], conversation_id: int, escalation: Escalation
+    ) -> None:
+        """Into the queue, with its event, and the question as a content gap."""
+        now = self._now()
+        (last_entry,) = self._one(
+            conn,
+            "SELECT coalesce(max(id), 0) FROM entries WHERE conversation_id = %s",
+            (conversation_id,),
+        )
+        conn.execute(
+            "UPDATE conversations SET state = 'waiting', agent = NULL, claimed_at = NULL,"
+            " reason = %s, top_probability = %s, waiting_since = %s, question_entry = %s,"
+            " updated_at = %s WHERE id = %s",
+            (escalation.reason.value, escalation.top_probability, now,
+             escalation.question_entry, now, conversation_id),
+        )  # fmt: skip
+        if escalation.question:
+            conn.execute(
+                "INSERT INTO escalations (conversation_id, question, reason, top_probability,"
+                " after_message_id, created_at) VALUES (%s, %s, %s, %s, %s, %s)",
+                (conversation_id, escalation.question, escalation.reason.value,
+                 escalation.top_probability, last_entry, now),
+            )  # fmt: skip
+        self._append(conn, conversation_id, event=escalation.event())
+
+    # -- the customer's side ----------------------------------------------------------------------
+
+    def create_conversation(self) -> Conversation:
+        now = self._now()
+        with self._write(append=False) as conn:
+            (id_,) = self._one(
+                conn,
+                "INSERT INTO conversations (state, created_at, updated_at)"
+                " VALUES ('bot', %s, %s) RETURNING id",
+                (now, now),
+            )
+            return self._conversation(conn, id_)
+
+    def add_customer_message(
+        self,
+        conversation_id: int,
+        text: str,
+        *,
+        expect: State,
+        to: State,
+        pending: bool,
+        events: Sequence[EventData] = (),
+        then: Sequence[EventData] = (),
+    ) -> tuple[Conversation, ChatMessage]:
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect)
+            if to is not expect:
+                clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
+                conn.execute(
+                    f"UPDATE conversations SET state = %s, waiting_since = NULL{clear}"
+                    " WHERE id = %s".encode(),
+                    (to.value, conversation_id),
+                )
+            for event in events:
+                self._append(conn, conversation_id, event=event)
+            entry = self._append(conn, conversation_id, author=Author.CUSTOMER, text=text)
+            for event in then:
+                self._append(conn, conversation_id, event=event)
+            if pending:
+                conn.execute(
+                    "INSERT INTO questions (entry_id, conversation_id) VALUES (%s, %s)",
+                    (entry, conversation_id),
+                )
+            elif to in (State.WAITING, State.CLAIMED):
+                # Asked for a person before asking anything: this is the question they have.
+                conn.execute(
+                    "UPDATE conversations SET question_entry = %s"
+                    " WHERE id = %s AND question_entry IS NULL",
+                    (entry, conversation_id),
+                )
+            return self._conversation(conn, conversation_id), self._message(conn, entry)
+
+    def escalate(
+        self, conversation_id: int, *, expect: State, escalation: Escalation
+    ) -> Conversation:
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect)
+            self._escalate(conn, conversation_id, escalation)
+            return self._conversation(conn, conversation_id)
+
+    def record_feedback(
+        self,
+        conversation_id: int,
+        *,
+        entry_id: int,
+        value: Feedback,
+        expect: State,
+        escalation: Escalation | None,
+    ) -> tuple[Conversation, ChatMessage]:
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect)
+            latest = self._one(
+                conn,
+                "SELECT id, feedback FROM entries WHERE conversation_id = %s AND author = 'bot'"
+                " ORDER BY id DESC LIMIT 1",
+                (conversation_id,),
+            )
+            if latest is None or latest[0] != entry_id:
+                raise NotTheLatestAnswer(
+                    f"message {entry_id} is not the latest answer in conversation {conversation_id}"
+                )
+            if latest[1] is not None:
+                raise NotTheLatestAnswer(f"the answer {entry_id} has feedback already")
+            conn.execute("UPDATE entries SET feedback = %s WHERE id = %s", (value.value, entry_id))
+            self._append(conn, conversation_id, event=FeedbackGiven(entry=entry_id, value=value))
+            if escalation is not None:
+                self._escalate(conn, conversation_id, escalation)
+            return self._conversation(conn, conversation_id), self._message(conn, entry_id)
+
+    # -- the agent's side -------------------------------------------------------------------------
+
+    def claim(self, conversation_id: int, *, agent: str, expect: State) -> ClaimResult:
+        # A claim that cannot win (someone got there first) loses without a write: no wait for
+        # the append lock behind other agents' commits. One that may win is decided below.
+        current = self.conversation(conversation_id)
+        if current.state is not expect:
+            return ClaimResult(won=False, conversation=current)
+        now = self._now()
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE conversations SET state = 'claimed', agent = %s, claimed_at = %s,"
+                " updated_at = %s WHERE id = %s AND state = %s",
+                (agent, now, now, conversation_id, expect.value),
+            )
+            won = cursor.rowcount == 1
+            if won:
+                self._append(conn, conversation_id, event=Claimed(agent=agent))
+            return ClaimResult(won=won, conversation=self._conversation(conn, conversation_id))
+
+    def reply(
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        text: str,
+        passage_id: str | None = None,
+        passage_title: str | None = None,
+    ) -> ChatMessage:
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect, agent=agent)
+            entry = self._append(
+                conn,
+                conversation_id,
+                author=Author.AGENT,
+                text=text,
+                agent=agent,
+                passage_id=passage_id,
+                passage_title=passage_title,
+            )
+            return self._message(conn, entry)
+
+    def release(
+        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+    ) -> Conversation:
+        assignments = {
+            # Back in the queue at its old place: the customer has waited all along.
+            State.WAITING: "agent = NULL, claimed_at = NULL,"
+            " waiting_since = coalesce(waiting_since, updated_at)",
+            State.BOT: "agent = NULL, claimed_at = NULL, waiting_since = NULL",
+            State.RESOLVED: "waiting_since = NULL",
+        }
+        if to not in assignments:
+            raise StoreError(f"cannot release a conversation to {to.value}")
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect, agent=agent)
+            conn.execute(
+                f"UPDATE conversations SET state = %s, {assignments[to]} WHERE id = %s".encode(),
+                (to.value, conversation_id),
+            )
+            self._append(conn, conversation_id, event=event)
+            return self._conversation(conn, conversation_id)
+
+    def claimed_by(self, agent: str) -> list[int]:
+        rows = self._rows(
+            "SELECT id FROM conversations WHERE state = 'claimed' AND agent = %s ORDER BY id",
+            (agent,),
+        )
+        return [row[0] for row in rows]
+
+    def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
+        with self._write() as conn:
+            self._lock(conn, conversation_id)  # ConversationNotFound for an unknown id.
+            entry = self._append(conn, conversation_id, event=Note(agent=agent, text=text))
+            event = self._entry(conn, entry)
+        assert isinstance(event, ChatEvent)
+        return event
+
+    def add_event(self, conversation_id: int, event: EventData, *, expect: State) -> ChatEvent:
+        with self._write() as conn:
+            self._require(conn, conversation_id, expect)
+            entry = self._append(conn, conversation_id, event=event)
+            added = self._entry(conn, entry)
+        assert isinstance(added, ChatEvent)
+        return added
+
+    def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
+        with self._write(append=False) as conn:
+            self._lock(conn, conversation_id)
+            conn.execute(
+                "INSERT INTO read_markers (conversation_id, agent, entry_id) VALUES (%s, %s, %s)"
+                " ON CONFLICT (conversation_id, agent)"
+                " DO UPDATE SET entry_id = greatest(read_markers.entry_id, excluded.entry_id)",
+                (conversation_id, agent, entry_id),
+            )
+
+    # -- the bot's side ---------------------------------------------------------------------------
+
+    def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
+        now = self._now()
+        free = "lease_until IS NULL OR lease_until <= %s"
+        # A read first: idle workers polling an empty queue never write (nor wake anyone).
+        if not self._rows(f"SELECT 1 FROM questions WHERE {free} LIMIT 1", (now,)):
+            return []
+        with self._write(append=False) as conn:
+            # Rows another worker is taking right now are skipped, not waited for; a row taken
+            # and committed meanwhile is checked again against `free` when it is locked.
+            taken = self._q(
+                conn,
+                "UPDATE questions SET lease_owner = %s, lease_until = %s,"
+                " attempts = attempts + 1 WHERE entry_id IN (SELECT entry_id FROM questions"
+                f" WHERE {free} ORDER BY entry_id LIMIT %s FOR UPDATE SKIP LOCKED)"
+                " RETURNING entry_id",
+                (worker, now + lease_s, now, limit),
+            )
+            return self._pending(conn, [row[0] for row in taken])
+
+    def _pending(self, conn: psycopg.Connection[Any], ids: Sequence[int]) -> list[PendingQuestion]:
+        rows = self._q(
+            conn,
+            "SELECT q.entry_id, q.conversation_id, e.text, e.created_at, q.attempts,"
+            f" q.lease_owner, q.lease_until, ({_LOCALE.format(conversation='q.conversation_id')})"
+            " FROM questions q JOIN entries e ON e.id = q.entry_id"
+            " WHERE q.entry_id = ANY(%s) ORDER BY q.entry_id",
+            (list(ids),),
+        )
+        return [
+            PendingQuestion(
+                id=id_,
+                conversation_id=conversation,
+                text=text,
+                asked_at=_stamp(at),
+                attempts=attempts,
+                lease_owner=owner,
+                lease_until=_time(until),
+                locale=locale,
+            )
+            for id_, conversation, text, at, attempts, owner, until, locale in rows
+        ]
+
+    def extend_leases(
+        self, *, worker: str, question_ids: Sequence[int], lease_s: float
+    ) -> list[int]:
+        if not question_ids:
+            return []
+        with self._write(append=False) as conn:
+            rows = self._q(
+                conn,
+                "UPDATE questions SET lease_until = %s WHERE lease_owner = %s"
+                " AND entry_id = ANY(%s) RETURNING entry_id",
+                (self._now() + lease_s, worker, list(question_ids)),
+            )
+        return sorted(row[0] for row in rows)
+
+    def release_leases(self, *, worker: str, question_ids: Sequence[int]) -> int:
+        if not question_ids:
+            return 0
+        with self._write(append=False) as conn:
+            cursor = conn.execute(
+                "UPDATE questions SET lease_owner = NULL, lease_until = NULL,"
+                " attempts = greatest(attempts - 1, 0) WHERE lease_owner = %s"
+                " AND entry_id = ANY(%s)",
+                (worker, list(question_ids)),
+            )
+            return cursor.rowcount
+
+    def next_lease_expiry(self) -> float | None:
+        [(until,)] = self._rows(
+            "SELECT min(lease_until) FROM questions WHERE lease_until IS NOT NULL"
+        )
+        return None if until is None else max(0.0, until - self._now())
+
+    def record_decision(
+        self,
+        question_id: int,
+        *,
+        worker: str,
+        expect: State,
+        decision: Decision | None,
+        answer: bool,
+        escalation: Escalation | None,
+    ) -> DecisionResult:
+        outcome: Outcome = (
+            "answered" if answer else "escalated" if escalation is not None else "kept"
+        )
+        now = self._now()
+        with self._write() as conn:
+            held = self._one(
+                conn,
+                "SELECT conversation_id, lease_owner FROM questions WHERE entry_id = %s FOR UPDATE",
+                (question_id,),
+            )
+            if held is None or held[1] != worker:
+                raise LeaseLost(f"question {question_id} is no longer leased to {worker}")
+            conversation_id = held[0]
+            self._require(conn, conversation_id, expect)
+            stored: StoredDecision | None = None
+            if decision is not None:
+                body, texts = codec.compact(decision)
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO passage_texts VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                        list(texts.items()),
+                    )
+                (decision_id,) = self._one(
+                    conn,
+                    "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
+                    " reason, top_probability, latency_ms, body, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    (
+                        conversation_id,
+                        question_id,
+                        worker,
+                        None if decision.answer is None else decision.answer.id,
+                        None if decision.reason is None else decision.reason.value,
+                        decision.top_probability,
+                        decision.latency_ms,
+                        json.dumps(body),
+                        now,
+                    ),
+                )
+                with conn.cursor() as cursor:
+                    cursor.executemany(
+                        "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
+                        " VALUES (%s, %s, %s, %s)",
+                        [
+                            (decision_id, kind, count, now)
+                            for kind, count in judgment_error_counts(body).items()
+                        ],
+                    )
+                stored = StoredDecision(
+                    id=decision_id,
+                    conversation_id=conversation_id,
+                    message_id=question_id,
+                    created_at=_stamp(now),
+                    worker=worker,
+                    decision=decision,
+                )
+                self._append(
+                    conn,
+                    conversation_id,
+                    event=Decided(decision=stored.id, question_entry=question_id, outcome=outcome),
+                )
+            if answer:
+                if decision is None or decision.answer is None:
+                    raise StoreError(f"question {question_id}: an answer needs a decision")
+                self._append(
+                    conn,
+                    conversation_id,
+                    author=Author.BOT,
+                    text=decision.answer.text,
+                    passage_id=decision.answer.id,
+                    passage_title=decision.answer.title or None,
+                    decision_id=None if stored is None else stored.id,
+                )
+            elif escalation is not None:
+                self._escalate(conn, conversation_id, escalation)
+            conn.execute("DELETE FROM questions WHERE entry_id = %s", (question_id,))
+            return DecisionResult(
+                outcome=outcome,
+                conversation=self._conversation(conn, conversation_id),
+                decision=stored,
+            )
+
+    # -- content gaps -----------------------------------------------------------------------------
+
+    def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
+        rows = self._rows(
+            "SELECT g.id, g.conversation_id, g.question, g.reason, g.top_probability,"
+            " g.created_at, g.handled_at, g.passage_id,"
+            " (SELECT coalesce(e.text, t.text) FROM entries e"
+            "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+            "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
+            "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
+            " FROM escalations g WHERE (%s OR g.handled_at IS NULL)"
+            " ORDER BY g.created_at DESC, g.id DESC LIMIT %s",
+            (include_handled, limit),
+        )
+        return [
+            ContentGap(
+                id=id_,
+                conversation_id=conversation,
+                question=question,
+                reason=Reason(reason),
+                top_probability=top,
+                created_at=_stamp(at),
+                handled=handled_at is not None,
+                passage_id=passage_id,
+                agent_reply=reply,
+            )
+            for id_, conversation, question, reason, top, at, handled_at, passage_id, reply in rows
+        ]
+
+    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        with self._write(append=False) as conn:
+            cursor = conn.execute(
+                "UPDATE escalations SET handled_at = %s, passage_id = %s WHERE id = %s",
+                (self._now(), passage_id, gap_id),
+            )
+            if cursor.rowcount != 1:
+                raise StoreError(f"content gap {gap_id} not found")
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def conversation(self, conversation_id: int) -> Conversation:
+        rows = self._rows(f"{self._CONVERSATION} WHERE c.id = %s", (conversation_id,))
+        if not rows:
+            raise ConversationNotFound(f"conversation {conversation_id} not found")
+        return self._to_conversation(rows[0])
+
+    def conversations(
+        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+    ) -> list[Conversation]:
+        rows = self._rows(
+            f"{self._CONVERSATION} WHERE c.id > %s AND (%s::text IS NULL OR c.state = %s)"
+            " ORDER BY c.id LIMIT %s",
+            (after_id, None if state is None else state.value,
+             None if state is None else state.value, limit),
+        )  # fmt: skip
+        return [self._to_conversation(row) for row in rows]
+
+    def entries(
+        self,
+        conversation_id: int,
+        *,
+        after_id: int = 0,
+        before_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[Entry]:
+        if before_id is None and limit is None:
+            rows = self._rows(
+                f"{self._ENTRY} WHERE e.conversation_id = %s AND e.id > %s ORDER BY e.id",
+                (conversation_id, after_id),
+            )
+        else:
+            # The newest `limit` before `before_id`: read backwards along the index, then turn.
+            rows = self._rows(
+                f"{self._ENTRY} WHERE e.conversation_id = %s AND e.id > %s AND e.id < %s"
+                " ORDER BY e.id DESC LIMIT %s",
+                (conversation_id, after_id, before_id or 2**62, limit),
+            )
+            rows.reverse()
+        return [self._to_entry(row) for row in rows]
+
+    def count_entries(
+        self, conversation_id: int, *, before_id: int, limit: int | None = None
+    ) -> int:
+        [(count,)] = self._rows(
+            "SELECT count(*) FROM (SELECT 1 FROM entries WHERE conversation_id = %s AND id < %s"
+            " AND (event IS NULL OR event != %s) ORDER BY id DESC LIMIT %s) AS counted",
+            (conversation_id, before_id, EventType.DECIDED.value, limit),
+        )
+        return int(count)
+
+    def latest_answer(self, conversation_id: int) -> ChatMessage | None:
+        rows = self._rows(
+            f"{self._ENTRY} WHERE e.conversation_id = %s AND e.author = 'bot'"
+            " ORDER BY e.id DESC LIMIT 1",
+            (conversation_id,),
+        )
+        entry = self._to_entry(rows[0]) if rows else None
+        return entry if isinstance(entry, ChatMessage) else None
+
+    def latest_question(self, conversation_id: int) -> tuple[ChatMessage, float | None] | None:
+        rows = self._rows(
+            f"{self._ENTRY} WHERE e.conversation_id = %s AND e.author = 'customer'"
+            " ORDER BY e.id DESC LIMIT 1",
+            (conversation_id,),
+        )
+        entry = self._to_entry(rows[0]) if rows else None
+        if not isinstance(entry, ChatMessage):
+            return None
+        top = self._rows(
+            "SELECT top_probability FROM decisions WHERE message_id = %s ORDER BY id DESC LIMIT 1",
+            (entry.id,),
+        )
+        return entry, top[0][0] if top else None
+
+    _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
+
+    def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
+        bodies = [json.loads(row[5]) for row in rows]
+        wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
+        texts: dict[str, str] = {}
+        if wanted:
+            texts.update(
+                self._rows(
+                    "SELECT digest, text FROM passage_texts WHERE digest = ANY(%s)", (wanted,)
+                )  # fmt: skip
+            )
+        return [
+            StoredDecision(
+                id=id_,
+                conversation_id=conversation_id,
+                message_id=message_id,
+                worker=worker,
+                created_at=_stamp(at),
+                decision=codec.expand(body, texts),
+            )
+            for (id_, conversation_id, message_id, worker, at, _), body in zip(
+                rows, bodies, strict=True
+            )
+        ]
+
+    def decision(self, decision_id: int) -> StoredDecision:
+        rows = self._rows(f"{self._DECISION} WHERE id = %s", (decision_id,))
+        if not rows:
+            raise StoreError(f"decision {decision_id} not found")
+        return self._to_decisions(rows)[0]
+
+    def decisions(self, conversation_id: int) -> list[StoredDecision]:
+        rows = self._rows(
+            f"{self._DECISION} WHERE conversation_id = %s ORDER BY id", (conversation_id,)
+        )
+        return self._to_decisions(rows)
+
+    def latest_decision(self, conversation_id: int) -> StoredDecision | None:
+        rows = self._rows(
+            f"{self._DECISION} WHERE conversation_id = %s ORDER BY id DESC LIMIT 1",
+            (conversation_id,),
+        )
+        return self._to_decisions(rows)[0] if rows else None
+
+    _QUEUE = (
+        "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"
+        " c.top_probability, c.agent, c.claimed_at, c.question_entry,"
+        " (SELECT e.text FROM entries e WHERE e.id = c.question_entry),"
+        " (SELECT coalesce(max(e.id), 0) FROM entries e"
+        "  WHERE e.conversation_id = c.id AND e.author = 'customer'),"
+        " coalesce((SELECT r.entry_id FROM read_markers r"
+        "  WHERE r.conversation_id = c.id AND r.agent = %(agent)s), 0)"
+        " FROM conversations c"
+    )
+
+    @staticmethod
+    def _to_items(rows: Sequence[Any]) -> list[QueueItem]:
+        return [
+            QueueItem(
+                conversation_id=id_,
+                state=State(state),
+                waiting_since=_stamp(since),
+                reason=None if reason is None else Reason(reason),
+                top_probability=top,
+                agent=owner,
+                claimed_at=_time(claimed_at),
+                question_entry=question_entry,
+                question=question or "",
+                last_customer_entry=last_customer,
+                read_entry=read,
+            )
+            for (id_, state, since, reason, top, owner, claimed_at, question_entry, question,
+                 last_customer, read) in rows
+        ]  # fmt: skip
+
+    def queue(self, *, agent: str | None = None) -> list[QueueItem]:
+        """Waiting conversations, then this agent's claims: two index ranges, as in SQLite."""
+        rows = self._rows(
+            f"{self._QUEUE} WHERE c.state = 'waiting' ORDER BY c.waiting_since, c.id",
+            {"agent": agent},
+        )
+        if agent is not None:
+            rows += self._rows(
+                f"{self._QUEUE} WHERE c.state = 'claimed' AND c.agent = %(agent)s"
+                " ORDER BY c.waiting_since, c.id",
+                {"agent": agent},
+            )
+        return self._to_items(rows)
+
+    def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
+        ids = list(dict.fromkeys(conversation_ids))
+        if not ids:
+            return []
+        rows = self._rows(
+            f"{self._QUEUE} WHERE c.id = ANY(%(ids)s) AND (c.state = 'waiting'"
+            " OR (c.state = 'claimed' AND c.agent = %(agent)s))",
+            {"agent": agent, "ids": ids},
+        )
+        return self._to_items(rows)
+
+    def claims(self) -> list[QueueItem]:
+        rows = self._rows(
+            f"{self._QUEUE} WHERE c.state = 'claimed' ORDER BY c.agent, c.claimed_at, c.id",
+            {"agent": None},
+        )
+        return self._to_items(rows)
+
+    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        rows = self._rows(
+            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text FROM"
+            " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
+            "  JOIN conversations c ON c.id = e.conversation_id"
+            "  WHERE e.folded IS NOT NULL"
+            "  AND (%(state)s::text IS NULL OR c.state = %(state)s)"
+            "  AND strpos(e.folded, %(text)s) > 0 GROUP BY e.conversation_id) m"
+            " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
+            " ORDER BY c.updated_at DESC, c.id DESC LIMIT %(limit)s",
+            {
+                "state": None if state is None else state.value,
+                "text": text.casefold(),
+                "limit": limit,
+            },
+        )
+        return [
+            SearchHit(
+                conversation_id=id_,
+                state=State(state_),
+                agent=agent,
+                updated_at=_stamp(updated),
+                entry_id=entry,
+                text=found,
+            )
+            for id_, state_, agent, updated, entry, found in rows
+        ]
+
+    def stats(
+        self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS
+    ) -> DeskStats:
+        """The shared aggregate SQL in one read-only snapshot, so every figure sees one moment."""
+        conn = self._link.connection()
+
+        def run(sql: str, params: Any) -> list[Any]:
+            return conn.execute(sql.encode(), params).fetchall()
+
+        try:
+            with conn.transaction():
+                conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return compute_stats(
+                    run, PostgresDialect(), since=since, now=self._clock(), thresholds=thresholds
+                )
+        except psycopg.Error as error:
+            if conn.broken or conn.closed:
+                self._link.drop()
+            raise self._link.fail(error, "cannot compute the figures") from None
+
+    def last_entry_id(self) -> int:
+        [(last,)] = self._rows("SELECT coalesce(max(id), 0) FROM entries")
+        return int(last)
+
+    def changes(self, *, after: int) -> Changes:
+        # Entries are committed in id order (the append lock), so everything up to the cursor
+        # read here is already visible to the next statement.
+        [(cursor,)] = self._rows("SELECT coalesce(max(id), 0) FROM entries")
+        rows = self._rows(
+            "SELECT DISTINCT conversation_id FROM entries WHERE id > %s AND id <= %s"
+            " ORDER BY conversation_id",
+            (after, cursor),
+        )
+        return Changes(cursor=max(cursor, after), conversation_ids=tuple(row[0] for row in rows))

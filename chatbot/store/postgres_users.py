@@ -1,0 +1,137 @@
+"""Accounts in the conversations' PostgreSQL database (`UserStore`).
+
+Their tables come with the conversations' migrations (`chatbot.store.postgres_schema`): opening
+this store migrates the database as the conversation store does.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from chatbot.accounts.models import Account, Role
+from chatbot.desk.clock import Clock, utc_now
+from chatbot.store.postgres import Link, migrate
+from chatbot.store.users import AccountExists, AccountNotFound, StoredAccount
+
+SECRET_BYTES = 32
+
+_COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash"
+
+
+def _account(row: tuple[Any, ...]) -> Account:
+    name, display_name, role, epoch, created_at = row[:5]
+    return Account(
+        name=name,
+        display_name=display_name,
+        role=Role(role),
+        session_epoch=epoch,
+        created_at=datetime.fromtimestamp(created_at, UTC),
+    )
+
+
+class PostgresUserStore:
+    """Accounts over one PostgreSQL database. One instance per thread."""
+
+    def __init__(self, link: Link, *, clock: Clock) -> None:
+        self._link = link
+        self._clock = clock
+
+    @classmethod
+    def open(cls, url: str, *, clock: Clock = utc_now) -> PostgresUserStore:
+        link = Link(url)
+        migrate(link)
+        return cls(link, clock=clock)
+
+    def close(self) -> None:
+        self._link.drop()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        conn = self._link.connection()
+        try:
+            with conn.transaction():
+                yield conn
+        except psycopg.Error as error:
+            if conn.broken or conn.closed:
+                self._link.drop()
+            raise self._link.fail(error, "cannot use accounts") from None
+
+    def _now(self) -> float:
+        return self._clock().timestamp()
+
+    def add_account(
+        self, *, name: str, display_name: str, role: Role, password_hash: str
+    ) -> Account:
+        now = self._now()
+        with self._transaction() as conn:
+            row = conn.execute(
+                "INSERT INTO accounts (name, display_name, role, password_hash, created_at,"
+                f" updated_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING"
+                f" RETURNING {_COLUMNS}".encode(),
+                (name, display_name, role.value, password_hash, now, now),
+            ).fetchone()
+        if row is None:
+            raise AccountExists(f"account {name!r} exists already")
+        return _account(row)
+
+    def get_account(self, name: str) -> StoredAccount | None:
+        with self._transaction() as conn:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM accounts WHERE name = %s".encode(), (name,)
+            ).fetchone()
+        if row is None:
+            return None
+        return StoredAccount(account=_account(row), password_hash=row[5])
+
+    def accounts(self) -> list[Account]:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM accounts ORDER BY name".encode()
+            ).fetchall()
+        return [_account(row) for row in rows]
+
+    def remove_account(self, name: str) -> None:
+        with self._transaction() as conn:
+            removed = conn.execute("DELETE FROM accounts WHERE name = %s", (name,)).rowcount
+        if removed == 0:
+            raise AccountNotFound(f"no account is named {name!r}")
+
+    def update_account(
+        self,
+        name: str,
+        *,
+        password_hash: str | None = None,
+        display_name: str | None = None,
+        role: Role | None = None,
+        end_sessions: bool = True,
+    ) -> Account:
+        with self._transaction() as conn:
+            row = conn.execute(
+                "UPDATE accounts SET password_hash = coalesce(%s, password_hash),"
+                " display_name = coalesce(%s, display_name), role = coalesce(%s, role),"
+                f" session_epoch = session_epoch + %s, updated_at = %s WHERE name = %s"
+                f" RETURNING {_COLUMNS}".encode(),
+                (password_hash, display_name, None if role is None else role.value,
+                 int(end_sessions), self._now(), name),
+            ).fetchone()  # fmt: skip
+        if row is None:
+            raise AccountNotFound(f"no account is named {name!r}")
+        return _account(row)
+
+    def session_secret(self) -> bytes:
+        with self._transaction() as conn:
+            # Two processes starting at once both try; the first insert wins and both read it.
+            conn.execute(
+                "INSERT INTO server_secrets (name, value) VALUES ('session', %s)"
+                " ON CONFLICT (name) DO NOTHING",
+                (secrets.token_bytes(SECRET_BYTES),),
+            )
+            row = conn.execute("SELECT value FROM server_secrets WHERE name = 'session'").fetchone()
+        assert row is not None
+        return bytes(row[0])

@@ -1,0 +1,76 @@
+"""`helpdesk --help` and every subcommand's --help load no heavy library (issue 13: the help
+took 1.6 s when registering the commands imported the engine, pydantic and httpx), and say
+what they said before: the choices offered come from the same enums the models use."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+
+from chatbot.accounts.models import Role
+from chatbot.desk.models import State
+
+HEAVY = ["numpy", "pydantic", "pydantic_settings", "textual", "httpx", "rich", "asyncio"]
+
+COMMANDS = [
+    "ask",
+    "eval",
+    "kb",
+    "valen",
+    "chat",
+    "agent",
+    "bot",
+    "conversations",
+    "users",
+    "serve",
+    "stats",
+]
+
+
+def _help(*arguments: str) -> tuple[str, list[str]]:
+    """The help text of `helpdesk ARGUMENTS --help`, run in a fresh interpreter, and which heavy
+    libraries that interpreter had imported by the time it exited."""
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print(sorted(m for m in {HEAVY!r} if m in sys.modules),"
+        " file=sys.stderr))\n"
+        "from chatbot.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, *arguments, "--help"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = ast.literal_eval(result.stderr.strip().splitlines()[-1])
+    return result.stdout, loaded
+
+
+def test_the_top_level_help_lists_every_command_and_loads_nothing_heavy() -> None:
+    text, loaded = _help()
+    assert loaded == []
+    assert text.startswith("usage: helpdesk ")
+    for command in COMMANDS:
+        assert f"    {command} " in text, command
+    assert "answer one question from the knowledge base" in text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["ask"], ["users", "add"], ["conversations", "list"], ["kb", "add"], ["valen", "check"],
+     ["serve"], ["bot"], ["eval"], ["agent"], ["stats"], ["kb", "synonyms", "add"]],
+)  # fmt: skip
+def test_each_subcommand_help_loads_nothing_heavy(arguments: list[str]) -> None:
+    text, loaded = _help(*arguments)
+    assert loaded == []
+    assert text.startswith(f"usage: helpdesk {' '.join(arguments)} ")
+
+
+def test_the_choices_offered_are_the_models_own() -> None:
+    text, _ = _help("users", "add")
+    assert "{" + ",".join(role.value for role in Role) + "}" in text
+    text, _ = _help("conversations", "list")
+    assert "{" + ",".join(state.value for state in State) + "}" in text
