@@ -34,7 +34,12 @@ def test_other_commands_keep_their_own_function() -> None:
         (["agent", "--db", "{tmp}/notdb"], "cannot use database: file is not a database"),
         (["--db", "{tmp}/ok.db", "--kb", "{tmp}/missing"], "knowledge base not found"),
         (["agent", "--db", "{tmp}/ok.db", "--conversation", "7"], "conversation 7 not found"),
-        (["--db", "postgresql://ana:secret@db/helpdesk"], "PostgreSQL is not supported yet"),
+        # Port 1 on loopback refuses at once: a server that is not there, named without its
+        # password.
+        (
+            ["--db", "postgresql://ana:secret@127.0.0.1:1/helpdesk"],
+            "postgresql://ana@127.0.0.1:1/helpdesk: database unavailable",
+        ),
         (["chat", "--db", "mysql://db/x"], "unknown database scheme 'mysql'"),
         (["--db", "sqlite:///{tmp}"], "is a directory, expected a database file"),
     ],
