@@ -123,19 +123,29 @@ def test_a_weaker_hash_is_replaced_at_the_next_sign_in(db: Path) -> None:
 def test_the_session_secret_is_made_once_and_shared(db: Path) -> None:
     """Processes starting together agree on one key (the first insert wins)."""
     secrets: list[bytes] = []
-    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4, timeout=60)
 
     def start() -> None:
-        store = SQLiteUserStore.open(db)
-        barrier.wait()
-        secrets.append(store.session_secret())
-        store.close()
+        # A thread that fails must not leave the others waiting at the barrier for ever: it
+        # breaks the barrier, and its error is the test's.
+        try:
+            store = SQLiteUserStore.open(db)
+            try:
+                barrier.wait()
+                secrets.append(store.session_secret())
+            finally:
+                store.close()
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below.
+            errors.append(error)
+            barrier.abort()
 
     threads = [threading.Thread(target=start) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    assert not [e for e in errors if not isinstance(e, threading.BrokenBarrierError)], errors
     assert len(secrets) == 4 and len(set(secrets)) == 1 and len(secrets[0]) == 32
 
 
