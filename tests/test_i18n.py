@@ -114,7 +114,9 @@ def test_every_message_is_translated_with_its_placeholders(locale: str) -> None:
             continue
         assert not message.fuzzy, f"fuzzy: {message.id!r}"
         msgids = [message.id] if isinstance(message.id, str) else list(message.id)
-        strings = [message.string] if isinstance(message.string, str) else list(message.string)
+        strings = (
+            [message.string] if isinstance(message.string, str) else list(message.string or ())
+        )
         assert all(strings), f"untranslated: {message.id!r}"
         # Words (not just a placeholder and punctuation) must come out in Chinese.
         has_words = re.search(r"[A-Za-z]", re.sub(r"\{\w+\}", "", msgids[0]))
