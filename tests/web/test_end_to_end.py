@@ -99,7 +99,7 @@ def test_a_customer_and_an_agent_in_two_browsers(
             lambda: agent_replies(served.db, conversation) == [("Ana P.", REPLY)],
             what="the reply in the store",
         )
-        settled(agent)
+        settled(agent, still_s=0.3)  # Its queue's wait and claim times tick every second.
         agent.screenshot(path=artifacts / "agent-reply.png")
 
         # The customer's page shows the reply.
