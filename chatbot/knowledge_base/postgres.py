@@ -20,11 +20,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
+from chatbot.dburl import display, redact
 from chatbot.knowledge_base.interface import (
     CheckReport,
     ConflictError,
@@ -88,40 +88,13 @@ _SCHEMA = [
 T = TypeVar("T")
 
 
-def redact_url(url: str) -> str:
-    """The URL fit to print: user, host, port and database, never a password (in the netloc or a
-    `password=` parameter). Anything that does not parse is shown as its scheme alone."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = parts.port
-    except ValueError:
-        return f"{url.partition(':')[0]}://…"
-    netloc = host if ":" not in host else f"[{host}]"
-    if port is not None:
-        netloc = f"{netloc}:{port}"
-    if parts.username:
-        netloc = f"{parts.username}@{netloc}"
-    query = "&".join(
-        p for p in parts.query.split("&") if p and not p.lower().startswith("password=")
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def _secret(url: str) -> str | None:
-    try:
-        return urlsplit(url).password
-    except ValueError:
-        return None
-
-
 class PostgresPassageStore:
     """A knowledge base in one PostgreSQL database; safe to share between threads (one connection,
     used by one thread at a time: the editor's and the CLI's calls are short and rare)."""
 
     def __init__(self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT_S) -> None:
         self._url = url
-        self._location = redact_url(url)
+        self._location = display(url)
         self._connect_timeout = connect_timeout
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
@@ -142,9 +115,7 @@ class PostgresPassageStore:
     def _fail(self, what: str, error: BaseException) -> KnowledgeBaseError:
         """One line naming the database (never its password) and what went wrong."""
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        secret = _secret(self._url)
-        if secret:
-            reason = reason.replace(secret, "***")
+        reason = redact(reason, self._url)
         return KnowledgeBaseError(f"{self._location}: {what}: {reason}")
 
     def connect(self, **options: Any) -> psycopg.Connection[Any]:

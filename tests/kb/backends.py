@@ -18,8 +18,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from chatbot.dburl import display
 from chatbot.knowledge_base.interface import KnowledgeBaseStore
-from chatbot.knowledge_base.postgres import PostgresPassageStore, redact_url
+from chatbot.knowledge_base.postgres import PostgresPassageStore
 from chatbot.knowledge_base.store import PassageStore
 from tests import postgres_env
 
@@ -69,9 +70,7 @@ def postgres_database() -> Iterator[str]:
         conn = psycopg.connect(admin, autocommit=True, connect_timeout=3)
     except psycopg.Error as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        message = (
-            f"PostgreSQL unreachable at {redact_url(admin)} (HELPDESK_TEST_POSTGRES): {reason}"
-        )
+        message = f"PostgreSQL unreachable at {display(admin)} (HELPDESK_TEST_POSTGRES): {reason}"
         if postgres_env.REQUIRED:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
