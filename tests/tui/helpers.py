@@ -143,6 +143,17 @@ async def steady(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
+async def footer_line(pilot: Pilot[None]) -> str:
+    """The screen's bottom line once the footer shows the current keys: it rebuilds a refresh
+    after the bindings change, so reading it straight after a key press can see the old keys."""
+    for footer in pilot.app.screen.query(Footer):
+        await wait_until(pilot, partial(getattr, footer, "is_current"))
+    await pilot.pause()  # The rebuilt keys are mounted; let them paint.
+    app = pilot.app
+    assert isinstance(app, HelpDeskApp)
+    return screen_text(app).splitlines()[-1]
+
+
 async def palette_ready(pilot: Pilot[None], text: str) -> None:
     """The command palette has searched for `text` (what was typed into it) and highlights its
     best hit, so Enter runs that: a condition, instead of a pause long enough for the search."""

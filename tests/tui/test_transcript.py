@@ -6,11 +6,10 @@ from __future__ import annotations
 from chatbot.desk.models import ChatEvent, ChatMessage
 from chatbot.desk.service import DeskService
 from chatbot.notices import notice
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.transcript import PAGE, Transcript
 from tests.tui.conftest import SIZE, MakeApp
-from tests.tui.helpers import screen_text, wait_until
+from tests.tui.helpers import footer_line, wait_until
 
 MESSAGES = PAGE * 2 + 50
 
@@ -44,10 +43,6 @@ def written(transcript: Transcript) -> list[str]:
     return lines
 
 
-def footer(app: HelpDeskApp) -> str:
-    return screen_text(app).splitlines()[-1]
-
-
 async def test_older_messages_are_hidden_on_open_and_shown_on_request(
     make_app: MakeApp, other: DeskService
 ) -> None:
@@ -63,7 +58,7 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(
         assert lines[0] == f"— {hidden} earlier messages — press F3 to show {PAGE} more"
         assert texts[hidden] in lines
         assert not set(texts[:hidden]) & set(lines)
-        assert "f3 Earlier" in footer(app)
+        assert "f3 Earlier" in await footer_line(pilot)
 
         # The message at the top of the view stays there while earlier ones are written above.
         transcript.scroll_to(y=40, animate=False, immediate=True)
@@ -85,7 +80,7 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(
         assert [line for line in lines if "earlier message" in line] == []
         assert all(text in lines for text in texts)
         assert transcript.hidden == 0
-        assert "f3 Earlier" not in footer(app)
+        assert "f3 Earlier" not in await footer_line(pilot)
 
 
 async def test_new_messages_append_while_earlier_ones_are_hidden(
@@ -123,7 +118,7 @@ async def test_a_short_conversation_shows_everything_and_offers_nothing_earlier(
         lines = written(view.query_one(Transcript))
         assert lines[:3] == ["— A person will reply here.", "Customer",
                              "Message 1: my bike will not unlock."]  # fmt: skip
-        assert "f3 Earlier" not in footer(app)
+        assert "f3 Earlier" not in await footer_line(pilot)
         assert not view.check_action("show_earlier", ())
         assert isinstance(app.screen.query_one(ConversationView), ConversationView)
 
