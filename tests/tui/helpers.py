@@ -9,7 +9,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from textual import events
 from textual.drivers.headless_driver import HeadlessDriver
+from textual.keys import _character_to_key
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -47,6 +49,23 @@ async def ask(pilot: Pilot[None], question: str, *, wait: bool = True) -> None:
     if wait:
         await wait_until(pilot, lambda: settled(panel))
     await pilot.pause()
+
+
+async def type_text(pilot: Pilot[None], text: str) -> None:
+    """Type `text` as a fast typist does: every key but the last sent at once, the last pressed
+    through Pilot, which waits until it (and so every key before it, queued in order) is handled.
+    Pressing key by key waits for the app to go idle after each, ~0.1 s a key."""
+    if not text:
+        return
+    app = pilot.app
+    driver = app._driver
+    assert driver is not None
+    for char in text[:-1]:
+        key = char if char.isalnum() else _character_to_key(char)
+        event = events.Key(key, char)
+        event.set_sender(app)
+        driver.send_message(event)
+    await pilot.press(text[-1])
 
 
 async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:

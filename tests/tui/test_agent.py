@@ -18,7 +18,15 @@ from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, palette_ready, screen_text, type_into, wait_until
+from tests.tui.helpers import (
+    ask,
+    flat,
+    palette_ready,
+    screen_text,
+    type_into,
+    type_text,
+    wait_until,
+)
 
 
 def chat_text(app: HelpDeskApp) -> str:
@@ -89,7 +97,7 @@ async def test_ctrl_o_puts_a_passage_in_the_reply_box_to_edit_first(
         assert other.messages(1)[-1].author is Author.CUSTOMER  # Nothing sent on Enter.
         assert "Passage late-return is in your reply" in view_text(app)
 
-        await pilot.press(*" Sorry for the wait!")
+        await type_text(pilot, " Sorry for the wait!")
         await pilot.press("enter")
         await wait_until(pilot, lambda: other.messages(1)[-1].author is Author.AGENT)
         last = other.messages(1)[-1]
@@ -219,14 +227,14 @@ async def test_command_palette_offers_the_main_actions(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"talk")
+        await type_text(pilot, "talk")
         await palette_ready(pilot, "talk")
         await pilot.press("enter")
         await pilot.pause()
         assert other.conversation(1).state is State.WAITING
         await wait_until(pilot, lambda: len(app.screen.query_one(QueueList).items) == 1)
         await pilot.press("ctrl+p")
-        await pilot.press(*"open")
+        await type_text(pilot, "open")
         await palette_ready(pilot, "open")
         await pilot.press("enter")
         await pilot.pause()

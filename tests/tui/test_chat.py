@@ -19,7 +19,7 @@ from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
-from tests.tui.helpers import ask, flat, palette_ready, screen_text, settled, wait_until
+from tests.tui.helpers import ask, flat, palette_ready, screen_text, settled, type_text, wait_until
 
 CHARGED_TEXT = "Charged twice for one ride? The first charge is a temporary hold of 1 euro"
 
@@ -265,7 +265,7 @@ async def test_replay_mode_offers_the_recorded_questions(
         assert "the bot has recorded answers for these questions only" in shown
         assert f"• {Q1}" in shown and f"• {Q3}" in shown
         await pilot.press("ctrl+p")
-        await pilot.press(*"ask late fee")
+        await type_text(pilot, "ask late fee")
         await palette_ready(pilot, "ask late fee")
         await pilot.press("enter")
         await wait_until(pilot, lambda: chat(app).conversation is not None and settled(chat(app)))

@@ -36,6 +36,7 @@ from tests.tui.helpers import (
     palette_ready,
     screen_text,
     type_into,
+    type_text,
     wait_until,
 )
 
@@ -233,11 +234,11 @@ async def test_tab_crosses_the_chat_without_button_stops_and_typing_reaches_an_i
             assert presses <= 2
         # Typed on the customer's transcript: lands in their box, not lost.
         app.screen.query_one("#chat-log").focus()
-        await pilot.press(*"Hi")
+        await type_text(pilot, "Hi")
         assert question.has_focus and question.value.endswith("Hi")
         # Typed on the agent's transcript: lands in the reply box.
         view.query_one(Transcript).focus()
-        await pilot.press(*"OK")
+        await type_text(pilot, "OK")
         assert reply.has_focus and reply.value == "OK"
 
 
@@ -373,7 +374,7 @@ async def test_cancel_stays_and_the_palette_quit_asks_too(
         assert app.return_code is None and not isinstance(app.screen, ClaimsOnQuit)
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"quit")
+        await type_text(pilot, "quit")
         await palette_ready(pilot, "quit")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
@@ -430,7 +431,7 @@ async def test_find_a_resolved_conversation_and_reopen_it(
         await wait_until(pilot, lambda: len(rows(app)) == 1)
         await pilot.press("ctrl+f")
         await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
-        await pilot.press(*"helmet")
+        await type_text(pilot, "helmet")
         find = app.screen
         assert isinstance(find, FindScreen)
         await wait_until(pilot, lambda: [h.conversation_id for h in find.hits] == [old])
@@ -465,7 +466,7 @@ async def test_notes_show_to_agents_and_never_to_the_customer(
         reply = app.screen.query_one("#reply", Input)
         assert reply.has_focus and not reply.disabled and reply.has_class("-note")
         assert "Internal note: only agents see it." in view_text(app)
-        await pilot.press(*secret)
+        await type_text(pilot, secret)
         await pilot.press("enter")
         await wait_until(pilot, lambda: "Note from ana, for agents only" in view_text(app))
         assert secret in flat(screen_text(app, view.query_one(Transcript)))

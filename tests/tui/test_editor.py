@@ -26,7 +26,7 @@ from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import Q1, SIZE, MakeApp
-from tests.tui.helpers import palette_ready, wait_until
+from tests.tui.helpers import palette_ready, type_text, wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -58,7 +58,7 @@ async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
     if isinstance(widget, Input | TextArea):
         widget.clear()
     if len(text) <= 12:
-        await pilot.press(*["space" if ch == " " else ch for ch in text])
+        await type_text(pilot, text)
     else:
         pilot.app.post_message(events.Paste(text))
     await pilot.pause()
@@ -344,7 +344,7 @@ async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"knowledge")
+        await type_text(pilot, "knowledge")
         await palette_ready(pilot, "knowledge")
         await pilot.press("enter")
         await pilot.pause()

@@ -27,6 +27,7 @@ from tests.tui.helpers import (
     flat,
     screen_text,
     terminal_output,
+    type_text,
     wait_until,
 )
 
@@ -99,7 +100,8 @@ async def test_no_escape_from_outside_reaches_the_terminal(
         editor = app.screen
         assert isinstance(editor, EditorScreen)
         await pilot.press("ctrl+f")
-        await pilot.press(*"helmet", "enter")
+        await type_text(pilot, "helmet")
+        await pilot.press("enter")
         await pilot.pause()
         editor.query_one("#form-title", Input).focus()
         app.post_message(events.Paste(LINK + TITLE))  # Pasted into the Title field.
@@ -216,7 +218,7 @@ async def test_save_on_a_read_only_knowledge_base_keeps_the_form(
         editor = app.screen
         assert isinstance(editor, EditorScreen)
         await pilot.press("ctrl+n")
-        await pilot.press(*"lost-items")
+        await type_text(pilot, "lost-items")
         text = editor.query_one("#form-text", TextArea)
         text.focus()
         app.post_message(events.Paste("Lost items are kept for 30 days at the depot."))
@@ -241,7 +243,7 @@ async def test_ctrl_q_with_unsaved_changes_asks_first(make_app: MakeApp, kb_copy
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
         await settle(app)
-        await pilot.press(*" and more")
+        await type_text(pilot, " and more")
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert app.is_running and isinstance(app.screen, Confirm)

@@ -18,7 +18,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import MakeApp
-from tests.tui.helpers import flat, palette_ready, screen_text, steady, wait_until
+from tests.tui.helpers import flat, palette_ready, screen_text, steady, type_text, wait_until
 
 SMALL = (80, 24)
 
@@ -57,7 +57,7 @@ async def test_at_80x24_save_new_delete_and_the_problem_line_are_on_screen(
                          "#history-options", "#passage-options"]:  # fmt: skip
             assert fully_visible(app, editor.query_one(selector)), selector
         await pilot.press("ctrl+n")
-        await pilot.press(*"Bad Id")
+        await type_text(pilot, "Bad Id")
         await pilot.press("ctrl+s")
         await pilot.pause()
         problem = editor.query_one("#form-problem")
@@ -78,7 +78,7 @@ def test_the_editor_at_80x24(snap_compare: object, settings: Settings) -> None:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("ctrl+n")
-        await pilot.press(*"con")  # A Windows device name: refused, and the line says why.
+        await type_text(pilot, "con")  # A Windows device name: refused, and the line says why.
         await pilot.press("ctrl+s")
         problem = app.screen.query_one("#form-problem")
         await wait_until(pilot, lambda: "device name" in flat(screen_text(app, problem)))
@@ -108,7 +108,7 @@ async def test_the_text_cursor_starts_at_the_end(make_app: MakeApp) -> None:
         text = editor.query_one("#form-text", TextArea)
         assert app.focused is text
         assert text.cursor_location == text.document.end
-        await pilot.press(*" Ok.")
+        await type_text(pilot, " Ok.")
         assert text.text.endswith("never collected. Ok.")
 
 
@@ -180,7 +180,7 @@ async def test_restore_is_in_the_command_palette(make_app: MakeApp, kb_copy: Pat
         await edited_helmet(pilot, kb_copy)
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"restore version")
+        await type_text(pilot, "restore version")
         await palette_ready(pilot, "restore version")
         await pilot.press("enter")
         await pilot.pause()

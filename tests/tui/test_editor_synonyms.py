@@ -18,7 +18,7 @@ from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import ask, wait_until
+from tests.tui.helpers import ask, type_text, wait_until
 from tests.tui.test_customer import offered
 from tests.tui.test_editor import open_editor, settings, settle, type_into
 
@@ -100,7 +100,7 @@ def test_synonyms_tab_at_80x24_with_a_bad_line(
         text = panel.query_one(TextArea)
         text.cursor_blink = False  # A blinking cursor would be drawn or not at random.
         text.move_cursor(text.document.end)
-        await pilot.press(*"bike")
+        await type_text(pilot, "bike")
         await wait_until(pilot, lambda: "line 3" in problems(panel))
         await settle(pilot)
 

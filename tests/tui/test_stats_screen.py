@@ -18,7 +18,7 @@ from chatbot.tui.screens import stats as stats_screen
 from chatbot.tui.screens.stats import StatsScreen
 from tests.desk.test_stats import DOCKS, script_day
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import flat, screen_text, wait_until
+from tests.tui.helpers import flat, screen_text, type_text, wait_until
 
 SnapCompare = Callable[..., bool]
 SMALL = (80, 24)
@@ -109,7 +109,7 @@ async def test_agents_and_editors_have_it_in_the_palette(make_app: MakeApp, mode
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Analytics" in titles
         await pilot.press("ctrl+p")
-        await pilot.press(*"analytics")
+        await type_text(pilot, "analytics")
         await wait_until(pilot, lambda: "Analytics" in screen_text(app))
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
