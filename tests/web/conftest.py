@@ -30,13 +30,15 @@ ACCOUNTS = {
 VIEWPORT: ViewportSize = {"width": 1100, "height": 700}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    # Per module, not per session: while Playwright's sync API is open, its event loop counts as
+    # running in this thread, and every async test the worker runs afterwards fails to start.
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
     yield browser
