@@ -385,3 +385,21 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(_migrate_to_v6)
+
+
+# 7: decisions' bodies positional (issue 13, `chatbot.store.codec.encode`): each candidate names a
+# passage revision, a row here, by its number instead of repeating its id, title and text digest.
+# Bodies stored before stay as they are and are read as before.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE passage_revisions (
+            id         INTEGER PRIMARY KEY,
+            passage_id TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            digest     TEXT NOT NULL REFERENCES passage_texts (digest),
+            UNIQUE (digest, passage_id, title)
+        )
+        """,
+    )
+)

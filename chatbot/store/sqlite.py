@@ -696,6 +696,12 @@ class SQLiteStore:
             if decision is not None:
                 body, texts = codec.compact(decision)
                 db.executemany("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", texts.items())
+                (question,) = db.execute(
+                    "SELECT text FROM entries WHERE id = ?", (question_id,)
+                ).fetchone()
+                packed = codec.encode(
+                    decision, question, self._revision_ids(db, codec.revisions(decision)[0])
+                )
                 cursor = db.execute(
                     "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
                     " reason, top_probability, latency_ms, body, created_at)"
@@ -708,7 +714,7 @@ class SQLiteStore:
                         None if decision.reason is None else decision.reason.value,
                         decision.top_probability,
                         decision.latency_ms,
-                        codec.pack(body),
+                        codec.pack(body) if packed is None else packed,
                         now,
                     ),
                 )
@@ -754,6 +760,27 @@ class SQLiteStore:
                 conversation=self._conversation(db, conversation_id),
                 decision=stored,
             )
+
+    @staticmethod
+    def _revision_ids(
+        db: sqlite3.Connection, revisions: Sequence[codec.Revision]
+    ) -> dict[codec.Revision, int]:
+        """The number of each passage revision, numbering those seen for the first time."""
+        numbers: dict[codec.Revision, int] = {}
+        for revision in revisions:
+            key = (revision.digest, revision.passage_id, revision.title)
+            row = db.execute(
+                "SELECT id FROM passage_revisions WHERE digest = ? AND passage_id = ? AND title = ?",
+                key,
+            ).fetchone()
+            if row is None:
+                row = db.execute(
+                    "INSERT INTO passage_revisions (digest, passage_id, title) VALUES (?, ?, ?)"
+                    " RETURNING id",
+                    key,
+                ).fetchone()
+            numbers[revision] = row[0]
+        return numbers
 
     # -- content gaps -----------------------------------------------------------------------------
 
@@ -871,11 +898,30 @@ class SQLiteStore:
         ).fetchone()
         return entry, None if top is None else top[0]
 
-    _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
+    _DECISION = (
+        "SELECT id, conversation_id, message_id, worker, created_at, body,"
+        " (SELECT e.text FROM entries e WHERE e.id = message_id) FROM decisions"
+    )
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        bodies = [codec.unpack(row[5]) for row in rows]
-        wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
+        positional = {row[0]: row[5] for row in rows if codec.is_positional(row[5])}
+        bodies = [None if row[0] in positional else codec.unpack(row[5]) for row in rows]
+        numbers = sorted(set().union(*map(codec.revision_refs, positional.values())))
+        revisions: dict[int, codec.Revision] = {}
+        for start in range(0, len(numbers), 500):  # Under SQLite's limit on bound parameters.
+            chunk = numbers[start : start + 500]
+            revisions.update(
+                (id_, codec.Revision(passage_id, title, key))
+                for id_, passage_id, title, key in self._db.execute(
+                    "SELECT id, passage_id, title, digest FROM passage_revisions"
+                    f" WHERE id IN ({_marks(len(chunk))})",
+                    chunk,
+                )
+            )
+        wanted = sorted(
+            set().union(*(codec.digests(body) for body in bodies if body is not None))
+            | {revision.digest for revision in revisions.values()}
+        )
         texts: dict[str, str] = {}
         for start in range(0, len(wanted), 500):  # Under SQLite's limit on bound parameters.
             chunk = wanted[start : start + 500]
@@ -893,9 +939,11 @@ class SQLiteStore:
                 message_id=message_id,
                 worker=worker,
                 created_at=_stamp(at),
-                decision=codec.expand(body, texts),
+                decision=codec.expand(body, texts)
+                if body is not None
+                else codec.decode(stored, question, revisions, texts),
             )
-            for (id_, conversation_id, message_id, worker, at, _), body in zip(
+            for (id_, conversation_id, message_id, worker, at, stored, question), body in zip(
                 rows, bodies, strict=True
             )
         ]
