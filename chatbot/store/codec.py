@@ -330,3 +330,21 @@ def decode(
             "retrieval": body["retrieval"],
         }
     )
+
+
+def unjudged(stored: str | bytes) -> dict[str, int]:
+    """Passages a stored body (of any format) left unjudged, by error kind."""
+    counts: dict[str, int] = {}
+    if is_positional(stored):
+        assert isinstance(stored, bytes)
+        kinds = [c[4] for c in _read(stored)["candidates"] if c[2] is None]
+    else:
+        candidates = unpack(stored).get("candidates")
+        kinds = [
+            c.get("error_kind")
+            for c in (candidates if isinstance(candidates, list) else [])
+            if isinstance(c, dict) and c.get("probability") is None
+        ]
+    for kind in kinds:
+        counts[str(kind or "unknown")] = counts.get(str(kind or "unknown"), 0) + 1
+    return counts

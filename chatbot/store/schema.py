@@ -20,7 +20,7 @@ from chatbot.desk.models import (
     Resolved,
 )
 from chatbot.engine.models import Decision, Reason
-from chatbot.store.codec import compact, digest, unpack
+from chatbot.store.codec import compact, digest, unjudged
 
 Migration = tuple[str, ...] | Callable[[sqlite3.Connection], None]
 
@@ -376,7 +376,7 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
         db.execute(statement)
     # Decisions made before this version: their errors, read once from the bodies.
     for id_, body, at in db.execute("SELECT id, body, created_at FROM decisions").fetchall():
-        counts = judgment_error_counts(unpack(body))
+        counts = unjudged(body)
         db.executemany(
             "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
             " VALUES (?, ?, ?, ?)",
@@ -387,9 +387,12 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
 MIGRATIONS.append(_migrate_to_v6)
 
 
-# 7: decisions' bodies positional (issue 13, `chatbot.store.codec.encode`): each candidate names a
-# passage revision, a row here, by its number instead of repeating its id, title and text digest.
-# Bodies stored before stay as they are and are read as before.
+# 7: smaller rows for what the bot writes on every question (issue 13). Decisions' bodies are
+# positional (`chatbot.store.codec.encode`): each candidate names a passage revision, a row here,
+# by its number instead of repeating its id, title and text digest. A bot answer refers to its
+# passage revision (`revision`) instead of the 64-character digest. A `decided` event keeps its
+# decision in `decision_id` and its outcome alone in `params` (its question is the decision's
+# message). Rows written before stay as they are and are read as before.
 MIGRATIONS.append(
     (
         """
@@ -401,5 +404,6 @@ MIGRATIONS.append(
             UNIQUE (digest, passage_id, title)
         )
         """,
+        "ALTER TABLE entries ADD COLUMN revision INTEGER REFERENCES passage_revisions (id)",
     )
 )

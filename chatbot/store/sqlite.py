@@ -44,7 +44,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
-from chatbot.engine.models import Decision, Reason
+from chatbot.engine.models import Answer, Decision, Reason
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -315,21 +315,28 @@ class SQLiteStore:
     _ENTRY = (
         "SELECT e.id, e.conversation_id, e.author, e.event, coalesce(e.text, t.text), e.agent,"
         " e.passage_id, e.passage_title, e.decision_id, e.feedback, e.params, e.created_at,"
-        " q.entry_id IS NOT NULL"
-        " FROM entries e LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+        " q.entry_id IS NOT NULL,"
+        " (SELECT d.message_id FROM decisions d WHERE d.id = e.decision_id AND e.event = 'decided')"
+        " FROM entries e LEFT JOIN passage_revisions r ON r.id = e.revision"
+        " LEFT JOIN passage_texts t ON t.digest = coalesce(e.text_digest, r.digest)"
         " LEFT JOIN questions q ON q.entry_id = e.id"
     )
 
     @staticmethod
     def _to_entry(row: Any) -> ChatMessage | ChatEvent:
         (id_, conversation_id, author, event, text, agent, passage_id, title, decision_id,
-         feedback, params, at, pending) = row  # fmt: skip
+         feedback, params, at, pending, decided_question) = row  # fmt: skip
         if event is not None:
+            data: EventData
+            if event == EventType.DECIDED.value and not params.startswith("{"):
+                # Migration 7's `decided` row: its outcome in `params`, the rest in columns.
+                data = Decided(
+                    decision=decision_id, question_entry=decided_question, outcome=params
+                )
+            else:
+                data = EVENT_DATA.validate_json(params)
             return ChatEvent(
-                id=id_,
-                conversation_id=conversation_id,
-                created_at=_stamp(at),
-                event=EVENT_DATA.validate_json(params),
+                id=id_, conversation_id=conversation_id, created_at=_stamp(at), event=data
             )
         return ChatMessage(
             id=id_,
@@ -364,18 +371,27 @@ class SQLiteStore:
         passage_id: str | None = None,
         passage_title: str | None = None,
         decision_id: int | None = None,
+        revision: int | None = None,
     ) -> int:
-        """Append a message or an event to the log; a quoted passage's text is kept once."""
+        """Append a message or an event to the log; a quoted passage's text is kept once (a bot
+        answer names its passage `revision`, which refers to the text)."""
         now = self._now()
         key = None
-        if passage_id is not None and text is not None:
+        if revision is not None:
+            text = None
+        elif passage_id is not None and text is not None:
             key = codec.digest(text)
             db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, text))
             text = None
+        params = None if event is None else event.model_dump_json()
+        if isinstance(event, Decided):  # Its decision in `decision_id`, its outcome in `params`.
+            decision_id, params = event.decision, event.outcome
+        # `revision` named only when set: the rest of the row is as every version stores it.
         cursor = db.execute(
             "INSERT INTO entries (conversation_id, author, event, text, text_digest, agent,"
-            " passage_id, passage_title, decision_id, params, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " passage_id, passage_title, decision_id, params, created_at"
+            f"{'' if revision is None else ', revision'})"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{'' if revision is None else ', ?'})",
             (
                 conversation_id,
                 None if author is None else author.value,
@@ -386,8 +402,9 @@ class SQLiteStore:
                 passage_id,
                 passage_title,
                 decision_id,
-                None if event is None else event.model_dump_json(),
+                params,
                 now,
+                *(() if revision is None else (revision,)),
             ),
         )
         db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
@@ -699,9 +716,8 @@ class SQLiteStore:
                 (question,) = db.execute(
                     "SELECT text FROM entries WHERE id = ?", (question_id,)
                 ).fetchone()
-                packed = codec.encode(
-                    decision, question, self._revision_ids(db, codec.revisions(decision)[0])
-                )
+                numbers = self._revision_ids(db, codec.revisions(decision)[0])
+                packed = codec.encode(decision, question, numbers)
                 cursor = db.execute(
                     "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
                     " reason, top_probability, latency_ms, body, created_at)"
@@ -751,6 +767,7 @@ class SQLiteStore:
                     passage_id=decision.answer.id,
                     passage_title=decision.answer.title or None,
                     decision_id=None if stored is None else stored.id,
+                    revision=self._answer_revision(db, decision.answer),
                 )
             elif escalation is not None:
                 self._escalate(db, conversation_id, escalation)
@@ -781,6 +798,13 @@ class SQLiteStore:
                 ).fetchone()
             numbers[revision] = row[0]
         return numbers
+
+    def _answer_revision(self, db: sqlite3.Connection, answer: Answer) -> int:
+        """The passage revision a bot answer quotes, its text stored once."""
+        key = codec.digest(answer.text)
+        db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, answer.text))
+        revision = codec.Revision(answer.id, answer.title, key)
+        return self._revision_ids(db, [revision])[revision]
 
     # -- content gaps -----------------------------------------------------------------------------
 

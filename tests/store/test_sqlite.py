@@ -35,8 +35,39 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def downgrade(db_path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the database's schema what version `version` made (a database written with today's
+    code, as an older one would have held those rows): what later migrations added is dropped,
+    what they redefined is defined as before."""
+    reference = db_path.with_name(f"reference-{version}.sqlite3")
+    with monkeypatch.context() as patch:
+        patch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:version])
+        SQLiteStore.open(reference).close()
+    query = "SELECT name, type, sql FROM sqlite_master WHERE sql IS NOT NULL"
+    with sqlite3.connect(reference) as ref:
+        wanted = {name: (kind, sql) for name, kind, sql in ref.execute(query)}
+        columns = {
+            table: {row[1] for row in ref.execute(f"PRAGMA table_info({table})")}
+            for table, (kind, _) in wanted.items()
+            if kind == "table"
+        }
+    with sqlite3.connect(db_path) as raw:
+        for table, names in columns.items():  # First, so that the tables read as they were.
+            for (column,) in raw.execute(f"SELECT name FROM pragma_table_info('{table}')"):
+                if column not in names:
+                    raw.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
+        for name, (kind, _) in sorted(have.items(), key=lambda item: item[1][0] == "table"):
+            if wanted.get(name) != have[name]:
+                raw.execute(f"DROP {kind} {name}")
+        for name, (_, sql) in wanted.items():
+            if have.get(name) != wanted[name]:
+                raw.execute(sql)
+        raw.execute(f"PRAGMA user_version = {version}")
+
+
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 6
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 7
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
@@ -72,9 +103,11 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
             "CREATE INDEX entries_by_author ON entries (conversation_id, author, id)"
             " WHERE author IS NOT NULL"
         )
+        raw.execute("ALTER TABLE entries DROP COLUMN revision")  # Migration 7's.
+        raw.execute("DROP TABLE passage_revisions")
         raw.execute("PRAGMA user_version = 5")
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 6
+        assert store.schema_version == len(MIGRATIONS) == 7
         stats = store.stats(None)
         # answered() holds one replay miss beside two judged passages.
         assert [(e.kind, e.count) for e in stats.valen_errors] == [("replay-miss", 2)]
@@ -88,13 +121,11 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
 def test_a_version_3_database_gains_read_markers_with_everything_unread(
     db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:3])
-    with SQLiteStore.open(db_path, clock=clock) as old:
-        assert old.schema_version == 3
-        conversation_id = claimed(old)
-    monkeypatch.undo()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 6
+        conversation_id = claimed(store)
+    downgrade(db_path, 3, monkeypatch)
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == len(MIGRATIONS) == 7
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
@@ -174,9 +205,12 @@ def test_each_passage_text_is_stored_once(sqlite_store: SQLiteStore, db_path: Pa
         copies = raw.execute("SELECT count(*) FROM entries WHERE text = ?",
                              (decision.candidates[0].text,)).fetchone()[0]  # fmt: skip
     assert sorted(texts) == sorted(c.text for c in decision.candidates)
-    assert all(isinstance(body, bytes) for body in bodies)  # Deflated (issue 13).
-    unpacked = [json.dumps(codec.unpack(body)) for body in bodies]
-    assert all(c.text not in body for body in unpacked for c in decision.candidates)
+    assert all(codec.is_positional(body) for body in bodies)  # Issue 13.
+    assert all(
+        c.text.encode() not in body and (not c.title or c.title.encode() not in body)
+        for body in bodies
+        for c in decision.candidates
+    )
     assert copies == 0  # The bot's answers refer to the text too.
     assert sqlite_store.decisions(question.conversation_id)[0].decision == decision
 
@@ -188,13 +222,17 @@ def test_a_decision_stored_as_json_text_before_is_still_read(
     [leased] = sqlite_store.lease_questions(worker="w", limit=1, lease_s=30)
     sqlite_store.record_decision(leased.id, worker="w", expect=State.BOT,
                                  decision=answered(), answer=True, escalation=None)  # fmt: skip
-    with sqlite3.connect(db_path) as raw:  # The body as versions before issue 13 stored it.
-        [(body,)] = raw.execute("SELECT body FROM decisions").fetchall()
-        raw.execute("UPDATE decisions SET body = ?", (json.dumps(codec.unpack(body)),))
-    [stored] = sqlite_store.decisions(question.conversation_id)
-    # The agent still sees every text the bot judged.
-    assert stored.decision == answered()
-    assert [c.text for c in stored.decision.candidates] == [c.text for c in answered().candidates]
+    # The body as versions before issue 13 stored it, then as deflated JSON (issue 13's first).
+    body, _ = codec.compact(answered())
+    for old in (json.dumps(body), codec.pack(body)):
+        with sqlite3.connect(db_path) as raw:
+            raw.execute("UPDATE decisions SET body = ?", (old,))
+        [stored] = sqlite_store.decisions(question.conversation_id)
+        # The agent still sees every text the bot judged.
+        assert stored.decision == answered()
+        assert [c.text for c in stored.decision.candidates] == [
+            c.text for c in answered().candidates
+        ]
 
 
 def test_a_failed_write_rolls_back_and_names_the_file(
