@@ -59,7 +59,7 @@ from chatbot.store.stats_sql import SQLiteDialect, compute_stats
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
     "SELECT json_extract(l.params, '$.locale') FROM entries l"
-    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
+    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set' AND l.event <> 'decided'"
     " ORDER BY l.id DESC LIMIT 1"
 )
 """A conversation's language: its latest `locale-set` event, one probe of migration 6's index
@@ -927,6 +927,12 @@ class SQLiteStore:
         " (SELECT e.text FROM entries e WHERE e.id = message_id) FROM decisions"
     )
 
+    _OF_CONVERSATION = (
+        "message_id IN (SELECT q.id FROM entries q WHERE q.conversation_id = ?"
+        " AND q.author = 'customer')"
+    )
+    """A conversation's decisions, found from its questions (migration 7 dropped their index)."""
+
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
         positional = {row[0]: row[5] for row in rows if codec.is_positional(row[5])}
         bodies = [None if row[0] in positional else codec.unpack(row[5]) for row in rows]
@@ -980,13 +986,13 @@ class SQLiteStore:
 
     def decisions(self, conversation_id: int) -> list[StoredDecision]:
         rows = self._db.execute(
-            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+            f"{self._DECISION} WHERE {self._OF_CONVERSATION} ORDER BY id", (conversation_id,)
         ).fetchall()
         return self._to_decisions(rows)
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         rows = self._db.execute(
-            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+            f"{self._DECISION} WHERE {self._OF_CONVERSATION} ORDER BY id DESC LIMIT 1",
             (conversation_id,),
         ).fetchall()
         return self._to_decisions(rows)[0] if rows else None

@@ -183,7 +183,7 @@ def compute_stats(
     )
     ((spoiled,),) = run(
         "SELECT count(*) FROM (SELECT x.conversation_id FROM entries x"
-        f"  WHERE x.event = 'escalated' AND x.conversation_id >= {first_} AND EXISTS"
+        f"  WHERE x.event = 'escalated' AND x.event <> 'decided' AND x.conversation_id >= {first_} AND EXISTS"
         "  (SELECT 1 FROM entries b WHERE b.conversation_id = x.conversation_id"
         "   AND b.author = 'bot' AND b.id < x.id)"
         "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful'"
@@ -215,7 +215,9 @@ def compute_stats(
     # parameters was the slowest figure. The escalations without a question are the customers
     # who asked for a person before asking anything: `customer-asked`.
     ((escalations,),) = run(
-        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND created_at >= {since_}", p
+        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND event <> 'decided'"
+        f" AND created_at >= {since_}",
+        p,
     )
     by_reason = {
         Reason(reason): int(count)
@@ -237,16 +239,17 @@ def compute_stats(
         f" - {d.epoch('e.created_at')} AS v"
         " FROM (SELECT x.id, x.conversation_id, x.created_at,"
         "  (SELECT min(n.id) FROM entries n WHERE n.conversation_id = x.conversation_id"
-        "   AND n.event = 'escalated' AND n.id > x.id) AS next_id"
-        f"  FROM entries x WHERE x.event = 'escalated' AND x.created_at >= {since_}) AS e",
+        "   AND n.event = 'escalated' AND n.event <> 'decided' AND n.id > x.id) AS next_id"
+        "  FROM entries x WHERE x.event = 'escalated' AND x.event <> 'decided'"
+        f"  AND x.created_at >= {since_}) AS e",
         p,
     )
     resolution = d.percentiles(
         run,
         f"SELECT {d.epoch('r.created_at')} - (SELECT {d.epoch('x.created_at')} FROM entries x"
-        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated'"
+        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated' AND x.event <> 'decided'"
         "  AND x.id < r.id ORDER BY x.id DESC LIMIT 1) AS v"
-        f" FROM entries r WHERE r.event = 'resolved' AND r.created_at >= {since_}",
+        f" FROM entries r WHERE r.event = 'resolved' AND r.event <> 'decided' AND r.created_at >= {since_}",
         p,
     )
     ((waiting, oldest),) = run(
