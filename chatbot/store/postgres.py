@@ -505,19 +505,26 @@ class PostgresStore:
     # -- the customer's side ----------------------------------------------------------------------
 
     def create_conversation(self) -> Conversation:
-        now = self._now()
         with self._write(append=False) as conn:
-            (id_,) = self._one(
-                conn,
-                "INSERT INTO conversations (state, created_at, updated_at)"
-                " VALUES ('bot', %s, %s) RETURNING id",
-                (now, now),
-            )
-            return self._conversation(conn, id_)
+            return self._conversation(conn, self._create(conn, State.BOT))
+
+    def _create(self, conn: psycopg.Connection[Any], expect: State) -> int:
+        """A new conversation, with the bot: what a write on a conversation not yet made expects.
+        Nobody else sees it before the commit, so it needs no lock."""
+        if expect is not State.BOT:
+            raise StaleState(f"a new conversation is with the bot, not {expect.value}")
+        now = self._now()
+        (id_,) = self._one(
+            conn,
+            "INSERT INTO conversations (state, created_at, updated_at)"
+            " VALUES ('bot', %s, %s) RETURNING id",
+            (now, now),
+        )
+        return int(id_)
 
     def add_customer_message(
         self,
-        conversation_id: int,
+        conversation_id: int | None,
         text: str,
         *,
         expect: State,
@@ -525,9 +532,13 @@ class PostgresStore:
         pending: bool,
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
+        escalation: Escalation | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as conn:
-            self._require(conn, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(conn, expect)
+            else:
+                self._require(conn, conversation_id, expect)
             if to is not expect:
                 clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
                 conn.execute(
@@ -551,6 +562,12 @@ class PostgresStore:
                     "UPDATE conversations SET question_entry = %s"
                     " WHERE id = %s AND question_entry IS NULL",
                     (entry, conversation_id),
+                )
+            if escalation is not None:  # This message is the question the person takes.
+                self._escalate(
+                    conn,
+                    conversation_id,
+                    escalation.model_copy(update={"question_entry": entry, "question": text}),
                 )
             return self._conversation(conn, conversation_id), self._message(conn, entry)
 

@@ -59,7 +59,8 @@ from chatbot.store.stats_sql import SQLiteDialect, compute_stats
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
     "SELECT json_extract(l.params, '$.locale') FROM entries l"
-    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set' AND l.event <> 'decided'"
+    " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
+    " AND l.event <> 'decided'"
     " ORDER BY l.id DESC LIMIT 1"
 )
 """A conversation's language: its latest `locale-set` event, one probe of migration 6's index
@@ -439,18 +440,24 @@ class SQLiteStore:
     # -- the customer's side ----------------------------------------------------------------------
 
     def create_conversation(self) -> Conversation:
-        now = self._now()
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO conversations (state, created_at, updated_at) VALUES ('bot', ?, ?)",
-                (now, now),
-            )
-            assert cursor.lastrowid is not None
-            return self._conversation(db, cursor.lastrowid)
+            return self._conversation(db, self._create(db, State.BOT))
+
+    def _create(self, db: sqlite3.Connection, expect: State) -> int:
+        """A new conversation, with the bot: what a write on a conversation not yet made expects."""
+        if expect is not State.BOT:
+            raise StaleState(f"a new conversation is with the bot, not {expect.value}")
+        now = self._now()
+        cursor = db.execute(
+            "INSERT INTO conversations (state, created_at, updated_at) VALUES ('bot', ?, ?)",
+            (now, now),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
 
     def add_customer_message(
         self,
-        conversation_id: int,
+        conversation_id: int | None,
         text: str,
         *,
         expect: State,
@@ -458,9 +465,13 @@ class SQLiteStore:
         pending: bool,
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
+        escalation: Escalation | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
-            self._require(db, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(db, expect)
+            else:
+                self._require(db, conversation_id, expect)
             if to is not expect:
                 clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
                 db.execute(
@@ -483,6 +494,12 @@ class SQLiteStore:
                     "UPDATE conversations SET question_entry = ?"
                     " WHERE id = ? AND question_entry IS NULL",
                     (entry, conversation_id),
+                )
+            if escalation is not None:  # This message is the question the person takes.
+                self._escalate(
+                    db,
+                    conversation_id,
+                    escalation.model_copy(update={"question_entry": entry, "question": text}),
                 )
             return self._conversation(db, conversation_id), self._message(db, entry)
 
@@ -787,7 +804,8 @@ class SQLiteStore:
         for revision in revisions:
             key = (revision.digest, revision.passage_id, revision.title)
             row = db.execute(
-                "SELECT id FROM passage_revisions WHERE digest = ? AND passage_id = ? AND title = ?",
+                "SELECT id FROM passage_revisions"
+                " WHERE digest = ? AND passage_id = ? AND title = ?",
                 key,
             ).fetchone()
             if row is None:
@@ -939,13 +957,13 @@ class SQLiteStore:
         numbers = sorted(set().union(*map(codec.revision_refs, positional.values())))
         revisions: dict[int, codec.Revision] = {}
         for start in range(0, len(numbers), 500):  # Under SQLite's limit on bound parameters.
-            chunk = numbers[start : start + 500]
+            numbered = numbers[start : start + 500]
             revisions.update(
                 (id_, codec.Revision(passage_id, title, key))
                 for id_, passage_id, title, key in self._db.execute(
                     "SELECT id, passage_id, title, digest FROM passage_revisions"
-                    f" WHERE id IN ({_marks(len(chunk))})",
-                    chunk,
+                    f" WHERE id IN ({_marks(len(numbered))})",
+                    numbered,
                 )
             )
         wanted = sorted(

@@ -183,7 +183,8 @@ def compute_stats(
     )
     ((spoiled,),) = run(
         "SELECT count(*) FROM (SELECT x.conversation_id FROM entries x"
-        f"  WHERE x.event = 'escalated' AND x.event <> 'decided' AND x.conversation_id >= {first_} AND EXISTS"
+        "  WHERE x.event = 'escalated' AND x.event <> 'decided'"
+        f"  AND x.conversation_id >= {first_} AND EXISTS"
         "  (SELECT 1 FROM entries b WHERE b.conversation_id = x.conversation_id"
         "   AND b.author = 'bot' AND b.id < x.id)"
         "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful'"
@@ -247,9 +248,11 @@ def compute_stats(
     resolution = d.percentiles(
         run,
         f"SELECT {d.epoch('r.created_at')} - (SELECT {d.epoch('x.created_at')} FROM entries x"
-        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated' AND x.event <> 'decided'"
+        "  WHERE x.conversation_id = r.conversation_id"
+        "  AND x.event = 'escalated' AND x.event <> 'decided'"
         "  AND x.id < r.id ORDER BY x.id DESC LIMIT 1) AS v"
-        f" FROM entries r WHERE r.event = 'resolved' AND r.event <> 'decided' AND r.created_at >= {since_}",
+        " FROM entries r WHERE r.event = 'resolved' AND r.event <> 'decided'"
+        f" AND r.created_at >= {since_}",
         p,
     )
     ((waiting, oldest),) = run(

@@ -89,7 +89,8 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
     # Back to version 5: what migrations 6 and 7 added is dropped, the decisions and events stay.
     downgrade(db_path, 5, monkeypatch)
     with sqlite3.connect(db_path) as raw:
-        assert not raw.execute("SELECT * FROM sqlite_master WHERE name = 'judgment_errors'").fetchall()
+        gone = "SELECT * FROM sqlite_master WHERE name IN ('judgment_errors', 'passage_revisions')"
+        assert not raw.execute(gone).fetchall()
     with SQLiteStore.open(db_path, clock=clock) as store:
         assert store.schema_version == len(MIGRATIONS) == 7
         stats = store.stats(None)
