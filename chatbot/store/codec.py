@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import unicodedata
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.engine.models import Decision
+from chatbot.engine.models import Candidate, Decision
 
 
 def digest(text: str) -> str:
@@ -76,10 +77,11 @@ def unpack(stored: str | bytes) -> dict[str, Any]:
 # digests in every decision. The positional body keeps only what differs from one decision to the
 # next: each candidate is a passage revision (a small integer naming its id, title and text,
 # stored once in the database), its scores as 8-byte floats (so they read back exactly) and its
-# error if any; the answer is the index of its candidate; the question is left out when it is the
-# text of the message the decision is for, which the reader passes back in. A decision the format
-# cannot hold exactly (a field added to `Decision` later, an answer that is no candidate) is
-# stored as deflated JSON instead: `encode` checks every body by decoding it.
+# error if any; the answer is the index of its candidate. What the reader has at hand is left out
+# and passed back in: the text of the message the decision is for (its question, and the words of
+# the retrieval trace, as places in it) and the latency (a column of its own). A decision the
+# format cannot hold exactly (a field added to `Decision` later, an answer that is no candidate)
+# is stored as deflated JSON instead: `encode` checks every body by decoding it.
 
 POSITIONAL = 0x02
 """The first byte of a positional body; a deflated one starts with 0x78, a JSON one is text."""
@@ -90,9 +92,16 @@ REASONS = (
 )  # fmt: skip
 """Reasons by their number in a positional body: append only, never reorder."""
 
+ERRORS = ("replay-miss: no recorded answer for this question and passage",)
+"""Whole error lines our own code writes again and again (`chatbot.valen.judge`), by number in a
+positional body: append only, never reorder. Any other error is stored as text, without its
+`error_kind` prefix."""
+
 _HAS_QUESTION, _HAS_ANSWER, _HAS_REASON, _HAS_RETRIEVAL = 1, 2, 4, 8
-_HAS_PROBABILITY, _HAS_ERROR, _HAS_ERROR_KIND = 1, 2, 4
+_HAS_PROBABILITY, _HAS_ERROR, _HAS_ERROR_KIND, _KNOWN_ERROR, _KIND_PREFIX = 1, 2, 4, 8, 16
 _DOUBLE = struct.Struct("<d")
+_MILLI = 1000
+"""A threshold that is a whole number of thousandths is stored as that number."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,11 @@ def revisions(decision: Decision) -> tuple[list[Revision], dict[str, str]]:
         if revision not in found:
             found.append(revision)
     return found, texts
+
+
+def _folded(question: str) -> str:
+    """The question as the retriever reads its words (`chatbot.retrieval.tokenizer`)."""
+    return unicodedata.normalize("NFKC", question).casefold()
 
 
 class _Writer:
@@ -176,6 +190,30 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+def _candidate(out: _Writer, candidate: Candidate, number: int) -> None:
+    error, kind = candidate.error, candidate.error_kind
+    flags = (
+        (_HAS_PROBABILITY if candidate.probability is not None else 0)
+        | (_HAS_ERROR if error is not None else 0)
+        | (_HAS_ERROR_KIND if kind is not None else 0)
+    )
+    if error is not None and error in ERRORS:
+        flags |= _KNOWN_ERROR
+    elif error is not None and kind is not None and error.startswith(f"{kind}: "):
+        flags |= _KIND_PREFIX
+    out.uint(number)
+    out.double(candidate.bm25)
+    out.uint(flags)
+    if candidate.probability is not None:
+        out.double(candidate.probability)
+    if flags & _KNOWN_ERROR:
+        out.uint(ERRORS.index(error or ""))
+    elif error is not None:
+        out.text(error[len(kind) + 2 :] if flags & _KIND_PREFIX and kind else error)
+    if kind is not None:
+        out.text(kind)
+
+
 def encode(decision: Decision, question: str, revision_ids: Mapping[Revision, int]) -> bytes | None:
     """The positional body of `decision`, asked as `question`, its candidates' passages numbered
     by `revision_ids`; None when the format cannot hold it exactly (store it as `pack` does)."""
@@ -202,32 +240,33 @@ def encode(decision: Decision, question: str, revision_ids: Mapping[Revision, in
         out.text(decision.question)
     if decision.reason is not None:
         out.uint(REASONS.index(decision.reason.value))
-    out.double(decision.threshold)
-    out.double(decision.latency_ms)
+    milli = round(decision.threshold * _MILLI)
+    if 0 <= milli < 2**20 and milli / _MILLI == decision.threshold:
+        out.uint(milli + 1)
+    else:
+        out.uint(0)
+        out.double(decision.threshold)
     out.uint(len(keys))
     for candidate, key in zip(decision.candidates, keys, strict=True):
-        out.uint(revision_ids[key])
-        out.double(candidate.bm25)
-        out.uint(
-            (_HAS_PROBABILITY if candidate.probability is not None else 0)
-            | (_HAS_ERROR if candidate.error is not None else 0)
-            | (_HAS_ERROR_KIND if candidate.error_kind is not None else 0)
-        )
-        if candidate.probability is not None:
-            out.double(candidate.probability)
-        if candidate.error is not None:
-            out.text(candidate.error)
-        if candidate.error_kind is not None:
-            out.text(candidate.error_kind)
+        if key not in revision_ids:
+            return None
+        _candidate(out, candidate, revision_ids[key])
     if answer_at is not None:
         out.uint(answer_at)
     if retrieval is not None:
+        folded = _folded(decision.question)
         out.uint(retrieval.passages)
         out.uint(len(retrieval.terms))
         for term in retrieval.terms:
-            # The term is mostly the word's stem: its shared prefix is stored as a length.
+            # A word is mostly a place in the question, its term mostly the word's stem.
+            at = folded.find(term.word) if term.word else -1
+            if at >= 0:
+                out.uint(at + 1)
+                out.uint(len(term.word))
+            else:
+                out.uint(0)
+                out.text(term.word)
             shared = _common_prefix(term.word, term.term)
-            out.text(term.word)
             out.uint(shared)
             out.text(term.term[shared:])
             out.uint(term.passages * 2 + term.synonym)
@@ -235,11 +274,16 @@ def encode(decision: Decision, question: str, revision_ids: Mapping[Revision, in
     try:
         texts = {key.digest: c.text for c, key in zip(decision.candidates, keys, strict=True)}
         numbered = {number: key for key, number in revision_ids.items()}
-        if decode(body, question, numbered, texts) != decision:
-            return None
+        back = decode(
+            body,
+            question=question,
+            latency_ms=decision.latency_ms,
+            revisions=numbered,
+            texts=texts,
+        )
     except (KeyError, IndexError, ValueError, struct.error):
         return None
-    return body
+    return body if back == decision else None
 
 
 def is_positional(stored: str | bytes) -> bool:
@@ -248,30 +292,40 @@ def is_positional(stored: str | bytes) -> bool:
 
 def revision_refs(stored: bytes) -> set[int]:
     """The passage revisions a positional body refers to."""
-    return {c[0] for c in _read(stored)["candidates"]}
+    return {c[0] for c in _read(stored, "")["candidates"]}
 
 
-def _read(stored: bytes) -> dict[str, Any]:
+def _read(stored: bytes, question: str) -> dict[str, Any]:
     reader = _Reader(stored)
     reader.byte()
     flags = reader.byte()
-    question = reader.text() if flags & _HAS_QUESTION else None
+    if flags & _HAS_QUESTION:
+        question = reader.text()
     reason = REASONS[reader.uint()] if flags & _HAS_REASON else None
-    threshold, latency = reader.double(), reader.double()
+    milli = reader.uint()
+    threshold = (milli - 1) / _MILLI if milli else reader.double()
     candidates = []
     for _ in range(reader.uint()):
         revision, bm25, cflags = reader.uint(), reader.double(), reader.uint()
         probability = reader.double() if cflags & _HAS_PROBABILITY else None
-        error = reader.text() if cflags & _HAS_ERROR else None
+        error = None
+        if cflags & _KNOWN_ERROR:
+            error = ERRORS[reader.uint()]
+        elif cflags & _HAS_ERROR:
+            error = reader.text()
         error_kind = reader.text() if cflags & _HAS_ERROR_KIND else None
+        if cflags & _KIND_PREFIX:
+            error = f"{error_kind}: {error}"
         candidates.append((revision, bm25, probability, error, error_kind))
     answer = reader.uint() if flags & _HAS_ANSWER else None
     retrieval = None
     if flags & _HAS_RETRIEVAL:
+        folded = _folded(question)
         passages = reader.uint()
         terms = []
         for _ in range(reader.uint()):
-            word = reader.text()
+            at = reader.uint()
+            word = folded[at - 1 : at - 1 + reader.uint()] if at else reader.text()
             shared = reader.uint()
             term = word[:shared] + reader.text()
             count = reader.uint()
@@ -285,7 +339,6 @@ def _read(stored: bytes) -> dict[str, Any]:
         "question": question,
         "reason": reason,
         "threshold": threshold,
-        "latency_ms": latency,
         "candidates": candidates,
         "answer": answer,
         "retrieval": retrieval,
@@ -294,13 +347,15 @@ def _read(stored: bytes) -> dict[str, Any]:
 
 def decode(
     stored: bytes,
+    *,
     question: str,
+    latency_ms: float,
     revisions: Mapping[int, Revision],
     texts: Mapping[str, str],
 ) -> Decision:
-    """The full decision from a positional body, the text of the message it was for, and the
-    passage revisions and texts it refers to."""
-    body = _read(stored)
+    """The full decision from a positional body, the text of the message it was for, its
+    latency, and the passage revisions and texts it refers to."""
+    body = _read(stored, question)
     candidates = []
     for number, bm25, probability, error, error_kind in body["candidates"]:
         revision = revisions[number]
@@ -321,12 +376,12 @@ def decode(
         answer = {k: chosen[k] for k in ("id", "title", "text", "probability")}
     return Decision.model_validate(
         {
-            "question": question if body["question"] is None else body["question"],
+            "question": body["question"],
             "answer": answer,
             "reason": body["reason"],
             "candidates": candidates,
             "threshold": body["threshold"],
-            "latency_ms": body["latency_ms"],
+            "latency_ms": latency_ms,
             "retrieval": body["retrieval"],
         }
     )
@@ -337,7 +392,7 @@ def unjudged(stored: str | bytes) -> dict[str, int]:
     counts: dict[str, int] = {}
     if is_positional(stored):
         assert isinstance(stored, bytes)
-        kinds = [c[4] for c in _read(stored)["candidates"] if c[2] is None]
+        kinds = [c[4] for c in _read(stored, "")["candidates"] if c[2] is None]
     else:
         candidates = unpack(stored).get("candidates")
         kinds = [

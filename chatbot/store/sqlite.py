@@ -942,7 +942,7 @@ class SQLiteStore:
 
     _DECISION = (
         "SELECT id, conversation_id, message_id, worker, created_at, body,"
-        " (SELECT e.text FROM entries e WHERE e.id = message_id) FROM decisions"
+        " (SELECT e.text FROM entries e WHERE e.id = message_id), latency_ms FROM decisions"
     )
 
     _OF_CONVERSATION = (
@@ -989,11 +989,24 @@ class SQLiteStore:
                 created_at=_stamp(at),
                 decision=codec.expand(body, texts)
                 if body is not None
-                else codec.decode(stored, question, revisions, texts),
+                else codec.decode(
+                    stored,
+                    question=question,
+                    latency_ms=latency,
+                    revisions=revisions,
+                    texts=texts,
+                ),
             )
-            for (id_, conversation_id, message_id, worker, at, stored, question), body in zip(
-                rows, bodies, strict=True
-            )
+            for (
+                id_,
+                conversation_id,
+                message_id,
+                worker,
+                at,
+                stored,
+                question,
+                latency,
+            ), body in zip(rows, bodies, strict=True)
         ]
 
     def decision(self, decision_id: int) -> StoredDecision:
