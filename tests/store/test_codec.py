@@ -89,8 +89,7 @@ def test_the_body_holds_no_text_the_reader_has() -> None:
         assert candidate.text.encode() not in body
         assert candidate.id.encode() not in body
     assert QUESTION.encode() not in body and b"fahrrad" not in body
-    assert b"no recorded answer" not in body
-    assert len(body) < 100
+    assert b"no recorded answer" not in body and b"timeout (HTTP" not in body
 
 
 def test_a_decision_the_format_cannot_hold_is_left_to_json() -> None:
