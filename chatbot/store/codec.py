@@ -199,8 +199,8 @@ def _candidate(out: _Writer, candidate: Candidate, number: int) -> None:
     )
     if error is not None and error in ERRORS:
         flags |= _KNOWN_ERROR
-    elif error is not None and kind is not None and error.startswith(f"{kind}: "):
-        flags |= _KIND_PREFIX
+    elif error is not None and kind and error.startswith(kind):
+        flags |= _KIND_PREFIX  # `ValenError.describe()` lines start with their kind.
     out.uint(number)
     out.double(candidate.bm25)
     out.uint(flags)
@@ -209,7 +209,7 @@ def _candidate(out: _Writer, candidate: Candidate, number: int) -> None:
     if flags & _KNOWN_ERROR:
         out.uint(ERRORS.index(error or ""))
     elif error is not None:
-        out.text(error[len(kind) + 2 :] if flags & _KIND_PREFIX and kind else error)
+        out.text(error[len(kind) :] if flags & _KIND_PREFIX and kind else error)
     if kind is not None:
         out.text(kind)
 
@@ -315,7 +315,7 @@ def _read(stored: bytes, question: str) -> dict[str, Any]:
             error = reader.text()
         error_kind = reader.text() if cflags & _HAS_ERROR_KIND else None
         if cflags & _KIND_PREFIX:
-            error = f"{error_kind}: {error}"
+            error = f"{error_kind}{error}"
         candidates.append((revision, bm25, probability, error, error_kind))
     answer = reader.uint() if flags & _HAS_ANSWER else None
     retrieval = None

@@ -90,6 +90,7 @@ def test_the_body_holds_no_text_the_reader_has() -> None:
         assert candidate.id.encode() not in body
     assert QUESTION.encode() not in body and b"fahrrad" not in body
     assert b"no recorded answer" not in body and b"timeout (HTTP" not in body
+    assert b" (HTTP 504): gateway" in body  # The rest of the line.
 
 
 def test_a_decision_the_format_cannot_hold_is_left_to_json() -> None:
