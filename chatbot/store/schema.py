@@ -392,7 +392,8 @@ MIGRATIONS.append(_migrate_to_v6)
 # by its number instead of repeating its id, title and text digest. A bot answer refers to its
 # passage revision (`revision`) instead of the 64-character digest. A `decided` event keeps its
 # decision in `decision_id` and its outcome alone in `params` (its question is the decision's
-# message). Rows written before stay as they are and are read as before.
+# message); an `escalated` event's parameters are a JSON array (reason, top probability,
+# question). Rows written before stay as they are and are read as before.
 MIGRATIONS.append(
     (
         """

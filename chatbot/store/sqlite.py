@@ -7,6 +7,7 @@ writer wait its turn instead of failing. The file and its folder are private to 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -30,6 +31,7 @@ from chatbot.desk.models import (
     Decided,
     DecisionResult,
     Entry,
+    Escalated,
     Escalation,
     EventData,
     EventType,
@@ -67,6 +69,18 @@ _LOCALE = (
 of each conversation's events by kind (entries_by_conversation_event)."""
 FEED_POLL_S = 0.05
 """How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
+
+
+def _escalated_params(event: Escalated) -> str:
+    """An `escalated` event's parameters as migration 7 stores them: a JSON array of its reason,
+    top probability and question, a third of the JSON object (which is what any other event
+    keeps, and what one this cannot hold exactly falls back to)."""
+    params = json.dumps(
+        [event.reason.value, event.top_probability, event.question_entry], separators=(",", ":")
+    )
+    reason, top, question = json.loads(params)
+    same = Escalated(reason=reason, top_probability=top, question_entry=question) == event
+    return params if same else event.model_dump_json()
 
 
 def _time(value: float | None) -> datetime | None:
@@ -334,6 +348,9 @@ class SQLiteStore:
                 data = Decided(
                     decision=decision_id, question_entry=decided_question, outcome=params
                 )
+            elif event == EventType.ESCALATED.value and params.startswith("["):
+                reason, top, question = json.loads(params)
+                data = Escalated(reason=reason, top_probability=top, question_entry=question)
             else:
                 data = EVENT_DATA.validate_json(params)
             return ChatEvent(
@@ -387,6 +404,8 @@ class SQLiteStore:
         params = None if event is None else event.model_dump_json()
         if isinstance(event, Decided):  # Its decision in `decision_id`, its outcome in `params`.
             decision_id, params = event.decision, event.outcome
+        elif isinstance(event, Escalated):
+            params = _escalated_params(event)
         # `revision` named only when set: the rest of the row is as every version stores it.
         cursor = db.execute(
             "INSERT INTO entries (conversation_id, author, event, text, text_digest, agent,"
