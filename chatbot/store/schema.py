@@ -418,5 +418,30 @@ MIGRATIONS.append(
         # A conversation's decisions are found from its questions (entries_by_author, then
         # decisions_by_message), so they need no index of their own.
         "DROP INDEX decisions_by_conversation",
+        # A content gap refers to the message it copied (`question_entry`), its `question` kept
+        # only when it differs. Newest first is read off escalations_by_time, backwards.
+        """
+        CREATE TABLE escalations_v7 (
+            id               INTEGER PRIMARY KEY,
+            conversation_id  INTEGER NOT NULL REFERENCES conversations (id),
+            question         TEXT,
+            question_entry   INTEGER REFERENCES entries (id),
+            reason           TEXT NOT NULL,
+            top_probability  REAL,
+            after_message_id INTEGER NOT NULL,
+            created_at       REAL NOT NULL,
+            handled_at       REAL,
+            passage_id       TEXT,
+            CHECK (question IS NOT NULL OR question_entry IS NOT NULL)
+        )
+        """,
+        "INSERT INTO escalations_v7 (id, conversation_id, question, reason, top_probability,"
+        " after_message_id, created_at, handled_at, passage_id)"
+        " SELECT id, conversation_id, question, reason, top_probability, after_message_id,"
+        " created_at, handled_at, passage_id FROM escalations",
+        "DROP TABLE escalations",
+        "ALTER TABLE escalations_v7 RENAME TO escalations",
+        "CREATE INDEX escalations_by_time ON escalations (created_at, reason)",
+        "CREATE INDEX escalations_open ON escalations (created_at) WHERE handled_at IS NULL",
     )
 )

@@ -448,10 +448,18 @@ class SQLiteStore:
              escalation.question_entry, now, conversation_id),
         )  # fmt: skip
         if escalation.question:
+            # The question by reference to its message when that is what it says.
+            question: str | None = escalation.question
+            if escalation.question_entry is not None:
+                said = db.execute(
+                    "SELECT text FROM entries WHERE id = ?", (escalation.question_entry,)
+                ).fetchone()
+                if said is not None and said[0] == question:
+                    question = None
             db.execute(
-                "INSERT INTO escalations (conversation_id, question, reason, top_probability,"
-                " after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (conversation_id, escalation.question, escalation.reason.value,
+                "INSERT INTO escalations (conversation_id, question, question_entry, reason,"
+                " top_probability, after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, question, escalation.question_entry, escalation.reason.value,
                  escalation.top_probability, last_entry, now),
             )  # fmt: skip
         self._append(db, conversation_id, event=escalation.event())
@@ -847,7 +855,9 @@ class SQLiteStore:
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
         rows = self._db.execute(
-            "SELECT g.id, g.conversation_id, g.question, g.reason, g.top_probability,"
+            "SELECT g.id, g.conversation_id, coalesce(g.question,"
+            " (SELECT q.text FROM entries q WHERE q.id = g.question_entry)), g.reason,"
+            " g.top_probability,"
             " g.created_at, g.handled_at, g.passage_id,"
             " (SELECT coalesce(e.text, t.text) FROM entries e"
             "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"

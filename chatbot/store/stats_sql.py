@@ -38,6 +38,9 @@ Run = Callable[[str, Mapping[str, Any]], list[Any]]
 class Dialect(Protocol):
     """The few SQL spellings that differ between databases."""
 
+    gap_question: str
+    """An `escalations` row's question text (SQLite keeps most by reference to the message)."""
+
     def param(self, name: str) -> str:
         """A named parameter, as the driver spells it."""
         ...
@@ -72,6 +75,8 @@ class Dialect(Protocol):
 class SQLiteDialect:
     """Times are REAL epoch seconds; parameters are `:name`."""
 
+    gap_question = "coalesce(question, (SELECT q.text FROM entries q WHERE q.id = question_entry))"
+
     def param(self, name: str) -> str:
         return f":{name}"
 
@@ -102,6 +107,8 @@ class SQLiteDialect:
 class PostgresDialect:
     """Times are double precision epoch seconds, as in SQLite; parameters are `%(name)s`; the
     percentiles are PostgreSQL's own `percentile_disc` (nearest rank, like `nearest_rank`)."""
+
+    gap_question = "question"
 
     def param(self, name: str) -> str:
         return f"%({name})s"
@@ -319,9 +326,9 @@ def compute_stats(
             question=question, count=int(count), last_at=datetime.fromtimestamp(float(last), UTC)
         )
         for question, count, last in run(
-            f"SELECT min(question), count(*), max({d.epoch('created_at')}) FROM escalations"
-            f" WHERE handled_at IS NULL AND created_at >= {since_}"
-            " GROUP BY lower(trim(question))"
+            f"SELECT min({d.gap_question}), count(*), max({d.epoch('created_at')})"
+            f" FROM escalations WHERE handled_at IS NULL AND created_at >= {since_}"
+            f" GROUP BY lower(trim({d.gap_question}))"
             f" ORDER BY count(*) DESC, max(created_at) DESC LIMIT {TOP_GAPS}",
             p,
         )

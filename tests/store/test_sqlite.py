@@ -38,7 +38,7 @@ def mode(path: Path) -> int:
 def downgrade(db_path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the database's schema what version `version` made (a database written with today's
     code, as an older one would have held those rows): what later migrations added is dropped,
-    what they redefined is defined as before."""
+    what they redefined is defined as before, tables they reshaped are rebuilt as they were."""
     reference = db_path.with_name(f"reference-{version}.sqlite3")
     with monkeypatch.context() as patch:
         patch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:version])
@@ -47,21 +47,38 @@ def downgrade(db_path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> N
     with sqlite3.connect(reference) as ref:
         wanted = {name: (kind, sql) for name, kind, sql in ref.execute(query)}
         columns = {
-            table: {row[1] for row in ref.execute(f"PRAGMA table_info({table})")}
+            table: [row[1] for row in ref.execute(f"PRAGMA table_info({table})")]
             for table, (kind, _) in wanted.items()
             if kind == "table"
         }
     with sqlite3.connect(db_path) as raw:
-        for table, names in columns.items():  # First, so that the tables read as they were.
-            for (column,) in raw.execute(f"SELECT name FROM pragma_table_info('{table}')"):
-                if column not in names:
-                    raw.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
+        for table, names in columns.items():
+            if have.get(table) == wanted[table]:
+                continue
+            current = {row[1] for row in raw.execute(f"PRAGMA table_info({table})")}
+            shared = [name for name in names if name in current]
+            values = [
+                # Migration 7 keeps most content gaps' questions by reference.
+                "coalesce(question, (SELECT e.text FROM entries e WHERE e.id = question_entry))"
+                if (table, name) == ("escalations", "question") and "question_entry" in current
+                else name
+                for name in shared
+            ]
+            raw.execute(wanted[table][1].replace(table, f"{table}_shape", 1))
+            raw.execute(
+                f"INSERT INTO {table}_shape ({', '.join(shared)})"
+                f" SELECT {', '.join(values)} FROM {table}"
+            )
+            raw.execute(f"DROP TABLE {table}")
+            raw.execute(f"ALTER TABLE {table}_shape RENAME TO {table}")
         have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
         for name, (kind, _) in sorted(have.items(), key=lambda item: item[1][0] == "table"):
-            if wanted.get(name) != have[name]:
+            if name not in wanted or (kind == "index" and wanted[name] != have[name]):
                 raw.execute(f"DROP {kind} {name}")
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
         for name, (_, sql) in wanted.items():
-            if have.get(name) != wanted[name]:
+            if name not in have:
                 raw.execute(sql)
         raw.execute(f"PRAGMA user_version = {version}")
 
