@@ -393,7 +393,8 @@ MIGRATIONS.append(_migrate_to_v6)
 # passage revision (`revision`) instead of the 64-character digest. A `decided` event keeps its
 # decision in `decision_id` and its outcome alone in `params` (its question is the decision's
 # message); an `escalated` event's parameters are a JSON array (reason, top probability,
-# question). Rows written before stay as they are and are read as before.
+# question). A bot answer's title is its revision's. Rows written before stay as they are and
+# are read as before.
 MIGRATIONS.append(
     (
         """
@@ -443,5 +444,20 @@ MIGRATIONS.append(
         "ALTER TABLE escalations_v7 RENAME TO escalations",
         "CREATE INDEX escalations_by_time ON escalations (created_at, reason)",
         "CREATE INDEX escalations_open ON escalations (created_at) WHERE handled_at IS NULL",
+        # Valen's errors kept in time order (what the one query over them reads), so the table
+        # is its own index: judgment_errors_by_time goes with the old table.
+        """
+        CREATE TABLE judgment_errors_v7 (
+            decision_id INTEGER NOT NULL REFERENCES decisions (id),
+            kind        TEXT NOT NULL,
+            count       INTEGER NOT NULL,
+            created_at  REAL NOT NULL,
+            PRIMARY KEY (created_at, decision_id, kind)
+        ) WITHOUT ROWID
+        """,
+        "INSERT INTO judgment_errors_v7 SELECT decision_id, kind, count, created_at"
+        " FROM judgment_errors",
+        "DROP TABLE judgment_errors",
+        "ALTER TABLE judgment_errors_v7 RENAME TO judgment_errors",
     )
 )

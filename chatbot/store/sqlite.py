@@ -329,7 +329,8 @@ class SQLiteStore:
 
     _ENTRY = (
         "SELECT e.id, e.conversation_id, e.author, e.event, coalesce(e.text, t.text), e.agent,"
-        " e.passage_id, e.passage_title, e.decision_id, e.feedback, e.params, e.created_at,"
+        " e.passage_id, coalesce(e.passage_title, nullif(r.title, '')), e.decision_id,"
+        " e.feedback, e.params, e.created_at,"
         " q.entry_id IS NOT NULL,"
         " (SELECT d.message_id FROM decisions d WHERE d.id = e.decision_id AND e.event = 'decided')"
         " FROM entries e LEFT JOIN passage_revisions r ON r.id = e.revision"
@@ -392,11 +393,11 @@ class SQLiteStore:
         revision: int | None = None,
     ) -> int:
         """Append a message or an event to the log; a quoted passage's text is kept once (a bot
-        answer names its passage `revision`, which refers to the text)."""
+        answer names its passage `revision`, which has the text and the title)."""
         now = self._now()
         key = None
         if revision is not None:
-            text = None
+            text = passage_title = None
         elif passage_id is not None and text is not None:
             key = codec.digest(text)
             db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, text))

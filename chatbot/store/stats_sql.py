@@ -41,6 +41,10 @@ class Dialect(Protocol):
     gap_question: str
     """An `escalations` row's question text (SQLite keeps most by reference to the message)."""
 
+    answer_title: str
+    """The title of the passage the message `t` quotes (SQLite keeps a bot answer's with the
+    passage revision it names)."""
+
     def param(self, name: str) -> str:
         """A named parameter, as the driver spells it."""
         ...
@@ -76,6 +80,10 @@ class SQLiteDialect:
     """Times are REAL epoch seconds; parameters are `:name`."""
 
     gap_question = "coalesce(question, (SELECT q.text FROM entries q WHERE q.id = question_entry))"
+    answer_title = (
+        "coalesce(t.passage_title,"
+        " (SELECT nullif(r.title, '') FROM passage_revisions r WHERE r.id = t.revision))"
+    )
 
     def param(self, name: str) -> str:
         return f":{name}"
@@ -109,6 +117,7 @@ class PostgresDialect:
     percentiles are PostgreSQL's own `percentile_disc` (nearest rank, like `nearest_rank`)."""
 
     gap_question = "question"
+    answer_title = "t.passage_title"
 
     def param(self, name: str) -> str:
         return f"%({name})s"
@@ -273,7 +282,7 @@ def compute_stats(
         PassageFeedback(passage_id=pid, title=title, helpful=int(good), not_helpful=int(bad))
         for pid, title, good, bad in run(
             # Counted off the feedback index; each passage's title from its newest answer.
-            "SELECT f.passage_id, (SELECT t.passage_title FROM entries t WHERE t.id = f.newest),"
+            f"SELECT f.passage_id, (SELECT {d.answer_title} FROM entries t WHERE t.id = f.newest),"
             " f.good, f.bad FROM (SELECT passage_id, max(id) AS newest,"
             "  sum(CASE WHEN feedback = 'helpful' THEN 1 ELSE 0 END) AS good,"
             "  sum(CASE WHEN feedback = 'not-helpful' THEN 1 ELSE 0 END) AS bad"
