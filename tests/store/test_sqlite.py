@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.desk.models import State
+from chatbot.desk.models import Author, ChatEvent, Escalation, State
+from chatbot.engine.models import Reason
 from chatbot.store import codec
 from chatbot.store.interface import StoreError
 from chatbot.store.schema import MIGRATIONS
 from chatbot.store.sqlite import SQLiteStore
-from tests.store.conftest import FakeClock, answered
+from tests.store.conftest import FakeClock, answered, escalated
 from tests.store.test_contract import ask, claimed, waiting
 
 
@@ -118,6 +119,65 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
         assert {r.reason.value: r.count for r in stats.escalations_by_reason if r.count} == {
             "low-score": 1
         }
+
+
+def test_a_version_6_database_reads_the_same_after_migration_7(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows as version 6 stored them (deflated JSON bodies, `decided` and `escalated` events as
+    JSON objects, bot answers by text digest with their titles, content gaps with their
+    questions) read as they did once migration 7 has run, and new rows beside them too."""
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        answered_in = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(answered_in.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+        escalated_in = ask(store, escalated().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(
+            escalated_in.id, worker="w", expect=State.BOT, decision=escalated(), answer=False,
+            escalation=Escalation(reason=Reason.LOW_SCORE, top_probability=0.644,
+                                  question_entry=escalated_in.id, question=escalated().question),
+        )  # fmt: skip
+        conversations = (answered_in.conversation_id, escalated_in.conversation_id)
+        before = [(store.entries(c), store.decisions(c)) for c in conversations]
+        gaps, stats = store.content_gaps(), store.stats(None)
+    with sqlite3.connect(db_path) as raw:  # Version 6's formats, row by row.
+        for conversation_log, decisions in before:
+            for stored in decisions:
+                body, _ = codec.compact(stored.decision)
+                raw.execute("UPDATE decisions SET body = ? WHERE id = ?",
+                            (codec.pack(body), stored.id))  # fmt: skip
+            for entry in conversation_log:
+                if isinstance(entry, ChatEvent):
+                    raw.execute("UPDATE entries SET params = ?, decision_id = NULL WHERE id = ?",
+                                (entry.event.model_dump_json(), entry.id))  # fmt: skip
+                elif entry.author is Author.BOT:
+                    assert entry.text is not None
+                    raw.execute(
+                        "UPDATE entries SET text_digest = ?, passage_title = ?, revision = NULL"
+                        " WHERE id = ?",
+                        (codec.digest(entry.text), entry.passage_title, entry.id),
+                    )
+    downgrade(db_path, 6, monkeypatch)
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute(
+            "SELECT count(*) FROM escalations WHERE question IS NULL"
+        ).fetchone() == (0,)
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == len(MIGRATIONS) == 7
+        assert [(store.entries(c), store.decisions(c)) for c in conversations] == before
+        assert store.content_gaps() == gaps
+        assert store.stats(None) == stats
+        # New rows beside the old ones.
+        again = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(again.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+        assert [d.decision for d in store.decisions(again.conversation_id)] == [answered()]
+        with sqlite3.connect(db_path) as raw:
+            [(body,)] = raw.execute("SELECT body FROM decisions ORDER BY id DESC LIMIT 1")
+        assert codec.is_positional(body)
 
 
 def test_a_version_3_database_gains_read_markers_with_everything_unread(
