@@ -161,9 +161,12 @@ def test_a_version_6_database_reads_the_same_after_migration_7(
                     )
     downgrade(db_path, 6, monkeypatch)
     with sqlite3.connect(db_path) as raw:
-        assert raw.execute(
-            "SELECT count(*) FROM escalations WHERE question IS NULL"
-        ).fetchone() == (0,)
+        old_formats = (
+            "SELECT (SELECT count(*) FROM escalations WHERE question IS NULL),"
+            " (SELECT count(*) FROM entries WHERE params NOT LIKE '{%'),"
+            " (SELECT count(*) FROM decisions WHERE substr(body, 1, 1) != x'78')"
+        )
+        assert raw.execute(old_formats).fetchone() == (0, 0, 0)
     with SQLiteStore.open(db_path, clock=clock) as store:
         assert store.schema_version == len(MIGRATIONS) == 7
         assert [(store.entries(c), store.decisions(c)) for c in conversations] == before
