@@ -7,6 +7,8 @@ import json
 import sqlite3
 from typing import Any
 
+import pytest
+
 from chatbot.desk.models import State
 from chatbot.store import codec
 from chatbot.store.interface import ConversationStore
@@ -53,3 +55,48 @@ def test_a_decision_is_stored_positional_and_an_older_one_still_reads(
         raw_sql(backend, "UPDATE decisions SET body = ?, packed = NULL", (json.dumps(old),))
     [stored] = store.decisions(question.conversation_id)
     assert stored.decision == answered()
+
+
+def test_a_postgres_database_of_version_2_keeps_its_decisions_through_migration_3(
+    backend: Backend,
+) -> None:
+    if backend.name != "postgresql":
+        pytest.skip("SQLite's migration 7 is tested in tests/store/test_sqlite.py")
+    from chatbot.store.postgres import PostgresStore
+    from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
+
+    store = PostgresStore.open(str(backend.location))
+    try:
+        question = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(question.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+    finally:
+        store.close()
+    old, _ = codec.compact(answered())
+    for statement in (  # Back to version 2: the body as JSON text, migration 3 undone.
+        "UPDATE decisions SET body = ?, packed = NULL",
+        "ALTER TABLE decisions DROP CONSTRAINT decisions_have_a_body",
+        "ALTER TABLE decisions DROP COLUMN packed",
+        "ALTER TABLE decisions ALTER COLUMN body SET NOT NULL",
+        "DROP TABLE passage_revisions",
+        "UPDATE schema_versions SET version = 2 WHERE component = ?",
+    ):
+        params = {"UPDATE d": (json.dumps(old),), "UPDATE s": (COMPONENT,)}.get(statement[:8], ())
+        raw_sql(backend, statement, params)
+    store = PostgresStore.open(str(backend.location))
+    try:
+        [(version,)] = raw_sql(
+            backend, "SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,)
+        )
+        assert version == len(MIGRATIONS) == 3
+        [stored] = store.decisions(question.conversation_id)
+        assert stored.decision == answered()
+        again = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(again.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+        assert [d.decision for d in store.decisions(again.conversation_id)] == [answered()]
+        assert raw_sql(backend, "SELECT count(*) FROM decisions WHERE packed IS NULL") == [(1,)]
+    finally:
+        store.close()
