@@ -972,7 +972,8 @@ class SQLiteStore:
 
     _DECISION = (
         "SELECT id, conversation_id, message_id, worker, created_at, body,"
-        " (SELECT e.text FROM entries e WHERE e.id = message_id), latency_ms FROM decisions"
+        " (SELECT e.text FROM entries e WHERE e.id = decisions.message_id), latency_ms"
+        " FROM decisions"
     )
 
     _OF_CONVERSATION = (
