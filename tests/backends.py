@@ -128,9 +128,10 @@ class PostgresServer:
 
 
 EMPTIED = ("read_markers", "questions", "judgment_errors", "decisions", "escalations", "entries",
-           "passage_texts", "conversations", "accounts", "server_secrets")  # fmt: skip
+           "passage_revisions", "passage_texts", "conversations", "accounts",
+           "server_secrets")  # fmt: skip
 """Every table of the conversation schema, children first."""
-NUMBERED = ("conversations", "entries", "decisions", "escalations")
+NUMBERED = ("conversations", "entries", "decisions", "escalations", "passage_revisions")
 
 
 _server: PostgresServer | None = None

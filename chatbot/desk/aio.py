@@ -172,9 +172,16 @@ class AsyncDesk:
         return await self._write(self._service.start_conversation)
 
     async def ask(
-        self, conversation_id: int | None, text: str, *, locale: Locale | None = None
+        self,
+        conversation_id: int | None,
+        text: str,
+        *,
+        locale: Locale | None = None,
+        to_person: bool = False,
     ) -> AskResult:
-        return await self._write(self._service.ask, conversation_id, text, locale=locale)
+        return await self._write(
+            self._service.ask, conversation_id, text, locale=locale, to_person=to_person
+        )
 
     async def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
         return await self._write(self._service.set_locale, conversation_id, locale)

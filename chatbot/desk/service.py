@@ -118,37 +118,52 @@ class DeskService:
         return self.store.create_conversation()
 
     def ask(
-        self, conversation_id: int | None, text: str, *, locale: Locale | None = None
+        self,
+        conversation_id: int | None,
+        text: str,
+        *,
+        locale: Locale | None = None,
+        to_person: bool = False,
     ) -> AskResult:
         """Store what the customer wrote, first of all: a question for the bot (`pending`) while
         the bot has the conversation, a message for the person otherwise. Starts a conversation
-        when `conversation_id` is None. The first message sets the conversation's language:
-        `locale` if the customer chose one, else the one the message is written in (a
-        conversation with no `locale-set` event is in English)."""
+        when `conversation_id` is None, in the same transaction. The first message sets the
+        conversation's language: `locale` if the customer chose one, else the one the message is
+        written in (a conversation with no `locale-set` event is in English).
+
+        `to_person`: the customer wants a person to answer this (reason `customer-asked`), not
+        the bot; the conversation goes to the queue with the message as its question, unless a
+        person has it already. Start, message and escalation are then one write."""
         check_question(text)
-        if conversation_id is None:
-            conversation_id = self.store.create_conversation().id
         cid = conversation_id
 
         def attempt() -> AskResult:
-            conversation = self.store.conversation(cid)
-            state = conversation.state
+            state, current = State.BOT, None
+            if cid is not None:
+                conversation = self.store.conversation(cid)
+                state, current = conversation.state, conversation.locale
             to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
             events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
-            if locale is not None and conversation.locale is None:
+            if locale is not None and current is None:
                 events.append(LocaleSet(locale=locale, chosen_by_customer=True))
-            elif conversation.locale is None and self.store.latest_question(cid) is None:
+            elif current is None and (cid is None or self.store.latest_question(cid) is None):
                 # English, the default, needs no event: most conversations carry none.
                 if (detected := detect_locale(text)) != DEFAULT_LOCALE:
                     events.append(LocaleSet(locale=detected))
             pending, then = bot_judges(state), list[EventData]()
-            if pending and (earlier := self._earlier_answer(cid, text)) is not None:
-                # The same answer again would not help: offer a person instead, and leave the
-                # choice to the customer (the conversation stays with the bot).
-                pending, then = False, [PersonOffered(answer_entry=earlier.id)]
+            escalation = None
+            if to_person and _allowed(to, Move.ESCALATE):
+                pending, escalation = False, Escalation(reason=Reason.CUSTOMER_ASKED)
+            elif pending and cid is not None:
+                earlier = self._earlier_answer(cid, text)
+                if earlier is not None:
+                    # The same answer again would not help: offer a person instead, and leave
+                    # the choice to the customer (the conversation stays with the bot).
+                    pending, then = False, [PersonOffered(answer_entry=earlier.id)]
             conversation, message = self.store.add_customer_message(
-                cid, text, expect=state, to=to, pending=pending, events=events, then=then
-            )
+                cid, text, expect=state, to=to, pending=pending, events=events, then=then,
+                escalation=escalation,
+            )  # fmt: skip
             return AskResult(conversation=conversation, message=message)
 
         return self._settle(attempt)

@@ -83,7 +83,7 @@ class ConversationStore(Protocol):
 
     def add_customer_message(
         self,
-        conversation_id: int,
+        conversation_id: int | None,
         text: str,
         *,
         expect: State,
@@ -91,10 +91,13 @@ class ConversationStore(Protocol):
         pending: bool,
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
+        escalation: Escalation | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         """Append what the customer wrote (after `events`, before `then`), moving the
-        conversation `expect` → `to`; `pending` makes it a question for the bot. Committed, in
-        one transaction, before anything can fail."""
+        conversation `expect` → `to`; `pending` makes it a question for the bot. With
+        `escalation` the conversation then goes to the queue with this message as its question
+        (and content gap). A `conversation_id` of None starts the conversation (`expect` is then
+        the bot). Committed, in one transaction, before anything can fail."""
         ...
 
     def escalate(

@@ -505,19 +505,26 @@ class PostgresStore:
     # -- the customer's side ----------------------------------------------------------------------
 
     def create_conversation(self) -> Conversation:
-        now = self._now()
         with self._write(append=False) as conn:
-            (id_,) = self._one(
-                conn,
-                "INSERT INTO conversations (state, created_at, updated_at)"
-                " VALUES ('bot', %s, %s) RETURNING id",
-                (now, now),
-            )
-            return self._conversation(conn, id_)
+            return self._conversation(conn, self._create(conn, State.BOT))
+
+    def _create(self, conn: psycopg.Connection[Any], expect: State) -> int:
+        """A new conversation, with the bot: what a write on a conversation not yet made expects.
+        Nobody else sees it before the commit, so it needs no lock."""
+        if expect is not State.BOT:
+            raise StaleState(f"a new conversation is with the bot, not {expect.value}")
+        now = self._now()
+        (id_,) = self._one(
+            conn,
+            "INSERT INTO conversations (state, created_at, updated_at)"
+            " VALUES ('bot', %s, %s) RETURNING id",
+            (now, now),
+        )
+        return int(id_)
 
     def add_customer_message(
         self,
-        conversation_id: int,
+        conversation_id: int | None,
         text: str,
         *,
         expect: State,
@@ -525,9 +532,13 @@ class PostgresStore:
         pending: bool,
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
+        escalation: Escalation | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as conn:
-            self._require(conn, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(conn, expect)
+            else:
+                self._require(conn, conversation_id, expect)
             if to is not expect:
                 clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
                 conn.execute(
@@ -551,6 +562,12 @@ class PostgresStore:
                     "UPDATE conversations SET question_entry = %s"
                     " WHERE id = %s AND question_entry IS NULL",
                     (entry, conversation_id),
+                )
+            if escalation is not None:  # This message is the question the person takes.
+                self._escalate(
+                    conn,
+                    conversation_id,
+                    escalation.model_copy(update={"question_entry": entry, "question": text}),
                 )
             return self._conversation(conn, conversation_id), self._message(conn, entry)
 
@@ -796,11 +813,16 @@ class PostgresStore:
                         "INSERT INTO passage_texts VALUES (%s, %s) ON CONFLICT DO NOTHING",
                         list(texts.items()),
                     )
+                (question,) = self._one(
+                    conn, "SELECT text FROM entries WHERE id = %s", (question_id,)
+                )
+                numbers = self._revision_ids(conn, codec.revisions(decision)[0])
+                packed = codec.encode(decision, question, numbers)
                 (decision_id,) = self._one(
                     conn,
                     "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
-                    " reason, top_probability, latency_ms, body, created_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    " reason, top_probability, latency_ms, body, packed, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                     (
                         conversation_id,
                         question_id,
@@ -809,7 +831,8 @@ class PostgresStore:
                         None if decision.reason is None else decision.reason.value,
                         decision.top_probability,
                         decision.latency_ms,
-                        json.dumps(body),
+                        json.dumps(body) if packed is None else None,
+                        packed,
                         now,
                     ),
                 )
@@ -855,6 +878,27 @@ class PostgresStore:
                 conversation=self._conversation(conn, conversation_id),
                 decision=stored,
             )
+
+    def _revision_ids(
+        self, conn: psycopg.Connection[Any], revisions: Sequence[codec.Revision]
+    ) -> dict[codec.Revision, int]:
+        """The number of each passage revision, numbering those seen for the first time (a
+        revision another transaction is adding meanwhile is waited for, then read)."""
+        find = (
+            "SELECT id FROM passage_revisions WHERE digest = %s AND passage_id = %s AND title = %s"
+        )
+        numbers: dict[codec.Revision, int] = {}
+        for revision in revisions:
+            key = (revision.digest, revision.passage_id, revision.title)
+            row = self._one(conn, find, key) or self._one(
+                conn,
+                "INSERT INTO passage_revisions (digest, passage_id, title) VALUES (%s, %s, %s)"
+                " ON CONFLICT DO NOTHING RETURNING id",
+                key,
+            )
+            row = row or self._one(conn, find, key)
+            numbers[revision] = int(row[0])
+        return numbers
 
     # -- content gaps -----------------------------------------------------------------------------
 
@@ -970,11 +1014,31 @@ class PostgresStore:
         )
         return entry, top[0][0] if top else None
 
-    _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
+    _DECISION = (
+        "SELECT id, conversation_id, message_id, worker, created_at, body, packed,"
+        " (SELECT e.text FROM entries e WHERE e.id = decisions.message_id), latency_ms"
+        " FROM decisions"
+    )
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        bodies = [json.loads(row[5]) for row in rows]
-        wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
+        bodies = [None if row[6] is not None else json.loads(row[5]) for row in rows]
+        numbers = sorted(
+            set().union(*(codec.revision_refs(bytes(row[6])) for row in rows if row[6]))
+        )
+        revisions: dict[int, codec.Revision] = {}
+        if numbers:
+            revisions.update(
+                (int(id_), codec.Revision(passage_id, title, key))
+                for id_, passage_id, title, key in self._rows(
+                    "SELECT id, passage_id, title, digest FROM passage_revisions"
+                    " WHERE id = ANY(%s)",
+                    (numbers,),
+                )
+            )
+        wanted = sorted(
+            set().union(*(codec.digests(body) for body in bodies if body is not None))
+            | {revision.digest for revision in revisions.values()}
+        )
         texts: dict[str, str] = {}
         if wanted:
             texts.update(
@@ -989,11 +1053,27 @@ class PostgresStore:
                 message_id=message_id,
                 worker=worker,
                 created_at=_stamp(at),
-                decision=codec.expand(body, texts),
+                decision=codec.expand(body, texts)
+                if body is not None
+                else codec.decode(
+                    bytes(packed),
+                    question=question,
+                    latency_ms=latency,
+                    revisions=revisions,
+                    texts=texts,
+                ),
             )
-            for (id_, conversation_id, message_id, worker, at, _), body in zip(
-                rows, bodies, strict=True
-            )
+            for (
+                id_,
+                conversation_id,
+                message_id,
+                worker,
+                at,
+                _,
+                packed,
+                question,
+                latency,
+            ), body in zip(rows, bodies, strict=True)
         ]
 
     def decision(self, decision_id: int) -> StoredDecision:

@@ -20,7 +20,7 @@ from chatbot.desk.models import (
     Resolved,
 )
 from chatbot.engine.models import Decision, Reason
-from chatbot.store.codec import compact, digest, unpack
+from chatbot.store.codec import compact, digest, unjudged
 
 Migration = tuple[str, ...] | Callable[[sqlite3.Connection], None]
 
@@ -376,7 +376,7 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
         db.execute(statement)
     # Decisions made before this version: their errors, read once from the bodies.
     for id_, body, at in db.execute("SELECT id, body, created_at FROM decisions").fetchall():
-        counts = judgment_error_counts(unpack(body))
+        counts = unjudged(body)
         db.executemany(
             "INSERT INTO judgment_errors (decision_id, kind, count, created_at)"
             " VALUES (?, ?, ?, ?)",
@@ -385,3 +385,79 @@ def _migrate_to_v6(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(_migrate_to_v6)
+
+
+# 7: smaller rows for what the bot writes on every question (issue 13). Decisions' bodies are
+# positional (`chatbot.store.codec.encode`): each candidate names a passage revision, a row here,
+# by its number instead of repeating its id, title and text digest. A bot answer refers to its
+# passage revision (`revision`) instead of the 64-character digest. A `decided` event keeps its
+# decision in `decision_id` and its outcome alone in `params` (its question is the decision's
+# message); an `escalated` event's parameters are a JSON array (reason, top probability,
+# question). A bot answer's title is its revision's. Rows written before stay as they are and
+# are read as before.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE passage_revisions (
+            id         INTEGER PRIMARY KEY,
+            passage_id TEXT NOT NULL,
+            title      TEXT NOT NULL,
+            digest     TEXT NOT NULL REFERENCES passage_texts (digest),
+            UNIQUE (digest, passage_id, title)
+        )
+        """,
+        "ALTER TABLE entries ADD COLUMN revision INTEGER REFERENCES passage_revisions (id)",
+        # Migration 6's indexes of events without the `decided` ones, three in four of all
+        # events, which no query looks up by kind (the log reads them by conversation and id).
+        # Their queries say `event <> 'decided'` so that SQLite sees the index covers them.
+        "DROP INDEX entries_by_event_time",
+        "CREATE INDEX entries_by_event_time ON entries (event, created_at, conversation_id)"
+        " WHERE event <> 'decided'",
+        "DROP INDEX entries_by_conversation_event",
+        "CREATE INDEX entries_by_conversation_event ON entries"
+        " (conversation_id, event, id, created_at) WHERE event <> 'decided'",
+        # A conversation's decisions are found from its questions (entries_by_author, then
+        # decisions_by_message), so they need no index of their own.
+        "DROP INDEX decisions_by_conversation",
+        # A content gap refers to the message it copied (`question_entry`), its `question` kept
+        # only when it differs. Newest first is read off escalations_by_time, backwards.
+        """
+        CREATE TABLE escalations_v7 (
+            id               INTEGER PRIMARY KEY,
+            conversation_id  INTEGER NOT NULL REFERENCES conversations (id),
+            question         TEXT,
+            question_entry   INTEGER REFERENCES entries (id),
+            reason           TEXT NOT NULL,
+            top_probability  REAL,
+            after_message_id INTEGER NOT NULL,
+            created_at       REAL NOT NULL,
+            handled_at       REAL,
+            passage_id       TEXT,
+            CHECK (question IS NOT NULL OR question_entry IS NOT NULL)
+        )
+        """,
+        "INSERT INTO escalations_v7 (id, conversation_id, question, reason, top_probability,"
+        " after_message_id, created_at, handled_at, passage_id)"
+        " SELECT id, conversation_id, question, reason, top_probability, after_message_id,"
+        " created_at, handled_at, passage_id FROM escalations",
+        "DROP TABLE escalations",
+        "ALTER TABLE escalations_v7 RENAME TO escalations",
+        "CREATE INDEX escalations_by_time ON escalations (created_at, reason)",
+        "CREATE INDEX escalations_open ON escalations (created_at) WHERE handled_at IS NULL",
+        # Valen's errors kept in time order (what the one query over them reads), so the table
+        # is its own index: judgment_errors_by_time goes with the old table.
+        """
+        CREATE TABLE judgment_errors_v7 (
+            decision_id INTEGER NOT NULL REFERENCES decisions (id),
+            kind        TEXT NOT NULL,
+            count       INTEGER NOT NULL,
+            created_at  REAL NOT NULL,
+            PRIMARY KEY (created_at, decision_id, kind)
+        ) WITHOUT ROWID
+        """,
+        "INSERT INTO judgment_errors_v7 SELECT decision_id, kind, count, created_at"
+        " FROM judgment_errors",
+        "DROP TABLE judgment_errors",
+        "ALTER TABLE judgment_errors_v7 RENAME TO judgment_errors",
+    )
+)

@@ -7,6 +7,7 @@ writer wait its turn instead of failing. The file and its folder are private to 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -30,6 +31,7 @@ from chatbot.desk.models import (
     Decided,
     DecisionResult,
     Entry,
+    Escalated,
     Escalation,
     EventData,
     EventType,
@@ -44,7 +46,7 @@ from chatbot.desk.models import (
     StoredDecision,
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
-from chatbot.engine.models import Decision, Reason
+from chatbot.engine.models import Answer, Decision, Reason
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -60,12 +62,25 @@ BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
     "SELECT json_extract(l.params, '$.locale') FROM entries l"
     " WHERE l.conversation_id = {conversation} AND l.event = 'locale-set'"
+    " AND l.event <> 'decided'"
     " ORDER BY l.id DESC LIMIT 1"
 )
 """A conversation's language: its latest `locale-set` event, one probe of migration 6's index
 of each conversation's events by kind (entries_by_conversation_event)."""
 FEED_POLL_S = 0.05
 """How often a change feed asks SQLite whether anyone committed: one cheap PRAGMA."""
+
+
+def _escalated_params(event: Escalated) -> str:
+    """An `escalated` event's parameters as migration 7 stores them: a JSON array of its reason,
+    top probability and question, a third of the JSON object (which is what any other event
+    keeps, and what one this cannot hold exactly falls back to)."""
+    params = json.dumps(
+        [event.reason.value, event.top_probability, event.question_entry], separators=(",", ":")
+    )
+    reason, top, question = json.loads(params)
+    same = Escalated(reason=reason, top_probability=top, question_entry=question) == event
+    return params if same else event.model_dump_json()
 
 
 def _time(value: float | None) -> datetime | None:
@@ -314,22 +329,33 @@ class SQLiteStore:
 
     _ENTRY = (
         "SELECT e.id, e.conversation_id, e.author, e.event, coalesce(e.text, t.text), e.agent,"
-        " e.passage_id, e.passage_title, e.decision_id, e.feedback, e.params, e.created_at,"
-        " q.entry_id IS NOT NULL"
-        " FROM entries e LEFT JOIN passage_texts t ON t.digest = e.text_digest"
+        " e.passage_id, coalesce(e.passage_title, nullif(r.title, '')), e.decision_id,"
+        " e.feedback, e.params, e.created_at,"
+        " q.entry_id IS NOT NULL,"
+        " (SELECT d.message_id FROM decisions d WHERE d.id = e.decision_id AND e.event = 'decided')"
+        " FROM entries e LEFT JOIN passage_revisions r ON r.id = e.revision"
+        " LEFT JOIN passage_texts t ON t.digest = coalesce(e.text_digest, r.digest)"
         " LEFT JOIN questions q ON q.entry_id = e.id"
     )
 
     @staticmethod
     def _to_entry(row: Any) -> ChatMessage | ChatEvent:
         (id_, conversation_id, author, event, text, agent, passage_id, title, decision_id,
-         feedback, params, at, pending) = row  # fmt: skip
+         feedback, params, at, pending, decided_question) = row  # fmt: skip
         if event is not None:
+            data: EventData
+            if event == EventType.DECIDED.value and not params.startswith("{"):
+                # Migration 7's `decided` row: its outcome in `params`, the rest in columns.
+                data = Decided(
+                    decision=decision_id, question_entry=decided_question, outcome=params
+                )
+            elif event == EventType.ESCALATED.value and params.startswith("["):
+                reason, top, question = json.loads(params)
+                data = Escalated(reason=reason, top_probability=top, question_entry=question)
+            else:
+                data = EVENT_DATA.validate_json(params)
             return ChatEvent(
-                id=id_,
-                conversation_id=conversation_id,
-                created_at=_stamp(at),
-                event=EVENT_DATA.validate_json(params),
+                id=id_, conversation_id=conversation_id, created_at=_stamp(at), event=data
             )
         return ChatMessage(
             id=id_,
@@ -364,18 +390,29 @@ class SQLiteStore:
         passage_id: str | None = None,
         passage_title: str | None = None,
         decision_id: int | None = None,
+        revision: int | None = None,
     ) -> int:
-        """Append a message or an event to the log; a quoted passage's text is kept once."""
+        """Append a message or an event to the log; a quoted passage's text is kept once (a bot
+        answer names its passage `revision`, which has the text and the title)."""
         now = self._now()
         key = None
-        if passage_id is not None and text is not None:
+        if revision is not None:
+            text = passage_title = None
+        elif passage_id is not None and text is not None:
             key = codec.digest(text)
             db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, text))
             text = None
+        params = None if event is None else event.model_dump_json()
+        if isinstance(event, Decided):  # Its decision in `decision_id`, its outcome in `params`.
+            decision_id, params = event.decision, event.outcome
+        elif isinstance(event, Escalated):
+            params = _escalated_params(event)
+        # `revision` named only when set: the rest of the row is as every version stores it.
         cursor = db.execute(
             "INSERT INTO entries (conversation_id, author, event, text, text_digest, agent,"
-            " passage_id, passage_title, decision_id, params, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " passage_id, passage_title, decision_id, params, created_at"
+            f"{'' if revision is None else ', revision'})"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{'' if revision is None else ', ?'})",
             (
                 conversation_id,
                 None if author is None else author.value,
@@ -386,8 +423,9 @@ class SQLiteStore:
                 passage_id,
                 passage_title,
                 decision_id,
-                None if event is None else event.model_dump_json(),
+                params,
                 now,
+                *(() if revision is None else (revision,)),
             ),
         )
         db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
@@ -411,10 +449,18 @@ class SQLiteStore:
              escalation.question_entry, now, conversation_id),
         )  # fmt: skip
         if escalation.question:
+            # The question by reference to its message when that is what it says.
+            question: str | None = escalation.question
+            if escalation.question_entry is not None:
+                said = db.execute(
+                    "SELECT text FROM entries WHERE id = ?", (escalation.question_entry,)
+                ).fetchone()
+                if said is not None and said[0] == question:
+                    question = None
             db.execute(
-                "INSERT INTO escalations (conversation_id, question, reason, top_probability,"
-                " after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (conversation_id, escalation.question, escalation.reason.value,
+                "INSERT INTO escalations (conversation_id, question, question_entry, reason,"
+                " top_probability, after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, question, escalation.question_entry, escalation.reason.value,
                  escalation.top_probability, last_entry, now),
             )  # fmt: skip
         self._append(db, conversation_id, event=escalation.event())
@@ -422,18 +468,24 @@ class SQLiteStore:
     # -- the customer's side ----------------------------------------------------------------------
 
     def create_conversation(self) -> Conversation:
-        now = self._now()
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO conversations (state, created_at, updated_at) VALUES ('bot', ?, ?)",
-                (now, now),
-            )
-            assert cursor.lastrowid is not None
-            return self._conversation(db, cursor.lastrowid)
+            return self._conversation(db, self._create(db, State.BOT))
+
+    def _create(self, db: sqlite3.Connection, expect: State) -> int:
+        """A new conversation, with the bot: what a write on a conversation not yet made expects."""
+        if expect is not State.BOT:
+            raise StaleState(f"a new conversation is with the bot, not {expect.value}")
+        now = self._now()
+        cursor = db.execute(
+            "INSERT INTO conversations (state, created_at, updated_at) VALUES ('bot', ?, ?)",
+            (now, now),
+        )
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
 
     def add_customer_message(
         self,
-        conversation_id: int,
+        conversation_id: int | None,
         text: str,
         *,
         expect: State,
@@ -441,9 +493,13 @@ class SQLiteStore:
         pending: bool,
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
+        escalation: Escalation | None = None,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
-            self._require(db, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(db, expect)
+            else:
+                self._require(db, conversation_id, expect)
             if to is not expect:
                 clear = ", agent = NULL, claimed_at = NULL" if to is State.BOT else ""
                 db.execute(
@@ -466,6 +522,12 @@ class SQLiteStore:
                     "UPDATE conversations SET question_entry = ?"
                     " WHERE id = ? AND question_entry IS NULL",
                     (entry, conversation_id),
+                )
+            if escalation is not None:  # This message is the question the person takes.
+                self._escalate(
+                    db,
+                    conversation_id,
+                    escalation.model_copy(update={"question_entry": entry, "question": text}),
                 )
             return self._conversation(db, conversation_id), self._message(db, entry)
 
@@ -696,6 +758,11 @@ class SQLiteStore:
             if decision is not None:
                 body, texts = codec.compact(decision)
                 db.executemany("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", texts.items())
+                (question,) = db.execute(
+                    "SELECT text FROM entries WHERE id = ?", (question_id,)
+                ).fetchone()
+                numbers = self._revision_ids(db, codec.revisions(decision)[0])
+                packed = codec.encode(decision, question, numbers)
                 cursor = db.execute(
                     "INSERT INTO decisions (conversation_id, message_id, worker, answer_id,"
                     " reason, top_probability, latency_ms, body, created_at)"
@@ -708,7 +775,7 @@ class SQLiteStore:
                         None if decision.reason is None else decision.reason.value,
                         decision.top_probability,
                         decision.latency_ms,
-                        codec.pack(body),
+                        codec.pack(body) if packed is None else packed,
                         now,
                     ),
                 )
@@ -745,6 +812,7 @@ class SQLiteStore:
                     passage_id=decision.answer.id,
                     passage_title=decision.answer.title or None,
                     decision_id=None if stored is None else stored.id,
+                    revision=self._answer_revision(db, decision.answer),
                 )
             elif escalation is not None:
                 self._escalate(db, conversation_id, escalation)
@@ -755,11 +823,42 @@ class SQLiteStore:
                 decision=stored,
             )
 
+    @staticmethod
+    def _revision_ids(
+        db: sqlite3.Connection, revisions: Sequence[codec.Revision]
+    ) -> dict[codec.Revision, int]:
+        """The number of each passage revision, numbering those seen for the first time."""
+        numbers: dict[codec.Revision, int] = {}
+        for revision in revisions:
+            key = (revision.digest, revision.passage_id, revision.title)
+            row = db.execute(
+                "SELECT id FROM passage_revisions"
+                " WHERE digest = ? AND passage_id = ? AND title = ?",
+                key,
+            ).fetchone()
+            if row is None:
+                row = db.execute(
+                    "INSERT INTO passage_revisions (digest, passage_id, title) VALUES (?, ?, ?)"
+                    " RETURNING id",
+                    key,
+                ).fetchone()
+            numbers[revision] = row[0]
+        return numbers
+
+    def _answer_revision(self, db: sqlite3.Connection, answer: Answer) -> int:
+        """The passage revision a bot answer quotes, its text stored once."""
+        key = codec.digest(answer.text)
+        db.execute("INSERT OR IGNORE INTO passage_texts VALUES (?, ?)", (key, answer.text))
+        revision = codec.Revision(answer.id, answer.title, key)
+        return self._revision_ids(db, [revision])[revision]
+
     # -- content gaps -----------------------------------------------------------------------------
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
         rows = self._db.execute(
-            "SELECT g.id, g.conversation_id, g.question, g.reason, g.top_probability,"
+            "SELECT g.id, g.conversation_id, coalesce(g.question,"
+            " (SELECT q.text FROM entries q WHERE q.id = g.question_entry)), g.reason,"
+            " g.top_probability,"
             " g.created_at, g.handled_at, g.passage_id,"
             " (SELECT coalesce(e.text, t.text) FROM entries e"
             "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"
@@ -871,11 +970,37 @@ class SQLiteStore:
         ).fetchone()
         return entry, None if top is None else top[0]
 
-    _DECISION = "SELECT id, conversation_id, message_id, worker, created_at, body FROM decisions"
+    _DECISION = (
+        "SELECT id, conversation_id, message_id, worker, created_at, body,"
+        " (SELECT e.text FROM entries e WHERE e.id = decisions.message_id), latency_ms"
+        " FROM decisions"
+    )
+
+    _OF_CONVERSATION = (
+        "message_id IN (SELECT q.id FROM entries q WHERE q.conversation_id = ?"
+        " AND q.author = 'customer')"
+    )
+    """A conversation's decisions, found from its questions (migration 7 dropped their index)."""
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        bodies = [codec.unpack(row[5]) for row in rows]
-        wanted = sorted(set().union(*(codec.digests(body) for body in bodies)))
+        positional = {row[0]: row[5] for row in rows if codec.is_positional(row[5])}
+        bodies = [None if row[0] in positional else codec.unpack(row[5]) for row in rows]
+        numbers = sorted(set().union(*map(codec.revision_refs, positional.values())))
+        revisions: dict[int, codec.Revision] = {}
+        for start in range(0, len(numbers), 500):  # Under SQLite's limit on bound parameters.
+            numbered = numbers[start : start + 500]
+            revisions.update(
+                (id_, codec.Revision(passage_id, title, key))
+                for id_, passage_id, title, key in self._db.execute(
+                    "SELECT id, passage_id, title, digest FROM passage_revisions"
+                    f" WHERE id IN ({_marks(len(numbered))})",
+                    numbered,
+                )
+            )
+        wanted = sorted(
+            set().union(*(codec.digests(body) for body in bodies if body is not None))
+            | {revision.digest for revision in revisions.values()}
+        )
         texts: dict[str, str] = {}
         for start in range(0, len(wanted), 500):  # Under SQLite's limit on bound parameters.
             chunk = wanted[start : start + 500]
@@ -893,11 +1018,26 @@ class SQLiteStore:
                 message_id=message_id,
                 worker=worker,
                 created_at=_stamp(at),
-                decision=codec.expand(body, texts),
+                decision=codec.expand(body, texts)
+                if body is not None
+                else codec.decode(
+                    stored,
+                    question=question,
+                    latency_ms=latency,
+                    revisions=revisions,
+                    texts=texts,
+                ),
             )
-            for (id_, conversation_id, message_id, worker, at, _), body in zip(
-                rows, bodies, strict=True
-            )
+            for (
+                id_,
+                conversation_id,
+                message_id,
+                worker,
+                at,
+                stored,
+                question,
+                latency,
+            ), body in zip(rows, bodies, strict=True)
         ]
 
     def decision(self, decision_id: int) -> StoredDecision:
@@ -908,13 +1048,13 @@ class SQLiteStore:
 
     def decisions(self, conversation_id: int) -> list[StoredDecision]:
         rows = self._db.execute(
-            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+            f"{self._DECISION} WHERE {self._OF_CONVERSATION} ORDER BY id", (conversation_id,)
         ).fetchall()
         return self._to_decisions(rows)
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         rows = self._db.execute(
-            f"{self._DECISION} WHERE conversation_id = ? ORDER BY id DESC LIMIT 1",
+            f"{self._DECISION} WHERE {self._OF_CONVERSATION} ORDER BY id DESC LIMIT 1",
             (conversation_id,),
         ).fetchall()
         return self._to_decisions(rows)[0] if rows else None

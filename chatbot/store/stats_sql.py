@@ -38,6 +38,13 @@ Run = Callable[[str, Mapping[str, Any]], list[Any]]
 class Dialect(Protocol):
     """The few SQL spellings that differ between databases."""
 
+    gap_question: str
+    """An `escalations` row's question text (SQLite keeps most by reference to the message)."""
+
+    answer_title: str
+    """The title of the passage the message `t` quotes (SQLite keeps a bot answer's with the
+    passage revision it names)."""
+
     def param(self, name: str) -> str:
         """A named parameter, as the driver spells it."""
         ...
@@ -72,6 +79,12 @@ class Dialect(Protocol):
 class SQLiteDialect:
     """Times are REAL epoch seconds; parameters are `:name`."""
 
+    gap_question = "coalesce(question, (SELECT q.text FROM entries q WHERE q.id = question_entry))"
+    answer_title = (
+        "coalesce(t.passage_title,"
+        " (SELECT nullif(r.title, '') FROM passage_revisions r WHERE r.id = t.revision))"
+    )
+
     def param(self, name: str) -> str:
         return f":{name}"
 
@@ -102,6 +115,9 @@ class SQLiteDialect:
 class PostgresDialect:
     """Times are double precision epoch seconds, as in SQLite; parameters are `%(name)s`; the
     percentiles are PostgreSQL's own `percentile_disc` (nearest rank, like `nearest_rank`)."""
+
+    gap_question = "question"
+    answer_title = "t.passage_title"
 
     def param(self, name: str) -> str:
         return f"%({name})s"
@@ -183,7 +199,8 @@ def compute_stats(
     )
     ((spoiled,),) = run(
         "SELECT count(*) FROM (SELECT x.conversation_id FROM entries x"
-        f"  WHERE x.event = 'escalated' AND x.conversation_id >= {first_} AND EXISTS"
+        "  WHERE x.event = 'escalated' AND x.event <> 'decided'"
+        f"  AND x.conversation_id >= {first_} AND EXISTS"
         "  (SELECT 1 FROM entries b WHERE b.conversation_id = x.conversation_id"
         "   AND b.author = 'bot' AND b.id < x.id)"
         "  UNION SELECT f.conversation_id FROM entries f WHERE f.feedback = 'not-helpful'"
@@ -215,7 +232,9 @@ def compute_stats(
     # parameters was the slowest figure. The escalations without a question are the customers
     # who asked for a person before asking anything: `customer-asked`.
     ((escalations,),) = run(
-        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND created_at >= {since_}", p
+        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND event <> 'decided'"
+        f" AND created_at >= {since_}",
+        p,
     )
     by_reason = {
         Reason(reason): int(count)
@@ -237,16 +256,19 @@ def compute_stats(
         f" - {d.epoch('e.created_at')} AS v"
         " FROM (SELECT x.id, x.conversation_id, x.created_at,"
         "  (SELECT min(n.id) FROM entries n WHERE n.conversation_id = x.conversation_id"
-        "   AND n.event = 'escalated' AND n.id > x.id) AS next_id"
-        f"  FROM entries x WHERE x.event = 'escalated' AND x.created_at >= {since_}) AS e",
+        "   AND n.event = 'escalated' AND n.event <> 'decided' AND n.id > x.id) AS next_id"
+        "  FROM entries x WHERE x.event = 'escalated' AND x.event <> 'decided'"
+        f"  AND x.created_at >= {since_}) AS e",
         p,
     )
     resolution = d.percentiles(
         run,
         f"SELECT {d.epoch('r.created_at')} - (SELECT {d.epoch('x.created_at')} FROM entries x"
-        "  WHERE x.conversation_id = r.conversation_id AND x.event = 'escalated'"
+        "  WHERE x.conversation_id = r.conversation_id"
+        "  AND x.event = 'escalated' AND x.event <> 'decided'"
         "  AND x.id < r.id ORDER BY x.id DESC LIMIT 1) AS v"
-        f" FROM entries r WHERE r.event = 'resolved' AND r.created_at >= {since_}",
+        " FROM entries r WHERE r.event = 'resolved' AND r.event <> 'decided'"
+        f" AND r.created_at >= {since_}",
         p,
     )
     ((waiting, oldest),) = run(
@@ -260,7 +282,7 @@ def compute_stats(
         PassageFeedback(passage_id=pid, title=title, helpful=int(good), not_helpful=int(bad))
         for pid, title, good, bad in run(
             # Counted off the feedback index; each passage's title from its newest answer.
-            "SELECT f.passage_id, (SELECT t.passage_title FROM entries t WHERE t.id = f.newest),"
+            f"SELECT f.passage_id, (SELECT {d.answer_title} FROM entries t WHERE t.id = f.newest),"
             " f.good, f.bad FROM (SELECT passage_id, max(id) AS newest,"
             "  sum(CASE WHEN feedback = 'helpful' THEN 1 ELSE 0 END) AS good,"
             "  sum(CASE WHEN feedback = 'not-helpful' THEN 1 ELSE 0 END) AS bad"
@@ -313,9 +335,9 @@ def compute_stats(
             question=question, count=int(count), last_at=datetime.fromtimestamp(float(last), UTC)
         )
         for question, count, last in run(
-            f"SELECT min(question), count(*), max({d.epoch('created_at')}) FROM escalations"
-            f" WHERE handled_at IS NULL AND created_at >= {since_}"
-            " GROUP BY lower(trim(question))"
+            f"SELECT min({d.gap_question}), count(*), max({d.epoch('created_at')})"
+            f" FROM escalations WHERE handled_at IS NULL AND created_at >= {since_}"
+            f" GROUP BY lower(trim({d.gap_question}))"
             f" ORDER BY count(*) DESC, max(created_at) DESC LIMIT {TOP_GAPS}",
             p,
         )

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.desk.models import State
+from chatbot.desk.models import Author, ChatEvent, Escalation, State
+from chatbot.engine.models import Reason
 from chatbot.store import codec
 from chatbot.store.interface import StoreError
 from chatbot.store.schema import MIGRATIONS
 from chatbot.store.sqlite import SQLiteStore
-from tests.store.conftest import FakeClock, answered
+from tests.store.conftest import FakeClock, answered, escalated
 from tests.store.test_contract import ask, claimed, waiting
 
 
@@ -35,8 +36,56 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def downgrade(db_path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the database's schema what version `version` made (a database written with today's
+    code, as an older one would have held those rows): what later migrations added is dropped,
+    what they redefined is defined as before, tables they reshaped are rebuilt as they were."""
+    reference = db_path.with_name(f"reference-{version}.sqlite3")
+    with monkeypatch.context() as patch:
+        patch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:version])
+        SQLiteStore.open(reference).close()
+    query = "SELECT name, type, sql FROM sqlite_master WHERE sql IS NOT NULL"
+    with sqlite3.connect(reference) as ref:
+        wanted = {name: (kind, sql) for name, kind, sql in ref.execute(query)}
+        columns = {
+            table: [row[1] for row in ref.execute(f"PRAGMA table_info({table})")]
+            for table, (kind, _) in wanted.items()
+            if kind == "table"
+        }
+    with sqlite3.connect(db_path) as raw:
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
+        for table, names in columns.items():
+            if have.get(table) == wanted[table]:
+                continue
+            current = {row[1] for row in raw.execute(f"PRAGMA table_info({table})")}
+            shared = [name for name in names if name in current]
+            values = [
+                # Migration 7 keeps most content gaps' questions by reference.
+                "coalesce(question, (SELECT e.text FROM entries e WHERE e.id = question_entry))"
+                if (table, name) == ("escalations", "question") and "question_entry" in current
+                else name
+                for name in shared
+            ]
+            raw.execute(wanted[table][1].replace(table, f"{table}_shape", 1))
+            raw.execute(
+                f"INSERT INTO {table}_shape ({', '.join(shared)})"
+                f" SELECT {', '.join(values)} FROM {table}"
+            )
+            raw.execute(f"DROP TABLE {table}")
+            raw.execute(f"ALTER TABLE {table}_shape RENAME TO {table}")
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
+        for name, (kind, _) in sorted(have.items(), key=lambda item: item[1][0] == "table"):
+            if name not in wanted or (kind == "index" and wanted[name] != have[name]):
+                raw.execute(f"DROP {kind} {name}")
+        have = {name: (kind, sql) for name, kind, sql in raw.execute(query)}
+        for name, (_, sql) in wanted.items():
+            if name not in have:
+                raw.execute(sql)
+        raw.execute(f"PRAGMA user_version = {version}")
+
+
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 6
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 7
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
@@ -45,7 +94,7 @@ def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_pa
 
 
 def test_a_version_5_database_gains_its_decisions_valen_errors(
-    db_path: Path, clock: FakeClock
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 6 reads the errors of decisions made before it out of their bodies, once."""
     with SQLiteStore.open(db_path, clock=clock) as store:
@@ -55,26 +104,13 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
             store.record_decision(question.id, worker="w", expect=State.BOT,
                                   decision=answered(), answer=True, escalation=None)  # fmt: skip
         waiting(store, "No free docks")
-    # Back to version 5: what migration 6 added is dropped, the decisions and events stay.
+    # Back to version 5: what migrations 6 and 7 added is dropped, the decisions and events stay.
+    downgrade(db_path, 5, monkeypatch)
     with sqlite3.connect(db_path) as raw:
-        added = raw.execute(
-            "SELECT type, name FROM sqlite_master WHERE sql IS NOT NULL AND"
-            " (tbl_name = 'judgment_errors' OR name IN ('conversations_by_created',"
-            " 'entries_by_author_time', 'entries_by_event_time', 'entries_by_conversation_event',"
-            " 'entries_feedback', 'decisions_by_time', 'escalations_open', 'entries_by_author',"
-            " 'escalations_by_time'))"
-            " ORDER BY type = 'table'"
-        ).fetchall()
-        assert len(added) == 11
-        for kind, name in added:
-            raw.execute(f"DROP {kind} {name}")
-        raw.execute(
-            "CREATE INDEX entries_by_author ON entries (conversation_id, author, id)"
-            " WHERE author IS NOT NULL"
-        )
-        raw.execute("PRAGMA user_version = 5")
+        gone = "SELECT * FROM sqlite_master WHERE name IN ('judgment_errors', 'passage_revisions')"
+        assert not raw.execute(gone).fetchall()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 6
+        assert store.schema_version == len(MIGRATIONS) == 7
         stats = store.stats(None)
         # answered() holds one replay miss beside two judged passages.
         assert [(e.kind, e.count) for e in stats.valen_errors] == [("replay-miss", 2)]
@@ -85,16 +121,76 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
         }
 
 
+def test_a_version_6_database_reads_the_same_after_migration_7(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows as version 6 stored them (deflated JSON bodies, `decided` and `escalated` events as
+    JSON objects, bot answers by text digest with their titles, content gaps with their
+    questions) read as they did once migration 7 has run, and new rows beside them too."""
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        answered_in = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(answered_in.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+        escalated_in = ask(store, escalated().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(
+            escalated_in.id, worker="w", expect=State.BOT, decision=escalated(), answer=False,
+            escalation=Escalation(reason=Reason.LOW_SCORE, top_probability=0.644,
+                                  question_entry=escalated_in.id, question=escalated().question),
+        )  # fmt: skip
+        conversations = (answered_in.conversation_id, escalated_in.conversation_id)
+        before = [(store.entries(c), store.decisions(c)) for c in conversations]
+        gaps, stats = store.content_gaps(), store.stats(None)
+    with sqlite3.connect(db_path) as raw:  # Version 6's formats, row by row.
+        for conversation_log, decisions in before:
+            for stored in decisions:
+                body, _ = codec.compact(stored.decision)
+                raw.execute("UPDATE decisions SET body = ? WHERE id = ?",
+                            (codec.pack(body), stored.id))  # fmt: skip
+            for entry in conversation_log:
+                if isinstance(entry, ChatEvent):
+                    raw.execute("UPDATE entries SET params = ?, decision_id = NULL WHERE id = ?",
+                                (entry.event.model_dump_json(), entry.id))  # fmt: skip
+                elif entry.author is Author.BOT:
+                    assert entry.text is not None
+                    raw.execute(
+                        "UPDATE entries SET text_digest = ?, passage_title = ?, revision = NULL"
+                        " WHERE id = ?",
+                        (codec.digest(entry.text), entry.passage_title, entry.id),
+                    )
+    downgrade(db_path, 6, monkeypatch)
+    with sqlite3.connect(db_path) as raw:
+        old_formats = (
+            "SELECT (SELECT count(*) FROM escalations WHERE question IS NULL),"
+            " (SELECT count(*) FROM entries WHERE params NOT LIKE '{%'),"
+            " (SELECT count(*) FROM decisions WHERE substr(body, 1, 1) != x'78')"
+        )
+        assert raw.execute(old_formats).fetchone() == (0, 0, 0)
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == len(MIGRATIONS) == 7
+        assert [(store.entries(c), store.decisions(c)) for c in conversations] == before
+        assert store.content_gaps() == gaps
+        assert store.stats(None) == stats
+        # New rows beside the old ones.
+        again = ask(store, answered().question)
+        store.lease_questions(worker="w", limit=1, lease_s=30)
+        store.record_decision(again.id, worker="w", expect=State.BOT, decision=answered(),
+                              answer=True, escalation=None)  # fmt: skip
+        assert [d.decision for d in store.decisions(again.conversation_id)] == [answered()]
+        with sqlite3.connect(db_path) as raw:
+            [(body,)] = raw.execute("SELECT body FROM decisions ORDER BY id DESC LIMIT 1")
+        assert codec.is_positional(body)
+
+
 def test_a_version_3_database_gains_read_markers_with_everything_unread(
     db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chatbot.store.sqlite.MIGRATIONS", MIGRATIONS[:3])
-    with SQLiteStore.open(db_path, clock=clock) as old:
-        assert old.schema_version == 3
-        conversation_id = claimed(old)
-    monkeypatch.undo()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 6
+        conversation_id = claimed(store)
+    downgrade(db_path, 3, monkeypatch)
+    with SQLiteStore.open(db_path, clock=clock) as store:
+        assert store.schema_version == len(MIGRATIONS) == 7
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
@@ -174,9 +270,12 @@ def test_each_passage_text_is_stored_once(sqlite_store: SQLiteStore, db_path: Pa
         copies = raw.execute("SELECT count(*) FROM entries WHERE text = ?",
                              (decision.candidates[0].text,)).fetchone()[0]  # fmt: skip
     assert sorted(texts) == sorted(c.text for c in decision.candidates)
-    assert all(isinstance(body, bytes) for body in bodies)  # Deflated (issue 13).
-    unpacked = [json.dumps(codec.unpack(body)) for body in bodies]
-    assert all(c.text not in body for body in unpacked for c in decision.candidates)
+    assert all(codec.is_positional(body) for body in bodies)  # Issue 13.
+    assert all(
+        c.text.encode() not in body and (not c.title or c.title.encode() not in body)
+        for body in bodies
+        for c in decision.candidates
+    )
     assert copies == 0  # The bot's answers refer to the text too.
     assert sqlite_store.decisions(question.conversation_id)[0].decision == decision
 
@@ -188,13 +287,17 @@ def test_a_decision_stored_as_json_text_before_is_still_read(
     [leased] = sqlite_store.lease_questions(worker="w", limit=1, lease_s=30)
     sqlite_store.record_decision(leased.id, worker="w", expect=State.BOT,
                                  decision=answered(), answer=True, escalation=None)  # fmt: skip
-    with sqlite3.connect(db_path) as raw:  # The body as versions before issue 13 stored it.
-        [(body,)] = raw.execute("SELECT body FROM decisions").fetchall()
-        raw.execute("UPDATE decisions SET body = ?", (json.dumps(codec.unpack(body)),))
-    [stored] = sqlite_store.decisions(question.conversation_id)
-    # The agent still sees every text the bot judged.
-    assert stored.decision == answered()
-    assert [c.text for c in stored.decision.candidates] == [c.text for c in answered().candidates]
+    # The body as versions before issue 13 stored it, then as deflated JSON (issue 13's first).
+    body, _ = codec.compact(answered())
+    for old in (json.dumps(body), codec.pack(body)):
+        with sqlite3.connect(db_path) as raw:
+            raw.execute("UPDATE decisions SET body = ?", (old,))
+        [stored] = sqlite_store.decisions(question.conversation_id)
+        # The agent still sees every text the bot judged.
+        assert stored.decision == answered()
+        assert [c.text for c in stored.decision.candidates] == [
+            c.text for c in answered().candidates
+        ]
 
 
 def test_a_failed_write_rolls_back_and_names_the_file(
