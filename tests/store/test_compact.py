@@ -57,11 +57,12 @@ def test_a_decision_is_stored_positional_and_an_older_one_still_reads(
     assert stored.decision == answered()
 
 
+# PostgreSQL only: SQLite's migration 7 is tested in tests/store/test_sqlite.py.
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_a_postgres_database_of_version_2_keeps_its_decisions_through_migration_3(
     backend: Backend,
 ) -> None:
-    if backend.name != "postgresql":
-        pytest.skip("SQLite's migration 7 is tested in tests/store/test_sqlite.py")
+    assert backend.name == "postgresql"
     from chatbot.store.postgres import PostgresStore
     from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 
