@@ -15,6 +15,7 @@ from chatbot.cli.options import (
     add_locale_option,
     settings_from,
 )
+from chatbot.errors import HelpdeskError
 
 
 def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
@@ -68,4 +69,8 @@ def run(args: argparse.Namespace) -> int:
         bot=getattr(args, "bot", True),
     )
     app.run()
+    if app.startup_error is not None:
+        # The engine is built after the first screen: a knowledge base that cannot be loaded
+        # ends the app, and is said here, once the terminal is back.
+        raise HelpdeskError(app.startup_error)
     return app.return_code or 0

@@ -48,8 +48,8 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
-from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
+from chatbot.engine.question import check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale
 from chatbot.knowledge_base.models import Passage
