@@ -5,8 +5,10 @@ what they said before: the choices offered come from the same enums the models u
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,28 @@ def test_the_choices_offered_are_the_models_own() -> None:
     assert "{" + ",".join(role.value for role in Role) + "}" in text
     text, _ = _help("conversations", "list")
     assert "{" + ",".join(state.value for state in State) + "}" in text
+
+
+def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
+    """Recorded answers need no HTTP client (httpx, aiohttp, an SSL context), no settings
+    library and no file lock (those are for recording); issue 13 asks for it in under 0.3 s."""
+    unwanted = ["httpx", "aiohttp", "pydantic_settings", "filelock", "textual", "rich"]
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print(sorted(m for m in {unwanted!r} if m in sys.modules),"
+        " file=sys.stderr))\n"
+        "from chatbot.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = os.environ | {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    env.pop("VALEN_REPLAY", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code, "ask", "I was charged twice for the same ride, can I get "
+         "my money back?"], capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Answer from card-charged-twice")
+    assert ast.literal_eval(result.stderr.strip().splitlines()[-1]) == []
