@@ -76,6 +76,11 @@ def isolated_environment(directory: Path) -> dict[str, str]:
     env["XDG_CONFIG_HOME"] = str(directory / "config")
     env["XDG_DATA_HOME"] = str(directory / "data")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # Timed as installed: pip writes the bytecode of what it installs, as it did for Textual and
+    # the floor's other libraries. With PYTHONDONTWRITEBYTECODE set (as in some shells and CI),
+    # every timed run of ours compiled each of our modules from source (~50 ms) and the floor's
+    # none; the unmeasured first run writes the cache instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
