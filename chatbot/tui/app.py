@@ -41,7 +41,6 @@ from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
 from chatbot.tui.widgets.agent_console import AgentConsole
-from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList
 from chatbot.valen.protocol import PREDICATE
 
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
 
     from chatbot.desk.bot import BotWorker
     from chatbot.engine.engine import Engine
+    from chatbot.tui.widgets.conversation_view import ConversationView
 
 Mode = Literal["all", "chat", "agent", "editor"]
 
