@@ -28,6 +28,8 @@ from chatbot.desk.service import DeskService  # noqa: E402
 # Runs in a fresh interpreter: builds the app as `helpdesk` does and prints the wall-clock time
 # once the first screen is mounted, then exits. Polling each loop turn costs well under 1 ms.
 STARTUP_SCRIPT = """
+import gc
+gc.disable()  # As `helpdesk` does until its first screen (chatbot/cli/app.py).
 import asyncio, time
 from chatbot.config import load_settings
 from chatbot.tui import create_app

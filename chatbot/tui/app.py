@@ -202,6 +202,8 @@ class HelpDeskApp(SafeApp):
         self.call_after_refresh(self._start_engine)
 
     def _start_engine(self) -> None:
+        # The first screen is up: resume the garbage collection `helpdesk` paused for start-up.
+        gc.enable()
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
         self._engines = asyncio.ensure_future(asyncio.to_thread(self._build_engines))

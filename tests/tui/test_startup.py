@@ -5,6 +5,7 @@ lost. The build is held back by a gate here, so "meanwhile" is certain, not a ra
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -145,3 +146,17 @@ def test_the_app_is_made_without_loading_the_engine_or_httpx(tmp_path: Path) -> 
                             timeout=60, env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+async def test_garbage_collection_paused_for_start_up_resumes_after_the_first_screen(
+    make_app: MakeApp,
+) -> None:
+    # `helpdesk` pauses collection before its imports; the app must not leave it paused.
+    app = make_app("chat")
+    gc.disable()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, gc.isenabled)
+            await engine_ready(app)
+    finally:
+        gc.enable()
