@@ -160,7 +160,7 @@ def check_knowledge_base(settings: Settings) -> None:
     PostgreSQL knowledge base is checked by connecting, in `open_knowledge_base`."""
     location = settings.knowledge_base.path
     if not isinstance(location, str):
-        from chatbot.knowledge_base.storage import require_directory
+        from chatbot.knowledge_base.errors import require_directory
 
         require_directory(location)
 

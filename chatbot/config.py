@@ -39,7 +39,6 @@ from pydantic import (
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
 from chatbot.knowledge_base.seed import seed_knowledge_base, shipped_translations
-from chatbot.knowledge_base.storage import describe_validation_error
 from chatbot.resources import shipped
 from chatbot.valen.judge import ReplayMode
 from chatbot.valen.protocol import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, Dialect
@@ -444,6 +443,8 @@ def load_settings(**overrides: Any) -> Settings:
             )
         )
     except ValidationError as error:
+        from chatbot.knowledge_base.storage import describe_validation_error
+
         raise HelpdeskError(f"invalid setting {describe_validation_error(error)}") from None
     except (OSError, ValueError) as error:  # An unreadable or malformed value in the file.
         raise HelpdeskError(f"cannot read configuration: {error}") from None

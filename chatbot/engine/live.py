@@ -78,6 +78,12 @@ class LiveEngine:
         self._engine = engine
         self._ready.set()
 
+    def follow_from(self, passages: KnowledgeBaseStore, stamp: int | None) -> None:
+        """Follow `passages` from now on, the engine having been built from them as they were at
+        `stamp` (an app opens its knowledge base with its first engine, off the loop)."""
+        self.passages = passages
+        self._stamp = stamp
+
     @property
     def ready(self) -> bool:
         """Whether there is an engine yet."""
@@ -86,14 +92,6 @@ class LiveEngine:
     async def wait_ready(self) -> Engine:
         """The engine, once there is one."""
         await self._ready.wait()
-        return self.engine
-
-    async def start(self, build: Callable[[], Engine]) -> Engine:
-        """Build the first engine off the loop and put it in place; one put in meanwhile (a
-        test's stand-in) wins over it."""
-        engine = await asyncio.to_thread(build)
-        if self._engine is None:
-            self.engine = engine
         return self.engine
 
     def changed(self) -> bool:

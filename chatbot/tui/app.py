@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
     from chatbot.desk.bot import BotWorker
     from chatbot.engine.engine import Engine
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.tui.widgets.conversation_view import ConversationView
 
 Mode = Literal["all", "chat", "agent", "editor"]
@@ -86,6 +87,10 @@ class Engines:
     http: httpx.AsyncClient | None
     """The HTTP client for Valen: the caller's, or one made for this app (None when replaying
     recorded answers only, which makes no request)."""
+    passages: KnowledgeBaseStore
+    """The knowledge base the engine was built from, which the app follows from then on."""
+    stamp: int | None
+    """Its stamp, read before its passages were."""
 
 
 class _AppLog(logging.Handler):
@@ -191,12 +196,8 @@ class HelpDeskApp(SafeApp):
         desk = self.services.desk
         self._unsubscribe = desk.subscribe(self._desk_changed)
         await desk.watch()
-        if self.knowledge_base is not None:
-            self.kb_index = KnowledgeBaseIndex(self, self.services.live)
-            # A task, not a worker: it runs as long as the app, and tests wait for workers.
-            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
-            if self.mode_name == "editor":
-                self.action_edit_knowledge_base()
+        if self.knowledge_base is not None and self.mode_name == "editor":
+            self.action_edit_knowledge_base()  # Opens once the engine is built.
         # After the first screen is drawn: building the engine in a thread holds the GIL for
         # much of its ~0.2-0.4 s, which would otherwise delay that screen.
         self.call_after_refresh(self._start_engine)
@@ -223,6 +224,12 @@ class HelpDeskApp(SafeApp):
         if self._closing:  # Quit while it was being built: nothing more to start.
             return
         self.http = engines.http
+        live.follow_from(engines.passages, engines.stamp)
+        if self.knowledge_base is not None:
+            # Before the engine is announced: the editor, waiting for it, opens on this index.
+            self.kb_index = KnowledgeBaseIndex(self, live)
+            # A task, not a worker: it runs as long as the app, and tests wait for workers.
+            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
         if not live.ready:  # Else a test's stand-in engine, put in meanwhile, stays.
             live.engine = engines.engine
         self.translated = dict(engines.translated)
@@ -281,10 +288,10 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.screens.editor import EditorScreen
 
         # Not over a dialog, and never a second editor on the stack.
-        if self.kb_index is None or isinstance(self.screen, ModalScreen):
+        if self.knowledge_base is None or isinstance(self.screen, ModalScreen):
             return
-        if not self.services.live.ready:
-            # Its panels read the engine: open it once the first one is built.
+        if self.kb_index is None or not self.services.live.ready:
+            # Its panels read the engine and its index: open it once they are built.
             self.run_worker(self._edit_when_ready(), group="open editor", exclusive=True)
             return
         if not any(isinstance(screen, EditorScreen) for screen in self.screen_stack):
@@ -313,6 +320,8 @@ class HelpDeskApp(SafeApp):
             (built,) = await asyncio.gather(self._engines, return_exceptions=True)
             if isinstance(built, Engines):
                 self.http = built.http
+                if built.passages is not self.services.live.passages:
+                    built.passages.close()  # Opened by the build, never put in place.
         if self._kb_follow is not None:
             self._kb_follow.cancel()
             await asyncio.gather(self._kb_follow, return_exceptions=True)
@@ -415,10 +424,13 @@ def create_app(
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     passages = None
     try:
-        # Checked now, so a wrong `--kb` is one line before the app starts; the passages are read
-        # once the first screen is up.
+        # Checked now, so a wrong `--kb` is one line before the app starts; a directory's store
+        # (the passage model with it) is opened, and the passages read, once the first screen is
+        # up. A PostgreSQL knowledge base is connected to now, so a server that refuses is one
+        # line too.
         check_knowledge_base(settings)
-        passages = open_knowledge_base(settings, lock_timeout=2.0)
+        if isinstance(settings.knowledge_base.path, str):
+            passages = open_knowledge_base(settings, lock_timeout=2.0)
         live = LiveEngine(None, passages)
         if conversation_id is not None:
             desk.call_blocking(lambda service: service.conversation(conversation_id))
@@ -433,11 +445,19 @@ def create_app(
         # Runs in a thread once the first screen is up; imports numpy, the index and httpx.
         from chatbot.assembly import build_engine, build_locale_engines, make_http_client
 
-        client = http
-        if client is None and settings.valen.replay != "on":
-            client = make_http_client(settings)  # Replaying only makes no request: no client.
-        engine = build_engine(settings, client, kb)
-        return Engines(engine, build_locale_engines(settings, client, engine), client)
+        store = kb if kb is not None else open_knowledge_base(settings, lock_timeout=2.0)
+        try:
+            stamp = store.stamp()  # Before reading: a save meanwhile is caught by the next poll.
+            client = http
+            if client is None and settings.valen.replay != "on":
+                client = make_http_client(settings)  # Replaying only makes no request.
+            engine = build_engine(settings, client, store)
+            translated = build_locale_engines(settings, client, engine)
+        except BaseException:
+            if kb is None:
+                store.close()
+            raise
+        return Engines(engine, translated, client, store, stamp)
 
     make_bot = None
     if bot:
