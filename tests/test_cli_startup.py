@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.accounts.models import Role
+from chatbot.cli.main import build_parser
 from chatbot.desk.models import State
 
 HEAVY = ["numpy", "pydantic", "pydantic_settings", "textual", "httpx", "rich", "asyncio"]
@@ -81,7 +82,8 @@ def test_the_choices_offered_are_the_models_own() -> None:
 def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
     """Recorded answers need no HTTP client (httpx, aiohttp, an SSL context), no settings
     library and no file lock (those are for recording); issue 13 asks for it in under 0.3 s."""
-    unwanted = ["httpx", "aiohttp", "pydantic_settings", "filelock", "textual", "rich"]
+    unwanted = ["httpx", "aiohttp", "pydantic_settings", "filelock", "textual", "rich",
+                "chatbot.cli.serve", "chatbot.cli.kb"]  # fmt: skip
     code = (
         "import atexit, sys\n"
         f"atexit.register(lambda: print(sorted(m for m in {unwanted!r} if m in sys.modules),"
@@ -101,3 +103,17 @@ def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Answer from card-charged-twice")
     assert ast.literal_eval(result.stderr.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["ask", "hello", "--json", "-k", "3"], ["chat", "--db", "x.db", "--no-bot", "--kb", "kb"],
+     ["agent", "--agent", "ana", "--conversation", "7"], ["kb", "synonyms", "add", "a", "b"],
+     ["eval", "data.json", "--replay", "off"], ["users", "list"],
+     ["conversations", "show", "3", "--json"], ["bot", "--concurrency", "5"], ["stats", "--json"],
+     ["doctor"], ["valen", "check"]],
+)  # fmt: skip
+def test_a_line_starting_with_a_command_parses_as_with_every_command(argv: list[str]) -> None:
+    # `main` builds only that command's parser for such a line (issue 13: ~15-20 ms each).
+    full, fast = build_parser().parse_args(argv), build_parser(argv[0]).parse_args(argv)
+    assert vars(fast) == vars(full)
