@@ -117,3 +117,7 @@ def test_a_line_starting_with_a_command_parses_as_with_every_command(argv: list[
     # `main` builds only that command's parser for such a line (issue 13: ~15-20 ms each).
     full, fast = build_parser().parse_args(argv), build_parser(argv[0]).parse_args(argv)
     assert vars(fast) == vars(full)
+
+
+def test_an_empty_line_parses_as_with_every_command() -> None:
+    assert vars(build_parser("").parse_args([])) == vars(build_parser().parse_args([]))

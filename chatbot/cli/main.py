@@ -24,7 +24,8 @@ COMMAND_MODULES = {"ask": "ask", "eval": "evaluate", "kb": "kb", "valen": "valen
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with `command` (a subcommand's name), only that subcommand under
-    the top-level options, which parses a line that starts with it the same way."""
+    the top-level options, which parses a line that starts with it the same way; with "", none
+    (an empty line: the app)."""
     parser = Parser(
         prog="helpdesk",
         description="A help-desk chatbot for the terminal. Without a command, opens the app.",
@@ -32,7 +33,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"helpdesk {__version__}")
     app.configure_main(parser)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for name in MODULES if command is None else [COMMAND_MODULES[command]]:
+    names = MODULES if command is None else [COMMAND_MODULES[command]] if command else []
+    for name in names:
         importlib.import_module(f"chatbot.cli.{name}").register(commands)
     return parser
 
@@ -41,9 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     arguments = sys.argv[1:] if argv is None else list(argv)
     # A line that starts with a subcommand (`helpdesk ask ...`) needs no other subcommand's
-    # module or options: building all of them cost every such command ~15-20 ms.
-    first = arguments[0] if arguments else None
-    parser = build_parser(first if first in COMMAND_MODULES else None)
+    # module or options, and an empty one (the app) none: building all of them cost ~15-20 ms.
+    first = arguments[0] if arguments else ""
+    parser = build_parser(first if first in COMMAND_MODULES or not first else None)
     args = parser.parse_args(arguments)
     if not hasattr(args, "func"):
         parser.print_help()
