@@ -121,3 +121,13 @@ def test_a_line_starting_with_a_command_parses_as_with_every_command(argv: list[
 
 def test_an_empty_line_parses_as_with_every_command() -> None:
     assert vars(build_parser("").parse_args([])) == vars(build_parser().parse_args([]))
+
+
+def test_numpy_loaded_by_the_engine_starts_no_blas_threads() -> None:
+    # Nothing here multiplies matrices; OpenBLAS's idle threads cost `helpdesk ask` CPU.
+    code = "import os, chatbot.engine.engine; print(len(os.listdir('/proc/self/task')))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"
