@@ -14,25 +14,24 @@ from typing import TYPE_CHECKING
 from chatbot.config import Settings
 from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
 from chatbot.desk.clock import Clock, utc_now
-from chatbot.engine.engine import Engine
-from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
-from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.valen.cache import ReplayCache
-from chatbot.valen.judge import PassageJudge
 
 # The desk, its store and the accounts (some thirty pydantic models, ~0.15 s to import) are
 # imported by the functions that open them, so `helpdesk ask` and an engine alone never load them;
-# likewise httpx and the Valen client, which replaying recorded answers does not use.
+# likewise httpx and the Valen client, which replaying recorded answers does not use, and the
+# engine (numpy, the BM25 index), which an app builds only after its first screen.
 if TYPE_CHECKING:
     import httpx
 
     from chatbot.accounts.service import AccountService
     from chatbot.desk.service import DeskService
+    from chatbot.engine.engine import Engine
+    from chatbot.engine.live import LiveEngine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.store.interface import ConversationStore
     from chatbot.valen.client import ValenClient
+    from chatbot.valen.judge import PassageJudge
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -129,6 +128,9 @@ def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClien
 def make_judge(settings: Settings, http: httpx.AsyncClient | None) -> PassageJudge:
     """Replay cache in front of the live client, as the replay mode says. Replaying only
     (`replay = "on"`) makes no request, so `http` may then be None."""
+    from chatbot.valen.cache import ReplayCache
+    from chatbot.valen.judge import PassageJudge
+
     valen = settings.valen
     client = None
     if valen.replay != "on":
@@ -152,6 +154,17 @@ def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> Kn
     return PassageStore(location, lock_timeout=lock_timeout)
 
 
+def check_knowledge_base(settings: Settings) -> None:
+    """Refuse, with one `HelpdeskError` line, a knowledge-base directory that is missing or not
+    a directory, without reading its passages (an app reads them after its first screen). A
+    PostgreSQL knowledge base is checked by connecting, in `open_knowledge_base`."""
+    location = settings.knowledge_base.path
+    if not isinstance(location, str):
+        from chatbot.knowledge_base.errors import require_directory
+
+        require_directory(location)
+
+
 def build_engine(
     settings: Settings,
     http: httpx.AsyncClient | None,
@@ -162,6 +175,9 @@ def build_engine(
     """The answer-or-escalate engine over the configured knowledge base (or `knowledge_base`,
     a translation of it, say); `http` may be None when replaying only, see `make_judge`; pass
     `judge` to share one Valen client between engines."""
+    from chatbot.engine.engine import Engine
+    from chatbot.retrieval.retrievers import BM25Retriever
+
     store = knowledge_base if knowledge_base is not None else open_knowledge_base(settings)
     try:
         passages = store.passages()
@@ -198,7 +214,7 @@ def engine_readers(engines: Mapping[Locale, LiveEngine]) -> dict[Locale, Callabl
 
 def build_locale_engines(
     settings: Settings,
-    http: httpx.AsyncClient,
+    http: httpx.AsyncClient | None,
     engine: Engine,
     *,
     on_problem: Callable[[str], None] | None = None,
@@ -206,6 +222,8 @@ def build_locale_engines(
     """An engine following each translated knowledge base, sharing `engine`'s Valen judge; a
     translation that cannot be loaded is told to `on_problem` and left out (its conversations
     are answered from the configured knowledge base)."""
+    from chatbot.engine.live import LiveEngine
+
     engines: dict[Locale, LiveEngine] = {}
     for locale in LOCALES:
         directory = translated_knowledge_base(settings, locale)

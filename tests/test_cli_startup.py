@@ -5,12 +5,15 @@ what they said before: the choices offered come from the same enums the models u
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from chatbot.accounts.models import Role
+from chatbot.cli.main import build_parser
 from chatbot.desk.models import State
 
 HEAVY = ["numpy", "pydantic", "pydantic_settings", "textual", "httpx", "rich", "asyncio"]
@@ -74,3 +77,57 @@ def test_the_choices_offered_are_the_models_own() -> None:
     assert "{" + ",".join(role.value for role in Role) + "}" in text
     text, _ = _help("conversations", "list")
     assert "{" + ",".join(state.value for state in State) + "}" in text
+
+
+def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
+    """Recorded answers need no HTTP client (httpx, aiohttp, an SSL context), no settings
+    library and no file lock (those are for recording); issue 13 asks for it in under 0.3 s."""
+    unwanted = ["httpx", "aiohttp", "pydantic_settings", "filelock", "textual", "rich",
+                "chatbot.cli.serve", "chatbot.cli.kb"]  # fmt: skip
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: print(sorted(m for m in {unwanted!r} if m in sys.modules),"
+        " file=sys.stderr))\n"
+        "from chatbot.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = os.environ | {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    env.pop("VALEN_REPLAY", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code, "ask", "I was charged twice for the same ride, can I get "
+         "my money back?"], capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Answer from card-charged-twice")
+    assert ast.literal_eval(result.stderr.strip().splitlines()[-1]) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["ask", "hello", "--json", "-k", "3"], ["chat", "--db", "x.db", "--no-bot", "--kb", "kb"],
+     ["agent", "--agent", "ana", "--conversation", "7"], ["kb", "synonyms", "add", "a", "b"],
+     ["eval", "data.json", "--replay", "off"], ["users", "list"],
+     ["conversations", "show", "3", "--json"], ["bot", "--concurrency", "5"], ["stats", "--json"],
+     ["doctor"], ["valen", "check"]],
+)  # fmt: skip
+def test_a_line_starting_with_a_command_parses_as_with_every_command(argv: list[str]) -> None:
+    # `main` builds only that command's parser for such a line (issue 13: ~15-20 ms each).
+    full, fast = build_parser().parse_args(argv), build_parser(argv[0]).parse_args(argv)
+    assert vars(fast) == vars(full)
+
+
+def test_an_empty_line_parses_as_with_every_command() -> None:
+    assert vars(build_parser("").parse_args([])) == vars(build_parser().parse_args([]))
+
+
+def test_numpy_loaded_by_the_engine_starts_no_blas_threads() -> None:
+    # Nothing here multiplies matrices; OpenBLAS's idle threads cost `helpdesk ask` CPU.
+    code = "import os, chatbot.engine.engine; print(len(os.listdir('/proc/self/task')))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1"

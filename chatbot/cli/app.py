@@ -8,6 +8,7 @@ app, so a bad `--db` or `--kb` is one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 
 from chatbot.cli.options import (
     add_db_option,
@@ -15,6 +16,7 @@ from chatbot.cli.options import (
     add_locale_option,
     settings_from,
 )
+from chatbot.errors import HelpdeskError
 
 
 def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
@@ -56,16 +58,27 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here so that `helpdesk ask` and the other commands never load Textual.
-    from chatbot.tui import create_app
+    # No garbage collection until the first screen is up (the app resumes it then): importing
+    # Textual, pydantic and the screens makes a few hundred thousand objects and no garbage, and
+    # collections walking them again and again took ~10% of the time to the first screen.
+    gc.disable()
+    try:
+        # Imported here so that `helpdesk ask` and the other commands never load Textual.
+        from chatbot.tui import create_app
 
-    settings = settings_from(args)
-    app = create_app(
-        settings,
-        mode=args.mode,
-        agent=getattr(args, "agent", None),
-        conversation_id=args.conversation,
-        bot=getattr(args, "bot", True),
-    )
-    app.run()
+        settings = settings_from(args)
+        app = create_app(
+            settings,
+            mode=args.mode,
+            agent=getattr(args, "agent", None),
+            conversation_id=args.conversation,
+            bot=getattr(args, "bot", True),
+        )
+        app.run()
+    finally:
+        gc.enable()
+    if app.startup_error is not None:
+        # The engine is built after the first screen: a knowledge base that cannot be loaded
+        # ends the app, and is said here, once the terminal is back.
+        raise HelpdeskError(app.startup_error)
     return app.return_code or 0

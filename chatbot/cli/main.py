@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from chatbot import __version__
-from chatbot.cli import (
-    app,
-    ask,
-    bot,
-    conversations,
-    doctor,
-    evaluate,
-    kb,
-    serve,
-    stats,
-    users,
-    valen,
-)
+from chatbot.cli import app
 from chatbot.cli.options import Parser, configure_logging, print_error
 from chatbot.errors import HelpdeskError
 
-COMMANDS = [ask, evaluate, kb, valen, app, bot, conversations, stats, users, serve, doctor]
+MODULES = ["ask", "evaluate", "kb", "valen", "app", "bot", "conversations", "stats", "users",
+           "serve", "doctor"]  # fmt: skip
+"""The modules of `chatbot.cli` that register subcommands, in the order help lists them."""
+COMMAND_MODULES = {"ask": "ask", "eval": "evaluate", "kb": "kb", "valen": "valen",
+                   "chat": "app", "agent": "app", "bot": "bot",
+                   "conversations": "conversations", "stats": "stats", "users": "users",
+                   "serve": "serve", "doctor": "doctor"}  # fmt: skip
+"""Which module registers each subcommand."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `command` (a subcommand's name), only that subcommand under
+    the top-level options, which parses a line that starts with it the same way; with "", none
+    (an empty line: the app)."""
     parser = Parser(
         prog="helpdesk",
         description="A help-desk chatbot for the terminal. Without a command, opens the app.",
@@ -34,15 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"helpdesk {__version__}")
     app.configure_main(parser)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for module in COMMANDS:
-        module.register(commands)
+    names = MODULES if command is None else [COMMAND_MODULES[command]] if command else []
+    for name in names:
+        importlib.import_module(f"chatbot.cli.{name}").register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # A line that starts with a subcommand (`helpdesk ask ...`) needs no other subcommand's
+    # module or options, and an empty one (the app) none: building all of them cost ~15-20 ms.
+    first = arguments[0] if arguments else ""
+    parser = build_parser(first if first in COMMAND_MODULES or not first else None)
+    args = parser.parse_args(arguments)
     if not hasattr(args, "func"):
         parser.print_help()
         return 0

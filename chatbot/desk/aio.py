@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from chatbot.desk.models import (
     AskResult,
@@ -42,8 +42,10 @@ from chatbot.desk.stats import DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
-from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import ChangeFeed
+
+if TYPE_CHECKING:
+    from chatbot.knowledge_base.models import Passage
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from chatbot.desk.models import (
     RATINGS,
@@ -48,11 +48,10 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
-from chatbot.engine.engine import check_question
 from chatbot.engine.models import Decision, Reason
+from chatbot.engine.question import check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale
-from chatbot.knowledge_base.models import Passage
 from chatbot.store.interface import (
     ChangeFeed,
     ConversationNotFound,
@@ -62,6 +61,9 @@ from chatbot.store.interface import (
     StaleState,
     StoreError,
 )
+
+if TYPE_CHECKING:
+    from chatbot.knowledge_base.models import Passage
 
 T = TypeVar("T")
 

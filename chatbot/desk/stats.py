@@ -30,7 +30,9 @@ TOP_GAPS = 10
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Validators built on first use, as the desk's other models: the figures are read only when
+    # someone opens the analytics, never before the app's first screen.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Percentiles(_Frozen):

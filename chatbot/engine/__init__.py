@@ -10,9 +10,10 @@ from chatbot.lazy import lazy_exports
 # submodule (errors, protocol, models) does not load numpy or httpx with the rest. `evaluate` is
 # not among them: as a lazy name it would be shadowed by the submodule of the same name.
 if TYPE_CHECKING:
-    from chatbot.engine.engine import DEFAULT_K, Engine, check_question
+    from chatbot.engine.engine import DEFAULT_K, Engine
     from chatbot.engine.models import Answer, Candidate, Decision, Reason
     from chatbot.engine.policy import DEFAULT_THRESHOLD, decide
+    from chatbot.engine.question import check_question
 
 __all__ = [
     "DEFAULT_K",
@@ -29,7 +30,7 @@ __all__ = [
 _HOME = {
     "DEFAULT_K": "chatbot.engine.engine",
     "Engine": "chatbot.engine.engine",
-    "check_question": "chatbot.engine.engine",
+    "check_question": "chatbot.engine.question",
     "Answer": "chatbot.engine.models",
     "Candidate": "chatbot.engine.models",
     "Decision": "chatbot.engine.models",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from chatbot.engine.models import Candidate, Decision, QueryTerm, RetrievalTrace
 from chatbot.engine.policy import DEFAULT_THRESHOLD, decide
-from chatbot.errors import HelpdeskError
+from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.knowledge_base.models import Passage
 from chatbot.retrieval.retrievers import BM25Retriever, Retrieved, Retriever, SynonymGroups
 from chatbot.valen.errors import ValenError
@@ -15,16 +15,8 @@ from chatbot.valen.judge import PassageJudge
 from chatbot.valen.protocol import PREDICATE, Outcome
 
 DEFAULT_K = 5
-MAX_QUESTION_CHARS = 2000
 
-
-def check_question(question: str) -> str:
-    """Refuse a question the bot cannot work with, with a message fit for a person."""
-    if not question.strip():
-        raise HelpdeskError("question is empty")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise HelpdeskError(f"question is longer than {MAX_QUESTION_CHARS} characters")
-    return question
+__all__ = ["DEFAULT_K", "MAX_QUESTION_CHARS", "Engine", "candidate", "check_question"]
 
 
 def candidate(retrieved: Retrieved, outcome: Outcome) -> Candidate:

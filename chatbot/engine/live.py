@@ -8,6 +8,11 @@ safety net for a notification lost while reconnecting). Rebuilds read the passag
 BM25 index in a thread, then swap the new engine in whole, so a question in flight keeps the
 engine it started with and no question waits on a rebuild. A broken passage never stops anything:
 the last good engine keeps answering, and the problem is reported.
+
+An app shows its first screen before its first engine exists (numpy, reading the passages and
+building the index take longer than the screen): it makes a `LiveEngine` with no engine yet and
+puts one in with `start` once built; until then `engine` raises `EngineNotReady`, and whoever
+needs it waits with `wait_ready`.
 """
 
 from __future__ import annotations
@@ -15,14 +20,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.knowledge_base.interface import KnowledgeBaseStore
+
+# Types only: an app imports this module before its first screen, the engine (numpy) after it.
+if TYPE_CHECKING:
+    from chatbot.engine.engine import Engine
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
 
 log = logging.getLogger(__name__)
 
 POLL_S = 1.0
+
+
+class EngineNotReady(HelpdeskError):
+    """The first engine is still being built."""
 
 
 class LiveEngine:
@@ -30,14 +43,17 @@ class LiveEngine:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | None,
         passages: KnowledgeBaseStore | None = None,
         *,
         on_problem: Callable[[str], None] | None = None,
         on_rebuilt: Callable[[Engine], None] | None = None,
     ) -> None:
-        self.engine = engine
-        """The engine of this moment; replaced whole when the knowledge base changes."""
+        self._engine = engine
+        # Created here, bound to a loop on first wait (Python >= 3.10): set once, never cleared.
+        self._ready = asyncio.Event()
+        if engine is not None:
+            self._ready.set()
         self.passages = passages
         """Where the passages live; None: a fixed engine that never rebuilds."""
         self.on_problem = on_problem
@@ -48,6 +64,35 @@ class LiveEngine:
         self._stamp = None if self.passages is None else self.passages.stamp()
         self._generation = 0
         self._told: tuple[str, ...] = ()
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of this moment; replaced whole when the knowledge base changes.
+        `EngineNotReady` until the first one is in place."""
+        if self._engine is None:
+            raise EngineNotReady("the knowledge base is still loading")
+        return self._engine
+
+    @engine.setter
+    def engine(self, engine: Engine) -> None:
+        self._engine = engine
+        self._ready.set()
+
+    def follow_from(self, passages: KnowledgeBaseStore, stamp: int | None) -> None:
+        """Follow `passages` from now on, the engine having been built from them as they were at
+        `stamp` (an app opens its knowledge base with its first engine, off the loop)."""
+        self.passages = passages
+        self._stamp = stamp
+
+    @property
+    def ready(self) -> bool:
+        """Whether there is an engine yet."""
+        return self._engine is not None
+
+    async def wait_ready(self) -> Engine:
+        """The engine, once there is one."""
+        await self._ready.wait()
+        return self.engine
 
     def changed(self) -> bool:
         """Whether anyone changed the passages since the last rebuild started."""
@@ -72,7 +117,9 @@ class LiveEngine:
         """Build a new engine over what is on disk now, off the loop; newest rebuild wins.
         Returns the engine put in place, or None (refused, or overtaken by a newer rebuild)."""
         passages = self.passages
-        if passages is None:
+        if passages is None or self._engine is None:
+            # Not before the first engine: that one reads the passages as they are then, and a
+            # change made meanwhile leaves the stamp behind, so the next poll catches it.
             return None
         # Stamp before reading: a write that lands during the read is caught by the next poll.
         self._stamp = passages.stamp()

@@ -14,11 +14,7 @@ from pathlib import Path
 
 from chatbot.files import fsync_directory, write_new_file
 from chatbot.i18n import LOCALES
-from chatbot.knowledge_base.storage import (
-    list_passage_files,
-    read_regular_file,
-    shipped_knowledge_base,
-)
+from chatbot.knowledge_base.errors import shipped_knowledge_base
 
 SEEDED_EXTRAS = ("README.md",)
 """Files besides the passages that a new knowledge base gets: the format, for a person editing."""
@@ -37,6 +33,9 @@ def seed_knowledge_base(target: Path, *, source: Path | None = None) -> bool:
     second process seeding at the same moment never leaves a half-filled knowledge base."""
     if target.exists():
         return False
+    # Imported when there is something to copy: every start of every command comes here.
+    from chatbot.knowledge_base.storage import list_passage_files, read_regular_file
+
     source = source if source is not None else shipped_knowledge_base()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = target.parent / f".{target.name}.seeding-{secrets.token_hex(6)}"

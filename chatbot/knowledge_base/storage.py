@@ -23,9 +23,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chatbot.errors import HelpdeskError
+# Defined there (light enough for the settings and an app's first screen), named here too.
+from chatbot.knowledge_base.errors import KnowledgeBaseError as KnowledgeBaseError
+from chatbot.knowledge_base.errors import require_directory as require_directory
+from chatbot.knowledge_base.errors import shipped_knowledge_base as shipped_knowledge_base
 from chatbot.knowledge_base.models import Passage, validate_passage_id
-from chatbot.resources import shipped
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +37,8 @@ MAX_PASSAGE_FILE_BYTES = 1 << 20
 """A passage holds at most 4,000 characters; a file of a mebibyte is not one, whatever it says."""
 
 
-class KnowledgeBaseError(HelpdeskError):
-    """A knowledge-base file or passage that cannot be used."""
-
-
 class MissingFileError(KnowledgeBaseError):
     """The file is not there (a caller may take that to mean "no such passage")."""
-
-
-def shipped_knowledge_base() -> Path:
-    """The bike-share help center that ships with the package (read-only: seed copies from it)."""
-    return shipped("knowledge_base")
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -226,17 +219,6 @@ def parse_passage_file(path: Path, content: bytes) -> Passage:
             f"{path}: passage {passage.id!r}: id does not match the file name {path.stem!r}"
         )
     return passage
-
-
-def require_directory(directory: Path) -> None:
-    try:
-        info = directory.stat()
-    except FileNotFoundError:
-        raise KnowledgeBaseError(f"{directory}: knowledge base not found") from None
-    except OSError as error:
-        raise KnowledgeBaseError(f"{directory}: cannot open: {error.strerror or error}") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise KnowledgeBaseError(f"{directory}: knowledge base must be a directory of JSON files")
 
 
 @dataclass(frozen=True, slots=True)

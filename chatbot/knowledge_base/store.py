@@ -26,8 +26,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from filelock import FileLock, Timeout
-
 from chatbot.files import (
     fsync_directory,
     remove_durably,
@@ -396,6 +394,9 @@ class PassageStore:
                     f"{self.directory}: cannot create: {error.strerror or error}"
                 ) from None
         require_directory(self.directory)
+        # Imported by writers only: reading (an engine, `helpdesk ask`) takes no lock.
+        from filelock import FileLock, Timeout
+
         lock = FileLock(str(self.directory / LOCK_FILE), timeout=self.lock_timeout)
         try:
             lock.acquire()

@@ -11,27 +11,19 @@ import gc
 import getpass
 import logging
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-import httpx
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
-from chatbot.assembly import (
-    build_engine,
-    build_locale_engines,
-    engine_readers,
-    make_http_client,
-    open_knowledge_base,
-    open_service,
-)
+from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
-from chatbot.desk.bot import BotWorker
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.engine.live import POLL_S as KB_POLL_S
 from chatbot.engine.live import LiveEngine
@@ -49,8 +41,18 @@ from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import recorded_questions
 from chatbot.tui.widgets.agent_console import AgentConsole
-from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList
+from chatbot.valen.protocol import PREDICATE
+
+# The engine (numpy, the BM25 index), httpx and the bot worker are built after the first screen
+# is shown (see `HelpDeskApp._start_engine`): imported there, not here.
+if TYPE_CHECKING:
+    import httpx
+
+    from chatbot.desk.bot import BotWorker
+    from chatbot.engine.engine import Engine
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.tui.widgets.conversation_view import ConversationView
 
 Mode = Literal["all", "chat", "agent", "editor"]
 
@@ -75,6 +77,22 @@ SUBTITLES: dict[Mode, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Engines:
+    """What `create_app` builds off the UI thread once the first screen is up."""
+
+    engine: Engine
+    translated: dict[Locale, LiveEngine]
+    """Engines over translated knowledge bases (see `HelpDeskApp.translated`)."""
+    http: httpx.AsyncClient | None
+    """The HTTP client for Valen: the caller's, or one made for this app (None when replaying
+    recorded answers only, which makes no request)."""
+    passages: KnowledgeBaseStore
+    """The knowledge base the engine was built from, which the app follows from then on."""
+    stamp: int | None
+    """Its stamp, read before its passages were."""
+
+
 class _AppLog(logging.Handler):
     """The embedded bot's log lines go to Textual's log, never onto the terminal it draws."""
 
@@ -87,7 +105,11 @@ class _AppLog(logging.Handler):
 
 
 class HelpDeskApp(SafeApp):
-    """Owns the desk and the HTTP client it was given to own; runs the embedded bot worker."""
+    """Owns the desk and the HTTP client it made; runs the embedded bot worker.
+
+    The first screen comes before the engine: `build_engines` runs in a thread once the screen is
+    up, and the bot worker starts when it is done. A question asked meanwhile is stored (pending)
+    like any other, and the bot answers it as soon as it starts: nothing is lost or refused."""
 
     CSS_PATH = "app.tcss"
     TITLE = "helpdesk"
@@ -108,8 +130,8 @@ class HelpDeskApp(SafeApp):
         *,
         desk: AsyncDesk,
         live: LiveEngine,
-        http: httpx.AsyncClient,
-        bot: BotWorker | None = None,
+        build_engines: Callable[[], Engines],
+        make_bot: Callable[[Engines], BotWorker] | None = None,
         mode: Mode = "all",
         clock: Clock = utc_now,
         agent: str | None = None,
@@ -119,17 +141,25 @@ class HelpDeskApp(SafeApp):
         owns_desk: bool = False,
         knowledge_base: Path | str | None = None,
         locale: Locale = DEFAULT_LOCALE,
-        translated: Mapping[Locale, LiveEngine] | None = None,
     ) -> None:
         super().__init__()
-        self.translated = dict(translated or {})
+        self.translated: dict[Locale, LiveEngine] = {}
         """Engines over translated knowledge bases, for conversations in those languages; kept
-        in step with their folders like the main one."""
+        in step with their folders like the main one (filled once the engines are built)."""
         self.mode_name: Mode = mode
         self.sub_title = translations(locale).gettext(SUBTITLES[mode])
-        self.http = http
-        self.bot = bot
-        """The embedded bot worker (None with `--no-bot`: another process answers)."""
+        self.http: httpx.AsyncClient | None = None
+        """The HTTP client for Valen, once the engines are built (None: replaying only)."""
+        self.bot: BotWorker | None = None
+        """The embedded bot worker, once the engine is built (None until then, and always with
+        `--no-bot`: another process answers)."""
+        self.startup_error: str | None = None
+        """Why the engine could not be built (a broken passage file, say): the app exits, and
+        the command line prints this as its one line on stderr."""
+        self._build_engines = build_engines
+        self._make_bot = make_bot
+        self._closing = False
+        self._engines: asyncio.Future[Engines] | None = None
         self._bot_task: asyncio.Task[None] | None = None
         self._kb_follow: asyncio.Task[None] | None = None
         self._owns_http = owns_http
@@ -166,15 +196,48 @@ class HelpDeskApp(SafeApp):
         desk = self.services.desk
         self._unsubscribe = desk.subscribe(self._desk_changed)
         await desk.watch()
+        if self.knowledge_base is not None and self.mode_name == "editor":
+            self.action_edit_knowledge_base()  # Opens once the engine is built.
+        # After the first screen is drawn: building the engine in a thread holds the GIL for
+        # much of its ~0.2-0.4 s, which would otherwise delay that screen.
+        self.call_after_refresh(self._start_engine)
+
+    def _start_engine(self) -> None:
+        # The first screen is up: resume the garbage collection `helpdesk` paused for start-up.
+        gc.enable()
+        # The thread's future is kept apart from the worker, which Textual may cancel on exit:
+        # `on_unmount` waits for the thread itself and closes what it made.
+        self._engines = asyncio.ensure_future(asyncio.to_thread(self._build_engines))
+        self.run_worker(self._build_and_start(self._engines), name="build the engine")
+
+    async def _build_and_start(self, building: asyncio.Future[Engines]) -> None:
+        """Build the engine (and the HTTP client, the translations' engines) off the UI thread,
+        put it in place, then start the embedded bot worker, which answers whatever was asked
+        meanwhile. A knowledge base that cannot be loaded ends the app with one line."""
+        live = self.services.live
+        try:
+            engines = await asyncio.shield(building)
+        except HelpdeskError as error:
+            self.startup_error = str(error)
+            self.exit(return_code=2)
+            return
+        if self._closing:  # Quit while it was being built: nothing more to start.
+            return
+        self.http = engines.http
+        live.follow_from(engines.passages, engines.stamp)
         if self.knowledge_base is not None:
-            self.kb_index = KnowledgeBaseIndex(self, self.services.live)
+            # Before the engine is announced: the editor, waiting for it, opens on this index.
+            self.kb_index = KnowledgeBaseIndex(self, live)
             # A task, not a worker: it runs as long as the app, and tests wait for workers.
             self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
-            if self.mode_name == "editor":
-                self.action_edit_knowledge_base()
+        if not live.ready:  # Else a test's stand-in engine, put in meanwhile, stays.
+            live.engine = engines.engine
+        self.translated = dict(engines.translated)
         for translated in self.translated.values():
             self.set_interval(KB_POLL_S, translated.poll)
-        if self.bot is not None:
+        if self._make_bot is not None:
+            self.bot = self._make_bot(engines)
+            self.bot.log.addHandler(_AppLog(self))
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
     def on_queue_list_loaded(self, _event: QueueList.Loaded) -> None:
@@ -225,10 +288,18 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.screens.editor import EditorScreen
 
         # Not over a dialog, and never a second editor on the stack.
-        if self.kb_index is None or isinstance(self.screen, ModalScreen):
+        if self.knowledge_base is None or isinstance(self.screen, ModalScreen):
+            return
+        if self.kb_index is None or not self.services.live.ready:
+            # Its panels read the engine and its index: open it once they are built.
+            self.run_worker(self._edit_when_ready(), group="open editor", exclusive=True)
             return
         if not any(isinstance(screen, EditorScreen) for screen in self.screen_stack):
             self.push_screen(EditorScreen(self.services, index=self.kb_index))
+
+    async def _edit_when_ready(self) -> None:
+        await self.services.live.wait_ready()
+        self.action_edit_knowledge_base()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -241,7 +312,16 @@ class HelpDeskApp(SafeApp):
                                 self.action_analytics)  # fmt: skip
 
     async def on_unmount(self) -> None:
+        self._closing = True
         self._unsubscribe()
+        if self._engines is not None:
+            # An engine still being built is waited for (a fraction of a second): its thread
+            # cannot be stopped, and the HTTP client it may have made is closed below.
+            (built,) = await asyncio.gather(self._engines, return_exceptions=True)
+            if isinstance(built, Engines):
+                self.http = built.http
+                if built.passages is not self.services.live.passages:
+                    built.passages.close()  # Opened by the build, never put in place.
         if self._kb_follow is not None:
             self._kb_follow.cancel()
             await asyncio.gather(self._kb_follow, return_exceptions=True)
@@ -255,7 +335,7 @@ class HelpDeskApp(SafeApp):
         for live in (self.services.live, *self.translated.values()):
             if live.passages is not None:
                 live.passages.close()
-        if self._owns_http:
+        if self._owns_http and self.http is not None:
             await self.http.aclose()
 
     async def open_conversation(self, conversation_id: int) -> ConversationView:
@@ -342,13 +422,16 @@ def create_app(
     `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
     the one its cookie names)."""
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
-    owns_http = http is None
-    client = http if http is not None else make_http_client(settings)
     passages = None
     try:
-        passages = open_knowledge_base(settings, lock_timeout=2.0)
-        live = LiveEngine(build_engine(settings, client, passages), passages)
-        translated = build_locale_engines(settings, client, live.engine)
+        # Checked now, so a wrong `--kb` is one line before the app starts; a directory's store
+        # (the passage model with it) is opened, and the passages read, once the first screen is
+        # up. A PostgreSQL knowledge base is connected to now, so a server that refuses is one
+        # line too.
+        check_knowledge_base(settings)
+        if isinstance(settings.knowledge_base.path, str):
+            passages = open_knowledge_base(settings, lock_timeout=2.0)
+        live = LiveEngine(None, passages)
         if conversation_id is not None:
             desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
@@ -356,25 +439,50 @@ def create_app(
         if passages is not None:
             passages.close()
         raise
-    worker = None
+    kb = passages
+
+    def build_engines() -> Engines:
+        # Runs in a thread once the first screen is up; imports numpy, the index and httpx.
+        from chatbot.assembly import build_engine, build_locale_engines, make_http_client
+
+        store = kb if kb is not None else open_knowledge_base(settings, lock_timeout=2.0)
+        try:
+            stamp = store.stamp()  # Before reading: a save meanwhile is caught by the next poll.
+            client = http
+            if client is None and settings.valen.replay != "on":
+                client = make_http_client(settings)  # Replaying only makes no request.
+            engine = build_engine(settings, client, store)
+            translated = build_locale_engines(settings, client, engine)
+        except BaseException:
+            if kb is None:
+                store.close()
+            raise
+        return Engines(engine, translated, client, store, stamp)
+
+    make_bot = None
     if bot:
-        # Made directly, not by getLogger: it belongs to this app alone and goes away with it.
-        log = logging.Logger("helpdesk.bot")
-        worker = BotWorker(
-            desk,
-            lambda: live.engine,
-            concurrency=settings.bot.concurrency,
-            lease_s=settings.bot.lease_s,
-            poll_s=settings.bot.poll_s,
-            grace_s=0,
-            log=log,
-            locale_engines=engine_readers(translated),
-        )
+
+        def make_bot(engines: Engines) -> BotWorker:
+            from chatbot.assembly import engine_readers
+            from chatbot.desk.bot import BotWorker
+
+            # Made directly, not by getLogger: it belongs to this app alone and goes away with it.
+            return BotWorker(
+                desk,
+                lambda: live.engine,
+                concurrency=settings.bot.concurrency,
+                lease_s=settings.bot.lease_s,
+                poll_s=settings.bot.poll_s,
+                grace_s=0,
+                log=logging.Logger("helpdesk.bot"),
+                locale_engines=engine_readers(engines.translated),
+            )
+
     app = HelpDeskApp(
         desk=desk,
         live=live,
-        http=client,
-        bot=worker,
+        build_engines=build_engines,
+        make_bot=make_bot,
         mode=mode,
         clock=clock,
         # `--agent` (the web front end passes the account's name) wins and is never asked for;
@@ -382,22 +490,19 @@ def create_app(
         agent=agent or settings.agent.name,
         conversation_id=conversation_id,
         timings=timings,
-        owns_http=owns_http,
+        owns_http=http is None,
         owns_desk=True,
         knowledge_base=settings.knowledge_base.path if editor else None,
         # A customer's chat alone starts in English and follows its conversation.
         locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
-        translated=translated,
     )
     app.services.fixed_conversation = fixed_conversation
-    if worker is not None:
-        worker.log.addHandler(_AppLog(app))
     if settings.valen.replay == "on":
-        engine = live.engine
+        # The engine's threshold and predicate, known from the settings before it is built.
         app.services.suggestions = recorded_questions(
             settings.valen.cache,
-            threshold=engine.threshold,
-            predicate=engine.predicate,
+            threshold=settings.engine.threshold,
+            predicate=PREDICATE,
             model=settings.valen.model,
         )
     return app

@@ -7,13 +7,16 @@ wakes at once when a knowledge base in PostgreSQL announces another process's ch
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.signal import Signal
 
-from chatbot.engine.engine import Engine
 from chatbot.engine.live import POLL_S, LiveEngine
-from chatbot.knowledge_base.interface import KnowledgeBaseStore
+
+if TYPE_CHECKING:
+    from chatbot.engine.engine import Engine
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
 
 POLL_SECONDS = POLL_S
 

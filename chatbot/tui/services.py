@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.signal import Signal
 
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.clock import Clock
-from chatbot.engine.engine import Engine
 from chatbot.engine.live import LiveEngine
 from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.tui.suggestions import Suggestion
+
+if TYPE_CHECKING:
+    from chatbot.engine.engine import Engine  # numpy: loaded after the first screen
 
 
 @dataclass
@@ -42,7 +45,8 @@ class Services:
 
     @property
     def engine(self) -> Engine:
-        """The engine of this moment: read it at the moment of use."""
+        """The engine of this moment: read it at the moment of use. Raises `EngineNotReady`
+        while the app is still building its first one; `await live.wait_ready()` waits."""
         return self.live.engine
 
     @engine.setter

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from chatbot.files import write_text_atomic
 from chatbot.text import printable
 from chatbot.valen.protocol import JSONError, loads
@@ -152,6 +150,9 @@ class ReplayCache:
         self._load()
         if self.corrupt is not None:
             return 0  # Already warned when it was loaded.
+        # Imported when recording only: replaying takes no lock.
+        from filelock import FileLock, Timeout
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_S)

@@ -59,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_error(str(error))
         return 2
     app.run()
+    if app.startup_error is not None:  # The knowledge base could not be loaded.
+        print_error(app.startup_error)
+        return 2
     return app.return_code or 0
 
 

@@ -18,10 +18,16 @@ from textual.widgets import Input, TextArea
 from textual.widgets._footer import FooterKey
 
 from chatbot.desk.models import Author
+from chatbot.engine.engine import Engine
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
+
+
+async def engine_ready(app: HelpDeskApp, timeout: float = 30.0) -> Engine:
+    """The app's engine, once built: the app builds it in a thread after its first screen."""
+    return await asyncio.wait_for(app.services.live.wait_ready(), timeout)
 
 
 def customer_bubbles(panel: ChatPanel) -> int:

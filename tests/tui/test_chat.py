@@ -19,7 +19,16 @@ from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
-from tests.tui.helpers import ask, flat, palette_ready, screen_text, settled, type_text, wait_until
+from tests.tui.helpers import (
+    ask,
+    engine_ready,
+    flat,
+    palette_ready,
+    screen_text,
+    settled,
+    type_text,
+    wait_until,
+)
 
 CHARGED_TEXT = "Charged twice for one ride? The first charge is a temporary hold of 1 euro"
 
@@ -82,6 +91,7 @@ async def test_the_question_is_stored_then_judged_while_an_indicator_shows(
 ) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         gated = GatedEngine(app.services.engine)
         app.services.engine = gated
         await ask(pilot, Q1, wait=False)
@@ -106,6 +116,7 @@ async def test_a_second_question_does_not_cancel_the_first(
 ) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         gated = GatedEngine(app.services.engine)
         app.services.engine = gated
         await ask(pilot, Q1, wait=False)
@@ -150,6 +161,7 @@ async def test_talk_to_a_person_while_the_bot_is_working(
 ) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         gated = GatedEngine(app.services.engine)
         app.services.engine = gated
         await ask(pilot, Q1, wait=False)
@@ -299,6 +311,7 @@ async def test_an_engine_crash_hands_the_customer_to_a_person(
 ) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         app.services.engine = BrokenEngine(app.services.engine)
         await ask(pilot, Q1)
         conversation = other.conversation(1)

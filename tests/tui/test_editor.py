@@ -26,7 +26,7 @@ from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import SHIPPED_CACHE
 from tests.tui.conftest import Q1, SIZE, MakeApp
-from tests.tui.helpers import palette_ready, type_text, wait_until
+from tests.tui.helpers import engine_ready, palette_ready, type_text, wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -362,6 +362,7 @@ async def test_a_broken_file_is_reported_and_the_rest_stay_editable(
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen, from the passages as they were.
         # Broken by hand while the app runs (a broken file at startup stops the app, by design).
         (kb_copy / "broken.json").write_text("{", encoding="utf-8")
         editor = await open_editor(pilot)

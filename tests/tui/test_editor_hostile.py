@@ -24,6 +24,7 @@ from tests.tui.conftest import Q1, SIZE, MakeApp
 from tests.tui.helpers import (
     RecordingDriver,
     ask,
+    engine_ready,
     flat,
     screen_text,
     terminal_output,
@@ -143,6 +144,7 @@ async def test_a_broken_file_renamed_in_while_the_app_runs_changes_nothing(
 ) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         engine = app.services.engine
         broken = [("deep.json", DEEP, "deep.json: JSON nested too deeply"),
                   ("huge.json", '{"id": ' + "9" * 50_000 + "}",
@@ -172,6 +174,7 @@ async def test_an_unexpected_error_while_reloading_keeps_the_app_and_its_index(
 
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         engine = app.services.engine
         monkeypatch.setattr(Engine, "with_passages", explode)
         (kb_copy / "new-one.json").write_text(
@@ -193,6 +196,7 @@ async def test_a_fifo_in_the_folder_is_named_and_the_rest_reloads(
 ) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen; the FIFO comes while it runs.
         os.mkfifo(kb_copy / "zz.json")
         (kb_copy / "new-one.json").write_text(
             passage_file_text(PassageStore(kb_copy).get("helmet").passage).replace(

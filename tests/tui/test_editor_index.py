@@ -14,6 +14,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from tests.conftest import ROOT, SHIPPED_CACHE
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.helpers import engine_ready
 
 LOST = "Where do lost and found items left in a bike basket go?"
 
@@ -37,6 +38,7 @@ async def test_a_save_by_another_process_reaches_this_apps_engine(
 ) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         assert len(app.services.engine.passages) == 10
         added = subprocess.run(
             [sys.executable, "-m", "chatbot", "kb", "add", "--id", "lost-and-found", "--text",
@@ -54,6 +56,7 @@ async def test_a_save_by_another_process_reaches_this_apps_engine(
 async def test_an_unchanged_directory_is_not_reloaded(make_app: MakeApp) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE):
+        await engine_ready(app)  # Built after the first screen.
         engine = app.services.engine
         index_of(app).poll()
         await app.workers.wait_for_complete()
@@ -63,6 +66,7 @@ async def test_an_unchanged_directory_is_not_reloaded(make_app: MakeApp) -> None
 async def test_an_older_rebuild_never_replaces_a_newer_one(make_app: MakeApp) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         index = index_of(app)
         first = app.services.engine
         index.rebuild()
@@ -78,6 +82,7 @@ async def test_an_older_rebuild_never_replaces_a_newer_one(make_app: MakeApp) ->
 async def test_a_broken_file_keeps_the_last_good_index(make_app: MakeApp, kb_copy: Path) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
+        await engine_ready(app)  # Built after the first screen.
         engine = app.services.engine
         (kb_copy / "broken.json").write_text("{", encoding="utf-8")
         index_of(app).poll()

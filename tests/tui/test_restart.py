@@ -15,7 +15,7 @@ from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueList
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, MakeApp
-from tests.tui.helpers import ask, flat, screen_text, wait_until
+from tests.tui.helpers import ask, engine_ready, flat, screen_text, wait_until
 
 
 async def test_a_restarted_app_finds_conversation_decision_and_queue(
@@ -84,6 +84,7 @@ async def test_a_question_left_mid_judgment_is_answered_on_reopening(
     and the app opened again on the conversation answers it."""
     first = make_app("chat")
     async with first.run_test(size=SIZE) as pilot:
+        await engine_ready(first)  # Built after the first screen.
         stuck = StuckEngine(first.services.engine)
         first.services.engine = stuck
         await ask(pilot, Q1, wait=False)

@@ -97,9 +97,9 @@ class StatsScreen(Screen[None]):
         """Read the figures for the period shown and draw them."""
         self._stale = False
         try:
-            stats = await self.services.desk.stats(
-                since=self.since, threshold=self.services.engine.threshold
-            )
+            # Opened in the app's first moments, the engine may still be being built.
+            engine = await self.services.live.wait_ready()
+            stats = await self.services.desk.stats(since=self.since, threshold=engine.threshold)
         except HelpdeskError as error:
             failed = self.query_one("#stats-error", Static)
             failed.update(Text(f"Cannot read the figures: {printable(str(error))}"))

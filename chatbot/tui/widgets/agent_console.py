@@ -3,6 +3,8 @@ claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,8 +16,12 @@ from chatbot.i18n import N_
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
-from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
+
+# The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
+# conversation opens, not before the first screen; its messages are handled by name below.
+if TYPE_CHECKING:
+    from chatbot.tui.widgets.conversation_view import ConversationView
 
 PALETTE_ROWS = 50
 """Queue rows offered in the command palette: the longest waits, not ten thousand entries."""
@@ -42,8 +48,8 @@ class AgentConsole(Vertical):
     @property
     def open_view(self) -> ConversationView | None:
         """The conversation shown, if one is (the view stays mounted, hidden, once closed)."""
-        views = self.query(ConversationView)
-        view = views.first() if views else None
+        views = self.query("ConversationView")
+        view = cast("ConversationView | None", views.first() if views else None)
         return None if view is None or view.closed else view
 
     @property
@@ -52,6 +58,8 @@ class AgentConsole(Vertical):
 
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Show one conversation by id (also the way in for benchmarks and tests)."""
+        from chatbot.tui.widgets.conversation_view import ConversationView
+
         await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
         self.queue.display = False
         views = self.query(ConversationView)
@@ -86,19 +94,16 @@ class AgentConsole(Vertical):
     async def _opened(self, event: QueueList.Opened) -> None:
         await self._open(event.conversation_id)
 
-    @on(ConversationView.Closed)
-    async def _conversation_closed(self, event: ConversationView.Closed) -> None:
+    async def on_conversation_view_closed(self, event: ConversationView.Closed) -> None:
         await self.close_conversation()
 
-    @on(ConversationView.ConsoleAction)
-    def _console_action(self, event: ConversationView.ConsoleAction) -> None:
+    def on_conversation_view_console_action(self, event: ConversationView.ConsoleAction) -> None:
         if event.action == "find":
             self.action_find()
         elif event.action == "team":
             self.action_team()
 
-    @on(ConversationView.Read)
-    def _read(self, event: ConversationView.Read) -> None:
+    def on_conversation_view_read(self, event: ConversationView.Read) -> None:
         self.queue.mark_read(event.conversation_id, event.entry_id)
 
     def action_find(self, text: str = "") -> None:

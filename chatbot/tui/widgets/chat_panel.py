@@ -32,7 +32,7 @@ from chatbot.desk.models import (
     Resolved,
     State,
 )
-from chatbot.engine.engine import MAX_QUESTION_CHARS, check_question
+from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.notices import notice, status_line

@@ -486,7 +486,7 @@ class ConversationView(Vertical):
         scores = {} if latest is None else {
             c.id: c.probability for c in latest.decision.candidates
         }  # fmt: skip
-        passages = list(self.services.engine.passages)
+        passages = list((await self.services.live.wait_ready()).passages)
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
         self.app.push_screen(PassagePicker(items), self.use_passage)

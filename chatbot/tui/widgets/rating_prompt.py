@@ -40,17 +40,26 @@ class RatingPrompt(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(rating_prompt(self.agent, locale=self.locale)), id="rating-question")
-        with Horizontal(id="rating-buttons"):
-            for rating in RATINGS:
-                button = Button(str(rating), id=f"rate-{rating}", compact=True)
-                button.can_focus = False
-                yield button
+        # The buttons come with the first question: until a conversation is resolved the prompt
+        # is hidden, and the first screen need not make (and style) five buttons.
+        yield Horizontal(id="rating-buttons")
 
     def ask(self, agent: str | None) -> None:
         """Show the question, naming who resolved the conversation."""
         self.agent = agent
         self._show_question()
+        buttons = self.query_one("#rating-buttons", Horizontal)
+        if not buttons.children:
+            buttons.mount_all(self._buttons())
         self.display = True
+
+    def _buttons(self) -> list[Button]:
+        made = []
+        for rating in RATINGS:
+            button = Button(str(rating), id=f"rate-{rating}", compact=True)
+            button.can_focus = False
+            made.append(button)
+        return made
 
     def show_in(self, locale: Locale) -> None:
         """Ask in `locale` from now on."""
