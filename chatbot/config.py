@@ -6,16 +6,11 @@ names (`VALEN_BASE_URL`, `VALEN_API_KEY`, `HELPDESK_KB`, ...) win over those. A 
 a `HELPDESK_*` variable that names no setting is a warning, once, naming it: a typo must not
 silently leave a default in force. Nothing is read or created at import: `load_settings()` does
 the reading, and seeds the user's knowledge base from the shipped one the first time.
-
-The sources are merged here, not by pydantic-settings: it read the same names the same way (a
-`HELPDESK_<SECTION>` variable may hold a whole section as JSON), but importing it cost every
-command ~30-40 ms before its first output (issue 13), for four sources that take a few lines.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import os
 import stat
@@ -27,7 +22,6 @@ from typing import Annotated, Any
 from platformdirs import user_config_path, user_data_path
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     StringConstraints,
@@ -35,6 +29,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
@@ -244,14 +240,23 @@ SHORT_ENV_NAMES: dict[str, tuple[str, str]] = {
 }
 
 
-def file_settings(path: Path) -> dict[str, Any]:
+class ConfigFileSource(PydanticBaseSettingsSource):
     """The TOML settings file, read defensively: a missing file is no settings; a FIFO, a folder,
     a huge file, bad UTF-8, bad TOML or nesting deep enough to overflow the parser is one
     `HelpdeskError` line naming the file."""
-    data = read_config_file(path)
-    for key in unknown_keys(data, Settings):
-        warn_once(f"{path}: unknown setting {key!r} ignored{_suggest(key, path)}")
-    return data
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
+
+    def __call__(self) -> dict[str, Any]:
+        data = read_config_file(self.path)
+        for key in unknown_keys(data, self.settings_cls):
+            warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key, self.path)}")
+        return data
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -347,63 +352,30 @@ def warn_once(message: str) -> None:
         log.warning("%s", message)
 
 
-def short_env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
-    """The documented short environment variable names, in their nested sections; an empty one
-    sets nothing."""
-    values: dict[str, Any] = {}
-    for name, (section, key) in SHORT_ENV_NAMES.items():
-        value = environ.get(name)
-        if value:
-            values.setdefault(section, {})[key] = value
-    return values
+class ShortEnvSource(PydanticBaseSettingsSource):
+    """Reads the documented short environment variable names into their nested sections."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, dict[str, str]] = {}
+        for name, (section, key) in SHORT_ENV_NAMES.items():
+            value = os.environ.get(name)
+            if value:
+                values.setdefault(section, {})[key] = value
+        return values
 
 
-def long_env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
-    """`HELPDESK_<SECTION>__<FIELD>` variables (names in any case), and `HELPDESK_<SECTION>`
-    holding a whole section as a JSON object, which the single fields win over. Names that are
-    no setting are left out here (`load_settings` names them)."""
-    sections = dict(_sections(Settings))
-    whole: dict[str, Any] = {}
-    fields: dict[str, dict[str, str]] = {}
-    for name, value in environ.items():
-        if not name.upper().startswith("HELPDESK_"):
-            continue
-        section, _, key = name[len("HELPDESK_") :].lower().partition("__")
-        if section not in sections:
-            continue
-        if not key:
-            try:
-                whole[section] = json.loads(value)
-            except ValueError:  # RecursionError is one too.
-                raise HelpdeskError(
-                    f"cannot read configuration: {name.upper()} is not a JSON object"
-                ) from None
-        elif "__" not in key:  # Sections hold no sections.
-            fields.setdefault(section, {})[key] = value
-    for section, values in fields.items():
-        base = whole.get(section)
-        whole[section] = {**base, **values} if isinstance(base, dict) else values
-    return whole
-
-
-def merged(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    """The layers merged section by section, later ones winning key by key."""
-    result: dict[str, Any] = {}
-    for layer in layers:
-        for key, value in layer.items():
-            below = result.get(key)
-            if isinstance(below, Mapping) and isinstance(value, Mapping):
-                result[key] = merged(below, value)
-            else:
-                result[key] = value
-    return result
-
-
-class Settings(BaseModel):
+class Settings(BaseSettings):
     """Everything the help desk can be configured with."""
 
-    # Defaults are validated too, as they were under pydantic-settings.
-    model_config = ConfigDict(extra="ignore", validate_default=True)
+    model_config = SettingsConfigDict(
+        env_prefix="HELPDESK_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        nested_model_default_partial_update=True,
+    )
 
     knowledge_base: KnowledgeBaseSettings = Field(default_factory=KnowledgeBaseSettings)
     """The knowledge base."""
@@ -423,6 +395,22 @@ class Settings(BaseModel):
     web: WebSettings = Field(default_factory=WebSettings)
     """The browser front end."""
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            ShortEnvSource(settings_cls),
+            env_settings,
+            ConfigFileSource(settings_cls, config_file()),
+        )
+
 
 def load_settings(**overrides: Any) -> Settings:
     """Read settings from file and environment, with `overrides` (nested dicts) on top.
@@ -433,15 +421,7 @@ def load_settings(**overrides: Any) -> Settings:
     for name in unknown_env_names(os.environ):
         warn_once(f"unknown environment variable {name} ignored{_suggest(name)}")
     try:
-        environ = os.environ
-        settings = Settings.model_validate(
-            merged(
-                file_settings(config_file()),
-                long_env_settings(environ),
-                short_env_settings(environ),
-                overrides,
-            )
-        )
+        settings = Settings(**overrides)
     except ValidationError as error:
         from chatbot.knowledge_base.storage import describe_validation_error
 

@@ -154,27 +154,3 @@ def test_a_postgresql_knowledge_base_is_kept_as_its_url(monkeypatch: pytest.Monk
     assert load_settings(knowledge_base={"path": "POSTGRES://h/d"}).knowledge_base.path == (
         "POSTGRES://h/d"
     )
-
-
-def test_a_section_as_json_and_its_fields_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HELPDESK_VALEN", '{"model": "m", "max_attempts": 2}')
-    monkeypatch.setenv("helpdesk_valen__max_attempts", "3")  # Names are read in any case.
-    settings = load_settings()
-    assert (settings.valen.model, settings.valen.max_attempts) == ("m", 3)
-    # An option given for one field leaves the rest of the section as the environment set it.
-    settings = load_settings(valen={"max_attempts": 5})
-    assert (settings.valen.model, settings.valen.max_attempts) == ("m", 5)
-    monkeypatch.setenv("HELPDESK_VALEN", "{")
-    with pytest.raises(HelpdeskError, match="^cannot read configuration: HELPDESK_VALEN is not"):
-        load_settings()
-
-
-def test_settings_load_without_pydantic_settings() -> None:
-    # Importing it cost every command ~30-40 ms before its first output (issue 13).
-    code = (
-        "import sys, chatbot.config as c; c.load_settings(); "
-        "print('pydantic_settings' in sys.modules)"
-    )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
-    assert result.stdout.strip() == "False", result.stderr
