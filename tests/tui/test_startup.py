@@ -134,7 +134,7 @@ def test_the_app_is_made_without_loading_the_engine_or_httpx(tmp_path: Path) -> 
         "from chatbot.config import load_settings\n"
         "from chatbot.tui import create_app\n"
         "create_app(load_settings())\n"
-        "print(sorted(m for m in ('numpy', 'httpx', 'aiohttp', 'pydantic_settings',"
+        "print(sorted(m for m in ('numpy', 'httpx', 'aiohttp',"
         " 'chatbot.knowledge_base.store', 'chatbot.knowledge_base.models') if m in sys.modules))\n"
     )
     env = os.environ | {
