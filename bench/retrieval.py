@@ -151,9 +151,9 @@ def _cached_corpus(size: int, seed: int) -> tuple[Path, int] | None:
     """The smallest cached corpus holding at least `size` passages, and its size."""
     held: list[tuple[int, Path]] = []
     for path in _cache_path(size, seed).parent.glob(f"en2-*-{seed}.txt"):
-        count = path.name.split("-")[1]
-        if count.isdigit() and int(count) >= size:
-            held.append((int(count), path))
+        named = path.name.split("-")[1]
+        if named.isdigit() and int(named) >= size:
+            held.append((int(named), path))
     if not held:
         return None
     count, path = min(held)
