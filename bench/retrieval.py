@@ -10,8 +10,12 @@ found in most passages. Chinese passages are 40-120 characters drawn the same wa
 characters, with a comma or full stop every 6-15; queries are 4-10 characters.
 
 Each (language, size) runs in a fresh process, so memory is the index's alone: retained is the
-resident-set growth from before the build to after it (garbage collected), peak is the build's
-high-water mark above the same start (Linux `VmHWM`, reset through /proc/self/clear_refs).
+resident-set growth from before the build to after it (garbage collected, and glibc's free heap
+pages handed back with `malloc_trim`), peak is the build's high-water mark above the same start
+(Linux `VmHWM`, reset through /proc/self/clear_refs). The build runs with glibc's default malloc,
+as the app's does: it reuses freed temporaries' pages from one chunk to the next (an earlier
+version fixed the mmap threshold at 128 KiB to keep freed heap out of the retained figure, which
+made every temporary fresh zeroed pages: a third of the build's time at 1,000,000).
 
     python bench/retrieval.py [--quick] [--size en:1000000 ...]
 """
@@ -19,6 +23,7 @@ high-water mark above the same start (Linux `VmHWM`, reset through /proc/self/cl
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -27,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -131,23 +137,64 @@ def _draw(zipf: Zipf, count: int, rng: np.random.Generator) -> npt.NDArray[np.in
     return np.minimum(ranks, len(zipf.words) - 1)
 
 
+# English passages are drawn CHUNK at a time, each chunk from its own seeded generator, so any
+# size's passages are the first passages of every larger size's: one cached corpus (the largest
+# drawn) serves every size.
+CHUNK = 50_000
+
+
+def _cache_path(size: int, seed: int) -> Path:
+    return Path(tempfile.gettempdir()) / "helpdesk-bench" / f"en2-{size}-{seed}.txt"
+
+
+def _cached_corpus(size: int, seed: int) -> tuple[Path, int] | None:
+    """The smallest cached corpus holding at least `size` passages, and its size."""
+    held: list[tuple[int, Path]] = []
+    for path in _cache_path(size, seed).parent.glob(f"en2-*-{seed}.txt"):
+        named = path.name.split("-")[1]
+        if named.isdigit() and int(named) >= size:
+            held.append((int(named), path))
+    if not held:
+        return None
+    count, path = min(held)
+    return path, count
+
+
+def _cached_prefix(size: int, seed: int) -> list[str] | None:
+    """The first `size` passages of the smallest cached corpus holding at least that many."""
+    found = _cached_corpus(size, seed)
+    if found is None:
+        return None
+    path, count = found
+    with path.open(encoding="utf-8", newline="\n") as file:
+        if count == size:
+            return file.read().split("\n")
+        return [line.rstrip("\n") for line in islice(file, size)]
+
+
+def cache_texts(size: int, seed: int = SEED) -> None:
+    """Draw and cache `size` English passages unless a cached corpus already holds them."""
+    if _cached_corpus(size, seed) is None:
+        synthetic_texts(size, seed)
+
+
 def synthetic_texts(size: int, seed: int = SEED) -> list[str]:
     """`size` English passages as text: 30-80 Zipf-drawn made-up words each. Kept in a cache
-    file after the first run (a million take ~15 s to draw, a second to read back)."""
-    cache = Path(tempfile.gettempdir()) / "helpdesk-bench" / f"en-{size}-{seed}.txt"
-    if cache.exists():
-        return cache.read_text(encoding="utf-8").split("\n")
-    rng = np.random.default_rng(seed)
-    zipf = Zipf(vocabulary(VOCABULARY, rng))
-    lengths = rng.integers(MIN_WORDS, MAX_WORDS + 1, size=size)
+    file after the first run (a million take ~10 s to draw, a second or two to read back)."""
+    cached = _cached_prefix(size, seed)
+    if cached is not None:
+        return cached
+    zipf = Zipf(vocabulary(VOCABULARY, np.random.default_rng(seed)))
     texts: list[str] = []
-    for start in range(0, size, 50_000):
-        chunk = lengths[start : start + 50_000].tolist()
-        flat = zipf.draw(sum(chunk), rng)
+    for chunk, start in enumerate(range(0, size, CHUNK)):
+        rng = np.random.default_rng([seed, chunk])
+        lengths = rng.integers(MIN_WORDS, MAX_WORDS + 1, size=CHUNK)[: size - start].tolist()
+        flat = zipf.draw(sum(lengths), rng)
         at = 0
-        for n in chunk:
+        for n in lengths:
             texts.append(" ".join(flat[at : at + n]))
             at += n
+    cache = _cache_path(size, seed)
     cache.parent.mkdir(exist_ok=True)
     partial = cache.with_suffix(f".{os.getpid()}.tmp")
     partial.write_text("\n".join(texts), encoding="utf-8")
@@ -203,6 +250,17 @@ def _status_kb(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
+def _release() -> None:
+    """Collect garbage, then hand glibc's free heap pages back to the system, so the resident
+    set counts what is held, not build temporaries freed but kept by malloc for reuse."""
+    gc.collect()
+    try:
+        libc = ctypes.CDLL(None)
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # Not glibc: the figure may then include freed heap.
+
+
 def _reset_peak() -> bool:
     try:
         Path("/proc/self/clear_refs").write_text("5")
@@ -212,19 +270,23 @@ def _reset_peak() -> bool:
 
 
 def _latencies(
-    queries: Sequence[Sequence[str]], top: Callable[[Sequence[str], int], object], runs: int
-) -> tuple[list[float], list[float]]:
+    queries: Sequence[Sequence[str]], top: Callable[[Sequence[str], int], Any], runs: int
+) -> tuple[list[float], list[float], list[Any]]:
     """Milliseconds of each top-5 query, every query `runs` times: wall clock, and the thread's
-    CPU time (what the query costs whatever else the machine is doing)."""
+    CPU time (what the query costs whatever else the machine is doing); and each query's top 5
+    (from its last run), which the exactness check compares instead of asking again."""
     wall: list[float] = []
     cpu: list[float] = []
-    for _ in range(runs):
+    answers: list[Any] = []
+    for run in range(runs):
         for query in queries:
             started, cpu_started = time.perf_counter(), time.thread_time()
-            top(query, 5)
+            answer = top(query, 5)
             cpu.append((time.thread_time() - cpu_started) * 1000)
             wall.append((time.perf_counter() - started) * 1000)
-    return wall, cpu
+            if run == runs - 1:
+                answers.append(answer)
+    return wall, cpu, answers
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -233,7 +295,7 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def measure_one(
-    language: str, size: int, *, queries: int, runs: int, csr_queries: int
+    language: str, size: int, *, queries: int, runs: int, csr_queries: int, okapi_queries: int
 ) -> dict[str, Any]:
     """Build, memory, latency and exactness for one language and size (run in a fresh process)."""
     from bench.retrieval_peers import CsrPeer, MaxScorePeer
@@ -241,7 +303,7 @@ def measure_one(
     texts = synthetic_texts(size) if language == "en" else chinese_texts(size)
     questions = english_questions(queries) if language == "en" else chinese_questions(queries)
     tokens = analyzer(stem=True)
-    gc.collect()
+    _release()
     before = _status_kb("VmRSS")
     peak_known = _reset_peak()
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -249,21 +311,20 @@ def measure_one(
     build_s = time.perf_counter() - started
     build_cpu_s = time.process_time() - cpu_started
     peak = _status_kb("VmHWM") - before if peak_known else None
-    gc.collect()
+    _release()
     retained = _status_kb("VmRSS") - before
     query_terms = [tokens.tokenize(q) for q in questions]
 
     csr = CsrPeer(index)
     maxscore = MaxScorePeer(csr)
-    ours, ours_cpu = _latencies(query_terms, index.top, runs)
+    ours, ours_cpu, ours_top = _latencies(query_terms, index.top, runs)
     # The CSR peer scans every posting of every term (~25 ms a query at 1,000,000): a subset of
     # the queries when quick, enough for its median.
     csr_terms = query_terms[:csr_queries]
-    csr_ms, csr_cpu = _latencies(csr_terms, csr.top, runs)
-    maxscore_ms, maxscore_cpu = _latencies(query_terms, maxscore.top, runs)
-    identical = all(
-        [(h.index, h.score) for h in index.top(q, 5)] == maxscore.top(q, 5) for q in query_terms
-    ) and all([(h.index, h.score) for h in index.top(q, 5)] == csr.top(q, 5) for q in csr_terms)
+    csr_ms, csr_cpu, csr_top = _latencies(csr_terms, csr.top, runs)
+    maxscore_ms, maxscore_cpu, maxscore_top = _latencies(query_terms, maxscore.top, runs)
+    found = [[(h.index, h.score) for h in hits] for hits in ours_top]
+    identical = found == maxscore_top and found[: len(csr_top)] == csr_top
     figures: dict[str, Any] = {
         "build_s": build_s,
         "memory_mb": retained / 1024,
@@ -291,7 +352,8 @@ def measure_one(
         from rank_bm25 import BM25Okapi
 
         okapi = BM25Okapi([tokens.tokenize(t) for t in texts])
-        checked = query_terms[:50]
+        # rank_bm25 looks each query term up in every document's dict (~50 ms a Chinese query).
+        checked = query_terms[:okapi_queries]
         figures["okapi_identical"] = all(
             [(h.index, h.score) for h in index.top(q, 5)] == reference_top(okapi.get_scores(q), 5)
             for q in checked
@@ -301,16 +363,14 @@ def measure_one(
 
 
 def _run_one(
-    language: str, size: int, *, queries: int, runs: int, csr_queries: int
+    language: str, size: int, *, queries: int, runs: int, csr_queries: int, okapi_queries: int
 ) -> dict[str, Any]:
     """`measure_one` in a fresh interpreter, so memory figures are the index's alone."""
-    # A fixed mmap threshold: glibc's sliding one keeps freed build temporaries in the heap,
-    # which would count as retained though nothing holds them.
-    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(1 << 17)}
     result = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--one", language, str(size),
-         "--queries", str(queries), "--runs", str(runs), "--csr-queries", str(csr_queries)],
-        capture_output=True, text=True, check=True, env=env,
+         "--queries", str(queries), "--runs", str(runs), "--csr-queries", str(csr_queries),
+         "--okapi-queries", str(okapi_queries)],
+        capture_output=True, text=True, check=True,
     )  # fmt: skip
     figures: dict[str, Any] = json.loads(result.stdout)
     return figures
@@ -327,10 +387,24 @@ def measure(quick: bool, plan: Sequence[tuple[str, int]] | None = None) -> dict[
         plan = [("en", 10_000), ("en", 100_000), ("en", 1_000_000), ("zh", 10_000)]
         plan += [("zh", 100_000)] if quick else [("zh", 100_000), ("zh", 1_000_000)]
     queries, runs = (200, 1) if quick else (1000, 3)
+    okapi_queries = 20 if quick else 200
+    english = [size for language, size in plan if language == "en"]
+    if english:
+        # Draw (or find cached) the largest English corpus once: the smaller ones are its first
+        # passages, read from the same cache file.
+        cache_texts(max(english))
     results: dict[str, Any] = {}
     for language, size in plan:
-        csr_queries = 20 if quick and size >= 1_000_000 else queries
-        figures = _run_one(language, size, queries=queries, runs=runs, csr_queries=csr_queries)
+        # When quick, 1,000,000 passages (and 100,000 Chinese ones) take half the queries: the
+        # MaxScore peer's slowest queries (only common words) take up to a second each there.
+        # The CSR peer, ~25 ms for every query at 1,000,000, takes 20.
+        large = size >= 1_000_000 or (language == "zh" and size >= 100_000)
+        asked = queries // 2 if quick and large else queries
+        csr_queries = 20 if quick and size >= 1_000_000 else asked
+        figures = _run_one(
+            language, size, queries=asked, runs=runs, csr_queries=csr_queries,
+            okapi_queries=okapi_queries,
+        )  # fmt: skip
         tag = ("" if language == "en" else "zh_") + _label(size)
         # The floor is the faster exact peer at the median; its p90 and p99 are that peer's.
         best = min(("csr", "maxscore"), key=lambda name: float(figures[f"{name}_p50_ms"]))
@@ -368,6 +442,8 @@ def measure(quick: bool, plan: Sequence[tuple[str, int]] | None = None) -> dict[
                     peer / peer_base, 1
                 )
     results["retrieval_queries"] = queries
+    results["retrieval_queries_1m"] = queries // 2 if quick else queries
+    results["retrieval_okapi_queries"] = okapi_queries
     return results
 
 
@@ -381,12 +457,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--csr-queries", type=int, default=200, help=argparse.SUPPRESS)
+    parser.add_argument("--okapi-queries", type=int, default=50, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         language, size = args.one
         figures = measure_one(
-            language, int(size), queries=args.queries, runs=args.runs, csr_queries=args.csr_queries
-        )
+            language, int(size), queries=args.queries, runs=args.runs,
+            csr_queries=args.csr_queries, okapi_queries=args.okapi_queries,
+        )  # fmt: skip
         print(json.dumps(figures))
         return
     plan = None

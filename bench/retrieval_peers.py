@@ -53,7 +53,11 @@ class CsrPeer:
         step = 1 << 22
         for lo in range(0, doc.size, step):
             hi = min(lo + step, doc.size)
-            terms = np.searchsorted(starts, np.arange(lo, hi), side="right") - 1
+            # The terms whose postings overlap [lo, hi), each repeated for its postings there.
+            first, last = np.searchsorted(starts, [lo, hi - 1], side="right") - 1
+            spans = np.minimum(starts[first + 1 : last + 2], hi)
+            spans -= np.maximum(starts[first : last + 1], lo)
+            terms = np.repeat(np.arange(first, last + 1), spans)
             f = index._tf[lo:hi]
             weights[lo:hi] = idf[terms] * (f * (K1 + 1) / (f + norm[doc[lo:hi]]))
         self.size = size

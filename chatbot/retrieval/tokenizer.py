@@ -277,13 +277,13 @@ class Encoder:
         groups = np.cumsum(head) - 1
         first = position[head]
         # Every token must equal its group's first (a hash collision would break this): if one
-        # does not, the chunk takes the token-by-token path.
-        representative = first[groups]
-        if not (
-            np.array_equal(low[representative], low[position])
-            and np.array_equal(high[representative], high[position])
-        ):
-            return None
+        # does not, the chunk takes the token-by-token path. Groups are contiguous in sorted
+        # order, so each token is compared with the one before it unless it heads a group: two
+        # gathers of the tokens' words instead of four.
+        for words in (low, high):
+            ordered = words[position]
+            if not np.all((ordered[1:] == ordered[:-1]) | head[1:]):
+                return None
         # Distinct tokens seen in earlier chunks are found by hash in a sorted table, checked by
         # their words; the others go through the dict, in order of first appearance.
         hashes = keys[head]
