@@ -319,3 +319,22 @@ async def test_an_engine_crash_hands_the_customer_to_a_person(
         assert not app.screen.query_one(BotWorking).display
         await wait_until(pilot, lambda: ESCALATED_NOTICE in chat_text(app))
         assert app.is_running  # The app stays up.
+
+
+async def test_the_newest_entry_is_shown_whole_once_the_chat_overflows(make_app: MakeApp) -> None:
+    # An answer, then an escalation: the notice wraps to a second line after the log has already
+    # scrolled, and was left half below the fold.
+    app = make_app("all")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1)
+        await ask(pilot, Q3)
+        log = app.screen.query_one(ChatPanel).log_view
+
+        def newest_in_view() -> bool:
+            newest = log.children[-1]
+            return newest.region.height > 0 and newest.region.bottom <= log.region.bottom
+
+        await wait_until(pilot, newest_in_view)
+        await pilot.pause()  # And it stays so once every bubble has its height.
+        assert newest_in_view() and log.max_scroll_y > 0  # It did overflow.
+        assert ESCALATED_NOTICE in flat(screen_text(app, log))

@@ -215,6 +215,7 @@ class ChatPanel(Vertical):
     async def _clear_log(self) -> None:
         """Take every message and notice off the transcript, to be shown again."""
         await self.log_view.remove_children(".bubble")
+        self.log_view.anchor(False)
         self._last_entry = 0
         self._answers = {}
         self._latest_answer = None
@@ -267,6 +268,15 @@ class ChatPanel(Vertical):
                 await previous.retire()
         await self.log_view.mount_all(new)
         self.log_view.scroll_end(animate=False)
+        self.log_view.call_after_refresh(self._keep_newest_in_view)
+
+    def _keep_newest_in_view(self) -> None:
+        """Once the chat overflows, keep it scrolled to the newest entry (until the customer
+        scrolls up): bubbles can settle their height after the scroll, and a notice wrapping to
+        a second line was left half below the fold. Not before: an anchored log that does not
+        fill the pane sits at its bottom."""
+        if self.log_view.max_scroll_y > 0:
+            self.log_view.anchor()
 
     def _suggestions(self) -> Text:
         text = Text(self.gettext(REPLAY_NOTE))
@@ -362,6 +372,7 @@ class ChatPanel(Vertical):
             self._answers.clear()
             self._latest_answer = None
             await self.log_view.query_children().exclude(".welcome").remove()
+            self.log_view.anchor(False)
             self._show_status()
             self.working = False
             self.rating.display = False
