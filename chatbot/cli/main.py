@@ -12,14 +12,12 @@ from chatbot.cli import app
 from chatbot.cli.options import Parser, configure_logging, print_error
 from chatbot.errors import HelpdeskError
 
-MODULES = ["ask", "evaluate", "kb", "valen", "app", "bot", "conversations", "stats", "users",
-           "serve", "doctor"]  # fmt: skip
-"""The modules of `chatbot.cli` that register subcommands, in the order help lists them."""
 COMMAND_MODULES = {"ask": "ask", "eval": "evaluate", "kb": "kb", "valen": "valen",
                    "chat": "app", "agent": "app", "bot": "bot",
                    "conversations": "conversations", "stats": "stats", "users": "users",
                    "serve": "serve", "doctor": "doctor"}  # fmt: skip
-"""Which module registers each subcommand."""
+"""Which module of `chatbot.cli` registers each subcommand, in the order help lists them."""
+MODULES = list(dict.fromkeys(COMMAND_MODULES.values()))
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -163,17 +163,20 @@ async def steady(pilot: Pilot[None]) -> None:
         area.cursor_blink = False
     # The footer rebuilds a refresh after the bindings change (a queue filling enables Open):
     # a screenshot taken in between would miss keys.
+    await footer_current(pilot)
+
+
+async def footer_current(pilot: Pilot[None]) -> None:
+    """Wait until the footer shows the screen's current keys and has painted them: it rebuilds a
+    refresh after the bindings change, so a read straight after a key press can see the old."""
     for footer in pilot.app.screen.query(Footer):
         await wait_until(pilot, partial(getattr, footer, "is_current"))
     await pilot.pause()
 
 
 async def footer_line(pilot: Pilot[None]) -> str:
-    """The screen's bottom line once the footer shows the current keys: it rebuilds a refresh
-    after the bindings change, so reading it straight after a key press can see the old keys."""
-    for footer in pilot.app.screen.query(Footer):
-        await wait_until(pilot, partial(getattr, footer, "is_current"))
-    await pilot.pause()  # The rebuilt keys are mounted; let them paint.
+    """The screen's bottom line once the footer shows the current keys (`footer_current`)."""
+    await footer_current(pilot)
     app = pilot.app
     assert isinstance(app, HelpDeskApp)
     return screen_text(app).splitlines()[-1]
