@@ -188,7 +188,7 @@ class AsyncDesk:
     async def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
         return await self._write(self._service.set_locale, conversation_id, locale)
 
-    async def talk_to_person(self, conversation_id: int) -> HandoffResult:
+    async def talk_to_person(self, conversation_id: int | None) -> HandoffResult:
         return await self._write(self._service.talk_to_person, conversation_id)
 
     async def feedback(

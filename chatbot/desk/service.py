@@ -203,17 +203,21 @@ class DeskService:
                     return entry
         return None
 
-    def talk_to_person(self, conversation_id: int) -> HandoffResult:
+    def talk_to_person(self, conversation_id: int | None) -> HandoffResult:
         """Hand the conversation to a person (reason `customer-asked`), whatever the bot is
-        doing; `escalated` is False when a person already has it."""
+        doing; `escalated` is False when a person already has it. None: a customer who asks for
+        a person before writing anything; the conversation starts in the same write."""
 
         def attempt() -> HandoffResult:
-            conversation = self.store.conversation(conversation_id)
-            try:
-                next_state(conversation.state, Move.ESCALATE, role=Role.CUSTOMER)
-            except Refused:
-                return HandoffResult(conversation=conversation, escalated=False)
-            latest = self.store.latest_question(conversation_id)
+            state, latest = State.BOT, None
+            if conversation_id is not None:
+                conversation = self.store.conversation(conversation_id)
+                state = conversation.state
+                try:
+                    next_state(state, Move.ESCALATE, role=Role.CUSTOMER)
+                except Refused:
+                    return HandoffResult(conversation=conversation, escalated=False)
+                latest = self.store.latest_question(conversation_id)
             escalation = Escalation(reason=Reason.CUSTOMER_ASKED)
             if latest is not None:
                 question, top = latest
@@ -223,9 +227,7 @@ class DeskService:
                     question_entry=question.id,
                     question=question.text,
                 )
-            escalated = self.store.escalate(
-                conversation_id, expect=conversation.state, escalation=escalation
-            )
+            escalated = self.store.escalate(conversation_id, expect=state, escalation=escalation)
             return HandoffResult(conversation=escalated, escalated=True)
 
         return self._settle(attempt)

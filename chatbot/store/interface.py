@@ -101,10 +101,10 @@ class ConversationStore(Protocol):
         ...
 
     def escalate(
-        self, conversation_id: int, *, expect: State, escalation: Escalation
+        self, conversation_id: int | None, *, expect: State, escalation: Escalation
     ) -> Conversation:
         """Put the conversation in the queue with an `escalated` event (and a content gap when
-        there is a question)."""
+        there is a question); None starts a conversation in the same transaction."""
         ...
 
     def record_feedback(

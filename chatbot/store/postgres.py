@@ -572,10 +572,13 @@ class PostgresStore:
             return self._conversation(conn, conversation_id), self._message(conn, entry)
 
     def escalate(
-        self, conversation_id: int, *, expect: State, escalation: Escalation
+        self, conversation_id: int | None, *, expect: State, escalation: Escalation
     ) -> Conversation:
         with self._write() as conn:
-            self._require(conn, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(conn, expect)
+            else:
+                self._require(conn, conversation_id, expect)
             self._escalate(conn, conversation_id, escalation)
             return self._conversation(conn, conversation_id)
 

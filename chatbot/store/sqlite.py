@@ -532,10 +532,13 @@ class SQLiteStore:
             return self._conversation(db, conversation_id), self._message(db, entry)
 
     def escalate(
-        self, conversation_id: int, *, expect: State, escalation: Escalation
+        self, conversation_id: int | None, *, expect: State, escalation: Escalation
     ) -> Conversation:
         with self._write() as db:
-            self._require(db, conversation_id, expect)
+            if conversation_id is None:
+                conversation_id = self._create(db, expect)
+            else:
+                self._require(db, conversation_id, expect)
             self._escalate(db, conversation_id, escalation)
             return self._conversation(db, conversation_id)
 

@@ -1,7 +1,8 @@
 """An escalation is one write transaction (issue 13), on every backend: the bot's (its decision,
 the `decided` event, the move to the queue, the `escalated` event, the content gap) and the
 customer's who asks for a person with their first message (the conversation, the message, the
-escalation). Counted from outside, on the real database: SQLite's commit frames in its WAL file,
+escalation), or for a person before writing anything (the conversation, the escalation).
+Counted from outside, on the real database: SQLite's commit frames in its WAL file,
 PostgreSQL's transaction id on every row written. A failure half-way leaves nothing behind.
 """
 
@@ -170,6 +171,20 @@ def test_a_customer_asks_a_person_in_one_write_transaction(
     [item] = desk.queue()
     assert (item.conversation_id, item.question) == (asked.conversation.id, QUESTION)
     assert [gap.question for gap in desk.content_gaps()] == [QUESTION]
+
+
+def test_a_person_asked_for_before_any_message_is_one_write_transaction(
+    desk: DeskService, backend: Backend
+) -> None:
+    writes = Writes(backend)
+    result = desk.talk_to_person(None)
+    assert result.escalated and result.conversation.state is State.WAITING
+    assert writes.transactions(result.conversation.id) == 1
+    [event] = [e.event for e in desk.store.entries(result.conversation.id)
+               if isinstance(e, ChatEvent)]  # fmt: skip
+    assert event == Escalated(reason=Reason.CUSTOMER_ASKED)
+    assert [item.conversation_id for item in desk.queue()] == [result.conversation.id]
+    assert desk.content_gaps() == []  # No question: nothing the help center missed.
 
 
 def test_a_customer_already_with_a_person_just_writes(desk: DeskService) -> None:

@@ -331,11 +331,16 @@ class ChatPanel(Vertical):
     async def action_talk_to_person(self) -> None:
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
         try:
-            conversation_id = await self._ensure_conversation()
+            # Before any message, the conversation starts with the escalation, in one write;
+            # unless a language was picked, which the new conversation keeps first.
+            conversation_id = self.conversation_id
+            if conversation_id is None and self._chosen is not None:
+                conversation_id = await self._ensure_conversation()
             result = await self.services.desk.talk_to_person(conversation_id)
         except HelpdeskError as error:
             self._show_error(str(error))
             return
+        self.conversation_id = result.conversation.id
         if not result.escalated:
             self.notify(self.gettext("A person already has this conversation."))
         await self.refresh_log()
