@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from typing import IO
 
@@ -33,6 +32,7 @@ from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from tests.backends import Backend
 from tests.conftest import ROOT
+from tests.desk.customers import CONVERSATIONS_EACH, QUESTIONS, ask_as_a_customer
 from tests.tui.conftest import Q1, SIZE
 from tests.tui.helpers import ask, wait_until
 from tests.valen_server import (
@@ -194,32 +194,7 @@ def test_a_worker_killed_mid_judgment_loses_nothing_and_answers_once(
     assert desk.conversation(conversation_id).state is State.BOT
 
 
-QUESTIONS = [
-    "I was charged twice for the same ride, can I get my money back?",
-    "How long does a refund take to reach my card?",
-    "Do I have to wear a helmet on an e-bike?",
-    "The station was full, will I pay a late fee?",
-    "How do I report damage to a bike?",
-]
 CUSTOMERS = 8
-CONVERSATIONS_EACH = 5
-
-
-def _customer(db: str, barrier: Barrier, results: multiprocessing.Queue[list[int]]) -> None:
-    """Five conversations of five questions each, asked as fast as they can be stored."""
-    desk = open_service(load_settings(store={"db": db}))
-    try:
-        barrier.wait()
-        asked = []
-        for _ in range(CONVERSATIONS_EACH):
-            conversation = None
-            for question in QUESTIONS:
-                result = desk.ask(conversation, question)
-                conversation = result.conversation.id
-                asked.append(result.message.id)
-        results.put(asked)
-    finally:
-        desk.close()
 
 
 def test_four_workers_and_eight_customers_decide_every_question_exactly_once(
@@ -232,7 +207,7 @@ def test_four_workers_and_eight_customers_decide_every_question_exactly_once(
         context = multiprocessing.get_context("spawn")
         barrier = context.Barrier(CUSTOMERS)
         results: multiprocessing.Queue[list[int]] = context.Queue()
-        customers = [context.Process(target=_customer, args=(str(db), barrier, results))
+        customers = [context.Process(target=ask_as_a_customer, args=(str(db), barrier, results))
                      for _ in range(CUSTOMERS)]  # fmt: skip
         for customer in customers:
             customer.start()
