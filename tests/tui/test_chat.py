@@ -338,3 +338,20 @@ async def test_the_newest_entry_is_shown_whole_once_the_chat_overflows(make_app:
         await pilot.pause()  # And it stays so once every bubble has its height.
         assert newest_in_view() and log.max_scroll_y > 0  # It did overflow.
         assert ESCALATED_NOTICE in flat(screen_text(app, log))
+
+
+async def test_at_80_columns_the_answer_buttons_are_whole_and_the_status_is_shortened(
+    make_app: MakeApp,
+) -> None:
+    # Chat and queue side by side at 80x24 leave the chat 38 columns: Textual's 16-cell minimum
+    # for a button cut "Not helpful" to "Not help", and the status line was cut mid-word.
+    app = make_app("all")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ask(pilot, Q1)
+        panel = app.screen.query_one(ChatPanel)
+        [bot] = bot_bubbles(app)
+        buttons = screen_text(app, bot)
+        assert "Helpful" in buttons and "Not helpful" in buttons
+        status = screen_text(app, panel.query_one("#chat-status"))
+        assert status.strip().endswith("…"), status
+        assert status.strip().startswith("You are talking to the")
