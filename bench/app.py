@@ -31,10 +31,19 @@ STARTUP_SCRIPT = """
 import gc
 gc.disable()  # As `helpdesk` does until its first screen (chatbot/cli/app.py).
 import asyncio, time
-from chatbot.config import load_settings
+from chatbot.cli.main import build_parser
+from chatbot.cli.options import settings_from
 from chatbot.tui import create_app
 
-app = create_app(load_settings())
+# `helpdesk` with no arguments: its parser, and the settings loaded once the first screen is up.
+args = build_parser("").parse_args([])
+app = create_app(
+    lambda: settings_from(args),
+    mode=args.mode,
+    agent=getattr(args, "agent", None),
+    conversation_id=args.conversation,
+    bot=getattr(args, "bot", True),
+)
 
 async def first_screen(pilot):
     while not (pilot.app.screen.is_mounted and pilot.app.screen.children):
