@@ -65,12 +65,18 @@ class ModeScreen(Screen[None]):
             placeholder = self.query_one(f"#{id}", LoadingIndicator)
             parent = placeholder.parent
             assert isinstance(parent, Widget)
-            await parent.mount(make(services), after=placeholder)
+            # Removed first: the panel takes its id, which must stay unique among siblings.
+            index = parent.children.index(placeholder)
             await placeholder.remove()
+            panel = make(services)
+            await parent.mount(panel, before=index if index < len(parent.children) else None)
         self._pending.clear()
-        focus = self.query(self.AUTO_FOCUS).first() if self.AUTO_FOCUS else None
-        if focus is not None and focus.focusable:
-            self.set_focus(focus)
+        # As Textual does when a screen is shown: the first focusable match of `AUTO_FOCUS`.
+        if self.AUTO_FOCUS and self.focused is None:
+            for widget in self.query(self.AUTO_FOCUS):
+                if widget.focusable:
+                    self.set_focus(widget)
+                    break
         await self.started()
 
     async def started(self) -> None:
