@@ -1,7 +1,8 @@
 """`helpdesk` paints its first screen before it loads its settings and opens the desk (issue 13:
 start-up within 1.5x a bare Textual app): `create_app` is given the function that loads them, and
-calls it in a thread once the screen is up. Until then the panels are shown loading. The loader
-is held back by a gate here, so "meanwhile" is certain, not a race."""
+calls it in a thread once the screen is up. Until then the chat is its shell (the welcome and a
+question box that takes typing) and the agent console shows it is loading. The loader is held
+back by a gate here, so "meanwhile" is certain, not a race."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from textual.widgets import LoadingIndicator
 
 from chatbot.config import Settings, load_settings
 from chatbot.desk.service import DeskService
@@ -23,8 +23,9 @@ from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.chat_shell import ChatShell
 from tests.tui.conftest import SIZE, FrozenClock
-from tests.tui.helpers import engine_ready, settled, wait_until
+from tests.tui.helpers import engine_ready, flat, screen_text, settled, wait_until
 
 
 class GatedLoader:
@@ -65,11 +66,16 @@ async def test_a_question_typed_before_the_desk_is_open_is_asked_once_it_is(
     app = loading_app(load, http, clock, "chat")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, load.entered.is_set)
-        # The chat screen is up, its panel loading; nothing is open yet.
+        # The chat screen is up: the welcome, and the question box has the focus; nothing is
+        # open yet.
         assert isinstance(app.screen, ChatScreen) and not app.started
-        assert app.screen.query_one("#chat", LoadingIndicator)
+        shell = app.screen.query_one("#chat", ChatShell)
+        assert "Ask anything about renting" in flat(screen_text(app))
+        assert shell.question.has_focus
         assert not app.screen.query(ChatPanel)
-        await pilot.press(*"I was charged twice", "backspace", "e", "enter")
+        await pilot.press(*"I was charged twice", "backspace", "e")
+        assert shell.question.value == "I was charged twice"[:-1] + "e"  # Seen as it is typed.
+        await pilot.press("enter")
         assert other.conversations() == []
 
         load.opened.set()
@@ -77,7 +83,7 @@ async def test_a_question_typed_before_the_desk_is_open_is_asked_once_it_is(
         [question] = other.messages(other.conversations()[0].id)
         assert question.text == "I was charged twice"[:-1] + "e"
         panel = app.screen.query_one(ChatPanel)
-        assert not app.screen.query("#chat.-textual-loading-indicator, LoadingIndicator#chat")
+        assert not app.screen.query(ChatShell)  # The panel took its place.
         assert panel.question.value == "" and panel.question.has_focus
         await engine_ready(app)
         await wait_until(pilot, lambda: settled(panel), timeout=30)

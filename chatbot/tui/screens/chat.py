@@ -23,7 +23,7 @@ class ChatScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield self.panel(self._make_chat, "chat")
+        yield self.panel(self._make_chat, "chat", shell=True)
         yield Footer()
 
     def _make_chat(self, services: Services) -> Widget:

@@ -25,7 +25,7 @@ class DeskScreen(ModeScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="desk"):
-            yield self.panel(self._make_chat, "chat")
+            yield self.panel(self._make_chat, "chat", shell=True)
             yield self.panel(self._make_console, "console")
         yield Footer()
 

@@ -2,9 +2,10 @@
 desk is open.
 
 `helpdesk` paints its first screen before it loads its settings (pydantic-settings) and opens the
-desk (issue 13: start-up within 1.5x a bare Textual app). Until the app calls `start`, each panel
-is a loading indicator in the panel's place, and whatever the customer types is kept: it goes into
-the question box once there is one, and a question sent with Enter meanwhile is asked then.
+desk (issue 13: start-up within 1.5x a bare Textual app). Until the app calls `start`, the chat is
+its shell (the welcome and a question box taking typing at once) and the agent console a loading
+indicator; what the customer typed goes into the chat's question box, and a question sent with
+Enter meanwhile is asked then.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, LoadingIndicator
+
+from chatbot.tui.widgets.chat_shell import ChatShell
 
 if TYPE_CHECKING:
     from chatbot.tui.services import Services
@@ -37,16 +40,17 @@ class ModeScreen(Screen[None]):
         self._send_typed = False
         """They pressed Enter meanwhile: ask it once the chat is there."""
 
-    def panel(self, make: PanelFactory, id: str) -> Widget:
-        """The panel `make` builds, or (no services yet) a loading indicator in its place."""
+    def panel(self, make: PanelFactory, id: str, *, shell: bool = False) -> Widget:
+        """The panel `make` builds, or (no services yet) in its place the chat's shell (with
+        `shell`) or a loading indicator."""
         if self.services is not None:
             return make(self.services)
         self._pending[id] = make
-        return LoadingIndicator(id=id)
+        return ChatShell(id=id) if shell else LoadingIndicator(id=id)
 
     def on_key(self, event: events.Key) -> None:
-        if self.services is not None:
-            return
+        if self.services is not None or isinstance(self.focused, Input):
+            return  # The chat's shell has its own question box, which keeps what is typed.
         # No panel has the focus yet, so the keys come here: keep the customer's question.
         if event.key == "enter":
             self._send_typed = bool(self._typed.strip())
@@ -62,7 +66,11 @@ class ModeScreen(Screen[None]):
         """Put the real panels in place of the loading indicators."""
         self.services = services
         for id, make in self._pending.items():
-            placeholder = self.query_one(f"#{id}", LoadingIndicator)
+            placeholder = self.query_one(f"#{id}")
+            if isinstance(placeholder, ChatShell):
+                # The customer may have typed (and sent) a question into the shell already.
+                self._typed = placeholder.question.value + self._typed
+                self._send_typed = self._send_typed or placeholder.submitted
             parent = placeholder.parent
             assert isinstance(parent, Widget)
             # Removed first: the panel takes its id, which must stay unique among siblings.
