@@ -31,15 +31,32 @@ STARTUP_SCRIPT = """
 import gc
 gc.disable()  # As `helpdesk` does until its first screen (chatbot/cli/app.py).
 import asyncio, time
-from chatbot.config import load_settings
+from chatbot.cli.main import build_parser
+from chatbot.cli.options import settings_from
 from chatbot.tui import create_app
+from textual.widgets import Input
 
-app = create_app(load_settings())
+# `helpdesk` with no arguments: its parser, and the settings loaded once the first screen is up.
+args = build_parser("").parse_args([])
+app = create_app(
+    lambda: settings_from(args),
+    mode=args.mode,
+    agent=getattr(args, "agent", None),
+    conversation_id=args.conversation,
+    bot=getattr(args, "bot", True),
+)
 
 async def first_screen(pilot):
-    while not (pilot.app.screen.is_mounted and pilot.app.screen.children):
+    # A screen a person can use: drawn, with the focus in a text box that takes typing.
+    while not (pilot.app.screen.is_mounted and isinstance(pilot.app.focused, Input)):
         await asyncio.sleep(0)
-    print(time.time(), type(pilot.app.screen).__name__, flush=True)
+    first = time.time()
+    # Then the whole screen: the settings loaded, the desk open, the real panels in place.
+    # (Polled every 10 ms, not each loop turn: the panels come after a refresh, and an app
+    # never idle never refreshes; polling more often slows the thread loading them.)
+    while not pilot.app.screen.query("ChatPanel"):
+        await asyncio.sleep(0.01)
+    print(first, type(pilot.app.screen).__name__, time.time(), flush=True)
     pilot.app.exit()
 
 app.run(headless=True, auto_pilot=first_screen)
@@ -59,7 +76,8 @@ class Bare(App):
         yield Footer()
 
 async def first_screen(pilot):
-    while not (pilot.app.screen.is_mounted and pilot.app.screen.children):
+    # A screen a person can use: drawn, with the focus in a text box that takes typing.
+    while not (pilot.app.screen.is_mounted and isinstance(pilot.app.focused, Input)):
         await asyncio.sleep(0)
     print(time.time(), type(pilot.app.screen).__name__, flush=True)
     pilot.app.exit()
@@ -88,6 +106,12 @@ def isolated_environment(directory: Path) -> dict[str, str]:
 
 def startup_once(env: dict[str, str], script: str = STARTUP_SCRIPT) -> float:
     """Seconds from starting `python` to the app's first screen being mounted."""
+    return startup_times(env, script)[0]
+
+
+def startup_times(env: dict[str, str], script: str = STARTUP_SCRIPT) -> list[float]:
+    """Seconds from starting `python` to each moment the script printed: the first screen, and
+    (ours) the whole screen with its panels."""
     started = time.time()
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -99,7 +123,8 @@ def startup_once(env: dict[str, str], script: str = STARTUP_SCRIPT) -> float:
     )
     if done.returncode != 0 or not done.stdout.strip():
         raise RuntimeError(f"the app did not start: {done.stderr.strip()[-2000:]}")
-    return float(done.stdout.split()[0]) - started
+    stamps = done.stdout.split()
+    return [float(stamps[0]) - started] + [float(stamp) - started for stamp in stamps[2:]]
 
 
 def measure_startup(quick: bool) -> dict[str, float]:
@@ -109,11 +134,15 @@ def measure_startup(quick: bool) -> dict[str, float]:
         startup_once(env, BARE_SCRIPT)
         # The two take turns, and the ratio is taken pair by pair, so a change in the machine's
         # load during the run touches both sides of each ratio alike.
-        pairs = [
-            (startup_once(env), startup_once(env, BARE_SCRIPT)) for _ in range(3 if quick else 9)
+        runs = [
+            (startup_times(env), startup_once(env, BARE_SCRIPT)) for _ in range(3 if quick else 9)
         ]
+    pairs = [(ours[0], bare) for ours, bare in runs]
     return {
         "startup_s": round(median([ours for ours, _ in pairs]), 3),
+        # Not a goal, shown so the first screen's figure is read honestly: the chat's shell
+        # takes typing at once, and the panels (suggestions, the queue) are in place this late.
+        "startup_panels_s": round(median([ours[1] for ours, _ in runs]), 3),
         "startup_floor_s": round(median([bare for _, bare in pairs]), 3),
         "startup_ratio": round(median([ours / bare for ours, bare in pairs]), 2),
     }

@@ -1,8 +1,8 @@
 """`helpdesk` (chat and queue side by side), `helpdesk chat` and `helpdesk agent`: the Textual app,
 with a bot worker of its own unless `--no-bot`.
 
-Settings, the database and the knowledge base are checked before the terminal switches to the
-app, so a bad `--db` or `--kb` is one line on stderr, never a traceback.
+Settings, the database and the knowledge base are loaded once the first screen is up; a bad `--db`
+or `--kb` ends the app, and is one line on stderr once the terminal is back, never a traceback.
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
         # Imported here so that `helpdesk ask` and the other commands never load Textual.
         from chatbot.tui import create_app
 
-        settings = settings_from(args)
+        # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the
+        # desk cost more than the screen itself.
         app = create_app(
-            settings,
+            lambda: settings_from(args),
             mode=args.mode,
             agent=getattr(args, "agent", None),
             conversation_id=args.conversation,
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         gc.enable()
     if app.startup_error is not None:
-        # The engine is built after the first screen: a knowledge base that cannot be loaded
-        # ends the app, and is said here, once the terminal is back.
+        # The settings, the desk and the engine are loaded after the first screen: one that
+        # cannot be (a bad `--db`, `--kb` or config file, an unknown `--conversation`, a broken
+        # knowledge base) ends the app, and is said here, once the terminal is back.
         raise HelpdeskError(app.startup_error)
     return app.return_code or 0

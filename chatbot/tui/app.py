@@ -2,6 +2,10 @@
 bot worker, and the shared HTTP client.
 
 Screens are registered in `MODE_SCREENS` alone; everything they need arrives in `Services`.
+
+`helpdesk` passes a settings loader, not settings: its first screen is painted before the settings
+(pydantic-settings), the desk and the panels are loaded, all of which happen in a thread after it
+(issue 13: start-up within 1.5x a bare Textual app). Only what that screen needs is imported here.
 """
 
 from __future__ import annotations
@@ -21,9 +25,6 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
-from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
-from chatbot.config import Settings
-from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.engine.live import POLL_S as KB_POLL_S
 from chatbot.engine.live import LiveEngine
@@ -31,36 +32,37 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands
-from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.screens.desk import DeskScreen
-from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 from chatbot.tui.screens.editor_home import EditorHomeScreen
+from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.services import Services
-from chatbot.tui.suggestions import recorded_questions
-from chatbot.tui.widgets.agent_console import AgentConsole
-from chatbot.tui.widgets.queue_list import QueueList
-from chatbot.valen.protocol import PREDICATE
 
-# The engine (numpy, the BM25 index), httpx and the bot worker are built after the first screen
-# is shown (see `HelpDeskApp._start_engine`): imported there, not here.
+# The settings, the desk (pydantic), the engine (numpy, the BM25 index), httpx and the bot worker
+# are loaded after the first screen is shown (see `HelpDeskApp._start_loading` and
+# `_start_engine`): imported there, not here.
 if TYPE_CHECKING:
     import httpx
 
+    from chatbot.config import Settings
+    from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.bot import BotWorker
     from chatbot.engine.engine import Engine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.tui.kb_index import KnowledgeBaseIndex
+    from chatbot.tui.suggestions import Suggestion
     from chatbot.tui.widgets.conversation_view import ConversationView
+    from chatbot.tui.widgets.queue_list import QueueList
 
 Mode = Literal["all", "chat", "agent", "editor"]
 
 
 class ScreenFactory(Protocol):
     def __call__(
-        self, services: Services, *, conversation_id: int | None = None
-    ) -> Screen[None]: ...
+        self, services: Services | None, *, conversation_id: int | None = None
+    ) -> ModeScreen: ...
 
 
 MODE_SCREENS: dict[Mode, ScreenFactory] = {
@@ -91,6 +93,27 @@ class Engines:
     """The knowledge base the engine was built from, which the app follows from then on."""
     stamp: int | None
     """Its stamp, read before its passages were."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the app makes of its settings: made by `create_app` when given settings, else in a
+    thread once the first screen is up."""
+
+    desk: AsyncDesk
+    live: LiveEngine
+    build_engines: Callable[[], Engines]
+    make_bot: Callable[[Engines], BotWorker] | None
+    agent: str | None
+    knowledge_base: Path | str | None
+    locale: Locale
+    suggestions: tuple[Suggestion, ...]
+
+    def close(self) -> None:
+        """Close what was opened, for an app that ended before using it."""
+        self.desk.close()
+        if self.live.passages is not None:
+            self.live.passages.close()
 
 
 class _AppLog(logging.Handler):
@@ -127,27 +150,23 @@ class HelpDeskApp(SafeApp):
 
     def __init__(
         self,
+        prepared: Prepared | Callable[[], Prepared],
         *,
-        desk: AsyncDesk,
-        live: LiveEngine,
-        build_engines: Callable[[], Engines],
-        make_bot: Callable[[Engines], BotWorker] | None = None,
         mode: Mode = "all",
         clock: Clock = utc_now,
-        agent: str | None = None,
         conversation_id: int | None = None,
         timings: bool = True,
         owns_http: bool = False,
-        owns_desk: bool = False,
-        knowledge_base: Path | str | None = None,
-        locale: Locale = DEFAULT_LOCALE,
+        fixed_conversation: bool = False,
     ) -> None:
+        """`prepared`, or the function that prepares it (called in a thread once the first
+        screen is up: the screen shows its panels loading until then)."""
         super().__init__()
         self.translated: dict[Locale, LiveEngine] = {}
         """Engines over translated knowledge bases, for conversations in those languages; kept
         in step with their folders like the main one (filled once the engines are built)."""
         self.mode_name: Mode = mode
-        self.sub_title = translations(locale).gettext(SUBTITLES[mode])
+        self.sub_title = translations(DEFAULT_LOCALE).gettext(SUBTITLES[mode])
         self.http: httpx.AsyncClient | None = None
         """The HTTP client for Valen, once the engines are built (None: replaying only)."""
         self.bot: BotWorker | None = None
@@ -156,32 +175,59 @@ class HelpDeskApp(SafeApp):
         self.startup_error: str | None = None
         """Why the engine could not be built (a broken passage file, say): the app exits, and
         the command line prints this as its one line on stderr."""
-        self._build_engines = build_engines
-        self._make_bot = make_bot
+        self._prepare = prepared if callable(prepared) else None
+        self._preparing: asyncio.Future[Prepared] | None = None
+        self._prepared: Prepared | None = None
+        self._services: Services | None = None
+        self._clock = clock
+        self._timings = timings
+        self._fixed_conversation = fixed_conversation
+        self._first_screen: ModeScreen | None = None
         self._closing = False
         self._engines: asyncio.Future[Engines] | None = None
         self._bot_task: asyncio.Task[None] | None = None
         self._kb_follow: asyncio.Task[None] | None = None
         self._owns_http = owns_http
-        self._owns_desk = owns_desk
         self._conversation_id = conversation_id
         self._publish_pending = False
         self._unsubscribe: Callable[[], None] = lambda: None
-        self.knowledge_base = knowledge_base
-        """The passage directory (or database URL) the editor writes; None: no editor offered."""
+        self.knowledge_base: Path | str | None = None
+        """The passage directory (or database URL) the editor writes; None: no editor offered
+        (nor while the app is still loading its settings)."""
         self.kb_index: KnowledgeBaseIndex | None = None
         """Keeps the engine in step with that directory, whoever writes to it."""
-        self.services = Services(
-            desk=desk,
-            live=live,
-            clock=clock,
-            agent=agent,
+        if not callable(prepared):
+            self._use(prepared)
+
+    @property
+    def services(self) -> Services:
+        """What the screens work with; there once the settings are loaded and the desk open
+        (at once when `create_app` was given settings)."""
+        if self._services is None:
+            raise HelpdeskError("the help desk is still starting")
+        return self._services
+
+    @property
+    def started(self) -> bool:
+        """The settings are loaded and the desk is open: `services` is there."""
+        return self._services is not None
+
+    def _use(self, prepared: Prepared) -> None:
+        self._prepared = prepared
+        self.knowledge_base = prepared.knowledge_base
+        self._services = Services(
+            desk=prepared.desk,
+            live=prepared.live,
+            clock=self._clock,
+            agent=prepared.agent,
             changed=Signal(self, "store-changed"),
-            timings=timings,
-            locale=locale,
+            timings=self._timings,
+            fixed_conversation=self._fixed_conversation,
+            suggestions=prepared.suggestions,
+            locale=prepared.locale,
         )
-        if locale != DEFAULT_LOCALE:
-            localize_bindings(self, locale)
+        if prepared.locale != DEFAULT_LOCALE:
+            self.show_in(prepared.locale)
 
     def show_in(self, locale: Locale) -> None:
         """The app's own keys and sub-title in `locale`: a customer's chat alone follows its
@@ -190,9 +236,43 @@ class HelpDeskApp(SafeApp):
         localize_bindings(self, locale)
 
     def get_default_screen(self) -> Screen[None]:
-        return MODE_SCREENS[self.mode_name](self.services, conversation_id=self._conversation_id)
+        self._first_screen = MODE_SCREENS[self.mode_name](
+            self._services, conversation_id=self._conversation_id
+        )
+        return self._first_screen
 
     async def on_mount(self) -> None:
+        if self._services is not None:
+            await self._started()
+        else:
+            # After the first screen is drawn: loading the settings, the desk and the panels
+            # in a thread holds the GIL for most of its ~0.1-0.2 s.
+            self.call_after_refresh(self._start_loading)
+
+    def _start_loading(self) -> None:
+        assert self._prepare is not None
+        # The thread's future is kept apart from the worker, as the engine's is (see there).
+        self._preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
+        self.run_worker(self._load(self._preparing), name="open the desk")
+
+    async def _load(self, preparing: asyncio.Future[Prepared]) -> None:
+        """Put the prepared desk in place, then the panels; settings that cannot be used end
+        the app with one line, said once the terminal is back (`startup_error`)."""
+        try:
+            prepared = await asyncio.shield(preparing)
+        except HelpdeskError as error:
+            self.startup_error = str(error)
+            self.exit(return_code=2)
+            return
+        if self._closing:  # Quit meanwhile: `on_unmount` closes what was opened.
+            return
+        self._use(prepared)
+        self.refresh_bindings()  # The editor's key is offered now.
+        if self._first_screen is not None:
+            await self._first_screen.start(self.services)
+        await self._started()
+
+    async def _started(self) -> None:
         desk = self.services.desk
         self._unsubscribe = desk.subscribe(self._desk_changed)
         await desk.watch()
@@ -207,7 +287,8 @@ class HelpDeskApp(SafeApp):
         gc.enable()
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
-        self._engines = asyncio.ensure_future(asyncio.to_thread(self._build_engines))
+        assert self._prepared is not None
+        self._engines = asyncio.ensure_future(asyncio.to_thread(self._prepared.build_engines))
         self.run_worker(self._build_and_start(self._engines), name="build the engine")
 
     async def _build_and_start(self, building: asyncio.Future[Engines]) -> None:
@@ -226,6 +307,8 @@ class HelpDeskApp(SafeApp):
         self.http = engines.http
         live.follow_from(engines.passages, engines.stamp)
         if self.knowledge_base is not None:
+            from chatbot.tui.kb_index import KnowledgeBaseIndex
+
             # Before the engine is announced: the editor, waiting for it, opens on this index.
             self.kb_index = KnowledgeBaseIndex(self, live)
             # A task, not a worker: it runs as long as the app, and tests wait for workers.
@@ -235,8 +318,8 @@ class HelpDeskApp(SafeApp):
         self.translated = dict(engines.translated)
         for translated in self.translated.values():
             self.set_interval(KB_POLL_S, translated.poll)
-        if self._make_bot is not None:
-            self.bot = self._make_bot(engines)
+        if self._prepared is not None and self._prepared.make_bot is not None:
+            self.bot = self._prepared.make_bot(engines)
             self.bot.log.addHandler(_AppLog(self))
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
 
@@ -278,7 +361,7 @@ class HelpDeskApp(SafeApp):
         # Imported when first opened, like the editor: most sessions never look.
         from chatbot.tui.screens.stats import StatsScreen
 
-        if not self._offers_analytics() or isinstance(self.screen, ModalScreen):
+        if not (self._offers_analytics() and self.started) or isinstance(self.screen, ModalScreen):
             return
         if not any(isinstance(screen, StatsScreen) for screen in self.screen_stack):
             self.push_screen(StatsScreen(self.services))
@@ -314,6 +397,14 @@ class HelpDeskApp(SafeApp):
     async def on_unmount(self) -> None:
         self._closing = True
         self._unsubscribe()
+        if self._preparing is not None:
+            # Settings still being loaded (or the desk opened) are waited for, like the engine
+            # below; a desk the app never got to use is closed here.
+            (prepared,) = await asyncio.gather(self._preparing, return_exceptions=True)
+            if isinstance(prepared, Prepared) and prepared is not self._prepared:
+                prepared.close()
+        if self._services is None:
+            return
         if self._engines is not None:
             # An engine still being built is waited for (a fraction of a second): its thread
             # cannot be stopped, and the HTTP client it may have made is closed below.
@@ -330,8 +421,7 @@ class HelpDeskApp(SafeApp):
             # opened again, or `helpdesk bot`): quitting never waits on Valen.
             self.bot.stop()
             await asyncio.gather(self._bot_task, return_exceptions=True)
-        if self._owns_desk:
-            await self.services.desk.aclose()
+        await self.services.desk.aclose()
         for live in (self.services.live, *self.translated.values()):
             if live.passages is not None:
                 live.passages.close()
@@ -340,6 +430,8 @@ class HelpDeskApp(SafeApp):
 
     async def open_conversation(self, conversation_id: int) -> ConversationView:
         """Open a conversation by id in the agent console of the current screen."""
+        from chatbot.tui.widgets.agent_console import AgentConsole
+
         return await self.screen.query_one(AgentConsole).open_conversation(conversation_id)
 
     # -- the agent --------------------------------------------------------------------------------
@@ -349,6 +441,7 @@ class HelpDeskApp(SafeApp):
         it in the settings file, and use it from now on. False if they cancelled."""
         from chatbot.settings_file import save_setting
         from chatbot.tui.screens.dialogs import NameDialog
+        from chatbot.tui.widgets.queue_list import QueueList
 
         name = await self.push_screen_wait(NameDialog(default_agent_name()))
         if name is None:
@@ -367,7 +460,9 @@ class HelpDeskApp(SafeApp):
     async def action_quit(self) -> None:
         """Offer to hand back this agent's claims before quitting: a claim left behind would
         keep its customer waiting for nobody."""
-        agent = self.services.agent
+        from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
+
+        agent = self._services.agent if self._services is not None else None
         if agent is None or self.mode_name == "chat" or isinstance(self.screen, ClaimsOnQuit):
             await super().action_quit()
             return
@@ -402,7 +497,7 @@ def default_agent_name() -> str:
 
 
 def create_app(
-    settings: Settings,
+    settings: Settings | Callable[[], Settings],
     *,
     mode: Mode = "all",
     http: httpx.AsyncClient | None = None,
@@ -414,13 +509,70 @@ def create_app(
     editor: bool = True,
     fixed_conversation: bool = False,
 ) -> HelpDeskApp:
-    """The app for the CLI and the tests. Bad settings (database, knowledge base, an unknown
-    conversation) raise `HelpdeskError` here, before any screen opens. A passed `http` stays the
-    caller's to close; what is created here is closed when the app exits. With `bot`, the app
-    runs a bot worker of its own, so it answers questions with nothing else running. Without
+    """The app for the CLI and the tests. Given settings, bad ones (database, knowledge base, an
+    unknown conversation) raise `HelpdeskError` here, before any screen opens. Given a function
+    that loads them (`helpdesk`), it is called in a thread once the first screen is up, and bad
+    ones end the app with return code 2 and `startup_error` saying why. A passed `http` stays
+    the caller's to close; what is created here is closed when the app exits. With `bot`, the
+    app runs a bot worker of its own, so it answers questions with nothing else running. Without
     `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone). With
     `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
     the one its cookie names)."""
+
+    def prepare_with(settings: Settings) -> Prepared:
+        return _prepare(
+            settings,
+            mode=mode,
+            http=http,
+            clock=clock,
+            agent=agent,
+            conversation_id=conversation_id,
+            bot=bot,
+            editor=editor,
+        )
+
+    prepared: Prepared | Callable[[], Prepared]
+    if callable(settings):
+        load = settings
+
+        def prepare() -> Prepared:
+            made = prepare_with(load())
+            # The panels' modules (and the desk models under them) load here too, off the UI
+            # thread: the screen builds its panels from them next.
+            import chatbot.tui.widgets.agent_console
+            import chatbot.tui.widgets.chat_panel  # noqa: F401
+
+            return made
+
+        prepared = prepare
+    else:
+        prepared = prepare_with(settings)
+    return HelpDeskApp(
+        prepared,
+        mode=mode,
+        clock=clock,
+        conversation_id=conversation_id,
+        timings=timings,
+        owns_http=http is None,
+        fixed_conversation=fixed_conversation,
+    )
+
+
+def _prepare(
+    settings: Settings,
+    *,
+    mode: Mode,
+    http: httpx.AsyncClient | None,
+    clock: Clock,
+    agent: str | None,
+    conversation_id: int | None,
+    bot: bool,
+    editor: bool,
+) -> Prepared:
+    """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`."""
+    from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
+    from chatbot.desk.aio import AsyncDesk
+
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     passages = None
     try:
@@ -478,31 +630,28 @@ def create_app(
                 locale_engines=engine_readers(engines.translated),
             )
 
-    app = HelpDeskApp(
-        desk=desk,
-        live=live,
-        build_engines=build_engines,
-        make_bot=make_bot,
-        mode=mode,
-        clock=clock,
-        # `--agent` (the web front end passes the account's name) wins and is never asked for;
-        # then the name saved in the settings file; else the console asks on the first claim.
-        agent=agent or settings.agent.name,
-        conversation_id=conversation_id,
-        timings=timings,
-        owns_http=http is None,
-        owns_desk=True,
-        knowledge_base=settings.knowledge_base.path if editor else None,
-        # A customer's chat alone starts in English and follows its conversation.
-        locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
-    )
-    app.services.fixed_conversation = fixed_conversation
+    suggestions: tuple[Suggestion, ...] = ()
     if settings.valen.replay == "on":
+        from chatbot.tui.suggestions import recorded_questions
+        from chatbot.valen.protocol import PREDICATE
+
         # The engine's threshold and predicate, known from the settings before it is built.
-        app.services.suggestions = recorded_questions(
+        suggestions = recorded_questions(
             settings.valen.cache,
             threshold=settings.engine.threshold,
             predicate=PREDICATE,
             model=settings.valen.model,
         )
-    return app
+    return Prepared(
+        desk=desk,
+        live=live,
+        build_engines=build_engines,
+        make_bot=make_bot,
+        # `--agent` (the web front end passes the account's name) wins and is never asked for;
+        # then the name saved in the settings file; else the console asks on the first claim.
+        agent=agent or settings.agent.name,
+        knowledge_base=settings.knowledge_base.path if editor else None,
+        # A customer's chat alone starts in English and follows its conversation.
+        locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
+        suggestions=suggestions,
+    )

@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual.signal import Signal
-
-from chatbot.desk.aio import AsyncDesk
-from chatbot.desk.clock import Clock
-from chatbot.engine.live import LiveEngine
 from chatbot.i18n import DEFAULT_LOCALE, Locale
-from chatbot.tui.suggestions import Suggestion
 
+# Annotations only: `helpdesk` shows its first screen before the desk (pydantic) is loaded.
 if TYPE_CHECKING:
+    from textual.signal import Signal
+
+    from chatbot.desk.aio import AsyncDesk
+    from chatbot.desk.clock import Clock
     from chatbot.engine.engine import Engine  # numpy: loaded after the first screen
+    from chatbot.engine.live import LiveEngine
+    from chatbot.tui.suggestions import Suggestion
 
 
 @dataclass

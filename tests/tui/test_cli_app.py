@@ -1,15 +1,27 @@
 """`helpdesk`, `helpdesk chat`, `helpdesk agent`: bad input is one line on stderr, never a
-traceback, and nothing opens."""
+traceback.
+
+The app paints its first screen before it loads its settings and opens the desk (issue 13), so
+bad settings end an app that has started: each case runs the real command in a terminal (a pty),
+and what is left on that terminal once the app has given it back is the one line."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
+import pty
+import re
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
 
-from chatbot.cli.main import build_parser, main
+from chatbot.cli.main import build_parser
 
 
 @pytest.mark.parametrize("command", [[], ["chat"], ["agent"]])
@@ -24,6 +36,61 @@ def test_each_mode_parses_db_and_engine_options(command: list[str], tmp_path: Pa
 def test_other_commands_keep_their_own_function() -> None:
     args = build_parser().parse_args(["ask", "hello"])
     assert args.func.__module__ == "chatbot.cli.ask"
+
+
+LEAVE_SCREEN = "\x1b[?1049l"
+"""Textual switches back from the alternate screen when it gives the terminal back."""
+ESCAPE = re.compile(r"\x1b(\[[0-9;?<>=$ ]*[A-Za-z~]|[=>78])")
+
+
+def run_in_terminal(arguments: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run `python -m chatbot ARGUMENTS` with a pty as its terminal (stdin, stdout and stderr,
+    as in a shell); its exit code and everything it wrote."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatbot", *arguments],
+        stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(terminal)
+    output = bytearray()
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError as error:  # EIO: the process closed its end of the terminal.
+                if error.errno != errno.EIO:
+                    raise
+                break
+            if not chunk:
+                break
+            output += chunk
+        code = process.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(controller)
+    return code, output.decode("utf-8", errors="replace")
+
+
+def after_the_app(output: str) -> str:
+    """What the terminal shows once the app gave it back: the text after it left the
+    alternate screen, control sequences taken out."""
+    return ESCAPE.sub("", output.rpartition(LEAVE_SCREEN)[2]).replace("\r\n", "\n")
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """The user's own config, data and environment settings shut out."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
+    return env | {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "TERM": "xterm-256color",
+    }
 
 
 @pytest.mark.parametrize(
@@ -42,26 +109,43 @@ def test_other_commands_keep_their_own_function() -> None:
         ),
         (["chat", "--db", "mysql://db/x"], "unknown database scheme 'mysql'"),
         (["--db", "sqlite:///{tmp}"], "is a directory, expected a database file"),
+        (["--threshold", "7"], "invalid setting engine.threshold"),
     ],
 )
 def test_bad_input_is_one_line_and_a_nonzero_exit(
-    arguments: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    arguments: list[str], message: str, tmp_path: Path, cli_env: dict[str, str]
 ) -> None:
     (tmp_path / "file").write_text("")
     (tmp_path / "notdb").write_text("not a database " * 100)
-    code = main([argument.format(tmp=tmp_path) for argument in arguments])
-    captured = capsys.readouterr()
-    assert code == 2
-    assert captured.err.count("\n") == 1 and message in captured.err
-    assert captured.err.startswith("helpdesk: error: ")
-    assert "secret" not in captured.err  # A password in a URL is never echoed.
-    assert "Traceback" not in captured.err and captured.out == ""
+    code, output = run_in_terminal([a.format(tmp=tmp_path) for a in arguments], cli_env)
+    assert code == 2, output
+    assert LEAVE_SCREEN in output  # The app had started: the error ended it.
+    left = after_the_app(output).strip()
+    assert left.count("\n") == 0 and message in left, left
+    assert left.startswith("helpdesk: error: ")
+    assert "secret" not in output  # A password in a URL is never echoed.
+    assert "Traceback" not in output
+
+
+def test_a_bad_config_file_is_one_line(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[engine]\nthreshold = [\n", encoding="utf-8")
+    code, output = run_in_terminal(
+        ["--db", str(tmp_path / "ok.db")], cli_env | {"HELPDESK_CONFIG": str(config)}
+    )
+    assert code == 2, output
+    left = after_the_app(output).strip()
+    assert left.startswith("helpdesk: error: cannot read configuration") and "\n" not in left
+    assert "Traceback" not in output
 
 
 def test_a_bad_db_as_a_process(tmp_path: Path) -> None:
+    """Without a terminal too (output piped), the error is the last line, never a traceback."""
     result = subprocess.run(
         [sys.executable, "-m", "chatbot", "--db", str(tmp_path)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2
-    assert result.stderr.strip().count("\n") == 0 and "is a directory" in result.stderr
+    last = after_the_app(result.stderr).strip()
+    assert last.count("\n") == 0 and "is a directory" in last
+    assert "Traceback" not in result.stderr

@@ -2,34 +2,47 @@
 
 from __future__ import annotations
 
-from textual import on
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
-from textual.screen import Screen
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Header
 
-from chatbot.tui.services import Services
-from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
 
+if TYPE_CHECKING:
+    from chatbot.tui.services import Services
 
-class ChatScreen(Screen[None]):
+
+class ChatScreen(ModeScreen):
     """One customer conversation, full width."""
 
     AUTO_FOCUS = "#question"
 
-    def __init__(self, services: Services, *, conversation_id: int | None = None) -> None:
-        super().__init__()
-        self.services = services
-        self.conversation_id = conversation_id
-
     def compose(self) -> ComposeResult:
         yield Header()
-        yield ChatPanel(self.services, conversation_id=self.conversation_id, id="chat")
+        yield self.panel(self._make_chat, "chat", shell=True)
         yield Footer()
 
-    @on(ChatPanel.LocaleChanged)
-    def _locale_changed(self, event: ChatPanel.LocaleChanged) -> None:
+    def _make_chat(self, services: Services) -> Widget:
+        # Imported when first built: `helpdesk chat` shows this screen loading before it loads
+        # the panel (and the desk models under it).
+        from chatbot.tui.widgets.chat_panel import ChatPanel
+
+        return ChatPanel(services, conversation_id=self.conversation_id, id="chat")
+
+    async def started(self) -> None:
+        from chatbot.tui.widgets.chat_panel import ChatPanel
+
+        chat = self.query_one(ChatPanel)
+        await self.send_typed(chat.question, chat.ask)
+
+    def on_chat_panel_locale_changed(self, event: Message) -> None:
         # The whole screen is the customer's: the app's keys and title follow their language.
+        # (Handled by name: the panel's module loads after this screen is first shown.)
         show_in = getattr(self.app, "show_in", None)
-        if show_in is not None:
-            show_in(event.locale)
+        locale = getattr(event, "locale", None)
+        if show_in is not None and locale is not None:
+            show_in(locale)

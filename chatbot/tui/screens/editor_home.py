@@ -4,19 +4,14 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from chatbot.tui.services import Services
+from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
 
 
-class EditorHomeScreen(Screen[None]):
+class EditorHomeScreen(ModeScreen):
     """Shown only when the editor is closed: how to open it again or leave."""
-
-    def __init__(self, services: Services, *, conversation_id: int | None = None) -> None:
-        super().__init__()
-        self.services = services
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -41,18 +41,14 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
+from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 
-WELCOME = N_(
-    "Hi! Ask anything about renting, riding, returning or paying for a bike. "
-    "The bot answers from the help center; a person takes over when it cannot."
-)
 REPLAY_NOTE = N_(
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
 )
-PLACEHOLDER = N_("Type your question and press Enter")
 PERSON_REPLIES = N_("a person will reply")
 """After a suggested question whose recorded answers are all under the threshold."""
 RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}

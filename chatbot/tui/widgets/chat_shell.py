@@ -1,0 +1,50 @@
+"""The customer chat as `helpdesk` first shows it, while its settings load and its desk opens: the
+welcome and a question box that takes typing at once.
+
+The chat panel takes its place a fraction of a second later, with whatever was typed (and asked,
+if Enter was pressed meanwhile). This module loads before the first screen, so it imports Textual
+and the translations only: no pydantic, no desk.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Input, Static
+
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+
+WELCOME = N_(
+    "Hi! Ask anything about renting, riding, returning or paying for a bike. "
+    "The bot answers from the help center; a person takes over when it cannot."
+)
+PLACEHOLDER = N_("Type your question and press Enter")
+
+
+class ChatShell(Vertical):
+    """The chat's layout (the same ids, so the same CSS) with the welcome and the question box."""
+
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.locale = locale
+        self.submitted = False
+        """Enter was pressed on a question: the chat asks it once it is there."""
+
+    def compose(self) -> ComposeResult:
+        t = translations(self.locale)
+        # The status line and the language switch need the desk: they come with the panel.
+        yield Horizontal(id="chat-top")
+        with VerticalScroll(id="chat-log"):
+            yield Static(Text(t.gettext(WELCOME)), classes="welcome", id="chat-welcome")
+        yield Input(placeholder=t.gettext(PLACEHOLDER), id="question", select_on_focus=False)
+
+    @property
+    def question(self) -> Input:
+        return self.query_one("#question", Input)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.submitted = bool(event.value.strip())

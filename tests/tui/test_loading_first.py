@@ -1,0 +1,216 @@
+"""`helpdesk` paints its first screen before it loads its settings and opens the desk (issue 13:
+start-up within 1.5x a bare Textual app): `create_app` is given the function that loads them, and
+calls it in a thread once the screen is up. Until then the chat is its shell (the welcome and a
+question box that takes typing) and the agent console shows it is loading. The loader is held
+back by a gate here, so "meanwhile" is certain, not a race."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from chatbot.config import Settings, load_settings
+from chatbot.desk.service import DeskService
+from chatbot.errors import HelpdeskError
+from chatbot.tui import HelpDeskApp, Mode, create_app
+from chatbot.tui.screens.agent import AgentScreen
+from chatbot.tui.screens.chat import ChatScreen
+from chatbot.tui.widgets.agent_console import AgentConsole
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.chat_shell import ChatShell
+from tests.tui.conftest import SIZE, FrozenClock
+from tests.tui.helpers import engine_ready, flat, screen_text, settled, wait_until
+
+
+class GatedLoader:
+    """Returns `settings` (or raises `error`) once the test opens the gate."""
+
+    def __init__(self, settings: Settings | None, error: str | None = None) -> None:
+        self.settings = settings
+        self.error = error
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+
+    def __call__(self) -> Settings:
+        self.entered.set()
+        self.opened.wait(timeout=60)  # Bounded: a failing test leaves no thread behind.
+        if self.error is not None:
+            raise HelpdeskError(self.error)
+        assert self.settings is not None
+        return self.settings
+
+
+def loading_app(
+    load: Callable[[], Settings],
+    http: httpx.AsyncClient,
+    clock: FrozenClock,
+    mode: Mode,
+    **options: object,
+) -> HelpDeskApp:
+    return create_app(
+        load, mode=mode, http=http, clock=clock, timings=False,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+async def test_a_question_typed_before_the_desk_is_open_is_asked_once_it_is(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        # The chat screen is up: the welcome, and the question box has the focus; nothing is
+        # open yet.
+        assert isinstance(app.screen, ChatScreen) and not app.started
+        shell = app.screen.query_one("#chat", ChatShell)
+        assert "Ask anything about renting" in flat(screen_text(app))
+        assert shell.question.has_focus
+        assert not app.screen.query(ChatPanel)
+        await pilot.press(*"I was charged twice", "backspace", "e")
+        assert shell.question.value == "I was charged twice"[:-1] + "e"  # Seen as it is typed.
+        await pilot.press("enter")
+        assert other.conversations() == []
+
+        load.opened.set()
+        await wait_until(pilot, lambda: bool(other.conversations()))
+        [question] = other.messages(other.conversations()[0].id)
+        assert question.text == "I was charged twice"[:-1] + "e"
+        panel = app.screen.query_one(ChatPanel)
+        assert not app.screen.query(ChatShell)  # The panel took its place.
+        assert panel.question.value == "" and panel.question.has_focus
+        await engine_ready(app)
+        await wait_until(pilot, lambda: settled(panel), timeout=30)
+
+
+async def test_text_typed_without_enter_waits_in_the_question_box(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "all")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        await pilot.press(*"bike")
+        load.opened.set()
+        await wait_until(pilot, lambda: bool(app.screen.query(ChatPanel)))
+        panel = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: panel.question.value == "bike")
+        assert panel.question.has_focus and panel.question.cursor_position == 4
+        assert app.screen.query_one(AgentConsole)
+        await pilot.press(*" lock", "enter")
+        await wait_until(pilot, lambda: bool(other.conversations()))
+        [question] = other.messages(other.conversations()[0].id)
+        assert question.text == "bike lock"
+
+
+async def test_the_agents_language_from_the_settings_shows_once_they_are_loaded(
+    db_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    other.talk_to_person(other.start_conversation().id)  # One row waiting in the queue.
+    chinese = load_settings(store={"db": db_path}, ui={"locale": "zh"})
+    load = GatedLoader(chinese)
+    app = loading_app(load, http, clock, "agent", agent="ana")
+    # The same app given its settings at once: what the loaded one must end up showing.
+    direct = create_app(chinese, mode="agent", http=http, clock=clock, agent="ana", timings=False)
+    async with direct.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: direct.screen.query_one(AgentConsole).queue.loaded.is_set())
+        expected_title = direct.sub_title
+        expected_keys = {
+            b.action: b.description for b in direct._bindings.key_to_bindings["ctrl+q"]
+        }
+        expected_console = {
+            b.action: b.description
+            for b in direct.screen.query_one(AgentConsole)._bindings.key_to_bindings["ctrl+f"]
+        }
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        assert isinstance(app.screen, AgentScreen) and app.sub_title == "agent console"
+        load.opened.set()
+        await wait_until(pilot, lambda: bool(app.screen.query(AgentConsole)))
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, console.queue.loaded.is_set)
+        assert app.sub_title == expected_title != "agent console"
+        assert {b.action: b.description for b in app._bindings.key_to_bindings["ctrl+q"]} == (
+            expected_keys
+        )
+        assert {b.action: b.description for b in console._bindings.key_to_bindings["ctrl+f"]} == (
+            expected_console
+        )
+        # The queue has a row: its table has the focus, as `AUTO_FOCUS` gives it on a shown screen.
+        await wait_until(pilot, lambda: app.focused is console.queue.table)
+
+
+async def test_settings_that_cannot_be_loaded_end_the_app_with_their_reason(
+    http: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    load = GatedLoader(None, error="invalid setting engine.threshold: too high")
+    app = loading_app(load, http, clock, "all")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        load.opened.set()
+        await wait_until(pilot, lambda: app.startup_error is not None)
+    assert app.return_code == 2
+    assert app.startup_error == "invalid setting engine.threshold: too high"
+
+
+async def test_an_unknown_conversation_ends_the_app_and_closes_the_desk(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    load = GatedLoader(settings)
+    load.opened.set()
+    app = loading_app(load, http, clock, "agent", agent="ana", conversation_id=7)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.startup_error is not None)
+    assert app.return_code == 2 and app.startup_error == "conversation 7 not found"
+    assert not [t for t in threading.enumerate() if t.name.startswith("desk_")]
+
+
+async def test_quitting_while_the_desk_opens_closes_it(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "all")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        # The thread cannot be stopped: quitting waits for it, then closes what it opened.
+        threading.Timer(0.2, load.opened.set).start()
+        await pilot.press("ctrl+q")
+    assert app.return_code in (0, None) and app.startup_error is None
+    assert not [t for t in threading.enumerate() if t.name.startswith("desk_")]
+
+
+def test_nothing_but_textual_and_the_screen_loads_before_the_first_screen(tmp_path: Path) -> None:
+    """What `helpdesk` has imported when its first screen is up: no settings (pydantic), desk,
+    store, engine or panel module; they load in a thread after it."""
+    code = (
+        "import asyncio, sys\n"
+        "from chatbot.cli.main import build_parser\n"
+        "from chatbot.cli.options import settings_from\n"
+        "from chatbot.tui import create_app\n"
+        "args = build_parser('').parse_args([])\n"
+        "app = create_app(lambda: settings_from(args), mode=args.mode)\n"
+        "async def first_screen(pilot):\n"
+        "    while not (pilot.app.screen.is_mounted and pilot.app.screen.children):\n"
+        "        await asyncio.sleep(0)\n"
+        "    print(type(pilot.app.screen).__name__, sorted(m for m in sys.modules if m in"
+        " ('pydantic', 'pydantic_settings', 'chatbot.config', 'chatbot.desk.models',"
+        " 'chatbot.desk.aio', 'chatbot.store.sqlite', 'numpy', 'httpx',"
+        " 'chatbot.tui.widgets.chat_panel', 'chatbot.tui.widgets.agent_console')))\n"
+        "    pilot.app.exit()\n"
+        "app.run(headless=True, auto_pilot=first_screen)\n"
+    )
+    env = os.environ | {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "HELPDESK_DB": str(tmp_path / "helpdesk.sqlite3"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "DeskScreen []"
