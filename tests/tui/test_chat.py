@@ -187,7 +187,7 @@ async def test_not_helpful_escalates_with_its_own_reason(
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         [row] = queue_rows(app)
         assert (row[3], row[4]) == ("not-helpful", "0.90")
-        assert row[5].startswith("I was charged twice")
+        assert len(row[5]) > 10 and Q1.startswith(row[5].rstrip("…"))  # The question, cut to fit.
         assert "You marked this not helpful" in chat_text(app)
         assert other.messages(1)[1].feedback is Feedback.NOT_HELPFUL
 

@@ -157,6 +157,21 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         assert "You own this conversation: the bot is silent." in view_text(app)
 
 
+async def test_at_80_columns_a_wait_of_minutes_is_shown_whole(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    # "waiting 28m 32s" is 15 cells; the column had 14, so every wait of ten minutes or more
+    # lost its seconds to "…" in an 80-column agent console.
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        waiting(other, "There were no free docks at the station so I kept riding")
+        clock.advance(28 * 60 + 32)
+        await wait_until(pilot, lambda: len(rows(app)) == 1 and "28m" in screen_text(app))
+        assert rows(app)[0][2] == "waiting 28m 32s"
+        line = next(line for line in screen_text(app).splitlines() if "28m" in line)
+        assert "waiting 28m 32s " in line and line.rstrip().endswith("…")  # The question is cut.
+
+
 async def test_in_the_half_screen_console_statuses_take_their_short_form(
     make_app: MakeApp, other: DeskService
 ) -> None:

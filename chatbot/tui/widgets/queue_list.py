@@ -123,7 +123,8 @@ class Columns:
         top = 4
         fixed = 1 + 1 + GAP + id_width + GAP + GAP + top + GAP + GAP  # Padding and the mark.
         room = max(0, width - fixed)
-        status_width, reason = (27 if claims else 14), REASON_WIDTH
+        # "waiting 28m 32s" is 15 cells: at 14, a wait of ten minutes or more lost its seconds.
+        status_width, reason = (27 if claims else 15), REASON_WIDTH
         short = room - status_width - reason < QUESTION_COMFORT
         if short:
             status_width = 14 if claims else 7
