@@ -90,13 +90,23 @@ def valen_server() -> Iterator[ValenTestServer]:
     server.stop()
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n auto --dist loadgroup`, see pyproject.toml), a browser test module
     runs on one worker: its tests share one `helpdesk serve` (a module fixture) and one chromium,
-    which every worker would otherwise start again."""
+    which every worker would otherwise start again. First among the hooks: xdist's own, which
+    turns the mark into the group, runs before a conftest's and would not see it otherwise (it
+    did not: each module's tests went to three or four workers, each starting both)."""
     for item in items:
-        if item.path.parent.name == "web" and item.path.name.startswith("test_"):
+        if browser_test(item):
             item.add_marker(pytest.mark.xdist_group(f"web-{item.path.stem}"))
+    # The browser tests first (a stable sort: the same order on every worker, as xdist requires):
+    # they are the longest, and collected last they were the suite's last 40 s, one worker each.
+    items.sort(key=lambda item: not browser_test(item))
+
+
+def browser_test(item: pytest.Item) -> bool:
+    return item.path.parent.name == "web" and item.path.name.startswith("test_")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
