@@ -118,7 +118,12 @@ async def test_a_rating_by_click_once_per_resolution(make_app: MakeApp, other: D
         other.claim(1, agent="ben")
         other.resolve(1, agent="ben")
         await wait_until(pilot, lambda: panel.rating.display)
-        await pilot.click("#rate-2")
+        # Clicked once it is laid out where the click lands (a click on a prompt still being
+        # placed can miss it).
+        button = panel.query_one("#rate-2")
+        await wait_until(pilot, lambda: button.region.width > 0 and button.region.height > 0)
+        await pilot.pause()
+        assert await pilot.click("#rate-2"), "the click missed the button"
         await wait_until(pilot, lambda: not panel.rating.display)
         # Writing again reopens it: no rating is asked while the bot has it.
         await ask(pilot, Q2)
