@@ -31,20 +31,12 @@ STARTUP_SCRIPT = """
 import gc
 gc.disable()  # As `helpdesk` does until its first screen (chatbot/cli/app.py).
 import asyncio, time
+from chatbot.cli.app import build_app
 from chatbot.cli.main import build_parser
-from chatbot.cli.options import settings_from
-from chatbot.tui import create_app
 from textual.widgets import Input
 
-# `helpdesk` with no arguments: its parser, and the settings loaded once the first screen is up.
-args = build_parser("").parse_args([])
-app = create_app(
-    lambda: settings_from(args),
-    mode=args.mode,
-    agent=getattr(args, "agent", None),
-    conversation_id=args.conversation,
-    bot=getattr(args, "bot", True),
-)
+# `helpdesk` with no arguments: its parser and its app (the settings loaded after the first screen).
+app = build_app(build_parser("").parse_args([]))
 
 async def first_screen(pilot):
     # A screen a person can use: drawn, with the focus in a text box that takes typing.

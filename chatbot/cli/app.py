@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+from typing import TYPE_CHECKING
 
 from chatbot.cli.options import (
     add_db_option,
@@ -17,6 +18,9 @@ from chatbot.cli.options import (
     settings_from,
 )
 from chatbot.errors import HelpdeskError
+
+if TYPE_CHECKING:
+    from chatbot.tui import HelpDeskApp
 
 
 def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
@@ -57,24 +61,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     agent.set_defaults(func=run, mode="agent")
 
 
+def build_app(args: argparse.Namespace) -> HelpDeskApp:
+    """The app these commands run (and bench/app.py times), from their parsed options."""
+    # Imported here so that `helpdesk ask` and the other commands never load Textual.
+    from chatbot.tui import create_app
+
+    # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
+    # cost more than the screen itself.
+    return create_app(
+        lambda: settings_from(args),
+        mode=args.mode,
+        agent=getattr(args, "agent", None),
+        conversation_id=args.conversation,
+        bot=getattr(args, "bot", True),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     # No garbage collection until the first screen is up (the app resumes it then): importing
     # Textual, pydantic and the screens makes a few hundred thousand objects and no garbage, and
     # collections walking them again and again took ~10% of the time to the first screen.
     gc.disable()
     try:
-        # Imported here so that `helpdesk ask` and the other commands never load Textual.
-        from chatbot.tui import create_app
-
-        # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the
-        # desk cost more than the screen itself.
-        app = create_app(
-            lambda: settings_from(args),
-            mode=args.mode,
-            agent=getattr(args, "agent", None),
-            conversation_id=args.conversation,
-            bot=getattr(args, "bot", True),
-        )
+        app = build_app(args)
         app.run()
     finally:
         gc.enable()
