@@ -96,14 +96,15 @@ async def test_text_typed_without_enter_waits_in_the_question_box(
     app = loading_app(load, http, clock, "all")
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, load.entered.is_set)
-        await pilot.press(*"bike")
+        # An edit in progress: "bke", back two, "i". The cursor stays where it was left.
+        await pilot.press(*"bke", "left", "left", "i")
         load.opened.set()
         await wait_until(pilot, lambda: bool(app.screen.query(ChatPanel)))
         panel = app.screen.query_one(ChatPanel)
         await wait_until(pilot, lambda: panel.question.value == "bike")
-        assert panel.question.has_focus and panel.question.cursor_position == 4
+        assert panel.question.has_focus and panel.question.cursor_position == 2
         assert app.screen.query_one(AgentConsole)
-        await pilot.press(*" lock", "enter")
+        await pilot.press("end", *" lock", "enter")
         await wait_until(pilot, lambda: bool(other.conversations()))
         [question] = other.messages(other.conversations()[0].id)
         assert question.text == "bike lock"

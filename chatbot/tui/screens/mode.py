@@ -39,6 +39,8 @@ class ModeScreen(Screen[None]):
         """What the customer typed before the question box was there."""
         self._send_typed = False
         """They pressed Enter meanwhile: ask it once the chat is there."""
+        self._cursor: int | None = None
+        """Where the shell's text cursor was (None: at the end)."""
 
     def panel(self, make: PanelFactory, id: str, *, shell: bool = False) -> Widget:
         """The panel `make` builds, or (no services yet) in its place the chat's shell (with
@@ -71,6 +73,7 @@ class ModeScreen(Screen[None]):
                 # The customer may have typed (and sent) a question into the shell already.
                 self._typed = placeholder.question.value + self._typed
                 self._send_typed = self._send_typed or placeholder.submitted
+                self._cursor = placeholder.question.cursor_position
             parent = placeholder.parent
             assert isinstance(parent, Widget)
             # Removed first: the panel takes its id, which must stay unique among siblings.
@@ -99,6 +102,8 @@ class ModeScreen(Screen[None]):
         if not typed:
             return
         field.value = typed
-        field.cursor_position = len(typed)
+        # Where the customer left the cursor in the shell, so an edit in progress goes on there.
+        cursor, self._cursor = self._cursor, None
+        field.cursor_position = len(typed) if cursor is None else min(cursor, len(typed))
         if send:
             await ask(typed)
