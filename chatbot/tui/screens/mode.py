@@ -27,8 +27,8 @@ PanelFactory = Callable[["Services"], Widget]
 
 
 class ModeScreen(Screen[None]):
-    """A screen whose panels need the desk: built at once when `services` is given, else shown
-    loading until `start`."""
+    """A screen whose panels need the desk: built at once when `services` is given, else stood in
+    for (the chat by its shell, the rest by loading indicators) until `start`."""
 
     def __init__(self, services: Services | None, *, conversation_id: int | None = None) -> None:
         super().__init__()
@@ -65,7 +65,7 @@ class ModeScreen(Screen[None]):
         event.stop()
 
     async def start(self, services: Services) -> None:
-        """Put the real panels in place of the loading indicators."""
+        """Put the real panels in place of what stood in for them."""
         self.services = services
         for id, make in self._pending.items():
             placeholder = self.query_one(f"#{id}")
