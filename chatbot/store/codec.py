@@ -16,10 +16,12 @@ import json
 import struct
 import unicodedata
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from chatbot.desk.models import StoredDecision
 from chatbot.engine.models import Candidate, Decision
 
 
@@ -403,3 +405,47 @@ def unjudged(stored: str | bytes) -> dict[str, int]:
     for kind in kinds:
         counts[str(kind or "unknown")] = counts.get(str(kind or "unknown"), 0) + 1
     return counts
+
+
+# -- reading stored decisions back, on any backend ------------------------------------------------
+
+DecisionRow = tuple[int, int, int, str | None, datetime, "bytes | dict[str, Any]", str, float]
+"""id, conversation, message, worker, made at, the body (positional bytes, or a compact body
+already unpacked), the text of the message it was for, latency."""
+
+
+def stored_decisions(
+    rows: Sequence[DecisionRow],
+    *,
+    revisions_of: Callable[[list[int]], Iterable[tuple[int, str, str, str]]],
+    texts_of: Callable[[list[str]], Iterable[tuple[str, str]]],
+) -> list[StoredDecision]:
+    """The decisions of `rows` in full. The passage revisions (id, passage id, title, digest)
+    and texts (digest, text) they refer to are fetched once for all of them, by the backend's
+    `revisions_of` and `texts_of`; neither is called with nothing to fetch."""
+    bodies = [row[5] for row in rows]
+    numbers = sorted(set().union(*(revision_refs(b) for b in bodies if isinstance(b, bytes))))
+    revisions = {
+        int(id_): Revision(passage_id, title, key)
+        for id_, passage_id, title, key in (revisions_of(numbers) if numbers else ())
+    }
+    wanted = sorted(
+        set().union(*(digests(body) for body in bodies if isinstance(body, dict)))
+        | {revision.digest for revision in revisions.values()}
+    )
+    texts = dict(texts_of(wanted)) if wanted else {}
+    return [
+        StoredDecision(
+            id=id_,
+            conversation_id=conversation_id,
+            message_id=message_id,
+            worker=worker,
+            created_at=at,
+            decision=expand(body, texts)
+            if isinstance(body, dict)
+            else decode(
+                body, question=question, latency_ms=latency, revisions=revisions, texts=texts
+            ),
+        )
+        for id_, conversation_id, message_id, worker, at, body, question, latency in rows
+    ]

@@ -1024,60 +1024,25 @@ class PostgresStore:
     )
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        bodies = [None if row[6] is not None else json.loads(row[5]) for row in rows]
-        numbers = sorted(
-            set().union(*(codec.revision_refs(bytes(row[6])) for row in rows if row[6]))
-        )
-        revisions: dict[int, codec.Revision] = {}
-        if numbers:
-            revisions.update(
-                (int(id_), codec.Revision(passage_id, title, key))
-                for id_, passage_id, title, key in self._rows(
-                    "SELECT id, passage_id, title, digest FROM passage_revisions"
-                    " WHERE id = ANY(%s)",
-                    (numbers,),
+        # Each row has the compact body (JSON) or the positional one (bytes), never both.
+        return codec.stored_decisions(
+            [
+                (
+                    *row[:4],
+                    _stamp(row[4]),
+                    bytes(row[6]) if row[6] is not None else json.loads(row[5]),
+                    *row[7:],
                 )
-            )
-        wanted = sorted(
-            set().union(*(codec.digests(body) for body in bodies if body is not None))
-            | {revision.digest for revision in revisions.values()}
+                for row in rows
+            ],  # fmt: skip
+            revisions_of=lambda numbers: self._rows(
+                "SELECT id, passage_id, title, digest FROM passage_revisions WHERE id = ANY(%s)",
+                (numbers,),
+            ),
+            texts_of=lambda wanted: self._rows(
+                "SELECT digest, text FROM passage_texts WHERE digest = ANY(%s)", (wanted,)
+            ),
         )
-        texts: dict[str, str] = {}
-        if wanted:
-            texts.update(
-                self._rows(
-                    "SELECT digest, text FROM passage_texts WHERE digest = ANY(%s)", (wanted,)
-                )  # fmt: skip
-            )
-        return [
-            StoredDecision(
-                id=id_,
-                conversation_id=conversation_id,
-                message_id=message_id,
-                worker=worker,
-                created_at=_stamp(at),
-                decision=codec.expand(body, texts)
-                if body is not None
-                else codec.decode(
-                    bytes(packed),
-                    question=question,
-                    latency_ms=latency,
-                    revisions=revisions,
-                    texts=texts,
-                ),
-            )
-            for (
-                id_,
-                conversation_id,
-                message_id,
-                worker,
-                at,
-                _,
-                packed,
-                question,
-                latency,
-            ), body in zip(rows, bodies, strict=True)
-        ]
 
     def decision(self, decision_id: int) -> StoredDecision:
         rows = self._rows(f"{self._DECISION} WHERE id = %s", (decision_id,))

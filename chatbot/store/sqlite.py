@@ -986,62 +986,33 @@ class SQLiteStore:
     """A conversation's decisions, found from its questions (migration 7 dropped their index)."""
 
     def _to_decisions(self, rows: Sequence[Any]) -> list[StoredDecision]:
-        positional = {row[0]: row[5] for row in rows if codec.is_positional(row[5])}
-        bodies = [None if row[0] in positional else codec.unpack(row[5]) for row in rows]
-        numbers = sorted(set().union(*map(codec.revision_refs, positional.values())))
-        revisions: dict[int, codec.Revision] = {}
-        for start in range(0, len(numbers), 500):  # Under SQLite's limit on bound parameters.
-            numbered = numbers[start : start + 500]
-            revisions.update(
-                (id_, codec.Revision(passage_id, title, key))
-                for id_, passage_id, title, key in self._db.execute(
-                    "SELECT id, passage_id, title, digest FROM passage_revisions"
-                    f" WHERE id IN ({_marks(len(numbered))})",
-                    numbered,
+        return codec.stored_decisions(
+            [
+                (
+                    *row[:4],
+                    _stamp(row[4]),
+                    row[5] if codec.is_positional(row[5]) else codec.unpack(row[5]),
+                    *row[6:],
                 )
-            )
-        wanted = sorted(
-            set().union(*(codec.digests(body) for body in bodies if body is not None))
-            | {revision.digest for revision in revisions.values()}
+                for row in rows
+            ],  # fmt: skip
+            revisions_of=lambda numbers: self._in_chunks(
+                "SELECT id, passage_id, title, digest FROM passage_revisions WHERE id IN ({})",
+                numbers,
+            ),
+            texts_of=lambda wanted: self._in_chunks(
+                "SELECT digest, text FROM passage_texts WHERE digest IN ({})", wanted
+            ),
         )
-        texts: dict[str, str] = {}
-        for start in range(0, len(wanted), 500):  # Under SQLite's limit on bound parameters.
-            chunk = wanted[start : start + 500]
-            texts.update(
-                self._db.execute(
-                    "SELECT digest, text FROM passage_texts"
-                    f" WHERE digest IN ({_marks(len(chunk))})",
-                    chunk,
-                ).fetchall()
-            )
-        return [
-            StoredDecision(
-                id=id_,
-                conversation_id=conversation_id,
-                message_id=message_id,
-                worker=worker,
-                created_at=_stamp(at),
-                decision=codec.expand(body, texts)
-                if body is not None
-                else codec.decode(
-                    stored,
-                    question=question,
-                    latency_ms=latency,
-                    revisions=revisions,
-                    texts=texts,
-                ),
-            )
-            for (
-                id_,
-                conversation_id,
-                message_id,
-                worker,
-                at,
-                stored,
-                question,
-                latency,
-            ), body in zip(rows, bodies, strict=True)
-        ]
+
+    def _in_chunks(self, query: str, values: Sequence[object]) -> list[Any]:
+        """`query`'s rows for every value, its `IN ({})` filled in chunks under SQLite's limit
+        on bound parameters."""
+        rows: list[Any] = []
+        for start in range(0, len(values), 500):
+            chunk = values[start : start + 500]
+            rows += self._db.execute(query.format(_marks(len(chunk))), chunk).fetchall()
+        return rows
 
     def decision(self, decision_id: int) -> StoredDecision:
         rows = self._db.execute(f"{self._DECISION} WHERE id = ?", (decision_id,)).fetchall()
