@@ -8,7 +8,6 @@ import ast
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -79,7 +78,7 @@ def test_the_choices_offered_are_the_models_own() -> None:
     assert "{" + ",".join(state.value for state in State) + "}" in text
 
 
-def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
+def test_a_replayed_ask_loads_only_what_replaying_needs() -> None:
     """Recorded answers need no HTTP client (httpx, aiohttp, an SSL context) and no file lock
     (those are for recording); issue 13 asks for it in under 0.3 s."""
     unwanted = ["httpx", "aiohttp", "filelock", "textual", "rich",
@@ -91,11 +90,9 @@ def test_a_replayed_ask_loads_only_what_replaying_needs(tmp_path: Path) -> None:
         "from chatbot.cli.main import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    env = os.environ | {
-        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    env.pop("VALEN_REPLAY", None)
+    # The config file, data directory and Valen settings are the test's own already
+    # (tests/conftest.py).
+    env = dict(os.environ)
     result = subprocess.run(
         [sys.executable, "-c", code, "ask", "I was charged twice for the same ride, can I get "
          "my money back?"], capture_output=True, text=True, timeout=60, env=env,

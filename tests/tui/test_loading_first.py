@@ -192,10 +192,8 @@ def test_nothing_but_textual_and_the_screen_loads_before_the_first_screen(tmp_pa
     code = (
         "import asyncio, sys\n"
         "from chatbot.cli.main import build_parser\n"
-        "from chatbot.cli.options import settings_from\n"
-        "from chatbot.tui import create_app\n"
-        "args = build_parser('').parse_args([])\n"
-        "app = create_app(lambda: settings_from(args), mode=args.mode)\n"
+        "from chatbot.cli.app import build_app\n"
+        "app = build_app(build_parser('').parse_args([]))\n"
         "async def first_screen(pilot):\n"
         "    while not (pilot.app.screen.is_mounted and pilot.app.screen.children):\n"
         "        await asyncio.sleep(0)\n"
@@ -206,11 +204,8 @@ def test_nothing_but_textual_and_the_screen_loads_before_the_first_screen(tmp_pa
         "    pilot.app.exit()\n"
         "app.run(headless=True, auto_pilot=first_screen)\n"
     )
-    env = os.environ | {
-        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
-        "HELPDESK_DB": str(tmp_path / "helpdesk.sqlite3"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+    # The config file and data directory are the test's own already (tests/conftest.py).
+    env = os.environ | {"HELPDESK_DB": str(tmp_path / "helpdesk.sqlite3")}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr

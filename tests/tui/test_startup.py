@@ -137,11 +137,8 @@ def test_the_app_is_made_without_loading_the_engine_or_httpx(tmp_path: Path) -> 
         "print(sorted(m for m in ('numpy', 'httpx', 'aiohttp',"
         " 'chatbot.knowledge_base.store', 'chatbot.knowledge_base.models') if m in sys.modules))\n"
     )
-    env = os.environ | {
-        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
-        "HELPDESK_DB": str(tmp_path / "helpdesk.sqlite3"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+    # The config file and data directory are the test's own already (tests/conftest.py).
+    env = os.environ | {"HELPDESK_DB": str(tmp_path / "helpdesk.sqlite3")}
     # Twice: the first start ever copies the shipped knowledge base, which reads its passages.
     for _ in range(2):
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
