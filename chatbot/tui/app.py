@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from chatbot.tui.widgets.queue_list import QueueList
 
 Mode = Literal["all", "chat", "agent", "editor"]
+T = TypeVar("T")
 
 
 class ScreenFactory(Protocol):
@@ -258,19 +259,26 @@ class HelpDeskApp(SafeApp):
     async def _load(self, preparing: asyncio.Future[Prepared]) -> None:
         """Put the prepared desk in place, then the panels; settings that cannot be used end
         the app with one line, said once the terminal is back (`startup_error`)."""
-        try:
-            prepared = await asyncio.shield(preparing)
-        except HelpdeskError as error:
-            self.startup_error = str(error)
-            self.exit(return_code=2)
-            return
-        if self._closing:  # Quit meanwhile: `on_unmount` closes what was opened.
+        prepared = await self._made_in_thread(preparing)
+        if prepared is None:
             return
         self._use(prepared)
         self.refresh_bindings()  # The editor's key is offered now.
         if self._first_screen is not None:
             await self._first_screen.start(self.services)
         await self._started()
+
+    async def _made_in_thread(self, making: asyncio.Future[T]) -> T | None:
+        """What a start-up thread made; None if the app is ending: what the thread raised ends
+        it with one line, said once the terminal is back (`startup_error`), or it was quit
+        meanwhile (`on_unmount` waits for the thread and closes what it made)."""
+        try:
+            made = await asyncio.shield(making)
+        except HelpdeskError as error:
+            self.startup_error = str(error)
+            self.exit(return_code=2)
+            return None
+        return None if self._closing else made
 
     async def _started(self) -> None:
         desk = self.services.desk
@@ -283,7 +291,8 @@ class HelpDeskApp(SafeApp):
         self.call_after_refresh(self._start_engine)
 
     def _start_engine(self) -> None:
-        # The first screen is up: resume the garbage collection `helpdesk` paused for start-up.
+        # The screen and its panels are up: resume the garbage collection `helpdesk` paused for
+        # start-up (the settings' imports included).
         gc.enable()
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
@@ -296,13 +305,8 @@ class HelpDeskApp(SafeApp):
         put it in place, then start the embedded bot worker, which answers whatever was asked
         meanwhile. A knowledge base that cannot be loaded ends the app with one line."""
         live = self.services.live
-        try:
-            engines = await asyncio.shield(building)
-        except HelpdeskError as error:
-            self.startup_error = str(error)
-            self.exit(return_code=2)
-            return
-        if self._closing:  # Quit while it was being built: nothing more to start.
+        engines = await self._made_in_thread(building)
+        if engines is None:
             return
         self.http = engines.http
         live.follow_from(engines.passages, engines.stamp)
