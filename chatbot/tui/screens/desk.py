@@ -50,7 +50,7 @@ class DeskScreen(ModeScreen):
 
     def on_key(self, event: events.Key) -> None:
         if self.services is None:
-            return  # Kept by `ModeScreen.on_key` until the chat is there.
+            return  # The chat's shell has its own question box meanwhile.
         from chatbot.tui.widgets.chat_panel import ChatPanel
 
         # A key typed while the customer's transcript has the focus is meant for their question

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, LoadingIndicator
@@ -35,12 +34,9 @@ class ModeScreen(Screen[None]):
         self.services = services
         self.conversation_id = conversation_id
         self._pending: dict[str, PanelFactory] = {}
-        self._typed = ""
-        """What the customer typed before the question box was there."""
-        self._send_typed = False
-        """They pressed Enter meanwhile: ask it once the chat is there."""
-        self._cursor: int | None = None
-        """Where the shell's text cursor was (None: at the end)."""
+        self._typed: tuple[str, int, bool] | None = None
+        """What the customer typed into the chat's shell, where its cursor was, and whether they
+        pressed Enter: handed to the chat panel once it is there."""
 
     def panel(self, make: PanelFactory, id: str, *, shell: bool = False) -> Widget:
         """The panel `make` builds, or (no services yet) in its place the chat's shell (with
@@ -50,20 +46,6 @@ class ModeScreen(Screen[None]):
         self._pending[id] = make
         return ChatShell(id=id) if shell else LoadingIndicator(id=id)
 
-    def on_key(self, event: events.Key) -> None:
-        if self.services is not None or isinstance(self.focused, Input):
-            return  # The chat's shell has its own question box, which keeps what is typed.
-        # No panel has the focus yet, so the keys come here: keep the customer's question.
-        if event.key == "enter":
-            self._send_typed = bool(self._typed.strip())
-        elif event.key == "backspace":
-            self._typed = self._typed[:-1]
-        elif event.is_printable and event.character:
-            self._typed += event.character
-        else:
-            return
-        event.stop()
-
     async def start(self, services: Services) -> None:
         """Put the real panels in place of what stood in for them."""
         self.services = services
@@ -71,9 +53,8 @@ class ModeScreen(Screen[None]):
             placeholder = self.query_one(f"#{id}")
             if isinstance(placeholder, ChatShell):
                 # The customer may have typed (and sent) a question into the shell already.
-                self._typed = placeholder.question.value + self._typed
-                self._send_typed = self._send_typed or placeholder.submitted
-                self._cursor = placeholder.question.cursor_position
+                field = placeholder.question
+                self._typed = (field.value, field.cursor_position, placeholder.submitted)
             parent = placeholder.parent
             assert isinstance(parent, Widget)
             # Removed first: the panel takes its id, which must stay unique among siblings.
@@ -95,15 +76,12 @@ class ModeScreen(Screen[None]):
         conversation asked for)."""
 
     async def send_typed(self, field: Input, ask: Callable[[str], Awaitable[None]]) -> None:
-        """Put what was typed before the chat was there into its question box, and ask it if
-        the customer pressed Enter."""
-        typed, send = self._typed, self._send_typed
-        self._typed, self._send_typed = "", False
-        if not typed:
+        """Put what was typed into the chat's shell into its question box, the cursor where it
+        was, and ask it if the customer pressed Enter."""
+        if self._typed is None or not self._typed[0]:
             return
+        (typed, cursor, send), self._typed = self._typed, None
         field.value = typed
-        # Where the customer left the cursor in the shell, so an edit in progress goes on there.
-        cursor, self._cursor = self._cursor, None
-        field.cursor_position = len(typed) if cursor is None else min(cursor, len(typed))
+        field.cursor_position = cursor
         if send:
             await ask(typed)
