@@ -188,3 +188,33 @@ async def test_a_live_request_starts_the_transport(valen_server: ValenTestServer
         assert not transport.started
         assert (await http.post(valen_server.base_url + "/decisions")).status_code == 200
         assert transport.started
+
+
+def test_every_transport_of_a_process_verifies_with_one_shared_context(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Loading the CA bundle costs ~20 ms of CPU: made once, not per client, and made again only
+    for another SSL_CERT_FILE (read as httpx reads it)."""
+    import ssl
+
+    import certifi
+
+    from chatbot.valen import _aiohttp
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    first = _aiohttp.make_transport(max_connections=1, keepalive_expiry=1.0, verify=True)
+    second = _aiohttp.make_transport(max_connections=2, keepalive_expiry=1.0, verify=True)
+    assert first.ssl_context is second.ssl_context
+    assert first.ssl_context.verify_mode is ssl.CERT_REQUIRED
+    assert first.ssl_context.check_hostname
+
+    bundle = tmp_path / "ca.pem"
+    bundle.write_bytes(Path(certifi.where()).read_bytes())
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    other = _aiohttp.make_transport(max_connections=1, keepalive_expiry=1.0, verify=True)
+    assert other.ssl_context is not first.ssl_context
+    assert other.ssl_context.verify_mode is ssl.CERT_REQUIRED
+
+    unverified = _aiohttp.make_transport(max_connections=1, keepalive_expiry=1.0, verify=False)
+    assert unverified.ssl_context.verify_mode is ssl.CERT_NONE

@@ -7,6 +7,8 @@ aiohttp's errors become the httpx errors httpcore would have raised for the same
 
 from __future__ import annotations
 
+import functools
+import os
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,13 +58,30 @@ def httpx_errors() -> Iterator[None]:
         raise httpx_error(error.__cause__) from error.__cause__
 
 
+@functools.cache
+def _verifying_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    """httpx's verifying context for these SSL_CERT_FILE / SSL_CERT_DIR values (it reads them
+    from the environment; they are the cache's key)."""
+    return httpx.create_ssl_context(verify=True)
+
+
+def ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The context a transport verifies servers with. The default one is made once per process
+    and shared, as aiohttp shares its own: loading the CA bundle costs ~20 ms of CPU, paid by
+    every new client otherwise. A context is not changed once made, and may serve many
+    connections at once."""
+    if verify is not True:
+        return httpx.create_ssl_context(verify=verify)
+    return _verifying_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
 def make_transport(
     *, max_connections: int, keepalive_expiry: float, verify: ssl.SSLContext | bool
 ) -> AiohttpTransport:
     """httpx-aiohttp's transport over one session whose connector opens at most `max_connections`
     connections (more requests wait, first come first served, for at most the request's pool
     timeout) and keeps idle ones `keepalive_expiry` seconds."""
-    ssl_context = httpx.create_ssl_context(verify=verify)
+    context = ssl_context(verify)
 
     def session() -> aiohttp.ClientSession:
         # Made on the first request, inside the running event loop, as aiohttp wants.
@@ -70,7 +89,7 @@ def make_transport(
             limit=max_connections,
             limit_per_host=0,
             keepalive_timeout=keepalive_expiry,
-            ssl=ssl_context,
+            ssl=context,
         )
         return aiohttp.ClientSession(
             connector=connector,
@@ -81,4 +100,4 @@ def make_transport(
             auto_decompress=False,
         )
 
-    return AiohttpTransport(verify=ssl_context, client=session)
+    return AiohttpTransport(verify=context, client=session)
