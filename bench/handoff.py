@@ -45,6 +45,15 @@ READY = 1000
 QUESTION = "My bike will not unlock at the station. Can someone help?"
 
 
+def _context() -> Any:
+    """Processes forked from one server that imported this module (and so the desk and store)
+    once: with "spawn", each of the 16 processes a run starts imported them again, about a
+    second of the 2 cores' time apiece, which is start-up, not the race's figures."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["bench.handoff"])
+    return context
+
+
 def _desk(db: Path | str) -> DeskService:
     return open_service(load_settings(store={"db": db}))
 
@@ -53,6 +62,16 @@ def _ready(counter: Any) -> None:
     """Count this process as started (store open) in the counter's high part."""
     with counter.get_lock():
         counter.value += READY
+
+
+def _wait_ready(counter: Any, processes: int) -> None:
+    """Until every process has opened its store: however long that takes on a busy machine, the
+    figures are the race's, not the start-up's."""
+    deadline = time.monotonic() + 300
+    while counter.value < READY * processes:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the processes did not start within 300 s")
+        time.sleep(0.01)
 
 
 def escalate(db: Path | str, count: int, start: Event, finished: Any, results: Any) -> None:
@@ -97,10 +116,11 @@ def claim(db: Path | str, agent: str, start: Event, finished: Any, results: Any)
     results.put(("claimed", won, time.time()))
 
 
-def claim_all(db: Path, agent: str, offset: int, start: Event, results: Any) -> None:
+def claim_all(db: Path, agent: str, offset: int, start: Event, ready: Any, results: Any) -> None:
     """Claim waiting conversations as fast as possible until none waits; report the ones won.
     Each claimer starts at a different place in the queue, as agents picking work would."""
     desk = _desk(db)
+    _ready(ready)
     try:
         start.wait()
         won: list[tuple[int, float]] = []
@@ -116,7 +136,7 @@ def claim_all(db: Path, agent: str, offset: int, start: Event, results: Any) -> 
 
 def measure_claims(conversations: int = 2000) -> dict[str, float | int]:
     """Claim capacity: `conversations` already waiting, claimed by CLAIMERS processes at once."""
-    context = multiprocessing.get_context("spawn")
+    context = _context()
     with tempfile.TemporaryDirectory() as directory:
         db = Path(directory) / "queue.sqlite3"
         desk = _desk(db)
@@ -127,14 +147,15 @@ def measure_claims(conversations: int = 2000) -> dict[str, float | int]:
         finally:
             desk.close()
         start = context.Event()
+        ready = context.Value("i", 0)
         results = context.Queue()
         processes = [
-            context.Process(target=claim_all, args=(db, f"agent{i}", i, start, results))
+            context.Process(target=claim_all, args=(db, f"agent{i}", i, start, ready, results))
             for i in range(CLAIMERS)
         ]
         for process in processes:
             process.start()
-        time.sleep(1.5)  # Let every process import and open the store before the start signal.
+        _wait_ready(ready, len(processes))
         started = time.time()
         start.set()
         claims: list[tuple[int, float]] = []
@@ -153,7 +174,7 @@ def measure_claims(conversations: int = 2000) -> dict[str, float | int]:
 
 def measure(conversations: int = 2000, db: str | None = None) -> dict[str, float | int]:
     """On a fresh SQLite file, or on the empty database `db` names (a PostgreSQL URL)."""
-    context = multiprocessing.get_context("spawn")
+    context = _context()
     with tempfile.TemporaryDirectory() as directory:
         db = db or str(Path(directory) / "queue.sqlite3")
         _desk(db).close()  # Create and migrate once, before the race.
@@ -170,13 +191,7 @@ def measure(conversations: int = 2000, db: str | None = None) -> dict[str, float
         ]
         for process in processes:
             process.start()
-        # Every process imported and opened its store before the start signal, however long
-        # that takes on a busy machine: the figures are the race's, not the start-up's.
-        deadline = time.monotonic() + 300
-        while finished.value < READY * len(processes):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the processes did not start within 300 s")
-            time.sleep(0.01)
+        _wait_ready(finished, len(processes))
         started = time.time()
         start.set()
         escalated: list[int] = []
