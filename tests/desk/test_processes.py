@@ -30,6 +30,7 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
+from tests import racers
 from tests.backends import Backend
 from tests.conftest import ROOT
 from tests.desk.customers import CONVERSATIONS_EACH, QUESTIONS, ask_as_a_customer
@@ -204,13 +205,11 @@ def test_four_workers_and_eight_customers_decide_every_question_exactly_once(
     try:
         bots = [start_bot(db, *live(server, tmp_path), "--concurrency", "4") for _ in range(4)]
         until(lambda: all(bot.name for bot in bots))  # All four are up before anyone asks.
-        context = multiprocessing.get_context("spawn")
+        context = racers.context()
         barrier = context.Barrier(CUSTOMERS)
         results: multiprocessing.Queue[list[int]] = context.Queue()
-        customers = [context.Process(target=ask_as_a_customer, args=(str(db), barrier, results))
+        customers = [racers.start(ask_as_a_customer, str(db), barrier, results)
                      for _ in range(CUSTOMERS)]  # fmt: skip
-        for customer in customers:
-            customer.start()
         per_customer = [results.get(timeout=STARTUP_S) for _ in customers]
         for customer in customers:
             customer.join(timeout=STARTUP_S)
