@@ -7,6 +7,7 @@ the shared server.
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import subprocess
 import sys
@@ -25,9 +26,11 @@ from chatbot.store.postgres import PostgresStore
 from chatbot.store.postgres_schema import MIGRATIONS
 from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
+from tests import racers
 from tests.backends import database_url, postgres_server
 from tests.conftest import ROOT
 from tests.pg_cluster import PrivateCluster
+from tests.store.opening import open_at_once
 from tests.tui.conftest import Q1, SIZE
 from tests.tui.helpers import wait_until
 
@@ -77,19 +80,28 @@ def test_a_newer_schema_is_refused_with_one_line(fresh_url: str) -> None:
                             f" ({len(MIGRATIONS)}); upgrade helpdesk")  # fmt: skip
 
 
-def test_processes_starting_at_once_migrate_once(fresh_url: str) -> None:
-    opening = (
-        "import sys; from chatbot.store.postgres import PostgresStore;"
-        " print(PostgresStore.open(sys.argv[1]).schema_version)"
-    )
-    processes = [
-        subprocess.Popen([sys.executable, "-c", opening, fresh_url], cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(4)
-    ]  # fmt: skip
-    results = [process.communicate(timeout=120) for process in processes]
-    assert [out.strip() for out, _ in results] == [str(len(MIGRATIONS))] * 4, results
-    with psycopg.connect(fresh_url) as conn:
+@pytest.fixture
+def empty_url() -> Iterator[str]:
+    """A database of its own with no schema at all: not copied from the migrated template."""
+    server = postgres_server()
+    url = server.create(migrated=False)
+    yield url
+    server.drop(url)
+
+
+def test_processes_starting_at_once_migrate_once(empty_url: str) -> None:
+    context = racers.context()
+    barrier = context.Barrier(4)
+    opened: multiprocessing.Queue[tuple[float, int, float]] = context.Queue()
+    processes = [racers.start(open_at_once, empty_url, barrier, opened) for _ in range(4)]
+    for process in processes:
+        process.join(timeout=60)
+    assert [process.exitcode for process in processes] == [0] * 4  # None failed to set up.
+    spans = [opened.get(timeout=5) for _ in processes]
+    assert [version for _, version, _ in spans] == [len(MIGRATIONS)] * 4
+    # They raced: all four had begun opening (and so migrating) before any was done.
+    assert max(began for began, _, _ in spans) < min(done for _, _, done in spans), spans
+    with psycopg.connect(empty_url) as conn:
         versions = conn.execute("SELECT version FROM schema_versions").fetchall()
         assert versions == [(len(MIGRATIONS),)]
 
