@@ -109,6 +109,12 @@ def test_processes_starting_at_once_migrate_once(empty_url: str) -> None:
 # -- a server restart -----------------------------------------------------------------------------
 
 
+ON_THE_CLUSTER = pytest.mark.xdist_group("pg-cluster")
+"""For the tests that use the cluster: under pytest-xdist they all run on one worker, so the
+cluster is made once (initdb and a start: ~0.7 CPU-s), not on each worker that gets one of them.
+One at a time, too, as they stop and start it."""
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[PrivateCluster]:
     private = PrivateCluster()
@@ -136,6 +142,7 @@ def _up(url: str) -> bool:
     return True
 
 
+@ON_THE_CLUSTER
 def test_a_restart_fails_writes_loudly_then_recovers_by_itself(
     cluster: PrivateCluster, cluster_db: str
 ) -> None:
@@ -168,6 +175,7 @@ def test_a_restart_fails_writes_loudly_then_recovers_by_itself(
         other.close()
 
 
+@ON_THE_CLUSTER
 async def test_the_chat_says_the_database_is_away_keeps_the_question_and_recovers(
     cluster: PrivateCluster, cluster_db: str
 ) -> None:
@@ -233,6 +241,7 @@ def test_accounts_live_in_the_postgres_database_too(fresh_url: str) -> None:
     through_settings.store.close()
 
 
+@ON_THE_CLUSTER
 def test_a_bot_worker_rides_out_a_restart(cluster: PrivateCluster, cluster_db: str) -> None:
     """It says the database is away, and answers again once it is back, without a restart."""
     from chatbot.assembly import open_service
