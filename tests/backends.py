@@ -79,10 +79,11 @@ class PostgresServer:
         self._free: list[str] = []
         self._made: list[str] = []
 
-    def create(self) -> str:
-        """A new database of its own, migrated, with a unique name."""
+    def create(self, *, migrated: bool = True) -> str:
+        """A new database of its own with a unique name: migrated, or with no schema at all."""
         name = f"helpdesk_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
-        self._conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"'.encode())
+        template = f' TEMPLATE "{self.template}"' if migrated else ""
+        self._conn.execute(f'CREATE DATABASE "{name}"{template}'.encode())
         self._made.append(name)
         return database_url(self.admin, name)
 

@@ -1,6 +1,7 @@
 """A customer process for the race tests: kept apart from the test modules, which import Textual
-and the test helpers, because each spawned process imports the module its target lives in. Eight
-customers importing only the desk (0.3 CPU-s each, not 0.9) leave the two cores to the race."""
+and the test helpers, because each racer (tests/racers.py) imports the module its target lives
+in. Forked from a server that has imported the desk already, a customer costs only its questions
+and leaves the two cores to the race."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import time
 from multiprocessing.synchronize import Barrier as ProcessBarrier
 
 from chatbot.desk.models import ChatEvent, Claimed, State
+from tests import racers
 from tests.backends import Backend
 
 
@@ -81,17 +82,13 @@ def _claim_in_process(
 
 def test_two_processes(backend: Backend) -> None:
     [conversation_id] = make_waiting(backend, 1)
-    context = multiprocessing.get_context("spawn")
+    context = racers.context()
     barrier = context.Barrier(2)
     times: multiprocessing.Queue[tuple[str, float, float]] = context.Queue()
     processes = [
-        context.Process(
-            target=_claim_in_process, args=(backend, conversation_id, agent, barrier, times)
-        )
+        racers.start(_claim_in_process, backend, conversation_id, agent, barrier, times)
         for agent in ("ana", "ben")
     ]
-    for process in processes:
-        process.start()
     spans = [times.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(timeout=60)

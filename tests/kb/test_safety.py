@@ -18,6 +18,7 @@ from filelock import FileLock
 from chatbot.knowledge_base import load_knowledge_base
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import LOCK_FILE, ConflictError, PassageStore
+from tests import racers
 from tests.conftest import ROOT
 
 
@@ -112,16 +113,13 @@ def _save_after_everyone_has_read(
 def test_of_several_processes_saving_one_passage_exactly_one_wins(kb_copy: Path) -> None:
     # Each process reads the same revision, then all save at once: the lock makes check-and-write
     # one step, so one save wins and every other is refused instead of overwriting it.
-    context = multiprocessing.get_context("spawn")
+    context = racers.context()
     barrier = context.Barrier(4)
     times: multiprocessing.Queue[tuple[float, float]] = context.Queue()
     processes = [
-        context.Process(target=_save_after_everyone_has_read,
-                        args=(str(kb_copy), f"editor {n}", barrier, times))
+        racers.start(_save_after_everyone_has_read, str(kb_copy), f"editor {n}", barrier, times)
         for n in range(4)
-    ]  # fmt: skip
-    for process in processes:
-        process.start()
+    ]
     spans = [times.get(timeout=60) for _ in processes]
     for process in processes:
         process.join(timeout=60)

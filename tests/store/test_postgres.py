@@ -7,6 +7,7 @@ the shared server.
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import subprocess
 import sys
@@ -25,9 +26,11 @@ from chatbot.store.postgres import PostgresStore
 from chatbot.store.postgres_schema import MIGRATIONS
 from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
+from tests import racers
 from tests.backends import database_url, postgres_server
 from tests.conftest import ROOT
 from tests.pg_cluster import PrivateCluster
+from tests.store.opening import open_at_once
 from tests.tui.conftest import Q1, SIZE
 from tests.tui.helpers import wait_until
 
@@ -77,24 +80,39 @@ def test_a_newer_schema_is_refused_with_one_line(fresh_url: str) -> None:
                             f" ({len(MIGRATIONS)}); upgrade helpdesk")  # fmt: skip
 
 
-def test_processes_starting_at_once_migrate_once(fresh_url: str) -> None:
-    opening = (
-        "import sys; from chatbot.store.postgres import PostgresStore;"
-        " print(PostgresStore.open(sys.argv[1]).schema_version)"
-    )
-    processes = [
-        subprocess.Popen([sys.executable, "-c", opening, fresh_url], cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(4)
-    ]  # fmt: skip
-    results = [process.communicate(timeout=120) for process in processes]
-    assert [out.strip() for out, _ in results] == [str(len(MIGRATIONS))] * 4, results
-    with psycopg.connect(fresh_url) as conn:
+@pytest.fixture
+def empty_url() -> Iterator[str]:
+    """A database of its own with no schema at all: not copied from the migrated template."""
+    server = postgres_server()
+    url = server.create(migrated=False)
+    yield url
+    server.drop(url)
+
+
+def test_processes_starting_at_once_migrate_once(empty_url: str) -> None:
+    context = racers.context()
+    barrier = context.Barrier(4)
+    opened: multiprocessing.Queue[tuple[float, int, float]] = context.Queue()
+    processes = [racers.start(open_at_once, empty_url, barrier, opened) for _ in range(4)]
+    for process in processes:
+        process.join(timeout=60)
+    assert [process.exitcode for process in processes] == [0] * 4  # None failed to set up.
+    spans = [opened.get(timeout=5) for _ in processes]
+    assert [version for _, version, _ in spans] == [len(MIGRATIONS)] * 4
+    # They raced: all four had begun opening (and so migrating) before any was done.
+    assert max(began for began, _, _ in spans) < min(done for _, _, done in spans), spans
+    with psycopg.connect(empty_url) as conn:
         versions = conn.execute("SELECT version FROM schema_versions").fetchall()
         assert versions == [(len(MIGRATIONS),)]
 
 
 # -- a server restart -----------------------------------------------------------------------------
+
+
+ON_THE_CLUSTER = pytest.mark.xdist_group("pg-cluster")
+"""For the tests that use the cluster: under pytest-xdist they all run on one worker, so the
+cluster is made once (initdb and a start: ~0.7 CPU-s), not on each worker that gets one of them.
+One at a time, too, as they stop and start it."""
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +142,7 @@ def _up(url: str) -> bool:
     return True
 
 
+@ON_THE_CLUSTER
 def test_a_restart_fails_writes_loudly_then_recovers_by_itself(
     cluster: PrivateCluster, cluster_db: str
 ) -> None:
@@ -156,6 +175,7 @@ def test_a_restart_fails_writes_loudly_then_recovers_by_itself(
         other.close()
 
 
+@ON_THE_CLUSTER
 async def test_the_chat_says_the_database_is_away_keeps_the_question_and_recovers(
     cluster: PrivateCluster, cluster_db: str
 ) -> None:
@@ -221,6 +241,7 @@ def test_accounts_live_in_the_postgres_database_too(fresh_url: str) -> None:
     through_settings.store.close()
 
 
+@ON_THE_CLUSTER
 def test_a_bot_worker_rides_out_a_restart(cluster: PrivateCluster, cluster_db: str) -> None:
     """It says the database is away, and answers again once it is back, without a restart."""
     from chatbot.assembly import open_service
