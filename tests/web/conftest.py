@@ -1,5 +1,6 @@
 """Fixtures for the browser tests: `helpdesk serve` as a real process on a free 127.0.0.1 port,
-and Debian's chromium driven by Playwright (never Playwright's own browser download)."""
+and Debian's chromium-headless-shell driven by Playwright (never Playwright's own browser
+download)."""
 
 from __future__ import annotations
 

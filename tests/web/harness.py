@@ -47,9 +47,15 @@ START_TIMEOUT_S = 60.0
 
 
 def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    """Debian's chromium-headless-shell: chromium's own engine (one source package, one version
+    with the desktop browser), without the desktop browser around it. Measured on the browser
+    tests, it takes half the CPU the full browser in headless mode does for each page."""
+    path = shutil.which("chromium-headless-shell")
     if path is None:
-        raise RuntimeError("no chromium on PATH: apt-get install -y chromium (.ci/run does)")
+        raise RuntimeError(
+            "no chromium-headless-shell on PATH: apt-get install -y chromium-headless-shell"
+            " (.ci/run does)"
+        )
     return path
 
 
