@@ -133,13 +133,15 @@ def watched_clip(page: Page) -> FloatRect:
 
 
 def screenshot_changes(page: Page, before: bytes, *, what: str) -> bytes:
-    """Wait until the page looks different from `before`; returns the new look."""
+    """Wait until the page (less its blinking bottom, as `settled` returns it) looks different
+    from `before`; returns the new look."""
+    clip = watched_clip(page)
 
     def changed() -> bytes | None:
-        shot = page.screenshot()
+        shot = page.screenshot(clip=clip)
         return shot if shot != before else None
 
-    return wait_for(changed, what=what, timeout=30)
+    return wait_for(changed, what=what, timeout=30, every=STILL_POLL_S)
 
 
 STILL_S = 1.0
