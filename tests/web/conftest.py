@@ -1,5 +1,6 @@
 """Fixtures for the browser tests: `helpdesk serve` as a real process on a free 127.0.0.1 port,
-and Debian's chromium driven by Playwright (never Playwright's own browser download)."""
+and Debian's chromium-headless-shell driven by Playwright (never Playwright's own browser
+download)."""
 
 from __future__ import annotations
 
@@ -30,15 +31,18 @@ ACCOUNTS = {
 VIEWPORT: ViewportSize = {"width": 1100, "height": 700}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
-    # Per module, not per session: while Playwright's sync API is open, its event loop counts as
+    # Per package, not per session: while Playwright's sync API is open, its event loop counts as
     # running in this thread, and every async test the worker runs afterwards fails to start.
+    # pytest ends a package's fixtures before a test from another package runs, as it does a
+    # module's; the browser modules a worker runs one after another share one Playwright driver
+    # and one chromium (each start took about half a CPU-second between node and chromium).
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
     yield browser

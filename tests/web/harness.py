@@ -24,6 +24,7 @@ import httpx
 from argon2 import PasswordHasher
 from playwright._impl._api_structures import FloatRect
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from chatbot.accounts.models import Role
 from chatbot.accounts.service import AccountService
@@ -47,9 +48,15 @@ START_TIMEOUT_S = 60.0
 
 
 def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    """Debian's chromium-headless-shell: chromium's own engine (one source package, one version
+    with the desktop browser), without the desktop browser around it. Measured on the browser
+    tests, it takes half the CPU the full browser in headless mode does for each page."""
+    path = shutil.which("chromium-headless-shell")
     if path is None:
-        raise RuntimeError("no chromium on PATH: apt-get install -y chromium (.ci/run does)")
+        raise RuntimeError(
+            "no chromium-headless-shell on PATH: apt-get install -y chromium-headless-shell"
+            " (.ci/run does)"
+        )
     return path
 
 
@@ -72,16 +79,6 @@ def wait_for(
         time.sleep(every)
 
 
-PAINTED_PIXELS = """() => {
-    const canvas = document.querySelector("canvas.xterm-text-layer");
-    if (!canvas) return 0;
-    const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-    let painted = 0;
-    for (let alpha = 3; alpha < data.length; alpha += 4) if (data[alpha]) painted++;
-    return painted;
-}"""
-
-
 LIT_PIXELS = """() => {
     const canvas = document.querySelector("canvas.xterm-text-layer");
     if (!canvas) return 0;
@@ -90,37 +87,66 @@ LIT_PIXELS = """() => {
     for (let i = 0; i < data.length; i += 4) if (data[i] + data[i + 1] + data[i + 2] > 240) lit++;
     return lit;
 }"""
-
-
-def painted(page: Page) -> int:
-    """Pixels the terminal has drawn text or colour on: 0 while the app has drawn nothing."""
-    return int(page.evaluate(PAINTED_PIXELS))
-
-
-def lit(page: Page) -> int:
-    """Pixels of the terminal brighter than its dark background: text, borders, buttons. The
-    terminal's first frame, while the session's app process starts, is painted but wholly black
-    (5-7 s of it on a busy machine)."""
-    return int(page.evaluate(LIT_PIXELS))
+"""Pixels of the terminal brighter than its dark background: text, borders, buttons. The
+terminal's first frame, while the session's app process starts, is painted but wholly black
+(5-7 s of it on a busy machine)."""
 
 
 DRAWN_PX = 1000
 """Lit pixels that mean the app has drawn its screen (a line of text is several thousand)."""
 
 
+DRAWN_POLL_MS = 100
+"""How often the page itself counts lit pixels while waiting for the app's first drawing."""
+
+
+LOOK = """async (blinkingPx) => {
+    const canvas = document.querySelector("canvas.xterm-text-layer");
+    if (!canvas) return "";
+    const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = false;
+    for (let alpha = 3; alpha < data.length && !painted; alpha += 4) painted = data[alpha] !== 0;
+    if (!painted) return "";
+    const box = canvas.getBoundingClientRect();
+    const rows = Math.floor(((innerHeight - blinkingPx - box.top) * canvas.height) / box.height);
+    const watched = data.subarray(0, Math.max(0, Math.min(canvas.height, rows)) * canvas.width * 4);
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", watched));
+    return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}"""
+"""The terminal's look, less its blinking bottom: a SHA-256 of its pixels above the bottom
+`blinkingPx` of the page, or "" while it has drawn nothing at all. Everything the app shows is
+drawn on this canvas; the page's other layers and the dialogs around it stay put while it runs."""
+
+
+def look(page: Page) -> str:
+    """The terminal's look (`LOOK`), computed in the page: about 10 ms of CPU in all, most of it
+    the renderer's, where a screenshot takes five times as much from chromium's browser, GPU and
+    renderer processes (compositing a frame, encoding a PNG, sending it to Playwright and here)."""
+    return str(page.evaluate(LOOK, BLINKING_PX))
+
+
+def watched_clip(page: Page) -> FloatRect:
+    """The page less its blinking bottom."""
+    size = page.viewport_size
+    assert size is not None
+    return {"x": 0, "y": 0, "width": size["width"], "height": size["height"] - BLINKING_PX}
+
+
 def screenshot_changes(page: Page, before: bytes, *, what: str) -> bytes:
-    """Wait until the page looks different from `before`; returns the new look."""
+    """Wait until the page (less its blinking bottom, as `settled` returns it) looks different
+    from `before`; returns the new look."""
+    clip = watched_clip(page)
 
     def changed() -> bytes | None:
-        shot = page.screenshot()
+        shot = page.screenshot(clip=clip)
         return shot if shot != before else None
 
-    return wait_for(changed, what=what, timeout=30)
+    return wait_for(changed, what=what, timeout=30, every=STILL_POLL_S)
 
 
 STILL_S = 1.0
 """How long a page must look the same to count as drawn: Textual paints a screen in several
-frames, with pauses between them longer than one screenshot takes."""
+frames, with pauses between them longer than one look takes."""
 
 
 STILL_POLL_S = 0.2
@@ -133,37 +159,44 @@ when deciding whether the page still changes."""
 
 
 def settled(page: Page, *, still_s: float = STILL_S, timeout: float = 30.0) -> bytes:
-    """A screenshot once the app has drawn and the page (less its blinking bottom) has shown
-    nothing new for `still_s`. A focused input elsewhere (the editor's search box) blinks its
-    cursor, so two looks taking turns count as still: drawing never returns to an earlier frame.
-    While the customer's question is being judged an animated indicator shows, so a chat settles
-    only once the bot has answered or handed over.
+    """A screenshot (less the blinking bottom) once the app has drawn and the terminal (less its
+    blinking bottom) has shown nothing new for `still_s`. A focused input elsewhere (the
+    editor's search box) blinks its cursor, so two looks taking turns count as still: drawing
+    never returns to an earlier frame. While the customer's question is being judged an
+    animated indicator shows, so a chat settles only once the bot has answered or handed over.
 
     First the app must have drawn text (its black first frame, still for seconds while the app
     process starts, would otherwise count as settled)."""
-    wait_for(lambda: lit(page) >= DRAWN_PX, timeout=START_TIMEOUT_S, what="the app to draw")
-    size = page.viewport_size
-    assert size is not None
-    clip: FloatRect = {
-        "x": 0, "y": 0, "width": size["width"], "height": size["height"] - BLINKING_PX
-    }  # fmt: skip
-    looks, since = [page.screenshot(clip=clip)], [time.monotonic()]
+    try:
+        page.wait_for_function(
+            f"(least) => ({LIT_PIXELS})() >= least",
+            arg=DRAWN_PX,
+            polling=DRAWN_POLL_MS,
+            timeout=START_TIMEOUT_S * 1000,
+        )
+    except PlaywrightTimeoutError:
+        raise AssertionError(
+            f"timed out after {START_TIMEOUT_S:.0f}s waiting for the app to draw"
+        ) from None
+    looks: list[str] = []  # The one look, or two taking turns, seen since `since`.
+    since = [time.monotonic()]
 
-    def still() -> bytes | None:
-        current = page.screenshot(clip=clip)
-        if not painted(page):
-            looks[:], since[0] = [current], time.monotonic()
-            return None
+    def still() -> bool:
+        current = look(page)
+        if not current:  # Nothing drawn at all: the terminal is starting over.
+            looks[:], since[0] = [], time.monotonic()
+            return False
         if current not in looks:
             # A second look may be the cursor's other phase; a third means the page changed.
             looks[:] = [*looks, current] if len(looks) < 2 else [current]
             since[0] = time.monotonic()
-            return None
-        return current if time.monotonic() - since[0] >= still_s else None
+            return False
+        return time.monotonic() - since[0] >= still_s
 
-    # Looked at five times a second, not twenty: each look is a screenshot and a pass over the
-    # terminal's pixels, and at 50 ms apart they kept chromium busy for a whole core.
-    return wait_for(still, what="the page to stop changing", timeout=timeout, every=STILL_POLL_S)
+    # Looked at five times a second: a still page is seen still within a fifth of `still_s`.
+    # Each look is a hash computed in the page; only the still page is screenshot, once.
+    wait_for(still, what="the page to stop changing", timeout=timeout, every=STILL_POLL_S)
+    return page.screenshot(clip=watched_clip(page))
 
 
 INPUT_FROM_BOTTOM_PX = 60

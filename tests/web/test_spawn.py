@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, BrowserContext
 
 from tests.web.conftest import VIEWPORT, make_site
 from tests.web.harness import Served, alive, children, command_line, start_server, wait_for
@@ -20,15 +20,14 @@ def parent(pid: int) -> int:
     return int(stat[stat.rindex(")") + 2 :].split()[1])
 
 
-def open_chat_session(browser: Browser, served: Served, before: int) -> int:
-    context = browser.new_context(viewport=VIEWPORT)
+def open_chat_session(context: BrowserContext, served: Served, before: int) -> int:
     page = context.new_page()
     page.goto(served.url + "/")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
     sessions = wait_for(
         lambda: served.sessions() if len(served.sessions()) > before else [], what="the session"
     )
-    return sessions[-1].pid  # The context stays open (so does the session) until the browser.
+    return sessions[-1].pid  # The session lives as long as the context: to the test's end.
 
 
 def environ(pid: int) -> dict[str, str]:
@@ -52,26 +51,31 @@ KEY = "vk-test-0123456789-never-in-a-session"
 def test_sessions_fork_from_the_zygote_and_start_without_it(
     browser: Browser, keyed_server: Served
 ) -> None:
-    fresh_server = keyed_server
-    zygotes = [
-        pid for pid in children(fresh_server.process.pid)
-        if "chatbot.web.zygote" in command_line(pid)
-    ]  # fmt: skip
-    assert len(zygotes) == 1
-    forked = open_chat_session(browser, fresh_server, 0)
-    assert parent(forked) == zygotes[0]
-    assert "chatbot.web.zygote" in command_line(forked)  # A fork: the zygote's command line.
-    # Neither the zygote nor a customer's session holds the Valen key; the bot worker does.
-    assert "VALEN_API_KEY" not in environ(zygotes[0])
-    bots = [p for p in children(fresh_server.process.pid) if command_line(p)[-1:] == ["bot"]]
-    assert environ(bots[0])["VALEN_API_KEY"] == KEY
+    first, second = contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(2)]
+    try:
+        fresh_server = keyed_server
+        zygotes = [
+            pid for pid in children(fresh_server.process.pid)
+            if "chatbot.web.zygote" in command_line(pid)
+        ]  # fmt: skip
+        assert len(zygotes) == 1
+        forked = open_chat_session(first, fresh_server, 0)
+        assert parent(forked) == zygotes[0]
+        assert "chatbot.web.zygote" in command_line(forked)  # A fork: the zygote's command line.
+        # Neither the zygote nor a customer's session holds the Valen key; the bot worker does.
+        assert "VALEN_API_KEY" not in environ(zygotes[0])
+        bots = [p for p in children(fresh_server.process.pid) if command_line(p)[-1:] == ["bot"]]
+        assert environ(bots[0])["VALEN_API_KEY"] == KEY
 
-    os.kill(zygotes[0], signal.SIGKILL)
-    wait_for(lambda: not alive(zygotes[0]), what="the zygote to die")
-    started = open_chat_session(browser, fresh_server, 1)
-    assert parent(started) == fresh_server.process.pid
-    assert command_line(started)[-3:-2] == ["chat"]
-    assert "chatbot.web.child" in command_line(started)
-    assert "VALEN_API_KEY" not in environ(started)  # Exec'd without it too.
-    assert KEY not in "".join(fresh_server.output)
-    assert alive(forked)  # The session forked earlier lives on without its zygote.
+        os.kill(zygotes[0], signal.SIGKILL)
+        wait_for(lambda: not alive(zygotes[0]), what="the zygote to die")
+        started = open_chat_session(second, fresh_server, 1)
+        assert parent(started) == fresh_server.process.pid
+        assert command_line(started)[-3:-2] == ["chat"]
+        assert "chatbot.web.child" in command_line(started)
+        assert "VALEN_API_KEY" not in environ(started)  # Exec'd without it too.
+        assert KEY not in "".join(fresh_server.output)
+        assert alive(forked)  # The session forked earlier lives on without its zygote.
+    finally:
+        for context in contexts:
+            context.close()
