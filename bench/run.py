@@ -2,8 +2,8 @@
 repeated runs; every ratio is taken within one run). `--quick` finishes in under three minutes on
 a quiet 2-core machine.
 
-    python bench/run.py [--quick] [--only SECTION]   (app, cli, rerank, concurrent, retrieval,
-                                                     engine, queue, store, kb, kb_notify, bot, web,
+    python bench/run.py [--quick] [--only SECTION]   (rerank, concurrent, retrieval, engine, app,
+                                                     cli, queue, store, kb, kb_notify, bot, web,
                                                      console, stats, postgres)
 
 Progress goes to stderr; stdout is the JSON alone.
@@ -125,16 +125,13 @@ def run_postgres(quick: bool) -> Figures:
     return dict(postgres.measure(quick))
 
 
-# The fresh-process start-up figures (app, cli) come first, while the machine is as quiet as the
-# run will find it: after the 1,000,000-passage builds and the process races, `helpdesk ask` read
-# 10-15% slower than the same commands run alone.
 SECTIONS: dict[str, Callable[[bool], Figures]] = {
-    "app": run_app,
-    "cli": run_cli,
     "rerank": run_rerank,
     "concurrent": run_concurrent,
     "retrieval": run_retrieval,
     "engine": run_engine,
+    "app": run_app,
+    "cli": run_cli,
     "queue": run_queue,
     "store": run_store,
     "kb": run_kb,
