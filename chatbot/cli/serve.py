@@ -116,6 +116,10 @@ def session_arguments(spec: SessionSpec) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The options are checked before the server's modules load (aiohttp and textual-serve): a
+    # mistyped option is refused in a quarter of a second instead of half of one.
+    settings = web_settings(args)
+
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
     from chatbot.accounts.aio import AsyncAccounts
@@ -123,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
     from chatbot.desk.aio import AsyncDesk
     from chatbot.web.server import HelpdeskServer
 
-    settings = web_settings(args)
     web = settings.web
     accounts = AsyncAccounts.open(lambda: open_accounts(settings))
     try:
