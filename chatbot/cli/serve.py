@@ -55,6 +55,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def web_settings(args: argparse.Namespace) -> Settings:
+    from pydantic import ValidationError
+
     settings = settings_from(args)
     overrides = {
         key: getattr(args, key)
@@ -64,8 +66,11 @@ def web_settings(args: argparse.Namespace) -> Settings:
     if overrides:
         try:
             web = settings.web.model_validate(settings.web.model_dump() | overrides)
-        except ValueError as error:
-            raise HelpdeskError(f"invalid web option: {error}".splitlines()[0]) from None
+        except ValidationError as error:
+            # Named as typed: "--port: Input should be less than or equal to 65535".
+            problem = error.errors()[0]
+            option = "--" + "-".join(str(part) for part in problem["loc"]).replace("_", "-")
+            raise HelpdeskError(f"invalid web option {option}: {problem['msg']}") from None
         settings = settings.model_copy(update={"web": web})
     public = settings.web.public_url
     if public and not public.lower().startswith(("http://", "https://")):

@@ -94,8 +94,11 @@ def test_sessions_per_address_are_capped(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--public-url", "help.example.com"], "--public-url must start with https://"),
-        (["--port", "70000"], "invalid web option"),
-        (["--bots", "-1"], "invalid web option"),
+        (
+            ["--port", "70000"],
+            "invalid web option --port: Input should be less than or equal to 65535",
+        ),
+        (["--bots", "-1"], "invalid web option --bots: Input should be greater than or equal to 0"),
     ],
 )
 def test_bad_options_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
