@@ -99,7 +99,8 @@ async def test_text_typed_without_enter_waits_in_the_question_box(
         # An edit in progress: "bke", back two, "i". The cursor stays where it was left.
         await pilot.press(*"bke", "left", "left", "i")
         load.opened.set()
-        await wait_until(pilot, lambda: bool(app.screen.query(ChatPanel)))
+        # Until the panel is composed its question box is not there yet: wait for the box.
+        await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #question")))
         panel = app.screen.query_one(ChatPanel)
         await wait_until(pilot, lambda: panel.question.value == "bike")
         assert panel.question.has_focus and panel.question.cursor_position == 2
@@ -133,7 +134,7 @@ async def test_the_agents_language_from_the_settings_shows_once_they_are_loaded(
         await wait_until(pilot, load.entered.is_set)
         assert isinstance(app.screen, AgentScreen) and app.sub_title == "agent console"
         load.opened.set()
-        await wait_until(pilot, lambda: bool(app.screen.query(AgentConsole)))
+        await wait_until(pilot, lambda: bool(app.screen.query("AgentConsole QueueList")))
         console = app.screen.query_one(AgentConsole)
         await wait_until(pilot, console.queue.loaded.is_set)
         assert app.sub_title == expected_title != "agent console"
