@@ -113,6 +113,7 @@ async def test_ctrl_o_puts_a_passage_in_the_reply_box_to_edit_first(
         await pilot.pause()
         await pilot.press("enter")
         await wait_until(pilot, lambda: other.messages(1)[-1].text == passage.text)
+        await wait_until(pilot, lambda: reply.value == "")  # Once the send has come back.
         await pilot.press("ctrl+o")
         await pilot.pause()
         await pilot.press("enter")
