@@ -317,6 +317,9 @@ def run_process(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str
     )  # fmt: skip
 
 
+Result = subprocess.CompletedProcess[str]
+
+
 @pytest.fixture
 def run_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
     """`helpdesk ARGV` in this process: its exit status and output, as `run_process` gives them.
@@ -333,9 +336,6 @@ def run_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
         return subprocess.CompletedProcess(["helpdesk", *argv], code, out, err)
 
     return run
-
-
-Result = subprocess.CompletedProcess[str]
 
 
 def assert_one_line_error(result: Result, *needles: str) -> None:
@@ -402,7 +402,7 @@ def test_duplicate_id_in_data_file(run_main: Callable[..., Result], tmp_path: Pa
     assert_one_line_error(run_main("eval", str(path)), "'late-return'", "duplicate id")
 
 
-def test_missing_knowledge_base(run_main: Callable[..., Result], tmp_path: Path) -> None:
+def test_missing_knowledge_base(tmp_path: Path) -> None:
     # As a process: the knowledge base is opened as `helpdesk ask` starts.
     assert_one_line_error(run_process("ask", "hi", "--kb", str(tmp_path / "nope")), "not found")
 
