@@ -144,6 +144,30 @@ def _connect(path: Path, *, thread_safe: bool = False) -> sqlite3.Connection:
     return connection
 
 
+WAL_RETRY_S = 0.005
+"""The pause between tries to switch a new database to WAL while another connection does."""
+
+
+def _use_wal(connection: sqlite3.Connection) -> None:
+    """Switch the database to write-ahead logging. Two connections switching a new file at the
+    same moment make one fail at once with "database is locked": SQLite does not call the busy
+    handler for the switch (processes starting together on a fresh database, 1 time in 15 with
+    four threads). So the switch is retried for as long as the busy timeout, and skipped when
+    another connection has made it meanwhile."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        (mode,) = connection.execute("PRAGMA journal_mode").fetchone()
+        if str(mode).lower() == "wal":
+            return
+        time.sleep(WAL_RETRY_S)
+
+
 class SQLiteChangeFeed:
     """Notices anyone's commit by polling `PRAGMA data_version` on a connection of its own (which
     never writes, so every commit it sees is someone else's)."""
@@ -197,7 +221,7 @@ class SQLiteStore:
         store = cls(connection, path=path, clock=clock)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            _use_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
             connection.create_function("casefold", 1, _casefold, deterministic=True)

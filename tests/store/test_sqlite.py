@@ -6,6 +6,8 @@ import json
 import os
 import sqlite3
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +93,44 @@ def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_pa
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
     assert {"conversations", "entries", "questions", "decisions", "passage_texts"} <= tables
     assert "messages" not in tables
+
+
+def test_connections_opening_a_new_database_together_all_open_it(tmp_path: Path) -> None:
+    """SQLite fails one of two connections switching a new file to WAL at once, busy timeout or
+    not: before the fix this failed in about 1 round in 15 (a full suite run met it)."""
+    rounds, overlapped = 60, 0
+    for number in range(rounds):
+        path = tmp_path / f"new-{number}.sqlite3"
+        spans = open_together(path, openers=4)
+        overlapped += max(start for start, _ in spans) < min(end for _, end in spans)
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert overlapped > rounds // 2  # The opens raced: all four were under way at one moment.
+
+
+def open_together(path: Path, *, openers: int) -> list[tuple[float, float]]:
+    """Open and close the store at `path` from `openers` threads released at once; returns
+    when each open started and ended, and fails on any error."""
+    barrier = threading.Barrier(openers, timeout=30)
+    spans: list[tuple[float, float]] = []
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            barrier.wait()
+            started = time.monotonic()
+            SQLiteStore.open(path).close()
+            spans.append((started, time.monotonic()))
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below.
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_it) for _ in range(openers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and len(spans) == openers
+    return spans
 
 
 def test_a_version_5_database_gains_its_decisions_valen_errors(
