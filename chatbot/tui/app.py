@@ -135,7 +135,9 @@ class HelpDeskApp(SafeApp):
     up, and the bot worker starts when it is done. A question asked meanwhile is stored (pending)
     like any other, and the bot answers it as soon as it starts: nothing is lost or refused."""
 
-    CSS_PATH = "app.tcss"
+    # The editor's and the analytics' layouts too: a screen's own CSS_PATH, read when it first
+    # opens, made Textual parse every stylesheet again and restyle every widget of the app.
+    CSS_PATH = ["app.tcss", "screens/editor.tcss", "screens/stats.tcss"]
     TITLE = "helpdesk"
     COMMANDS = App.COMMANDS | {HelpDeskCommands}
     BINDINGS = [

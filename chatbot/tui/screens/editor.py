@@ -86,7 +86,6 @@ class Confirm(ModalScreen[bool]):
 class EditorScreen(Screen[None]):
     """Edit passages while the desk runs; reachable from the customer app and the agent console."""
 
-    CSS_PATH = "editor.tcss"
     TITLE = EDITOR_TITLE
 
     BINDINGS = [

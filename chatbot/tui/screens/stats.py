@@ -41,7 +41,6 @@ GAPS_SHOWN = 5
 class StatsScreen(Screen[None]):
     """The desk's figures, pictures beside numbers; P changes the period, Escape goes back."""
 
-    CSS_PATH = "stats.tcss"
     BINDINGS = [
         Binding("escape", "close", "Back"),
         Binding("p", "period", "Period", tooltip="Last 7 days, 30 days, 24 hours, everything"),
