@@ -339,6 +339,31 @@ async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
         assert app.services.engine.retrieve(question)[0].passage.id == new.id
 
 
+async def test_tabs_are_built_when_first_shown_and_a_click_shows_the_gaps(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    question = "Can I take my dog with me on the bike?"
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = other.ask(None, question).conversation
+        await wait_until(pilot, lambda: other.conversation(conversation.id).pending == 0)
+        editor = await open_editor(pilot)
+        # Only the passages are built on opening; the other tabs are empty until shown.
+        assert editor.query(PassageForm)
+        assert not editor.query(TryItPanel) and not editor.query(GapList)
+        assert not editor.has_unsaved_work()  # No synonyms typed: their tab was never built.
+
+        await pilot.click("#--content-tab-gaps")  # A click, not Ctrl+G: the tab shows first.
+        await wait_until(pilot, lambda: [g.question for g in editor.query_one(GapList).gaps]
+                         == [question])  # fmt: skip
+        assert not editor.query(TryItPanel)
+
+        # While the gaps are on screen, another escalation shows up there.
+        later = other.ask(None, "Do you rent tandems?").conversation
+        await wait_until(pilot, lambda: other.conversation(later.id).pending == 0)
+        await wait_until(pilot, lambda: len(editor.query_one(GapList).gaps) == 2)
+
+
 async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:

@@ -73,8 +73,9 @@ async def test_synonyms_from_the_palette_and_a_conflict_is_said(
         await wait_until(pilot, lambda: offered(app, "Knowledge base: synonyms"))
         await pilot.press("enter")
         editor = app.screen_stack[-1]
-        panel = editor.query_one(SynonymsPanel)
+        # The tab's content is built when it is first shown, before the tab shows.
         await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "synonyms")
+        panel = editor.query_one(SynonymsPanel)
         assert panel.text == "senior = pensioner\n"
         # Another editor saves meanwhile; this one's save is refused, its typing kept.
         store = PassageStore(kb_copy)

@@ -117,13 +117,29 @@ class EditorScreen(Screen[None]):
                 with Vertical(id="editor-main"):
                     yield PassageForm(id="passage-form")
                     yield PassageHistory(id="passage-history")
-            with TabPane(t.gettext("Try it"), id="try"):
-                yield TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
-            with TabPane(t.gettext("Content gaps"), id="gaps"):
-                yield GapList(id="gap-list")
-            with TabPane(t.gettext("Synonyms"), id="synonyms"):
-                yield SynonymsPanel(lambda: self.services.engine.passages, id="synonyms-panel")
+            # Built when first shown (`_build_tab`): a fifth of the editor's widgets, and most
+            # editors open it for the passages.
+            yield TabPane(t.gettext("Try it"), id="try")
+            yield TabPane(t.gettext("Content gaps"), id="gaps")
+            yield TabPane(t.gettext("Synonyms"), id="synonyms")
         yield Footer()
+
+    async def _build_tab(self, tab: str) -> None:
+        """Mount a tab's content the first time the tab is shown, and fill it."""
+        pane = self.query_one(f"#{tab}", TabPane)
+        if tab == "passages" or pane.children:
+            return
+        if tab == "try":
+            await pane.mount(
+                TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
+            )
+        elif tab == "gaps":
+            await pane.mount(GapList(id="gap-list"))
+        else:
+            await pane.mount(
+                SynonymsPanel(lambda: self.services.engine.passages, id="synonyms-panel")
+            )
+            self.load_synonyms()
 
     def _engine(self) -> Engine:
         return self.services.engine
@@ -142,12 +158,11 @@ class EditorScreen(Screen[None]):
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, self._rebuilt)
         self.refresh_list(open_first=True)
-        self.refresh_gaps()
-        self.load_synonyms()
 
     def _rebuilt(self, _count: int) -> None:
         self.refresh_list()
-        if not self.synonyms.dirty:  # Someone else's save shows, unless it would drop typing.
+        # Someone else's save shows, unless it would drop typing.
+        if self.query(SynonymsPanel) and not self.synonyms.dirty:
             self.load_synonyms()
 
     # Loading ------------------------------------------------------------------------------------
@@ -210,10 +225,13 @@ class EditorScreen(Screen[None]):
         except HelpdeskError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        self.query_one(GapList).show(gaps)
+        for shown in self.query(GapList):  # None until the tab is first shown.
+            shown.show(gaps)
 
     def _store_changed(self, _version: int) -> None:
-        self.refresh_gaps()
+        # Read while they are on screen; showing the tab reads them again.
+        if self.query_one(TabbedContent).active == "gaps":
+            self.refresh_gaps()
 
     def open_passage(self, passage_id: str) -> None:
         try:
@@ -252,7 +270,7 @@ class EditorScreen(Screen[None]):
     # Leaving and quitting -----------------------------------------------------------------------
 
     def has_unsaved_work(self) -> bool:
-        return self.form.dirty or self.synonyms.dirty
+        return self.form.dirty or self.synonyms_dirty
 
     def confirm_quit(self) -> None:
         """Ctrl+Q with unsaved changes: ask, as leaving the form does."""
@@ -390,7 +408,7 @@ class EditorScreen(Screen[None]):
     def _write_from_gap(self, event: GapList.WritePassage) -> None:
         def write() -> None:
             draft = draft_from_gap(event.gap, taken=set(self._ids()))
-            self.show_tab("passages")
+            self._activate("passages")
             self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
             self.history.show(None, [], current="")
 
@@ -404,6 +422,11 @@ class EditorScreen(Screen[None]):
     @property
     def synonyms(self) -> SynonymsPanel:
         return self.query_one(SynonymsPanel)
+
+    @property
+    def synonyms_dirty(self) -> bool:
+        """Typed synonyms not saved yet (none before the tab was first shown)."""
+        return bool(self.query(SynonymsPanel)) and self.synonyms.dirty
 
     def load_synonyms(self) -> None:
         """Show the synonyms as stored; a broken file is said under the box (saving replaces
@@ -430,7 +453,12 @@ class EditorScreen(Screen[None]):
 
     # Actions ------------------------------------------------------------------------------------
 
-    def show_tab(self, tab: str) -> None:
+    async def show_tab(self, tab: str) -> None:
+        await self._build_tab(tab)
+        self._activate(tab)
+
+    def _activate(self, tab: str) -> None:
+        """Show a tab whose content is built (the passages' always is)."""
         tabs = self.query_one(TabbedContent)
         if tabs.active == tab:
             return
@@ -438,6 +466,12 @@ class EditorScreen(Screen[None]):
         # TabbedContent follows the focus: were it left on a widget of the old tab, the focus
         # would move to a sibling there and switch the tab straight back.
         self.query_one(FOCUS_ON_TAB[tab]).focus()
+
+    @on(TabbedContent.TabActivated)
+    async def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        # A click on a tab shows it before anything is built there.
+        tab = event.pane.id or ""
+        await self._build_tab(tab)
         if tab == "gaps":
             self.refresh_gaps()
 
@@ -445,30 +479,30 @@ class EditorScreen(Screen[None]):
         if self.query_one(TabbedContent).active == "synonyms":
             self.synonyms.request_save()
             return
-        self.show_tab("passages")
+        self._activate("passages")
         self.form.request_save()
 
     def action_new(self) -> None:
-        self.show_tab("passages")
+        self._activate("passages")
         self.leave_form(self.open_new)
 
     def action_delete(self) -> None:
-        self.show_tab("passages")
+        self._activate("passages")
         self.form.request_delete()
 
     def action_restore(self) -> None:
-        self.show_tab("passages")
+        self._activate("passages")
         self.history.request_restore()
 
     def action_search(self) -> None:
-        self.show_tab("passages")
+        self._activate("passages")
         self.query_one("#passage-search", Input).focus()
 
-    def action_tab(self, tab: str) -> None:
-        self.show_tab(tab)
+    async def action_tab(self, tab: str) -> None:
+        await self.show_tab(tab)
 
     def action_close(self) -> None:
-        if not self.synonyms.dirty:
+        if not self.synonyms_dirty:
             self.leave_form(lambda: self.dismiss(None))
             return
 
