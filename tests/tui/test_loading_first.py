@@ -105,8 +105,9 @@ async def test_text_typed_without_enter_waits_in_the_question_box(
         # Until the panel is composed its question box is not there yet: wait for the box.
         await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #question")))
         panel = app.screen.query_one(ChatPanel)
-        await wait_until(pilot, lambda: panel.question.value == "bike")
-        assert panel.question.has_focus and panel.question.cursor_position == 2
+        # The box is given the focus, then the typing: its Focus event may be handled after.
+        await wait_until(pilot, lambda: panel.question.value == "bike" and panel.question.has_focus)
+        assert panel.question.cursor_position == 2
         assert app.screen.query_one(AgentConsole)
         await pilot.press("end", *" lock", "enter")
         await wait_until(pilot, lambda: bool(other.conversations()))
