@@ -86,8 +86,7 @@ async def test_a_question_typed_before_the_desk_is_open_is_asked_once_it_is(
         assert not app.screen.query(ChatShell)  # The panel took its place.
         # The box is cleared once the stored question comes back from the desk's thread, a
         # moment after another connection can already read it.
-        await wait_until(pilot, lambda: panel.question.value == "")
-        assert panel.question.has_focus
+        await wait_until(pilot, lambda: panel.question.value == "" and panel.question.has_focus)
         await engine_ready(app)
         await wait_until(pilot, lambda: settled(panel), timeout=30)
 
