@@ -225,8 +225,7 @@ class EditorScreen(Screen[None]):
         except HelpdeskError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        for shown in self.query(GapList):  # None until the tab is first shown.
-            shown.show(gaps)
+        self.query_one(GapList).show(gaps)  # Read only once the tab is built (`_tab_shown`).
 
     def _store_changed(self, _version: int) -> None:
         # Read while they are on screen; showing the tab reads them again.
@@ -453,10 +452,6 @@ class EditorScreen(Screen[None]):
 
     # Actions ------------------------------------------------------------------------------------
 
-    async def show_tab(self, tab: str) -> None:
-        await self._build_tab(tab)
-        self._activate(tab)
-
     def _activate(self, tab: str) -> None:
         """Show a tab whose content is built (the passages' always is)."""
         tabs = self.query_one(TabbedContent)
@@ -499,7 +494,8 @@ class EditorScreen(Screen[None]):
         self.query_one("#passage-search", Input).focus()
 
     async def action_tab(self, tab: str) -> None:
-        await self.show_tab(tab)
+        await self._build_tab(tab)
+        self._activate(tab)
 
     def action_close(self) -> None:
         if not self.synonyms_dirty:
@@ -526,13 +522,13 @@ class EditorScreen(Screen[None]):
                              self.action_restore)  # fmt: skip
         yield PaletteCommand("Knowledge base: try a question",
                              "See what the bot would do with a question",
-                             lambda: self.show_tab("try"))  # fmt: skip
+                             lambda: self.action_tab("try"))  # fmt: skip
         yield PaletteCommand("Knowledge base: content gaps",
                              "Questions the bot escalated, to write passages from",
-                             lambda: self.show_tab("gaps"))  # fmt: skip
+                             lambda: self.action_tab("gaps"))  # fmt: skip
         yield PaletteCommand("Knowledge base: synonyms",
                              "Words customers use for the same thing, one group a line",
-                             lambda: self.show_tab("synonyms"))  # fmt: skip
+                             lambda: self.action_tab("synonyms"))  # fmt: skip
 
 
 def _last_readable(versions: list[Version]) -> Passage | None:
