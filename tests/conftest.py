@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -25,6 +26,12 @@ __all__ = ["backend"]  # The store backend fixture, for the store's and the desk
 # constant, the apps in this process (Textual read the variable when the snapshot plugin loaded).
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
+
+# A test worker allocates without pause (every UI test builds a Textual app, every store test a
+# database) and keeps much alive for its whole run: modules, collected tests, fixtures. Python's
+# defaults collect the youngest generation every 700 allocations and walk the whole heap every
+# hundredth time: the UI, desk, store and knowledge-base tests took 2-4 CPU-s more (of ~85).
+gc.set_threshold(100_000, 50, 1000)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
