@@ -12,7 +12,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
-from tests.tui.helpers import ask, customer_bubbles, footer_offers, wait_until
+from tests.tui.helpers import ask, customer_bubbles, footer_offers, type_text, wait_until
 from tests.tui.test_chat import chat, chat_text
 
 
@@ -99,6 +99,11 @@ async def test_a_resolved_conversation_asks_for_a_rating(
         await wait_until(pilot, lambda: RATING_QUESTION in chat_text(app))
         # The question box keeps the focus; Shift+Tab reaches the rating, where 1–5 rate.
         assert app.screen.focused is panel.question
+        await pilot.press("shift+tab")
+        assert isinstance(app.screen.focused, RatingPrompt)
+        await type_text(pilot, "ok")  # Not a rating: meant for the question box.
+        assert app.screen.focused is panel.question and panel.question.value == "ok"
+        assert panel.rating.display
         await pilot.press("shift+tab")
         assert isinstance(app.screen.focused, RatingPrompt)
         await pilot.press("4")

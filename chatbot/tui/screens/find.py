@@ -56,6 +56,17 @@ class FindScreen(ModalScreen[int | None]):
             yield OptionList(id="find-results")
             yield Static(id="find-status", classes="dialog-text")
 
+    def add_typed(self, character: str) -> None:
+        """A key typed on the queue after the one that opened this search: it joins the words,
+        in the box if it is built, else in the text it will be built with."""
+        fields = self.query("#find-input").results(Input)
+        field = next(fields, None)
+        if field is None:
+            self.text += character
+            return
+        field.cursor_position = len(field.value)
+        field.insert_text_at_cursor(character)
+
     def on_mount(self) -> None:
         field = self.query_one("#find-input", Input)
         field.focus()

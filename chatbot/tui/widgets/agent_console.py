@@ -9,18 +9,18 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Input
 
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
-from chatbot.tui.widgets.queue_list import QueueList, QueueTable
+from chatbot.tui.widgets.queue_list import QueueList
 
 # The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
 # conversation opens, not before the first screen; its messages are handled by name below.
 if TYPE_CHECKING:
+    from chatbot.tui.screens.find import FindScreen
     from chatbot.tui.widgets.conversation_view import ConversationView
 
 PALETTE_ROWS = 50
@@ -38,6 +38,7 @@ class AgentConsole(Vertical):
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        self._typed_search: FindScreen | None = None  # The search the last letters opened.
 
     def compose(self) -> ComposeResult:
         yield QueueList(self.services, id="queue")
@@ -109,7 +110,9 @@ class AgentConsole(Vertical):
     def action_find(self, text: str = "") -> None:
         from chatbot.tui.screens.find import FindScreen
 
-        self.app.push_screen(FindScreen(self.services, text=text), self._open)
+        screen = FindScreen(self.services, text=text)
+        self._typed_search = screen if text else None
+        self.app.push_screen(screen, self._open)
 
     def action_team(self) -> None:
         from chatbot.tui.screens.team import TeamScreen
@@ -118,16 +121,20 @@ class AgentConsole(Vertical):
 
     def on_key(self, event: events.Key) -> None:
         # Letters typed on the queue start a search with them: typing always reaches a text box.
-        focused = self.app.focused
-        if (
-            event.is_printable
-            and event.character
-            and not event.character.isspace()
-            and isinstance(focused, QueueTable)
-            and not isinstance(focused, Input)
-        ):
-            event.stop()
-            event.prevent_default()
+        # A printable key reaches the console only from a part of it that takes no text (a text
+        # box keeps the keys it takes, the conversation view sends its own to the reply box).
+        # The first letter of a quick burst opens the search before the others arrive: they go
+        # into the same search.
+        if not (event.is_printable and event.character) or event.character.isspace():
+            return
+        event.stop()
+        event.prevent_default()
+        from chatbot.tui.screens.find import FindScreen
+
+        screen = self.app.screen
+        if isinstance(screen, FindScreen) and screen is self._typed_search:
+            screen.add_typed(event.character)
+        else:
             self.action_find(event.character)
 
     def palette_commands(self) -> list[PaletteCommand]:

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import events, getters, on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -41,6 +41,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bot_working import BotWorking
+from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
@@ -88,7 +89,7 @@ class ChatPanel(Vertical):
     working: reactive[bool] = reactive(False)
     """True while the bot has the conversation and a question of it is still pending."""
 
-    log_view = getters.query_one("#chat-log", VerticalScroll)
+    log_view = getters.query_one("#chat-log", ChatLog)
     question = getters.query_one("#question", Input)
     error = getters.query_one("#chat-error", Static)
     rating = getters.query_one("#rating", RatingPrompt)
@@ -120,7 +121,7 @@ class ChatPanel(Vertical):
         with Horizontal(id="chat-top"):
             yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
             yield Static(self._language_hint(), id="chat-language")
-        with VerticalScroll(id="chat-log"):
+        with ChatLog(id="chat-log"):
             yield Static(Text(self.gettext(WELCOME)), classes="welcome", id="chat-welcome")
             if self.services.suggestions:
                 yield Static(self._suggestions(), classes="welcome", id="chat-suggestions")
@@ -140,14 +141,17 @@ class ChatPanel(Vertical):
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
 
-    def on_key(self, event: events.Key) -> None:
-        # A customer who clicked the conversation (in a browser, the first thing most do) and
-        # starts typing means the question box: the first character goes there, and so does
-        # the focus.
-        if event.is_printable and event.character and self.screen.focused is self.log_view:
-            event.stop()
-            self.question.focus()
-            self.question.insert_text_at_cursor(event.character)
+    @on(ChatLog.Typed)
+    def _typed_aside(self, event: ChatLog.Typed) -> None:
+        # Typed on the conversation: the characters go to the question box, in order, and so
+        # does the focus.
+        event.stop()
+        field = self.question
+        if field.disabled:
+            return
+        field.focus()
+        field.cursor_position = len(field.value)
+        field.insert_text_at_cursor(event.character)
 
     def watch_working(self, working: bool) -> None:
         if self.is_mounted:

@@ -341,7 +341,10 @@ class ConversationView(Vertical):
             why = self._refusal(moves[0]) or ""
             self.say_why(why)
             return
-        if event.is_printable and event.character and not isinstance(self.app.focused, Input):
+        # A printable key reaches the view only from a part of it that takes no text (a text box
+        # keeps the keys it takes), whatever has the focus by now: the first key of a quick pair
+        # moves it to the reply box before the second arrives.
+        if event.is_printable and event.character:
             event.stop()
             event.prevent_default()
             self._type(event.character)

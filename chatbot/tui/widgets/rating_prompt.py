@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -15,6 +15,7 @@ from textual.widgets import Button, Static
 from chatbot.desk.models import RATINGS
 from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.notices import rating_prompt
+from chatbot.tui.widgets.chat_log import ChatLog
 
 
 class RatingPrompt(Vertical, can_focus=True):
@@ -76,6 +77,18 @@ class RatingPrompt(Vertical, can_focus=True):
         super().watch_has_focus(has_focus)
         if self.is_mounted:
             self._show_question()
+
+    def on_key(self, event: events.Key) -> None:
+        # Any other character is meant for the question box, as one typed on the conversation.
+        # The keys 1-5 go on to the app, which runs this prompt's binding for them.
+        if (
+            event.is_printable
+            and event.character
+            and event.key not in self._bindings.key_to_bindings
+        ):
+            event.stop()
+            event.prevent_default()
+            self.post_message(ChatLog.Typed(event.character))
 
     def action_rate(self, rating: int) -> None:
         self.post_message(self.Rated(rating))

@@ -1,0 +1,30 @@
+"""The customer's conversation, scrolling: a key typed on it is meant for the question box."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.containers import VerticalScroll
+from textual.message import Message
+
+
+class ChatLog(VerticalScroll):
+    """The bubbles of one conversation. A customer who clicked it (in a browser, the first thing
+    most do) and starts typing means the question box: each printable key is sent on as `Typed`.
+
+    The key is judged here, where Textual sends it because the log had the focus, and not by
+    where the focus is when it is handled: the first key of a quick burst moves the focus to the
+    question box while the rest are still on their way to the log."""
+
+    @dataclass
+    class Typed(Message):
+        """A character typed on the log (or another part of the chat that takes no text)."""
+
+        character: str
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Typed(event.character))
