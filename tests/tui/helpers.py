@@ -20,6 +20,7 @@ from textual.widgets._footer import FooterKey
 from chatbot.desk.models import Author
 from chatbot.engine.engine import Engine
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
@@ -99,7 +100,9 @@ def screen_text(app: HelpDeskApp, widget: Widget | None = None) -> str:
             if row < height and column + offset < width:
                 grid[row][column + offset] = char
     region = widget.content_region if widget is not None else None
-    rows = range(height) if region is None else range(region.y, region.bottom)
+    # Only the part of a widget inside the screen shows (a bubble below the fold, or one laid out
+    # before its log scrolled to it).
+    rows = range(height) if region is None else range(max(region.y, 0), min(region.bottom, height))
     columns = slice(0, width) if region is None else slice(region.x, region.right)
     return "\n".join("".join(grid[row][columns]).rstrip() for row in rows)
 
@@ -154,6 +157,10 @@ def footer_offers(app: HelpDeskApp, action: str) -> bool:
     )
 
 
+def at_end(log: ChatLog) -> bool:
+    return log.scroll_y == log.max_scroll_y
+
+
 async def steady(pilot: Pilot[None]) -> None:
     """Stop every text cursor blinking (showing it), so a screenshot does not depend on when in
     the blink it is taken, then let the screen repaint."""
@@ -161,6 +168,10 @@ async def steady(pilot: Pilot[None]) -> None:
         field.cursor_blink = False
     for area in pilot.app.screen.query(TextArea):
         area.cursor_blink = False
+    # A chat keeps its newest entry in view: it scrolls there a frame after a bubble (or the
+    # rating below the log) changes its height.
+    for log in pilot.app.screen.query(ChatLog):
+        await wait_until(pilot, partial(at_end, log))
     # The footer rebuilds a refresh after the bindings change (a queue filling enables Open):
     # a screenshot taken in between would miss keys.
     await footer_current(pilot)

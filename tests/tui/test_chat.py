@@ -61,8 +61,11 @@ def chat_text(app: HelpDeskApp) -> str:
 
 
 def queue_rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
-    """Each row as drawn: unread mark, id, status, reason, top score, question."""
+    """Each row as drawn: unread mark, id, status, reason, top score, question. None until the
+    table is laid out (it is shown with its first row), as none is on screen before."""
     table = app.screen.query_one(QueueList).table
+    if not table.scrollable_content_region.width:
+        return []
     return [table.row_cells(i) for i in range(table.row_count)]
 
 
@@ -150,7 +153,8 @@ async def test_talk_to_a_person_at_any_moment(make_app: MakeApp, other: DeskServ
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+t")  # Before any question at all.
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
-        assert ASKED_NOTICE in chat_text(app)
+        # The notice reaches the chat on its own way (the conversation's update), maybe later.
+        await wait_until(pilot, lambda: ASKED_NOTICE in chat_text(app))
         [row] = queue_rows(app)
         assert row[3] == "customer-asked"
         assert other.conversation(1).reason is Reason.CUSTOMER_ASKED
@@ -234,7 +238,7 @@ async def test_empty_input_gets_an_inline_message(make_app: MakeApp, other: Desk
         await ask(pilot, "   ")
         error = app.screen.query_one("#chat-error", Static)
         assert error.display
-        assert "Please type a question first." in chat_text(app)
+        await wait_until(pilot, lambda: "Please type a question first." in chat_text(app))
         assert other.conversations() == []
         await ask(pilot, Q1)  # The next real question clears it.
         assert not error.display
@@ -350,6 +354,8 @@ async def test_at_80_columns_the_answer_buttons_are_whole_and_the_status_is_shor
         await ask(pilot, Q1)
         panel = app.screen.query_one(ChatPanel)
         [bot] = bot_bubbles(app)
+        # The log scrolls to the new bubble once it has its height.
+        await wait_until(pilot, lambda: "Not helpful" in screen_text(app, bot))
         buttons = screen_text(app, bot)
         assert "Helpful" in buttons and "Not helpful" in buttons
         status = screen_text(app, panel.query_one("#chat-status"))

@@ -247,6 +247,8 @@ async def test_ctrl_q_with_unsaved_changes_asks_first(make_app: MakeApp, kb_copy
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
         await settle(app)
+        # The form is filled after the list is read: keys sent before it takes focus go nowhere.
+        await wait_until(pilot, lambda: isinstance(app.focused, TextArea))
         await type_text(pilot, " and more")
         await pilot.press("ctrl+q")
         await pilot.pause()
