@@ -15,7 +15,7 @@ import textual.constants
 
 from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
-from tests import postgres_env
+from tests import pilot_idle, postgres_env
 from tests.backends import backend, close_postgres_server
 from tests.valen_server import ValenTestServer
 
@@ -32,6 +32,9 @@ textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 # defaults collect the youngest generation every 700 allocations and walk the whole heap every
 # hundredth time: the UI, desk, store and knowledge-base tests took 2-4 CPU-s more (of ~85).
 gc.set_threshold(100_000, 50, 1000)
+
+# Pilot's wait for an app to finish handling a key: in 5 ms slices, and not while work is queued.
+pilot_idle.install()
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
