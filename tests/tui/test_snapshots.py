@@ -225,7 +225,6 @@ def test_chat_in_chinese_at_80x24(
         await ask(pilot, Q1_ZH)
         await wait_until(pilot, lambda: footer_offers(app, "talk_to_person"))
         await wait_until(pilot, lambda: "English" in str(app.query_one("#chat-language").render()))
-        await pilot.pause(0.2)
         await steady(pilot)
 
     assert snap_compare(make(settings, clock, "chat"), terminal_size=SMALL, run_before=run_before)
