@@ -33,7 +33,7 @@ textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 # hundredth time: the UI, desk, store and knowledge-base tests took 2-4 CPU-s more (of ~85).
 gc.set_threshold(100_000, 50, 1000)
 
-# Pilot's wait for an app to finish handling a key: in 5 ms slices, and not while work is queued.
+# Pilot's wait for an app to finish handling a key: in 5 ms slices, drawing a pending frame.
 pilot_idle.install()
 
 ROOT = Path(__file__).resolve().parents[1]

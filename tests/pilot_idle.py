@@ -4,14 +4,13 @@ Textual's Pilot decides that an app has finished handling a key by sleeping in 2
 the process used almost no CPU during one: at least 20 ms per pause and 40 ms per key, with
 nothing to do in most of it (run alone, a UI test spent about half its time asleep).
 
-The wait here sleeps in 5 ms slices, with the same idle share (under 5% CPU in the slice), and
-also asks the app. It is not idle while a widget has a message waiting in its queue (a process
-that was not scheduled for a slice also used no CPU in it). And a screen with a layout, scroll or
-repaint still to do is drawn at once, as Pilot's `pause()` does after its wait, then given one
-more slice: its refresh timer would do it up to a frame (1/60 s) later, after a 5 ms wait had
-ended, and a snapshot caught a scrollbar drawn for the log's size before the rating prompt
-shrank it. Once only: a spinner asks for a frame every few, and would hold the wait to its limit.
-A caller that asks for a minimum wait (`wait_for_idle()` with no argument) keeps Textual's 20 ms.
+The wait here sleeps in 5 ms slices, with the same idle share (under 5% CPU in the slice). And a
+screen with a layout, scroll or repaint still to do is drawn at once, as Pilot's `pause()` does
+after its wait, then given one more slice: its refresh timer would do it up to a frame (1/60 s)
+later, after a 5 ms wait had ended, and a snapshot caught a scrollbar drawn for the log's size
+before the rating prompt shrank it. Once only: a spinner asks for a frame every few, and would
+hold the wait to its limit. A caller that asks for a minimum wait (`wait_for_idle()` with no
+argument) keeps Textual's 20 ms.
 """
 
 from __future__ import annotations
@@ -26,17 +25,11 @@ import textual.pilot
 from textual._context import active_app
 
 if TYPE_CHECKING:
-    from textual.app import App
     from textual.screen import Screen
 
 SLICE = 0.005
 FRAME = 0.02  # Textual's slice, kept as the least wait where a caller asks for one.
 IDLE_CPU = SLICE / 20  # The share Textual uses: under 5% of the slice.
-
-
-def _messages_waiting(app: App[object]) -> bool:
-    """Whether the app, or any of its widgets, has a message it has not taken yet."""
-    return any(node.message_queue_size > 0 for node in (app, *app._registry))
 
 
 def _frame_pending(screen: Screen[object]) -> bool:
@@ -52,7 +45,7 @@ def _frame_pending(screen: Screen[object]) -> bool:
 
 
 async def wait_for_idle(min_sleep: float = FRAME, max_sleep: float = 1.0) -> None:
-    """Textual's `wait_for_idle`, in finer slices, consulting the app as well as the CPU."""
+    """Textual's `wait_for_idle`, in finer slices, drawing a frame the screen has pending."""
     app = active_app.get(None)
     drawn = False
     start = monotonic()
@@ -67,8 +60,6 @@ async def wait_for_idle(min_sleep: float = FRAME, max_sleep: float = 1.0) -> Non
             continue
         if app is None:
             return
-        if _messages_waiting(app):
-            continue
         if not drawn and _frame_pending(app.screen):
             drawn = True
             app.screen._on_timer_update()  # Then a slice for what the frame set off.
