@@ -24,6 +24,7 @@ from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.tui.widgets.queue_list import QueueTable
 
 
 async def engine_ready(app: HelpDeskApp, timeout: float = 30.0) -> Engine:
@@ -105,6 +106,15 @@ def screen_text(app: HelpDeskApp, widget: Widget | None = None) -> str:
     rows = range(height) if region is None else range(max(region.y, 0), min(region.bottom, height))
     columns = slice(0, width) if region is None else slice(region.x, region.right)
     return "\n".join("".join(grid[row][columns]).rstrip() for row in rows)
+
+
+def queue_rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
+    """Each queue row as drawn: unread mark, id, status, reason, top score, question. None until
+    the table is laid out (it is shown with its first row), as none is on screen before."""
+    table = app.screen.query_one(QueueTable)
+    if not table.scrollable_content_region.width:
+        return []
+    return [table.row_cells(i) for i in range(table.row_count)]
 
 
 def flat(text: str) -> str:

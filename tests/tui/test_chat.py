@@ -17,13 +17,13 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
-from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
 from tests.tui.helpers import (
     ask,
     engine_ready,
     flat,
     palette_ready,
+    queue_rows,
     screen_text,
     settled,
     type_text,
@@ -58,15 +58,6 @@ def chat(app: HelpDeskApp) -> ChatPanel:
 def chat_text(app: HelpDeskApp) -> str:
     """What the customer's side of the screen shows, line wrapping undone."""
     return flat(screen_text(app, chat(app)))
-
-
-def queue_rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
-    """Each row as drawn: unread mark, id, status, reason, top score, question. None until the
-    table is laid out (it is shown with its first row), as none is on screen before."""
-    table = app.screen.query_one(QueueList).table
-    if not table.scrollable_content_region.width:
-        return []
-    return [table.row_cells(i) for i in range(table.row_count)]
 
 
 def bot_bubbles(app: HelpDeskApp) -> list[MessageBubble]:

@@ -34,6 +34,7 @@ from tests.tui.helpers import (
     flat,
     footer_offers,
     palette_ready,
+    queue_rows,
     screen_text,
     type_into,
     type_text,
@@ -57,15 +58,6 @@ def waiting(desk: DeskService, question: str = "Where is my helmet?") -> int:
     return conversation
 
 
-def rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
-    """The queue's rows as drawn; none until the table is laid out (it is shown with its first
-    row), as none is on screen before."""
-    table = app.screen.query_one(QueueTable)
-    if not table.scrollable_content_region.width:
-        return []
-    return [table.row_cells(i) for i in range(table.row_count)]
-
-
 # -- the queue: claimed by whom for how long, unread marks ----------------------------------------
 
 
@@ -78,28 +70,30 @@ async def test_claimed_rows_say_by_whom_for_how_long_and_unread_ones_are_marked(
         # Nobody here has read them yet. Each row comes into the queue when its customer asks
         # for a person, before their question: its mark comes with the next read, so the test
         # waits for the marks, not for the rows.
-        await wait_until(pilot, lambda: [r[0] for r in rows(app)] == ["●", "●"])
+        await wait_until(pilot, lambda: [r[0] for r in queue_rows(app)] == ["●", "●"])
 
         view = await app.open_conversation(first)
         await pilot.press("ctrl+l")
         await wait_until(pilot, lambda: view.is_mine)
         clock.advance(180)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: len(rows(app)) == 2 and rows(app)[1][1] == str(first))
-        claimed = rows(app)[1]
+        await wait_until(
+            pilot, lambda: len(queue_rows(app)) == 2 and queue_rows(app)[1][1] == str(first)
+        )
+        claimed = queue_rows(app)[1]
         assert claimed[0] == "" and claimed[2] == "claimed by ana for 3m"  # Not "waiting 3m".
-        assert rows(app)[0][2] == "waiting 3m 00s"
+        assert queue_rows(app)[0][2] == "waiting 3m 00s"
         assert "Handoff queue · 1 waiting · 1 yours" in screen_text(app)
 
         # The customer writes again: the claimed row is marked, and only it.
         other.ask(first, "Hello? Anyone there?")
-        await wait_until(pilot, lambda: rows(app)[1][0] == "●")
+        await wait_until(pilot, lambda: queue_rows(app)[1][0] == "●")
         assert other.queue(agent="ana")[1].unread
 
         # Reading it clears the mark, here and in the store (another host of ana's sees it).
         await app.open_conversation(first)
         await pilot.press("escape")
-        await wait_until(pilot, lambda: rows(app)[1][0] == "")
+        await wait_until(pilot, lambda: queue_rows(app)[1][0] == "")
         assert not other.queue(agent="ana")[1].unread
         [bens] = other.queue(agent="ben")  # ben's marks are his own.
         assert (bens.conversation_id, bens.unread) == (second, True)
@@ -146,7 +140,9 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         other.claim(mine, agent="ana")
         # The rows on screen, not only in the table: the table is shown (and the empty-queue line
         # hidden) at the next repaint.
-        await wait_until(pilot, lambda: len(rows(app)) == 2 and "   # Status" in screen_text(app))
+        await wait_until(
+            pilot, lambda: len(queue_rows(app)) == 2 and "   # Status" in screen_text(app)
+        )
         text = screen_text(app)
         assert "   # Status" in text and "Question" in text
         claimed = next(line for line in text.splitlines() if "claimed by ana" in line)
@@ -172,8 +168,8 @@ async def test_at_80_columns_a_wait_of_minutes_is_shown_whole(
     async with app.run_test(size=(80, 24)) as pilot:
         waiting(other, "There were no free docks at the station so I kept riding")
         clock.advance(28 * 60 + 32)
-        await wait_until(pilot, lambda: len(rows(app)) == 1 and "28m" in screen_text(app))
-        assert rows(app)[0][2] == "waiting 28m 32s"
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1 and "28m" in screen_text(app))
+        assert queue_rows(app)[0][2] == "waiting 28m 32s"
         line = next(line for line in screen_text(app).splitlines() if "28m" in line)
         assert "waiting 28m 32s " in line and line.rstrip().endswith("…")  # The question is cut.
 
@@ -185,8 +181,8 @@ async def test_in_the_half_screen_console_statuses_take_their_short_form(
     async with app.run_test(size=(80, 24)) as pilot:
         waiting(other, "There were no free docks at the station so I kept riding")
         # The row comes when the customer asks for a person, its question a moment later.
-        await wait_until(pilot, lambda: len(rows(app)) == 1 and rows(app)[0][5] != "")
-        [row] = rows(app)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1 and queue_rows(app)[0][5] != "")
+        [row] = queue_rows(app)
         assert row[1:5] == ("1", "0s", "custo…", "–")
         assert row[5].startswith("There were") and row[5].endswith("…")
         view = await app.open_conversation(1)
@@ -271,7 +267,7 @@ async def test_typing_where_no_reply_is_possible_says_why_and_on_the_queue_searc
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         conversation = waiting(other)
-        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         app.screen.query_one(QueueTable).focus()
         # A word typed quickly: its letters are all on their way before the first opens the
         # search, and all of them go into that one search.
@@ -430,7 +426,7 @@ async def test_the_team_view_lists_every_agents_claims_and_opens_one(
         other.claim(bens, agent="ben")
         other.claim(mine, agent="ana")
         clock.advance(300)
-        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         await pilot.press("f4")
         await wait_until(pilot, lambda: isinstance(app.screen, TeamScreen))
         team = app.screen
@@ -456,7 +452,7 @@ async def test_find_a_resolved_conversation_and_reopen_it(
         other.claim(old, agent="ben")
         other.resolve(old, agent="ben")
         waiting(other, "Something else entirely")
-        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         await pilot.press("ctrl+f")
         await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
         await type_text(pilot, "helmet")
@@ -567,11 +563,11 @@ async def test_the_empty_queue_line_shows_only_while_nobody_waits(
         await wait_until(pilot, lambda: app.screen.query_one(QueueList).loaded.is_set())
         assert empty.display
         conversation = waiting(other)
-        await wait_until(pilot, lambda: len(rows(app)) == 1)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         assert not empty.display
         # The screen shows it from the next repaint.
         await wait_until(pilot, lambda: "Nobody is waiting" not in screen_text(app))
         other.claim(conversation, agent="ben")
-        await wait_until(pilot, lambda: len(rows(app)) == 0)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 0)
         assert empty.display
         await wait_until(pilot, lambda: "Nobody is waiting" in screen_text(app))

@@ -129,11 +129,9 @@ class AgentConsole(Vertical):
             return
         event.stop()
         event.prevent_default()
-        from chatbot.tui.screens.find import FindScreen
-
-        screen = self.app.screen
-        if isinstance(screen, FindScreen) and screen is self._typed_search:
-            screen.add_typed(event.character)
+        search = self._typed_search
+        if search is not None and self.app.screen is search:
+            search.add_typed(event.character)
         else:
             self.action_find(event.character)
 
