@@ -1,12 +1,12 @@
 """An engine that follows the knowledge base, for the app and for bot workers alike.
 
 Each store has a cheap stamp that changes with its passages: on files, a write through the editor
-or `helpdesk kb` renames a file into the passage directory, changing the directory's modification
-time, which `follow` polls; in PostgreSQL every write bumps a generation and sends a notification,
-which `follow` waits on, so another host's change is picked up at once (the poll stays as the
-safety net for a notification lost while reconnecting). Rebuilds read the passages and build the
-BM25 index in a thread, then swap the new engine in whole, so a question in flight keeps the
-engine it started with and no question waits on a rebuild. A broken passage never stops anything:
+or `helpdesk kb` renames a file into the passage directory, changing its entries, which `follow`
+polls; in PostgreSQL every write bumps a generation and sends a notification, which `follow`
+waits on, so another host's change is picked up at once (the poll stays as the safety net for a
+notification lost while reconnecting). Rebuilds read the passages and build the BM25 index in a
+thread, then swap the new engine in whole, so a question in flight keeps the engine it started
+with and no question waits on a rebuild. A broken passage never stops anything:
 the last good engine keeps answering, and the problem is reported.
 
 An app shows its first screen before its first engine exists (numpy, reading the passages and

@@ -191,10 +191,16 @@ class PassageStore:
         return StoredPassage(parse_passage_file(path, content), revision_of(content))
 
     def stamp(self) -> int | None:
-        """The directory's modification time (ns): every write here renames a file into it or
-        removes one, so a changed stamp means the passages may have changed."""
+        """A hash of the directory's entries (name and inode) and modification time: every write
+        here renames a new file in, under a new name or over an old one, or removes one, so every
+        write changes the entries. The time alone is not enough: on many kernels it ticks once a
+        jiffy, and a write in the same tick as a follower's read of it would go unseen."""
         try:
-            return self.directory.stat().st_mtime_ns
+            with os.scandir(self.directory) as entries:
+                # The inode comes with the name from readdir on POSIX: no stat per file. A set, as
+                # the order entries are listed in is the filesystem's.
+                listing = frozenset((entry.name, entry.inode()) for entry in entries)
+            return hash((self.directory.stat().st_mtime_ns, listing))
         except OSError:
             return None
 

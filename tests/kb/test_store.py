@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,47 @@ def test_a_hand_edit_counts_as_a_change(kb_copy: Path) -> None:
     path.write_text(path.read_text().replace("Helmets", "Helmets really"), encoding="utf-8")
     with pytest.raises(ConflictError):
         store.save(seen.passage, based_on=seen.revision)
+
+
+def _as_a_coarse_clock_leaves_it(directory: Path, mtime_ns: int) -> None:
+    """Put the directory's time back to `mtime_ns`, as a kernel whose file times tick once a
+    jiffy (before Linux 6.13, say) leaves it for a write in the same tick as the last read."""
+    os.utime(directory, ns=(directory.stat().st_atime_ns, mtime_ns))
+
+
+@pytest.mark.parametrize("write", ["add", "save", "delete"])
+def test_a_write_in_the_same_clock_tick_as_a_stamp_read_still_changes_the_stamp(
+    kb_copy: Path, write: str
+) -> None:
+    """A running app reads the stamp, then another process writes within the same tick of the
+    file clock: the directory's time does not move, and the change must not go unseen."""
+    store = PassageStore(kb_copy)
+
+    def save(text: str) -> None:
+        current = store.get("helmet")
+        store.save(current.passage.model_copy(update={"text": text}), based_on=current.revision)
+
+    save("Kept.")  # So the lock file and the history folder are there already.
+    read_at = kb_copy.stat().st_mtime_ns
+    stamp = store.stamp()
+    if write == "add":
+        store.add(NEW)
+    elif write == "save":  # Same name: only the file renamed over it is new.
+        save("Kept a week.")
+    else:
+        store.delete("helmet")
+    _as_a_coarse_clock_leaves_it(kb_copy, read_at)
+    assert store.stamp() != stamp
+
+
+def test_reading_leaves_the_stamp_alone(kb_copy: Path) -> None:
+    # Else every poll after a read would rebuild the index for nothing.
+    store = PassageStore(kb_copy)
+    stamp = store.stamp()
+    store.passages()
+    store.scan()
+    store.deleted()
+    assert store.stamp() == stamp
 
 
 @pytest.mark.parametrize(
