@@ -5,6 +5,7 @@ and read the customer's words as typed."""
 from __future__ import annotations
 
 from rich.cells import cell_len
+from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
@@ -158,6 +159,31 @@ async def test_agents_keep_their_own_language(
         assert Q1_ZH in text
         assert "The customer writes 中文; their chat is in it." in text
         assert "A person will reply here." in text
+
+
+async def test_panels_have_their_keys_in_the_agents_language_before_they_are_mounted(
+    settings: Settings, http: object, clock: FrozenClock
+) -> None:
+    """A panel put in once the desk is open (after `helpdesk agent` loaded its settings) is in
+    the footer as soon as it is mounted: its keys must be translated by then, not after."""
+    from chatbot.tui.screens.editor import EditorScreen
+    from chatbot.tui.widgets.agent_console import AgentConsole
+    from chatbot.tui.widgets.queue_list import QueueTable
+
+    zh_settings = load_settings(store={"db": settings.store.db}, ui={"locale": "zh"})
+    app = create_app(zh_settings, mode="editor", http=http, clock=clock, agent="ana",  # type: ignore[arg-type]
+                     timings=False, bot=False)  # fmt: skip
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        services, index = app.services, app.screen.index  # type: ignore[attr-defined]
+
+        def keys(node: DOMNode) -> set[str]:
+            return {b.description for bs in node._bindings.key_to_bindings.values() for b in bs}
+
+        # Built, not mounted: no `on_mount` has run.
+        assert "查找" in keys(AgentConsole(services))
+        assert "打开" in keys(QueueTable(services))
+        assert "新建" in keys(EditorScreen(services, index=index))
 
 
 async def test_the_desk_keeps_the_agents_language_beside_a_customers(

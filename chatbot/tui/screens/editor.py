@@ -102,6 +102,8 @@ class EditorScreen(Screen[None]):
     def __init__(self, services: Services, *, index: KnowledgeBaseIndex) -> None:
         super().__init__()
         self.services = services
+        # Here, not on mount: the footer never shows these keys in another language first.
+        localize_bindings(self, services.locale)
         self.index = index
         self.passages = index.passages
         self._problems: list[str] = []
@@ -153,7 +155,6 @@ class EditorScreen(Screen[None]):
         return self.query_one(PassageHistory)
 
     def on_mount(self) -> None:
-        localize_bindings(self, self.services.locale)
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, self._rebuilt)

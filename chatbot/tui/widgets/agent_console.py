@@ -38,13 +38,12 @@ class AgentConsole(Vertical):
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        # Here, not on mount: the footer never shows these keys in another language first.
+        localize_bindings(self, services.locale)
         self._typed_search: FindScreen | None = None  # The search the last letters opened.
 
     def compose(self) -> ComposeResult:
         yield QueueList(self.services, id="queue")
-
-    def on_mount(self) -> None:
-        localize_bindings(self, self.services.locale)
 
     @property
     def open_view(self) -> ConversationView | None:

@@ -198,6 +198,8 @@ class QueueTable(ScrollView, can_focus=True):
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        # Here, not on mount: the footer never shows these keys in another language first.
+        localize_bindings(self, services.locale)
         self._rows: list[QueueItem] = []
         self._keys: list[tuple[int, float, int]] = []
         self._by_id: dict[int, QueueItem] = {}
@@ -211,9 +213,6 @@ class QueueTable(ScrollView, can_focus=True):
         self._pass: _Pass | None = None
         """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
         self.cursor_row = 0
-
-    def on_mount(self) -> None:
-        localize_bindings(self, self.services.locale)
 
     # -- the rows ---------------------------------------------------------------------------------
 
