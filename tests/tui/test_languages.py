@@ -161,31 +161,6 @@ async def test_agents_keep_their_own_language(
         assert "A person will reply here." in text
 
 
-async def test_panels_have_their_keys_in_the_agents_language_before_they_are_mounted(
-    settings: Settings, http: object, clock: FrozenClock
-) -> None:
-    """A panel put in once the desk is open (after `helpdesk agent` loaded its settings) is in
-    the footer as soon as it is mounted: its keys must be translated by then, not after."""
-    from chatbot.tui.screens.editor import EditorScreen
-    from chatbot.tui.widgets.agent_console import AgentConsole
-    from chatbot.tui.widgets.queue_list import QueueTable
-
-    zh_settings = load_settings(store={"db": settings.store.db}, ui={"locale": "zh"})
-    app = create_app(zh_settings, mode="editor", http=http, clock=clock, agent="ana",  # type: ignore[arg-type]
-                     timings=False, bot=False)  # fmt: skip
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
-        services, index = app.services, app.screen.index  # type: ignore[attr-defined]
-
-        def keys(node: DOMNode) -> set[str]:
-            return {b.description for bs in node._bindings.key_to_bindings.values() for b in bs}
-
-        # Built, not mounted: no `on_mount` has run.
-        assert "查找" in keys(AgentConsole(services))
-        assert "打开" in keys(QueueTable(services))
-        assert "新建" in keys(EditorScreen(services, index=index))
-
-
 async def test_the_desk_keeps_the_agents_language_beside_a_customers(
     settings: Settings, http: object, clock: FrozenClock
 ) -> None:
@@ -231,6 +206,21 @@ async def test_the_editor_in_the_editors_language(
         assert "段落" in text and "试一试" in text and "内容缺口" in text  # The tabs.
         assert "知识库" in text  # The title.
         assert "Charged twice for one ride" in text  # Passages as written.
+
+        # A panel put in once `helpdesk agent` has loaded its settings is in the footer as soon
+        # as it is mounted: its keys are translated when it is built, before any `on_mount`.
+        from chatbot.tui.screens.editor import EditorScreen
+        from chatbot.tui.widgets.agent_console import AgentConsole
+        from chatbot.tui.widgets.queue_list import QueueTable
+
+        def keys(node: DOMNode) -> set[str]:
+            return {b.description for bs in node._bindings.key_to_bindings.values() for b in bs}
+
+        editor = app.screen
+        assert isinstance(editor, EditorScreen)
+        assert "查找" in keys(AgentConsole(app.services))
+        assert "打开" in keys(QueueTable(app.services))
+        assert "新建" in keys(EditorScreen(app.services, index=editor.index))
 
 
 async def test_a_chinese_customer_is_asked_for_a_rating_in_chinese(
