@@ -12,7 +12,10 @@ from chatbot.i18n import Locale, translations
 
 def localize_bindings(node: DOMNode, locale: Locale, **descriptions: str) -> None:
     """Give `node` its class's bindings with descriptions and tooltips in `locale`. A binding
-    whose action is a key of `descriptions` gets that text instead (already in its words)."""
+    whose action is a key of `descriptions` gets that text instead (already in its words).
+
+    Call it when the node is built, where its language is known then: a node is in the footer
+    from its mount, and translated in `on_mount` its keys could be drawn in English first."""
     merged = type(node)._merged_bindings
     if merged is None:
         return

@@ -109,8 +109,8 @@ def screen_text(app: HelpDeskApp, widget: Widget | None = None) -> str:
 
 
 def queue_rows(app: HelpDeskApp) -> list[tuple[str, ...]]:
-    """Each queue row as drawn: unread mark, id, status, reason, top score, question. None until
-    the table is laid out (it is shown with its first row), as none is on screen before."""
+    """Each queue row as drawn: unread mark, id, status, reason, top score, question. No rows
+    until the table is laid out (it is shown with its first row), as none is on screen before."""
     table = app.screen.query_one(QueueTable)
     if not table.scrollable_content_region.width:
         return []

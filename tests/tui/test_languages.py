@@ -209,6 +209,7 @@ async def test_the_editor_in_the_editors_language(
 
         # A panel put in once `helpdesk agent` has loaded its settings is in the footer as soon
         # as it is mounted: its keys are translated when it is built, before any `on_mount`.
+        from chatbot.tui.screens.dialogs import ClaimsOnQuit
         from chatbot.tui.screens.editor import EditorScreen
         from chatbot.tui.widgets.agent_console import AgentConsole
         from chatbot.tui.widgets.queue_list import QueueTable
@@ -221,6 +222,7 @@ async def test_the_editor_in_the_editors_language(
         assert "查找" in keys(AgentConsole(app.services))
         assert "打开" in keys(QueueTable(app.services))
         assert "新建" in keys(EditorScreen(app.services, index=editor.index))
+        assert "保留" in keys(ClaimsOnQuit(2, locale="zh"))
 
 
 async def test_a_chinese_customer_is_asked_for_a_rating_in_chinese(

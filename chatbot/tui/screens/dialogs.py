@@ -88,6 +88,7 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
         super().__init__()
         self.count = count
         self.locale: Locale = locale
+        localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="claims-dialog", classes="dialog"):
@@ -101,7 +102,6 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
                 yield Button(t.gettext("Cancel (Esc)"), id="cancel")
 
     def on_mount(self) -> None:
-        localize_bindings(self, self.locale)
         self.query_one("#hand-back", Button).focus()
 
     @on(Button.Pressed)

@@ -102,7 +102,6 @@ class EditorScreen(Screen[None]):
     def __init__(self, services: Services, *, index: KnowledgeBaseIndex) -> None:
         super().__init__()
         self.services = services
-        # Here, not on mount: the footer never shows these keys in another language first.
         localize_bindings(self, services.locale)
         self.index = index
         self.passages = index.passages

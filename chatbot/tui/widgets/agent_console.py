@@ -38,7 +38,6 @@ class AgentConsole(Vertical):
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
-        # Here, not on mount: the footer never shows these keys in another language first.
         localize_bindings(self, services.locale)
         self._typed_search: FindScreen | None = None  # The search the last letters opened.
 

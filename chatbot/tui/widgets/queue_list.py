@@ -198,7 +198,6 @@ class QueueTable(ScrollView, can_focus=True):
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
-        # Here, not on mount: the footer never shows these keys in another language first.
         localize_bindings(self, services.locale)
         self._rows: list[QueueItem] = []
         self._keys: list[tuple[int, float, int]] = []
