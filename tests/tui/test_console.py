@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from textual import events
 from textual.widgets import Button, Input
 
 from chatbot.config import load_settings
@@ -268,13 +269,18 @@ async def test_typing_where_no_reply_is_possible_says_why_and_on_the_queue_searc
     async with app.run_test(size=SIZE) as pilot:
         conversation = waiting(other)
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
-        app.screen.query_one(QueueTable).focus()
+        table = app.screen.query_one(QueueTable)
+        table.focus()
         # A word typed quickly: its letters are all on their way before the first opens the
         # search, and all of them go into that one search.
         await type_text(pilot, "helmet")
         await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
-        assert app.screen.query_one("#find-input", Input).value == "helmet"
+        field = app.screen.query_one("#find-input", Input)
+        assert field.value == "helmet"
         assert sum(isinstance(screen, FindScreen) for screen in app.screen_stack) == 1
+        # A letter that reaches the queue once the search box is built joins the words there.
+        table.post_message(events.Key("s", "s"))
+        await wait_until(pilot, lambda: field.value == "helmets")
         await pilot.press("escape")
         view = await app.open_conversation(conversation)
         view.query_one(Transcript).focus()

@@ -59,8 +59,7 @@ class FindScreen(ModalScreen[int | None]):
     def add_typed(self, character: str) -> None:
         """A key typed on the queue after the one that opened this search: it joins the words,
         in the box if it is built, else in the text it will be built with."""
-        fields = self.query("#find-input").results(Input)
-        field = next(fields, None)
+        field = self.query_one_optional("#find-input", Input)
         if field is None:
             self.text += character
             return
