@@ -15,9 +15,13 @@ from chatbot.desk.models import ChatEvent, LocaleSet, State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.commands import OffersCommands
+from chatbot.tui.screens.dialogs import ClaimsOnQuit
+from chatbot.tui.screens.editor import EditorScreen
+from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
+from chatbot.tui.widgets.queue_list import QueueTable
 from tests.tui.conftest import Q1, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import ask, flat, screen_text, wait_until
 
@@ -209,11 +213,6 @@ async def test_the_editor_in_the_editors_language(
 
         # A panel put in once `helpdesk agent` has loaded its settings is in the footer as soon
         # as it is mounted: its keys are translated when it is built, before any `on_mount`.
-        from chatbot.tui.screens.dialogs import ClaimsOnQuit
-        from chatbot.tui.screens.editor import EditorScreen
-        from chatbot.tui.widgets.agent_console import AgentConsole
-        from chatbot.tui.widgets.queue_list import QueueTable
-
         def keys(node: DOMNode) -> set[str]:
             return {b.description for bs in node._bindings.key_to_bindings.values() for b in bs}
 
@@ -223,6 +222,9 @@ async def test_the_editor_in_the_editors_language(
         assert "打开" in keys(QueueTable(app.services))
         assert "新建" in keys(EditorScreen(app.services, index=editor.index))
         assert "保留" in keys(ClaimsOnQuit(2, locale="zh"))
+        assert "接手" in keys(ConversationView(app.services, 1))
+        # The customer's chat starts in English, its language key naming the other language.
+        assert "中文" in keys(ChatPanel(app.services))
 
 
 async def test_a_chinese_customer_is_asked_for_a_rating_in_chinese(

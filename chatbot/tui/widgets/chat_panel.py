@@ -112,6 +112,7 @@ class ChatPanel(Vertical):
         their choice); the agent's `--locale` is not theirs."""
         self._chosen: Locale | None = None
         """A language the customer picked before their first message: it wins over detection."""
+        self._localize_bindings()
 
     def gettext(self, message: str) -> str:
         """`message` in the customer's language."""
@@ -133,7 +134,6 @@ class ChatPanel(Vertical):
         yield Input(placeholder=self.gettext(PLACEHOLDER), id="question", select_on_focus=False)
 
     def on_mount(self) -> None:
-        self._localize_bindings()
         self.query_one(BotWorking).display = False
         self.rating.display = False
         self.error.display = False

@@ -96,6 +96,7 @@ class ConversationView(Vertical):
     def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        localize_bindings(self, services.locale)
         self._loading = asyncio.Lock()
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
@@ -147,7 +148,6 @@ class ConversationView(Vertical):
                 yield CandidateBars(id="candidates")
 
     def on_mount(self) -> None:
-        localize_bindings(self, self.services.locale)
         self.services.changed.subscribe(self, self._store_changed)
         self.transcript.focus()
         # After the mount: the footer hears of binding changes only from a mounted widget.
