@@ -18,10 +18,10 @@ if __package__ in (None, ""):
 
 from bench.common import ROOT, median  # noqa: E402
 from bench.retrieval import synthetic_corpus  # noqa: E402
-from chatbot.config import shipped_cache  # noqa: E402
 from chatbot.engine.engine import Engine  # noqa: E402
 from chatbot.knowledge_base.models import Passage  # noqa: E402
 from chatbot.knowledge_base.storage import load_knowledge_base, shipped_knowledge_base  # noqa: E402
+from chatbot.paths import shipped_cache  # noqa: E402
 from chatbot.retrieval.retrievers import BM25Retriever  # noqa: E402
 from chatbot.valen.cache import ReplayCache  # noqa: E402
 from chatbot.valen.judge import PassageJudge  # noqa: E402

@@ -19,7 +19,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from platformdirs import user_config_path, user_data_path
 from pydantic import (
     BaseModel,
     Field,
@@ -35,34 +34,20 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
 from chatbot.knowledge_base.seed import seed_knowledge_base, shipped_translations
-from chatbot.resources import shipped
+from chatbot.paths import (
+    default_config_file,
+    default_database,
+    default_knowledge_base,
+    shipped_cache,
+)
 from chatbot.valen.judge import ReplayMode
 from chatbot.valen.protocol import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, Dialect
 
-APP_NAME = "helpdesk"
 CONFIG_ENV = "HELPDESK_CONFIG"
 MAX_CONFIG_BYTES = 1 << 20
 """A settings file is a few lines; anything this big is not one."""
 
 log = logging.getLogger(__name__)
-
-
-def shipped_cache() -> Path:
-    """The recorded Valen answers that ship with the project (package data)."""
-    return shipped("caches") / "rerank.json"
-
-
-def default_knowledge_base() -> Path:
-    """The user's own knowledge base: a copy of the shipped one, made on first use."""
-    return user_data_path(APP_NAME) / "knowledge_base"
-
-
-def default_config_file() -> Path:
-    return user_config_path(APP_NAME) / "config.toml"
-
-
-def default_database() -> Path:
-    return user_data_path(APP_NAME) / "helpdesk.sqlite3"
 
 
 def config_file() -> Path:

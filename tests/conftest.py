@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import textual.constants
 
-from chatbot.config import shipped_cache
 from chatbot.knowledge_base.storage import shipped_knowledge_base
+from chatbot.paths import shipped_cache
 from tests import pilot_idle, postgres_env
 from tests.backends import backend, close_postgres_server
 from tests.valen_server import ValenTestServer

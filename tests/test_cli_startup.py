@@ -8,12 +8,14 @@ import ast
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from chatbot.accounts.models import Role
 from chatbot.cli.main import build_parser, main
 from chatbot.desk.models import State
+from chatbot.paths import default_database, default_knowledge_base
 
 HEAVY = ["numpy", "pydantic", "pydantic_settings", "textual", "httpx", "rich", "asyncio"]
 
@@ -78,6 +80,28 @@ def test_the_choices_offered_are_the_models_own(capsys: pytest.CaptureFixture[st
             main([*arguments, "--help"])
         assert exited.value.code == 0
         assert "{" + ",".join(choice.value for choice in choices) + "}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("folder", ["data", "100% mine"])
+def test_the_help_names_where_the_passages_and_conversations_live(
+    folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user edits a copy of the shipped passages in their data directory, so the help says
+    that copy's path (it said "default: shipped"); a % in it is shown, not taken for a format."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / folder))
+    knowledge_base = "".join(str(default_knowledge_base()).split())
+    database = "".join(str(default_database()).split())
+    assert knowledge_base.startswith("".join(str(tmp_path / folder).split()))
+    for arguments, paths in (([], [knowledge_base, database]), (["ask"], [knowledge_base]),
+                             (["kb", "list"], [knowledge_base])):  # fmt: skip
+        with pytest.raises(SystemExit) as exited:
+            main([*arguments, "--help"])
+        assert exited.value.code == 0
+        # argparse wraps long lines, and may break a long path across two of them.
+        text = "".join(capsys.readouterr().out.split())
+        for path in paths:
+            assert f"default:{path}" in text, (arguments, path)
+        assert "default:shipped" not in text
 
 
 def test_a_replayed_ask_loads_only_what_replaying_needs() -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import print_warning, settings_from
+from chatbot.cli.options import kb_help, print_warning, settings_from
 from chatbot.text import printable
 
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--kb",
         metavar="PATH|URL",
         default=argparse.SUPPRESS,
-        help="knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: shipped)",
+        help=kb_help(),
     )
     parser = commands.add_parser("kb", help="edit the knowledge base: list, add, rm, import, ...")
     parser.set_defaults(func=lambda _args: _usage(parser))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from chatbot.paths import default_database, default_knowledge_base
 from chatbot.text import printable
 
 if TYPE_CHECKING:
@@ -21,6 +22,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _literal(path: Path) -> str:
+    """A path as argparse help shows it: help texts are %-formatted, and a path may hold a %."""
+    return str(path).replace("%", "%%")
+
+
+def kb_help() -> str:
+    """The help for `--kb`, naming where the user's own copy of the passages lives."""
+    return (
+        "knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: "
+        f"{_literal(default_knowledge_base())}, copied from the shipped passages on first use)"
+    )
+
+
 def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool = True) -> None:
     """The engine options every engine-running subcommand takes, each defaulting to the settings."""
     # SUPPRESS leaves an option unset unless given, so `helpdesk --kb X chat` and
@@ -30,14 +44,14 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
         group.add_argument(
             "--kb",
             metavar="PATH|URL",
-            help="knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: "
-            "shipped)",
+            help=kb_help(),
         )
     group.add_argument(
         "--cache",
         type=Path,
         metavar="PATH",
-        help="replay cache file (env VALEN_CACHE; default: caches/rerank.json)",
+        help="replay cache file (env VALEN_CACHE; default: the recorded answers shipped with "
+        "helpdesk)",
     )
     group.add_argument(
         "--replay",
@@ -67,9 +81,13 @@ def add_locale_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH|URL", default=argparse.SUPPRESS,
-                        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db "
-                             "(env HELPDESK_DB; default: SQLite in the user data dir)")  # fmt: skip
+    parser.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        default=argparse.SUPPRESS,
+        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db (env HELPDESK_DB; "
+        f"default: {_literal(default_database())})",
+    )
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
