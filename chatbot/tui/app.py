@@ -78,6 +78,25 @@ SUBTITLES: dict[Mode, str] = {
     "agent": N_("agent console"),
     "editor": N_("knowledge-base editor"),
 }
+TEXTUAL_COMMANDS = frozenset(
+    {
+        N_("Theme"),
+        N_("Change the current theme"),
+        N_("Quit"),
+        N_("Quit the application as soon as possible"),
+        N_("Keys"),
+        N_("Hide the keys and widget help panel"),
+        N_("Show help for the focused widget and a summary of available keys"),
+        N_("Minimize"),
+        N_("Minimize the widget and restore to normal size"),
+        N_("Maximize"),
+        N_("Maximize the focused widget"),
+        N_("Screenshot"),
+        N_("Save an SVG 'screenshot' of the current screen"),
+    }
+)
+"""Textual's own command-palette entries, by their English words: shown in the reader's
+language where the catalog has them (an entry a later Textual adds stays in English)."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +228,11 @@ class HelpDeskApp(SafeApp):
         if self._services is None:
             raise HelpdeskError("the help desk is still starting")
         return self._services
+
+    @property
+    def ui_locale(self) -> Locale:
+        """The agent's or editor's UI language (English until the settings are loaded)."""
+        return self._services.locale if self._services is not None else DEFAULT_LOCALE
 
     @property
     def started(self) -> bool:
@@ -391,13 +415,21 @@ class HelpDeskApp(SafeApp):
         self.action_edit_knowledge_base()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        t = translations(self.ui_locale)
+        for command in super().get_system_commands(screen):
+            if command.title in TEXTUAL_COMMANDS and command.help in TEXTUAL_COMMANDS:
+                command = command._replace(
+                    title=t.gettext(command.title), help=t.gettext(command.help)
+                )
+            yield command
         if self.knowledge_base is not None:
-            yield SystemCommand("Knowledge base", "Edit passages, try questions, fill content gaps",
+            yield SystemCommand(t.gettext("Knowledge base"),
+                                t.gettext("Edit passages, try questions, fill content gaps"),
                                 self.action_edit_knowledge_base)  # fmt: skip
         if self._offers_analytics():
-            yield SystemCommand("Analytics", "How the desk is doing: resolution rate, "
-                                "escalations, waits, scores, content gaps (F5)",
+            yield SystemCommand(t.gettext("Analytics"), t.gettext(
+                                "How the desk is doing: resolution rate, escalations, waits, "
+                                "scores, content gaps (F5)"),
                                 self.action_analytics)  # fmt: skip
 
     async def on_unmount(self) -> None:
@@ -449,16 +481,22 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.screens.dialogs import NameDialog
         from chatbot.tui.widgets.queue_list import QueueList
 
-        name = await self.push_screen_wait(NameDialog(default_agent_name()))
+        locale = self.services.locale
+        name = await self.push_screen_wait(NameDialog(default_agent_name(), locale=locale))
         if name is None:
             return False
         self.services.agent = name
+        t = translations(locale)
         try:
             path = save_setting("agent", "name", name)
         except HelpdeskError as error:
-            self.notify(f"{error}; using {name} until you quit", severity="warning")
+            # The error is the core's, in English by design.
+            self.notify(
+                t.gettext("{error}; using {name} until you quit").format(error=error, name=name),
+                severity="warning",
+            )
         else:
-            self.notify(f"Saved your name in {path}.")
+            self.notify(t.gettext("Saved your name in {path}.").format(path=path))
         for queue in self.screen.query(QueueList):
             await queue.reload()  # Claims under this name, from an earlier session, show up.
         return True
@@ -488,7 +526,12 @@ class HelpDeskApp(SafeApp):
                 try:
                     await self.services.desk.release_claims(agent)
                 except HelpdeskError as error:
-                    self.notify(f"{error}; nothing was handed back", severity="error")
+                    self.notify(
+                        translations(self.ui_locale)
+                        .gettext("{error}; nothing was handed back")
+                        .format(error=error),
+                        severity="error",
+                    )
                     return
             await super(HelpDeskApp, self).action_quit()
 

@@ -4,23 +4,34 @@ message id in the catalog (marked with `N_` where the binding is declared)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from weakref import WeakKeyDictionary
 
+from textual.binding import BindingsMap
 from textual.dom import DOMNode
 
-from chatbot.i18n import Locale, translations
+from chatbot.i18n import N_, Locale, translations
+
+TEXTUAL_KEYS = (N_("palette"), N_("Open the command palette"))
+"""The words of the key Textual's `App` adds to itself at run time (Ctrl+P), for the catalog."""
+
+_SOURCE: WeakKeyDictionary[DOMNode, BindingsMap] = WeakKeyDictionary()
+"""Each localized node's bindings in English, as first seen, to translate from again."""
 
 
 def localize_bindings(node: DOMNode, locale: Locale, **descriptions: str) -> None:
-    """Give `node` its class's bindings with descriptions and tooltips in `locale`. A binding
-    whose action is a key of `descriptions` gets that text instead (already in its words).
+    """Give `node` its bindings (as first built, in English) with descriptions and tooltips in
+    `locale`. A binding whose action is a key of `descriptions` gets that text instead (already
+    in its words).
 
     Call it when the node is built, where its language is known then: a node is in the footer
     from its mount, and translated in `on_mount` its keys could be drawn in English first."""
-    merged = type(node)._merged_bindings
-    if merged is None:
-        return
+    # The node's own bindings, not its class's: Textual's `App` adds the command palette's key
+    # to itself when built, and the class's bindings would drop it from the footer.
+    source = _SOURCE.get(node)
+    if source is None:
+        source = _SOURCE[node] = node._bindings.copy()
     t = translations(locale)
-    bindings = merged.copy()
+    bindings = source.copy()
     for key, items in bindings.key_to_bindings.items():
         bindings.key_to_bindings[key] = [
             replace(

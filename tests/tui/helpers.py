@@ -17,9 +17,10 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 from textual.widgets._footer import FooterKey
 
+from chatbot.config import Settings, load_settings
 from chatbot.desk.models import Author
 from chatbot.engine.engine import Engine
-from chatbot.tui import HelpDeskApp
+from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.footer import Footer
@@ -226,3 +227,20 @@ async def palette_ready(pilot: Pilot[None], text: str) -> None:
         )
 
     await wait_until(pilot, ready)
+
+
+def squashed(app: HelpDeskApp) -> str:
+    """The screen's text without whitespace: a wide (Chinese) character takes two cells, which
+    the SVG's text runs do not show as two characters, so only the words are compared."""
+    return "".join(screen_text(app).split())
+
+
+def in_chinese(settings: Settings) -> Settings:
+    """Settings on the same database with the agent's and editor's screens in Chinese."""
+    return load_settings(store={"db": settings.store.db}, ui={"locale": "zh"})
+
+
+def agent_app(settings: Settings, http: object, clock: object) -> HelpDeskApp:
+    """The agent console on `settings`, as agent ana, with no bot and no timings."""
+    return create_app(settings, mode="agent", http=http, clock=clock, agent="ana",  # type: ignore[arg-type]
+                      timings=False, bot=False)  # fmt: skip

@@ -104,8 +104,10 @@ async def test_the_customer_switches_the_chat_and_back(
         # The command palette offers the way back, in the language's own name.
         commands = [c.title for c in chat(app).palette_commands()]
         assert "语言：English" in commands and "转人工" in commands
+        await wait_until(pilot, lambda: "命令" in footer_text(app))
         await pilot.press("f9")
         await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
+        await wait_until(pilot, lambda: "palette" in footer_text(app))
         assert "来源" not in chat_text(app)
         assert other.conversation(1).locale == "en"
         # Each answer is shown once, whatever the switching.
@@ -152,6 +154,8 @@ async def test_agents_keep_their_own_language(
         assert "客服人员会在这里回复您" in text  # Their escalation, said in the agent's language.
         assert "The customer writes" not in text  # Chinese is this agent's own language.
         assert "退出" in footer_text(app) and "返回" in footer_text(app)
+        # The palette's key too, which Textual's app adds to itself when it is built.
+        assert "命令" in footer_text(app)
         assert view.conversation_id == chinese
 
     english = create_app(settings, mode="agent", http=http, clock=clock, agent="ben",  # type: ignore[arg-type]

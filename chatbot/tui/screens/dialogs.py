@@ -24,36 +24,43 @@ MAX_NAME_CHARS = 40
 ClaimsAnswer = Literal["hand-back", "keep"]
 
 
-def check_name(name: str) -> str:
-    """The name as it will be shown, or a `ValueError` saying what is wrong with it."""
+def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
+    """The name as it will be shown, or a `ValueError` saying (in `locale`) what is wrong with
+    it."""
     name = " ".join(strip_control(name, one_line=True).split())
+    t = translations(locale)
     if not name:
-        raise ValueError("Type the name customers will see.")
+        raise ValueError(t.gettext("Type the name customers will see."))
     if len(name) > MAX_NAME_CHARS:
-        raise ValueError(f"Keep it to {MAX_NAME_CHARS} characters.")
+        raise ValueError(t.gettext("Keep it to {limit} characters.").format(limit=MAX_NAME_CHARS))
     return name
 
 
 class NameDialog(ModalScreen[str | None]):
     """Asks for the agent's display name (the first time they claim or write a note)."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
-    def __init__(self, suggestion: str = "") -> None:
+    def __init__(self, suggestion: str = "", *, locale: Locale = DEFAULT_LOCALE) -> None:
         super().__init__()
         self.suggestion = suggestion
+        self.locale: Locale = locale
+        localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
+        t = translations(self.locale)
         with Vertical(id="name-dialog", classes="dialog"):
-            yield Static("Your name, as customers will see it", classes="section-title")
+            yield Static(t.gettext("Your name, as customers will see it"), classes="section-title")
             yield Static(
                 Text(
-                    "Shown when you join a conversation and above your replies. It is saved in "
-                    "your settings file for next time (--agent NAME overrides it)."
+                    t.gettext(
+                        "Shown when you join a conversation and above your replies. It is saved "
+                        "in your settings file for next time (--agent NAME overrides it)."
+                    )
                 ),
                 classes="dialog-text",
             )
-            yield Input(value=self.suggestion, placeholder="e.g. Ana", id="name-input")
+            yield Input(value=self.suggestion, placeholder=t.gettext("e.g. Ana"), id="name-input")
             yield Static(id="name-error", classes="dialog-error")
 
     def on_mount(self) -> None:
@@ -63,7 +70,7 @@ class NameDialog(ModalScreen[str | None]):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         try:
-            name = check_name(event.value)
+            name = check_name(event.value, locale=self.locale)
         except ValueError as error:
             message = self.query_one("#name-error", Static)
             message.update(Text(str(error)))

@@ -22,7 +22,7 @@ from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPan
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import N_, translations
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
@@ -56,21 +56,24 @@ class Confirm(ModalScreen[bool]):
     """Asks before something is thrown away; answers True to go ahead. Cancel has the focus."""
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "Cancel"),
+        Binding("y", "answer(True)", N_("Yes")),
+        Binding("n,escape", "answer(False)", N_("Cancel")),
     ]
 
-    def __init__(self, question: str, *, yes: str) -> None:
+    def __init__(self, question: str, *, yes: str, locale: Locale = DEFAULT_LOCALE) -> None:
+        """`question` and `yes` are already in the reader's language; `locale` is for the rest."""
         super().__init__()
         self.question = question
         self.yes = yes
+        self.locale: Locale = locale
+        localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
             yield Static(printable(self.question), id="confirm-text", markup=False)
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.yes, variant="error", id="confirm-yes")
-                yield Button("Cancel", id="confirm-no")
+                yield Button(translations(self.locale).gettext("Cancel"), id="confirm-no")
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()
@@ -108,16 +111,25 @@ class EditorScreen(Screen[None]):
         self._problems: list[str] = []
         self._known_ids: frozenset[str] = frozenset()
 
+    def gettext(self, message: str) -> str:
+        """`message` in the editor's language (`--locale`)."""
+        return translations(self.services.locale).gettext(message)
+
+    def confirm(self, question: str, *, yes: str) -> Confirm:
+        """A confirmation in the editor's language; `question` and `yes` are translated already."""
+        return Confirm(question, yes=yes, locale=self.services.locale)
+
     def compose(self) -> ComposeResult:
-        t = translations(self.services.locale)
+        locale = self.services.locale
+        t = translations(locale)
         self.title = t.gettext(EDITOR_TITLE)
         yield Header()
         with TabbedContent(id="editor-tabs", initial="passages"):
             with TabPane(t.gettext("Passages"), id="passages"), Horizontal(id="editor-body"):
-                yield PassageList(id="passage-list")
+                yield PassageList(locale=locale, id="passage-list")
                 with Vertical(id="editor-main"):
-                    yield PassageForm(id="passage-form")
-                    yield PassageHistory(id="passage-history")
+                    yield PassageForm(locale=locale, id="passage-form")
+                    yield PassageHistory(locale=locale, id="passage-history")
             # Built when first shown (`_build_tab`): a fifth of the editor's widgets, and most
             # editors open it for the passages.
             yield TabPane(t.gettext("Try it"), id="try")
@@ -130,15 +142,20 @@ class EditorScreen(Screen[None]):
         pane = self.query_one(f"#{tab}", TabPane)
         if tab == "passages" or pane.children:
             return
+        locale = self.services.locale
         if tab == "try":
             await pane.mount(
-                TryItPanel(engine=self._engine, timings=self.services.timings, id="try-it")
+                TryItPanel(
+                    engine=self._engine, timings=self.services.timings, locale=locale, id="try-it"
+                )
             )
         elif tab == "gaps":
-            await pane.mount(GapList(id="gap-list"))
+            await pane.mount(GapList(locale=locale, id="gap-list"))
         else:
             await pane.mount(
-                SynonymsPanel(lambda: self.services.engine.passages, id="synonyms-panel")
+                SynonymsPanel(
+                    lambda: self.services.engine.passages, locale=locale, id="synonyms-panel"
+                )
             )
             self.load_synonyms()
 
@@ -201,9 +218,16 @@ class EditorScreen(Screen[None]):
         problems = event.problems
         if problems and problems != self._problems:
             # Said once per new set of problems, not on every refresh.
+            # The problems themselves are the knowledge base's (English, as core errors are).
             extra = len(problems) - 1
-            more = f" (and {extra} more; see `helpdesk kb check`)" if extra else ""
-            self.notify(f"Not listed: {problems[0]}{more}", severity="error", markup=False)
+            if extra:
+                template = self.gettext(
+                    "Not listed: {problem} (and {extra} more; see `helpdesk kb check`)"
+                )
+            else:
+                template = self.gettext("Not listed: {problem}")
+            message = template.format(problem=problems[0], extra=f"{extra:,}")
+            self.notify(message, severity="error", markup=False)
         self._problems = problems
         self._known_ids = frozenset(p.id for p in event.passages)
         first = min(self._known_ids, default=None)
@@ -262,7 +286,8 @@ class EditorScreen(Screen[None]):
         try:
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
-            self.notify(f"History not shown: {error}", severity="error", markup=False)
+            message = self.gettext("History not shown: {error}").format(error=error)
+            self.notify(message, severity="error", markup=False)
             versions = []
         self.history.show(passage_id, versions, current=current)
 
@@ -278,12 +303,15 @@ class EditorScreen(Screen[None]):
             if discard:
                 self.app.exit()
 
-        name = self._form_name() if self.form.dirty else "the synonyms"
-        question = f"Quit and discard your unsaved changes to {name}?"
-        self.app.push_screen(Confirm(question, yes="Quit"), answered)
-
-    def _form_name(self) -> str:
-        return self.form.passage_id or "the new passage"
+        if not self.form.dirty:
+            question = self.gettext("Quit and discard your unsaved changes to the synonyms?")
+        elif self.form.passage_id:
+            question = self.gettext("Quit and discard your unsaved changes to {name}?").format(
+                name=self.form.passage_id
+            )
+        else:
+            question = self.gettext("Quit and discard your unsaved changes to the new passage?")
+        self.app.push_screen(self.confirm(question, yes=self.gettext("Quit")), answered)
 
     # Events from the widgets --------------------------------------------------------------------
 
@@ -297,8 +325,13 @@ class EditorScreen(Screen[None]):
             if discard:
                 then()
 
-        self.app.push_screen(Confirm(f"Discard your unsaved changes to {self._form_name()}?",
-                                     yes="Discard"), answered)  # fmt: skip
+        if self.form.passage_id:
+            question = self.gettext("Discard your unsaved changes to {name}?").format(
+                name=self.form.passage_id
+            )
+        else:
+            question = self.gettext("Discard your unsaved changes to the new passage?")
+        self.app.push_screen(self.confirm(question, yes=self.gettext("Discard")), answered)
 
     @on(PassageList.Chosen)
     def _chosen(self, event: PassageList.Chosen) -> None:
@@ -317,7 +350,11 @@ class EditorScreen(Screen[None]):
             await self.save(event)
         except Exception as error:  # noqa: BLE001 - whatever failed, the typed text stays.
             log.exception("saving a passage failed")
-            self._refused(f"not saved: unexpected {type(error).__name__}: {error}")
+            self._refused(
+                self.gettext("not saved: unexpected {kind}: {error}").format(
+                    kind=type(error).__name__, error=error
+                )
+            )
 
     async def save(self, event: PassageForm.SaveRequested) -> None:
         passage = event.passage
@@ -336,13 +373,14 @@ class EditorScreen(Screen[None]):
             self._refused(str(error))
             return
         except HelpdeskError as error:  # The passage is saved; only marking the gap failed.
-            self.notify(f"Saved {passage.id}, but the gap is still listed: {error}",
+            message = self.gettext("Saved {passage}, but the gap is still listed: {error}")
+            self.notify(message.format(passage=passage.id, error=error),
                         severity="warning", markup=False)  # fmt: skip
             self.refresh_list(select=passage.id)
             self.open_passage(passage.id)
             self.rebuild_index()
             return
-        self.notify(f"Saved {passage.id}.", markup=False)
+        self.notify(self.gettext("Saved {passage}.").format(passage=passage.id), markup=False)
         self.refresh_list(select=passage.id)
         self.form.open(stored.passage, revision=stored.revision)
         self._show_history(passage.id, current=stored.passage.text)
@@ -363,17 +401,21 @@ class EditorScreen(Screen[None]):
             except KnowledgeBaseError as error:
                 self._refused(str(error))
                 return
-            self.notify(f"Deleted {event.passage_id} (kept as version {version.number}; "
-                        "restore it from its history).", markup=False)  # fmt: skip
+            message = self.gettext(
+                "Deleted {passage} (kept as version {version}; restore it from its history)."
+            ).format(passage=event.passage_id, version=version.number)
+            self.notify(message, markup=False)
             self.refresh_list(select=event.passage_id)
             self.open_deleted(event.passage_id)
             self.rebuild_index()
 
-        question = (
-            f"Delete passage {event.passage_id!r}?\n\n"
-            "The bot stops answering from it at once. You can restore it from its history."
-        )
-        self.app.push_screen(Confirm(question, yes="Delete"), confirmed)
+        question = "\n\n".join((
+            self.gettext("Delete passage {passage}?").format(passage=repr(event.passage_id)),
+            self.gettext(
+                "The bot stops answering from it at once. You can restore it from its history."
+            ),
+        ))  # fmt: skip
+        self.app.push_screen(self.confirm(question, yes=self.gettext("Delete")), confirmed)
 
     @on(PassageHistory.RestoreRequested)
     def _restore_requested(self, event: PassageHistory.RestoreRequested) -> None:
@@ -384,12 +426,19 @@ class EditorScreen(Screen[None]):
             if restore:
                 self.restore(event.passage_id, event.version)
 
-        question = f"Restore version {event.version} of {event.passage_id}?"
-        if self.form.dirty:
-            question += f"\n\nYour unsaved changes to {self._form_name()} will be discarded."
+        question = self.gettext("Restore version {version} of {passage}?").format(
+            version=event.version, passage=event.passage_id
+        )
+        if not self.form.dirty:
+            then = self.gettext("The current text is kept in its history.")
+        elif self.form.passage_id:
+            then = self.gettext("Your unsaved changes to {name} will be discarded.").format(
+                name=self.form.passage_id
+            )
         else:
-            question += "\n\nThe current text is kept in its history."
-        self.app.push_screen(Confirm(question, yes="Restore"), answered)
+            then = self.gettext("Your unsaved changes to the new passage will be discarded.")
+        question += f"\n\n{then}"
+        self.app.push_screen(self.confirm(question, yes=self.gettext("Restore")), answered)
 
     def restore(self, passage_id: str, version: int) -> None:
         based_on = self.form.revision if self.form.passage_id == passage_id else None
@@ -398,7 +447,8 @@ class EditorScreen(Screen[None]):
         except KnowledgeBaseError as error:
             self._refused(str(error))
             return
-        self.notify(f"Restored version {version} of {passage_id}.", markup=False)
+        message = self.gettext("Restored version {version} of {passage}.")
+        self.notify(message.format(version=version, passage=passage_id), markup=False)
         self.refresh_list(select=passage_id)
         self.open_passage(passage_id)
         self.rebuild_index()
@@ -434,7 +484,9 @@ class EditorScreen(Screen[None]):
             revision = self.passages.synonyms_revision()
             groups = self.passages.synonyms()
         except KnowledgeBaseError as error:
-            self.synonyms.refuse(f"{error} (saving replaces the file)")
+            self.synonyms.refuse(
+                self.gettext("{error} (saving replaces the file)").format(error=error)
+            )
             return
         self.synonyms.load(groups, revision=revision)
 
@@ -447,7 +499,8 @@ class EditorScreen(Screen[None]):
             self.notify(str(error), severity="error", markup=False)
             return
         self.synonyms.load(event.groups, revision=revision)
-        self.notify(f"Saved {len(event.groups)} synonym groups.", markup=False)
+        message = self.gettext("Saved {count} synonym groups.").format(count=len(event.groups))
+        self.notify(message, markup=False)
         self.rebuild_index()
 
     # Actions ------------------------------------------------------------------------------------
@@ -506,29 +559,46 @@ class EditorScreen(Screen[None]):
             if discard:
                 self.leave_form(lambda: self.dismiss(None))
 
-        self.app.push_screen(
-            Confirm("Discard your unsaved changes to the synonyms?", yes="Discard"), answered
-        )
+        question = self.gettext("Discard your unsaved changes to the synonyms?")
+        self.app.push_screen(self.confirm(question, yes=self.gettext("Discard")), answered)
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
-        yield PaletteCommand("Knowledge base: save passage", "Save the open passage",
-                             self.action_save)  # fmt: skip
-        yield PaletteCommand("Knowledge base: new passage", "Start an empty passage",
-                             self.action_new)  # fmt: skip
-        yield PaletteCommand("Knowledge base: delete passage", "Delete the open passage",
-                             self.action_delete)  # fmt: skip
-        yield PaletteCommand("Knowledge base: restore version",
-                             "Restore the version highlighted under History (asks first)",
-                             self.action_restore)  # fmt: skip
-        yield PaletteCommand("Knowledge base: try a question",
-                             "See what the bot would do with a question",
-                             lambda: self.action_tab("try"))  # fmt: skip
-        yield PaletteCommand("Knowledge base: content gaps",
-                             "Questions the bot escalated, to write passages from",
-                             lambda: self.action_tab("gaps"))  # fmt: skip
-        yield PaletteCommand("Knowledge base: synonyms",
-                             "Words customers use for the same thing, one group a line",
-                             lambda: self.action_tab("synonyms"))  # fmt: skip
+        t = translations(self.services.locale)
+        yield PaletteCommand(
+            t.gettext("Knowledge base: save passage"),
+            t.gettext("Save the open passage"),
+            self.action_save,
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: new passage"),
+            t.gettext("Start an empty passage"),
+            self.action_new,
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: delete passage"),
+            t.gettext("Delete the open passage"),
+            self.action_delete,
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: restore version"),
+            t.gettext("Restore the version highlighted under History (asks first)"),
+            self.action_restore,
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: try a question"),
+            t.gettext("See what the bot would do with a question"),
+            lambda: self.action_tab("try"),
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: content gaps"),
+            t.gettext("Questions the bot escalated, to write passages from"),
+            lambda: self.action_tab("gaps"),
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: synonyms"),
+            t.gettext("Words customers use for the same thing, one group a line"),
+            lambda: self.action_tab("synonyms"),
+        )
 
 
 def _last_readable(versions: list[Version]) -> Passage | None:

@@ -6,8 +6,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Header, Static
 
+from chatbot.i18n import DEFAULT_LOCALE, N_, translations
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
+
+CLOSED = N_(
+    "The knowledge-base editor is closed. Press F2 to open it again, or Ctrl+Q to end this session."
+)
 
 
 class EditorHomeScreen(ModeScreen):
@@ -15,9 +20,13 @@ class EditorHomeScreen(ModeScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(
-            "The knowledge-base editor is closed. Press F2 to open it again, or Ctrl+Q to end "
-            "this session.",
-            id="editor-home",
-        )
+        yield Static(self._closed_text(), id="editor-home")
         yield Footer()
+
+    def _closed_text(self) -> str:
+        """In the editor's language, once the settings (which name it) are loaded."""
+        locale = self.services.locale if self.services is not None else DEFAULT_LOCALE
+        return translations(locale).gettext(CLOSED)
+
+    async def started(self) -> None:
+        self.query_one("#editor-home", Static).update(self._closed_text())

@@ -15,7 +15,9 @@ from textual.widgets.option_list import Option
 
 from chatbot.desk.models import SearchHit, State
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.queue_list import one_line
 
@@ -23,13 +25,16 @@ DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
 
 
-def hit_line(hit: SearchHit) -> Text:
-    who = f" by {printable(hit.agent)}" if hit.agent and hit.state is not State.BOT else ""
+def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
+    t = translations(locale)
+    state = hit.state.value  # A code, shown as it is stored.
+    if hit.agent and hit.state is not State.BOT:
+        state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
     when = hit.updated_at.strftime("%Y-%m-%d %H:%M")
     return Text.assemble(
         (f"#{hit.conversation_id}", "bold"),
-        f"  {hit.state.value}{who} · {when} · ",
-        one_line(hit.text, 40) or "(no message)",
+        f"  {state} · {when} · ",
+        one_line(hit.text, 40) or t.gettext("(no message)"),
     )
 
 
@@ -37,22 +42,26 @@ class FindScreen(ModalScreen[int | None]):
     """A search box over every conversation's messages, newest first; Enter opens one."""
 
     BINDINGS = [
-        Binding("escape", "close", "Close"),
-        Binding("down", "to_results", "Results", show=False),
+        Binding("escape", "close", N_("Close")),
+        Binding("down", "to_results", N_("Results"), show=False),
     ]
 
     def __init__(self, services: Services, *, text: str = "") -> None:
         super().__init__()
         self.services = services
+        localize_bindings(self, services.locale)
         self.text = text
         self.hits: list[SearchHit] = []
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="find-dialog", classes="dialog -tall"):
-            yield Static("Find a conversation: words from it, or its number",
+            t = translations(self.services.locale)
+            yield Static(t.gettext("Find a conversation: words from it, or its number"),
                          classes="section-title")  # fmt: skip
-            yield Input(value=self.text, placeholder="e.g. helmet, or #12", id="find-input")
+            yield Input(
+                value=self.text, placeholder=t.gettext("e.g. helmet, or #12"), id="find-input"
+            )
             yield OptionList(id="find-results")
             yield Static(id="find-status", classes="dialog-text")
 
@@ -91,13 +100,20 @@ class FindScreen(ModalScreen[int | None]):
         self.hits = hits
         results = self.query_one("#find-results", OptionList)
         results.clear_options()
-        results.add_options([Option(hit_line(hit)) for hit in hits])
+        locale = self.services.locale
+        results.add_options([Option(hit_line(hit, locale=locale)) for hit in hits])
         if hits:
             results.highlighted = 0
-        found = f"{len(hits)} found" if len(hits) < 50 else "the 50 most recent shown"
-        self.query_one("#find-status", Static).update(
-            Text("Nothing found." if not hits else f"{found}. Enter opens; ↓ to choose.")
-        )
+        t = translations(locale)
+        if not hits:
+            said = t.gettext("Nothing found.")
+        else:
+            if len(hits) < 50:
+                found = t.gettext("{count} found").format(count=len(hits))
+            else:
+                found = t.gettext("the 50 most recent shown")
+            said = t.gettext("{found}. Enter opens; ↓ to choose.").format(found=found)
+        self.query_one("#find-status", Static).update(Text(said))
 
     @on(Input.Submitted, "#find-input")
     def _open_first(self, event: Input.Submitted) -> None:

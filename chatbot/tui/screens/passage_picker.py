@@ -13,8 +13,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import printable
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.widgets.footer import Footer
 
 PREVIEW_CHARS = 110
@@ -44,16 +46,23 @@ def prompt(item: PickerItem) -> Text:
 class PassagePicker(ModalScreen[Passage | None]):
     """Lists the passages, the bot's candidates first; Enter picks, Escape cancels."""
 
-    BINDINGS = [Binding("escape", "dismiss_picker", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss_picker", N_("Cancel"))]
 
-    def __init__(self, items: list[PickerItem]) -> None:
+    def __init__(self, items: list[PickerItem], *, locale: Locale = DEFAULT_LOCALE) -> None:
         super().__init__()
         self.items = items
+        self.locale: Locale = locale
+        """The agent's language: the title and keys are in it, passages as written."""
+        localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
+        t = translations(self.locale)
         with Vertical(id="picker"):
-            yield Static("Put a passage in your reply, to edit before sending (Enter picks it, "
-                         "Escape cancels)", classes="section-title")  # fmt: skip
+            title = t.gettext(
+                "Put a passage in your reply, to edit before sending (Enter picks it, Escape "
+                "cancels)"
+            )
+            yield Static(title, classes="section-title")
             yield OptionList(*(Option(prompt(item)) for item in self.items), id="passages")
         yield Footer()
 

@@ -8,7 +8,9 @@ most every `REFRESH_S` seconds (a busy desk commits many times a second).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
+from string import Formatter
 
 from rich.text import Text
 from textual import work
@@ -20,7 +22,9 @@ from textual.widgets import Header, Sparkline, Static
 
 from chatbot.desk.stats import DeskStats, duration, milliseconds, percent
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import N_, translations
 from chatbot.text import printable
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bar_chart import Bar, BarChart
 from chatbot.tui.widgets.footer import Footer
@@ -28,44 +32,72 @@ from chatbot.tui.widgets.queue_list import one_line
 from chatbot.tui.widgets.score_histogram import ScoreHistogram
 
 PERIODS: tuple[tuple[str, timedelta | None], ...] = (
-    ("Last 7 days", timedelta(days=7)),
-    ("Last 30 days", timedelta(days=30)),
-    ("Last 24 hours", timedelta(days=1)),
-    ("Everything recorded", None),
+    (N_("Last 7 days"), timedelta(days=7)),
+    (N_("Last 30 days"), timedelta(days=30)),
+    (N_("Last 24 hours"), timedelta(days=1)),
+    (N_("Everything recorded"), None),
 )
+"""Each period's name (translated where it is shown) and how far back it reaches."""
 REFRESH_S = 5.0
 """At most this often the figures are read again while the desk changes."""
 GAPS_SHOWN = 5
+
+Part = str | tuple[str, str]
+
+
+def styled(template: str, styles: Mapping[str, str] | None = None, **values: object) -> list[Part]:
+    """`template` (a translated sentence with `{named}` placeholders) filled in as parts for
+    `Text.assemble`: the values named in `styles` in their style, the rest plain. Values are
+    shown literally, never read as markup."""
+    styles = styles or {}
+    formatter = Formatter()
+    parts: list[Part] = []
+    for literal, name, spec, conversion in formatter.parse(template):
+        if literal:
+            parts.append(literal)
+        if name is None:
+            continue
+        value = formatter.format_field(
+            formatter.convert_field(values[name], conversion), spec or ""
+        )
+        parts.append((value, styles[name]) if name in styles else value)
+    return parts
 
 
 class StatsScreen(Screen[None]):
     """The desk's figures, pictures beside numbers; P changes the period, Escape goes back."""
 
     BINDINGS = [
-        Binding("escape", "close", "Back"),
-        Binding("p", "period", "Period", tooltip="Last 7 days, 30 days, 24 hours, everything"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("escape", "close", N_("Back")),
+        Binding(
+            "p", "period", N_("Period"), tooltip=N_("Last 7 days, 30 days, 24 hours, everything")
+        ),
+        Binding("r", "refresh", N_("Refresh")),
     ]
 
     def __init__(self, services: Services) -> None:
         super().__init__()
         self.services = services
+        localize_bindings(self, services.locale)
         self.period = 0
         self.stats: DeskStats | None = None
         self._stale = False
 
     def compose(self) -> ComposeResult:
+        t = translations(self.services.locale)
+        locale = self.services.locale
         yield Header()
         with VerticalScroll(id="stats-body"):
             yield Static(id="stats-summary")
             yield Static(id="stats-error")
             with Horizontal(id="stats-charts"):
-                yield BarChart("Escalations by reason", id="stats-reasons")
-                yield ScoreHistogram(id="stats-scores")
+                yield BarChart(t.gettext("Escalations by reason"), locale=locale,
+                               id="stats-reasons")  # fmt: skip
+                yield ScoreHistogram(locale=locale, id="stats-scores")
             yield Static(id="stats-days-title", classes="stats-title")
             yield Sparkline([], id="stats-days")
-            yield BarChart("Feedback per passage", label_width=24, bar_width=20,
-                           id="stats-feedback")  # fmt: skip
+            yield BarChart(t.gettext("Feedback per passage"), label_width=24, bar_width=20,
+                           locale=locale, id="stats-feedback")  # fmt: skip
             yield Static(id="stats-errors")
             yield Static(id="stats-gaps")
             yield Static(id="stats-hours-title", classes="stats-title")
@@ -73,7 +105,7 @@ class StatsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = "analytics"
+        self.sub_title = translations(self.services.locale).gettext("analytics")
         self.query_one("#stats-error").display = False
         self.services.changed.subscribe(self, self._changed)
         self.set_interval(REFRESH_S, self._refresh_if_stale)  # Read when the screen opens.
@@ -101,7 +133,10 @@ class StatsScreen(Screen[None]):
             stats = await self.services.desk.stats(since=self.since, threshold=engine.threshold)
         except HelpdeskError as error:
             failed = self.query_one("#stats-error", Static)
-            failed.update(Text(f"Cannot read the figures: {printable(str(error))}"))
+            t = translations(self.services.locale)
+            # The core's own words (English by design), shown literally.
+            cannot = t.gettext("Cannot read the figures: {error}")
+            failed.update(Text(cannot.format(error=printable(str(error)))))
             failed.display = True
             return
         self.query_one("#stats-error").display = False
@@ -109,20 +144,44 @@ class StatsScreen(Screen[None]):
 
     def show(self, stats: DeskStats) -> None:
         self.stats = stats
-        label = PERIODS[self.period][0]
+        t = translations(self.services.locale)
+        label = t.gettext(PERIODS[self.period][0])
         summary = Text.assemble(
-            (label, "bold"),
-            f" · {stats.conversations} conversations · bot resolved ",
-            (percent(stats.bot_resolution_rate), "bold"),
-            f" ({stats.bot_resolved} of {stats.asked}) · {stats.waiting_now} waiting",
-            f", oldest {duration(stats.oldest_wait_s)}" if stats.waiting_now else "",
+            *styled(
+                t.gettext(
+                    "{period} · {conversations} conversations · bot resolved {rate}"
+                    " ({resolved} of {asked}) · {waiting} waiting"
+                ),
+                {"period": "bold", "rate": "bold"},
+                period=label,
+                conversations=stats.conversations,
+                rate=percent(stats.bot_resolution_rate),
+                resolved=stats.bot_resolved,
+                asked=stats.asked,
+                waiting=stats.waiting_now,
+            ),
+            t.gettext(", oldest {duration}").format(duration=duration(stats.oldest_wait_s))
+            if stats.waiting_now
+            else "",
             "\n",
-            f"First reply p50 {duration(stats.first_reply_s.p50)}"
-            f" p90 {duration(stats.first_reply_s.p90)} · resolved p50"
-            f" {duration(stats.resolution_s.p50)} p90 {duration(stats.resolution_s.p90)}\n",
-            f"Judgment p50 {milliseconds(stats.judgment_ms.p50)}"
-            f" p90 {milliseconds(stats.judgment_ms.p90)} · {stats.questions} questions,"
-            f" {stats.bot_answers} answers",
+            t.gettext(
+                "First reply p50 {first_p50} p90 {first_p90} · resolved p50 {resolved_p50}"
+                " p90 {resolved_p90}"
+            ).format(
+                first_p50=duration(stats.first_reply_s.p50),
+                first_p90=duration(stats.first_reply_s.p90),
+                resolved_p50=duration(stats.resolution_s.p50),
+                resolved_p90=duration(stats.resolution_s.p90),
+            ),
+            "\n",
+            t.gettext(
+                "Judgment p50 {p50} p90 {p90} · {questions} questions, {answers} answers"
+            ).format(
+                p50=milliseconds(stats.judgment_ms.p50),
+                p90=milliseconds(stats.judgment_ms.p90),
+                questions=stats.questions,
+                answers=stats.bot_answers,
+            ),
         )
         self.query_one("#stats-summary", Static).update(summary)
         self.query_one("#stats-reasons", BarChart).show(
@@ -130,17 +189,20 @@ class StatsScreen(Screen[None]):
                 Bar(r.reason.value, ((r.count, "red"),), str(r.count))
                 for r in stats.escalations_by_reason
             ],  # fmt: skip
-            title=f"Escalations by reason ({stats.escalations})",
+            title=t.gettext("Escalations by reason ({count})").format(count=stats.escalations),
         )
         self.query_one(ScoreHistogram).show(stats)
 
         days = stats.per_day
         counts = [d.conversations for d in days]
-        title = "Conversations per day"
+        title = t.gettext("Conversations per day")
         if days:
-            title += (
-                f": {days[0].day:%b %d} to {days[-1].day:%b %d}, most {max(counts)},"
-                f" today {counts[-1]}"
+            day = t.gettext("{date:%b %d}")  # Dec 29
+            title += t.gettext(": {first} to {last}, most {most}, today {today}").format(
+                first=day.format(date=days[0].day),
+                last=day.format(date=days[-1].day),
+                most=max(counts),
+                today=counts[-1],
             )
         self.query_one("#stats-days-title", Static).update(Text(title, style="bold"))
         line = self.query_one("#stats-days", Sparkline)
@@ -157,27 +219,31 @@ class StatsScreen(Screen[None]):
                 )
                 for f in stats.feedback
             ],  # fmt: skip
-            title="Feedback per passage (helpful green, not helpful red)",
+            title=t.gettext("Feedback per passage (helpful green, not helpful red)"),
         )
-        errors = Text("Valen errors", style="bold")
+        errors = Text(t.gettext("Valen errors"), style="bold")
         errors.append(
-            ": none" if not stats.valen_errors else ": " + ", ".join(
-                f"{printable(e.kind)} {e.count}" for e in stats.valen_errors
+            t.gettext(": {errors}").format(
+                errors=t.gettext("none") if not stats.valen_errors else ", ".join(
+                    f"{printable(e.kind)} {e.count}" for e in stats.valen_errors
+                )
             ), style="not bold"
         )  # fmt: skip
         self.query_one("#stats-errors", Static).update(errors)
-        gaps = Text("Top content gaps (times asked)", style="bold")
+        gaps = Text(t.gettext("Top content gaps (times asked)"), style="bold")
         for gap in stats.content_gaps[:GAPS_SHOWN]:
             gaps.append(f"\n{gap.count:>4}  ", style="not bold")
             gaps.append(one_line(gap.question, 70), style="not bold")
         if not stats.content_gaps:
-            gaps.append("\n  none", style="dim")
+            gaps.append("\n  " + t.gettext("none"), style="dim")
         self.query_one("#stats-gaps", Static).update(gaps)
         hours = stats.questions_by_hour
         busiest = hours.index(max(hours))
         self.query_one("#stats-hours-title", Static).update(
             Text(
-                f"Questions by hour (UTC, 00 to 23): busiest {busiest:02d}:00, {max(hours)}",
+                t.gettext("Questions by hour (UTC, 00 to 23): busiest {hour}:00, {count}").format(
+                    hour=f"{busiest:02d}", count=max(hours)
+                ),
                 style="bold",
             )  # fmt: skip
         )

@@ -13,10 +13,12 @@ from textual.widgets.option_list import Option
 
 from chatbot.desk.models import QueueItem
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import N_, translations
 from chatbot.notices import claimed_for
 from chatbot.text import printable
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
-from chatbot.tui.widgets.queue_list import coarse_time, one_line
+from chatbot.tui.widgets.queue_list import NO_QUESTION, coarse_time, one_line
 
 
 def claim_line(item: QueueItem, services: Services) -> Text:
@@ -24,25 +26,29 @@ def claim_line(item: QueueItem, services: Services) -> Text:
     status = claimed_for(
         printable(item.agent or "?"), coarse_time(since, services.clock()), locale=services.locale
     )
-    question = one_line(item.question, 50) or "(no question yet)"
+    question = one_line(item.question, 50) or translations(services.locale).gettext(NO_QUESTION)
     return Text.assemble((f"#{item.conversation_id}", "bold"), f"  {status} · {question}")
 
 
 class TeamScreen(ModalScreen[int | None]):
     """Lists every claim, by agent; Enter opens one, Escape closes."""
 
-    BINDINGS = [Binding("escape", "close", "Close")]
+    BINDINGS = [Binding("escape", "close", N_("Close"))]
 
     def __init__(self, services: Services) -> None:
         super().__init__()
         self.services = services
+        localize_bindings(self, services.locale)
         self.claims: list[QueueItem] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="team-dialog", classes="dialog -tall"):
-            yield Static("Claims by agent (Enter opens, Escape closes)", classes="section-title")
+            t = translations(self.services.locale)
+            yield Static(
+                t.gettext("Claims by agent (Enter opens, Escape closes)"), classes="section-title"
+            )
             yield OptionList(id="team-claims")
-            yield Static(Text("Nobody holds a claim."), id="team-empty")
+            yield Static(Text(t.gettext("Nobody holds a claim.")), id="team-empty")
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._changed)

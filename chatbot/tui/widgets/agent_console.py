@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import N_
+from chatbot.i18n import N_, translations
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
@@ -134,23 +134,28 @@ class AgentConsole(Vertical):
             self.action_find(event.character)
 
     def palette_commands(self) -> list[PaletteCommand]:
+        t = translations(self.services.locale)
         commands = [
             PaletteCommand(
-                "Find a conversation",
-                "Search what was said, reopen resolved ones",
+                t.gettext("Find a conversation"),
+                t.gettext("Search what was said, reopen resolved ones"),
                 self.action_find,
             ),  # fmt: skip
             PaletteCommand(
-                "Team: every agent's claims", "Who has which conversation", self.action_team
+                t.gettext("Team: every agent's claims"),
+                t.gettext("Who has which conversation"),
+                self.action_team,
             ),  # fmt: skip
         ]
+        no_reason = t.gettext("no reason")
         for item in self.queue.items[:PALETTE_ROWS]:  # As last read: the palette opens at once.
             number = item.conversation_id
-            reason = item.reason.value if item.reason else "no reason"
+            # The state and the reason are codes, shown as they are stored.
+            reason = item.reason.value if item.reason else no_reason
             commands.append(
                 PaletteCommand(
-                    f"Open conversation #{number}",
-                    f"{item.state.value}, {reason}",
+                    t.gettext("Open conversation #{number}").format(number=number),
+                    t.gettext("{state}, {reason}").format(state=item.state.value, reason=reason),
                     lambda number=number: self._open(number),  # type: ignore[misc]
                 )
             )

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.tui.widgets.queue_list import one_line
 
 
@@ -41,21 +42,34 @@ def draw(bars: Sequence[Bar], *, label_width: int, bar_width: int) -> Table:
 
 
 class BarChart(Static):
-    """A titled list of bars (`show` replaces them)."""
+    """A titled list of bars (`show` replaces them); its title comes from outside (in the
+    reader's words), and it says "none" in `locale` when there are no bars."""
 
     def __init__(
-        self, title: str, *, label_width: int = 14, bar_width: int = 16, id: str | None = None
+        self,
+        title: str,
+        *,
+        label_width: int = 14,
+        bar_width: int = 16,
+        locale: Locale = DEFAULT_LOCALE,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.title = title
+        self.locale: Locale = locale
         self.label_width = label_width
         self.bar_width = bar_width
         self.bars: tuple[Bar, ...] = ()
 
-    def show(self, bars: Sequence[Bar], *, title: str | None = None, empty: str = "none") -> None:
+    def show(
+        self, bars: Sequence[Bar], *, title: str | None = None, empty: str | None = None
+    ) -> None:
+        """`empty` is shown when there are no bars (default: "none" in the chart's language)."""
         self.bars = tuple(bars)
         if title is not None:
             self.title = title
+        if empty is None:
+            empty = translations(self.locale).gettext("none")
         body = (
             draw(self.bars, label_width=self.label_width, bar_width=self.bar_width)
             if self.bars

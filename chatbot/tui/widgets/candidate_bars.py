@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from chatbot.engine.models import Decision
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.text import printable
 
 BAR_WIDTH = 20
@@ -20,21 +21,34 @@ def bar(probability: float, *, threshold: float) -> Text:
     return Text.assemble(("█" * filled, style), ("░" * (BAR_WIDTH - filled), "dim"))
 
 
-def describe(decision: Decision, *, timings: bool) -> Text:
+def _with_bold(template: str, name: str, value: str) -> Text:
+    """`template` (a translated sentence) with its `{name}` placeholder filled in bold."""
+    before, _, after = template.partition("{" + name + "}")
+    return Text.assemble(before, (value, "bold"), after)
+
+
+def describe(decision: Decision, *, timings: bool, locale: Locale = DEFAULT_LOCALE) -> Text:
     """One line: what the bot did and why."""
+    t = translations(locale)
     if decision.answer is not None:
-        verdict = Text.assemble("Answered from ", (printable(decision.answer.id), "bold"))
+        verdict = _with_bold(
+            t.gettext("Answered from {passage}"), "passage", printable(decision.answer.id)
+        )
     else:
         assert decision.reason is not None
-        verdict = Text.assemble("Escalated: ", (decision.reason.value, "bold"))
-    verdict.append(f" · threshold {decision.threshold:.2f}")
+        verdict = _with_bold(t.gettext("Escalated: {reason}"), "reason", decision.reason.value)
+    verdict.append(" · ")
+    verdict.append(t.gettext("threshold {threshold}").format(threshold=f"{decision.threshold:.2f}"))
     if timings:
         verdict.append(f" · {decision.latency_ms:.0f} ms")
     return verdict
 
 
-def render_decision(decision: Decision, *, timings: bool = True) -> RenderableType:
+def render_decision(
+    decision: Decision, *, timings: bool = True, locale: Locale = DEFAULT_LOCALE
+) -> RenderableType:
     """The decision line, then one row per candidate: bar and probability, or why not judged."""
+    t = translations(locale)
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True)
     table.add_column(no_wrap=True)
@@ -48,14 +62,18 @@ def render_decision(decision: Decision, *, timings: bool = True) -> RenderableTy
                 Text(f"{candidate.probability:.2f}"),
             )
         else:
-            table.add_row(name, Text("not judged", style="red"), Text("–"))
-    parts: list[RenderableType] = [describe(decision, timings=timings), Text(""), table]
+            table.add_row(name, Text(t.gettext("not judged"), style="red"), Text("–"))
+    parts: list[RenderableType] = [
+        describe(decision, timings=timings, locale=locale),
+        Text(""),
+        table,
+    ]
     if not decision.candidates:
         parts.append(Text(decision.why_no_passages(), style="dim"))
     errors = [c for c in decision.candidates if c.error]
     if errors:
         parts.append(Text(""))
-        parts.append(Text("Errors", style="bold"))
+        parts.append(Text(t.gettext("Errors"), style="bold"))
         for candidate in errors:
             assert candidate.error is not None
             parts.append(Text(f"{printable(candidate.id)}: {printable(candidate.error)}", "red"))
@@ -65,8 +83,14 @@ def render_decision(decision: Decision, *, timings: bool = True) -> RenderableTy
 class CandidateBars(Static):
     """Shows one decision; `show(None)` when the bot has not judged anything yet."""
 
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.locale: Locale = locale
+        """The agent's language: the verdict is said in it, passage ids and codes as they are."""
+
     def show(self, decision: Decision | None, *, timings: bool = True) -> None:
         if decision is None:
-            self.update(Text("The bot has not judged a question here.", style="dim"))
+            t = translations(self.locale)
+            self.update(Text(t.gettext("The bot has not judged a question here."), style="dim"))
         else:
-            self.update(render_decision(decision, timings=timings))
+            self.update(render_decision(decision, timings=timings, locale=self.locale))

@@ -24,7 +24,7 @@ from textual.widgets import Input, Static
 from chatbot.desk.models import Conversation, State
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import N_
+from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
@@ -35,8 +35,8 @@ from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 
-REPLY_PLACEHOLDER = "Reply to the customer and press Enter"
-NOTE_PLACEHOLDER = "Internal note for agents (the customer never sees it); Enter saves"
+REPLY_PLACEHOLDER = N_("Reply to the customer and press Enter")
+NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 
 # The moves an agent makes with a key, and the state machine's move each one is.
 MOVES = {
@@ -66,8 +66,8 @@ class ConversationView(Vertical):
         Binding("escape", "close", N_("Back"), tooltip=N_("Back to the queue")),
         Binding(EARLIER_KEY.lower(), "show_earlier", N_("Earlier")),
         # The console's keys work here too, without taking footer room from the moves above.
-        Binding("ctrl+f", "console('find')", "Find", show=False),
-        Binding("f4", "console('team')", "Team", show=False),
+        Binding("ctrl+f", "console('find')", N_("Find"), show=False),
+        Binding("f4", "console('team')", N_("Team"), show=False),
     ]
 
     @dataclass
@@ -96,6 +96,8 @@ class ConversationView(Vertical):
     def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
+        self.t = translations(services.locale)
+        """The agent's language: what this view says is in it, what people wrote as written."""
         localize_bindings(self, services.locale)
         self._loading = asyncio.Lock()
         self.loaded = asyncio.Event()
@@ -142,10 +144,12 @@ class ConversationView(Vertical):
                 yield Transcript(locale=self.services.locale, id="transcript")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
-                yield Input(placeholder=REPLY_PLACEHOLDER, id="reply", select_on_focus=False)
+                yield Input(
+                    placeholder=self.t.gettext(REPLY_PLACEHOLDER), id="reply", select_on_focus=False
+                )
             with VerticalScroll(id="conversation-side", can_focus=False):
-                yield Static("Passages the bot considered", classes="section-title")
-                yield CandidateBars(id="candidates")
+                yield Static(self.t.gettext("Passages the bot considered"), classes="section-title")
+                yield CandidateBars(locale=self.services.locale, id="candidates")
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
@@ -235,7 +239,9 @@ class ConversationView(Vertical):
         if conversation is None or self.closed:
             return
         now = self.services.clock()
-        header = Text.assemble((f"Conversation #{conversation.id}", "bold"), " · ")
+        t = self.t
+        title = t.gettext("Conversation #{number}").format(number=conversation.id)
+        header = Text.assemble((title, "bold"), " · ")
         if conversation.state is State.WAITING and conversation.waiting_since is not None:
             header.append(
                 waiting_for(wait_time(conversation.waiting_since, now), locale=self.services.locale)
@@ -254,34 +260,47 @@ class ConversationView(Vertical):
         if conversation.reason is not None:
             header.append(f" · {conversation.reason.value}")
         if conversation.top_probability is not None:
-            header.append(f" · top {conversation.top_probability:.2f}")
+            top = t.gettext("top {probability}").format(
+                probability=f"{conversation.top_probability:.2f}"
+            )
+            header.append(f" · {top}")
         self.query_one("#conversation-header", Static).update(header)
 
     def _hint(self) -> Text:
         """The line above the reply box: what the agent can do here, or why they cannot."""
         conversation = self.conversation
         assert conversation is not None
+        t = self.t
         if self._why is not None:
             return Text(self._why)
         if self.note_mode:
             return Text(
-                "Internal note: only agents see it. Enter saves it; Ctrl+N or Escape goes back."
+                t.gettext(
+                    "Internal note: only agents see it. Enter saves it; Ctrl+N or Escape goes back."
+                )
             )
         if self.is_mine and self.passage is not None:
-            return Text.assemble(
-                "Passage ", (printable(self.passage.id), "bold"), " is in your reply: edit it "
-                "and press Enter to send. Clearing the box drops it.",
-            )  # fmt: skip
+            sentence = t.gettext("Passage {passage} is in your reply: edit it and press Enter to "
+                                 "send. Clearing the box drops it.")  # fmt: skip
+            before, _, after = sentence.partition("{passage}")
+            return Text.assemble(before, (printable(self.passage.id), "bold"), after)
         if self.is_mine:
-            return Text("You own this conversation: the bot is silent.", style="dim")
+            return Text(t.gettext("You own this conversation: the bot is silent."), style="dim")
         if conversation.state is State.WAITING:
-            return Text("Claim this conversation (Ctrl+L) to reply.", style="bold")
+            return Text(t.gettext("Claim this conversation (Ctrl+L) to reply."), style="bold")
         if conversation.state is State.CLAIMED:
-            owner = printable(conversation.agent or "another agent")
-            return Text(f"{owner} owns this conversation. Ctrl+N adds a note.", style="dim")
+            owner = _shown_name(conversation.agent, t.gettext("another agent"))
+            return Text(
+                t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
+                    owner=owner
+                ),
+                style="dim",
+            )
         if conversation.state is State.RESOLVED:
-            return Text("Resolved. Reopen it (Ctrl+L) to follow up with the customer.", "dim")
-        return Text("The bot is answering this conversation.", style="dim")
+            return Text(
+                t.gettext("Resolved. Reopen it (Ctrl+L) to follow up with the customer."), "dim"
+            )
+        return Text(t.gettext("The bot is answering this conversation."), style="dim")
 
     def _show_reply_state(self) -> None:
         if self.conversation is None:
@@ -291,7 +310,9 @@ class ConversationView(Vertical):
         hint.set_class(self._why is not None or self.note_mode, "-warning")
         field = self.reply_input
         field.disabled = not (self.is_mine or self.note_mode)
-        field.placeholder = NOTE_PLACEHOLDER if self.note_mode else REPLY_PLACEHOLDER
+        field.placeholder = self.t.gettext(
+            NOTE_PLACEHOLDER if self.note_mode else REPLY_PLACEHOLDER
+        )
         field.set_class(self.note_mode, "-note")
 
     def say_why(self, why: str) -> None:
@@ -314,7 +335,7 @@ class ConversationView(Vertical):
         """Why `action` does not apply now, in the state machine's words (None: it does)."""
         conversation = self.conversation
         if conversation is None:
-            return "The conversation is still loading."
+            return self.t.gettext("The conversation is still loading.")
         move = MOVES[action]
         owner = conversation.agent
         try:
@@ -322,7 +343,9 @@ class ConversationView(Vertical):
                        agent=self.services.agent, conversation_id=conversation.id)  # fmt: skip
         except Refused as refused:
             if move is Move.REPLY and conversation.state is State.CLAIMED and owner is not None:
-                return f"{printable(owner)} owns this conversation: only they can reply."
+                return self.t.gettext(
+                    "{owner} owns this conversation: only they can reply."
+                ).format(owner=printable(owner))
             return _sentence(str(refused))
         return None
 
@@ -353,7 +376,7 @@ class ConversationView(Vertical):
         """A key typed while the transcript had the focus goes to the box below it."""
         field = self.reply_input
         if field.disabled:
-            self.say_why(self._refusal("send_passage") or "You cannot reply here.")
+            self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
             return
         field.focus()
         field.cursor_position = len(field.value)
@@ -393,8 +416,8 @@ class ConversationView(Vertical):
             return
         await self.reload()
         if not result.won:
-            owner = printable(result.conversation.agent or "someone else")
-            self.say_why(f"Already claimed by {owner}.")
+            owner = _shown_name(result.conversation.agent, self.t.gettext("someone else"))
+            self.say_why(self.t.gettext("Already claimed by {owner}.").format(owner=owner))
 
     async def action_reopen(self) -> None:
         if not await self._named(self.action_reopen):
@@ -408,7 +431,7 @@ class ConversationView(Vertical):
             return
         await self.reload()
         if not result.won:
-            self.say_why("It changed meanwhile: it is no longer resolved.")
+            self.say_why(self.t.gettext("It changed meanwhile: it is no longer resolved."))
 
     async def action_toggle_note(self) -> None:
         if not self.note_mode and not await self._named(self.action_toggle_note):
@@ -426,7 +449,12 @@ class ConversationView(Vertical):
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if not event.value.strip():
-            self.say_why("Type a note first." if self.note_mode else "Type a reply first.")
+            t = self.t
+            self.say_why(
+                t.gettext("Type a note first.")
+                if self.note_mode
+                else t.gettext("Type a reply first.")
+            )
             return
         if self.note_mode:
             if await self._note(event.value):
@@ -463,7 +491,9 @@ class ConversationView(Vertical):
     async def _send(self, text: str, passage: Passage | None = None) -> bool:
         agent = self.services.agent
         if agent is None:
-            self.say_why(self._refusal("send_passage") or "Claim this conversation to reply.")
+            self.say_why(
+                self._refusal("send_passage") or self.t.gettext("Claim this conversation to reply.")
+            )
             return False
         try:
             await self.services.desk.reply(
@@ -492,7 +522,7 @@ class ConversationView(Vertical):
         passages = list((await self.services.live.wait_ready()).passages)
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
-        self.app.push_screen(PassagePicker(items), self.use_passage)
+        self.app.push_screen(PassagePicker(items, locale=self.services.locale), self.use_passage)
 
     def use_passage(self, passage: Passage | None) -> None:
         """Put `passage` in the reply box (on one line, as the box shows text) to edit first."""
@@ -550,29 +580,45 @@ class ConversationView(Vertical):
         self.post_message(self.Closed(self.conversation_id))
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
+        t = self.t
         number = f"#{self.conversation_id}"
         if self.check_action("claim", ()):
-            yield PaletteCommand(f"Claim conversation {number}", "Own it: reply as yourself",
+            yield PaletteCommand(t.gettext("Claim conversation {number}").format(number=number),
+                                 t.gettext("Own it: reply as yourself"),
                                  self.action_claim)  # fmt: skip
         if self.check_action("reopen", ()):
-            yield PaletteCommand(f"Reopen conversation {number}", "Follow up with the customer",
+            yield PaletteCommand(t.gettext("Reopen conversation {number}").format(number=number),
+                                 t.gettext("Follow up with the customer"),
                                  self.action_reopen)  # fmt: skip
-        yield PaletteCommand(f"Add a note to {number}", "Only agents see it",
+        yield PaletteCommand(t.gettext("Add a note to {number}").format(number=number),
+                             t.gettext("Only agents see it"),
                              self.action_toggle_note)  # fmt: skip
         if self.is_mine:
-            yield PaletteCommand(f"Put a passage in the reply to {number}",
-                                 "Edit a help-center passage, then send it",
+            yield PaletteCommand(t.gettext("Put a passage in the reply to {number}").format(
+                                     number=number),
+                                 t.gettext("Edit a help-center passage, then send it"),
                                  self.action_send_passage)  # fmt: skip
-            yield PaletteCommand(f"Resolve conversation {number}", "Close it",
+            yield PaletteCommand(t.gettext("Resolve conversation {number}").format(number=number),
+                                 t.gettext("Close it"),
                                  self.action_resolve)  # fmt: skip
-            yield PaletteCommand(f"Hand {number} back to the bot", "The bot answers again",
+            yield PaletteCommand(t.gettext("Hand {number} back to the bot").format(number=number),
+                                 t.gettext("The bot answers again"),
                                  self.action_hand_back)  # fmt: skip
-            yield PaletteCommand(f"Put {number} back in the queue", "Another agent takes it",
+            yield PaletteCommand(t.gettext("Put {number} back in the queue").format(number=number),
+                                 t.gettext("Another agent takes it"),
                                  self.action_release)  # fmt: skip
         if self.check_action("show_earlier", ()):
-            yield PaletteCommand("Show earlier messages", f"{self.transcript.hidden} not shown yet",
+            yield PaletteCommand(t.gettext("Show earlier messages"),
+                                 t.gettext("{count} not shown yet").format(
+                                     count=self.transcript.hidden),
                                  self.action_show_earlier)  # fmt: skip
-        yield PaletteCommand("Back to the queue", "Close this conversation", self.action_close)
+        yield PaletteCommand(t.gettext("Back to the queue"), t.gettext("Close this conversation"),
+                             self.action_close)  # fmt: skip
+
+
+def _shown_name(agent: str | None, otherwise: str) -> str:
+    """An agent's name as shown (anything they typed, spelled out), or `otherwise`."""
+    return printable(agent or otherwise)
 
 
 def _sentence(text: str) -> str:

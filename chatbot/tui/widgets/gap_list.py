@@ -13,7 +13,10 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
 from chatbot.desk.models import ContentGap
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
+
+COLUMNS = (N_("when"), N_("reason"), N_("top"), N_("question"), N_("agent replied"))
 
 
 class GapList(Vertical):
@@ -25,25 +28,34 @@ class GapList(Vertical):
 
         gap: ContentGap
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         self._gaps: dict[str, ContentGap] = {}
+
+    def gettext(self, message: str) -> str:
+        """`message` in the editor's language."""
+        return translations(self.locale).gettext(message)
 
     def compose(self) -> ComposeResult:
         yield Static(
-            "Questions the bot escalated, newest first. Write a passage from one and it is "
-            "marked handled.",
+            self.gettext(
+                "Questions the bot escalated, newest first. Write a passage from one and it is "
+                "marked handled."
+            ),
             classes="section-help",
         )
         table: DataTable[Text | str] = DataTable(id="gap-table", cursor_type="row")
         yield table
         yield Static("", id="gap-reply", markup=False)
         with Horizontal(id="gap-buttons"):
-            yield Button("Write a passage from this gap", variant="primary", id="gap-write")
+            yield Button(
+                self.gettext("Write a passage from this gap"), variant="primary", id="gap-write"
+            )
 
     def on_mount(self) -> None:
         table = self.query_one("#gap-table", DataTable)
-        table.add_columns("when", "reason", "top", "question", "agent replied")
+        table.add_columns(*(self.gettext(column) for column in COLUMNS))
 
     @property
     def gaps(self) -> list[ContentGap]:
@@ -60,7 +72,7 @@ class GapList(Vertical):
                 gap.reason.value,
                 top,
                 Text(printable(" ".join(gap.question.split()))),
-                "yes" if gap.agent_reply else "not yet",
+                self.gettext("yes") if gap.agent_reply else self.gettext("not yet"),
                 key=str(gap.id),
             )
         self.query_one("#gap-write", Button).disabled = not gaps
@@ -77,11 +89,12 @@ class GapList(Vertical):
         gap = self.highlighted()
         reply = self.query_one("#gap-reply", Static)
         if gap is None:
-            reply.update(Text("No open content gaps.", style="dim"))
+            reply.update(Text(self.gettext("No open content gaps."), style="dim"))
         elif gap.agent_reply:
-            reply.update(Text.assemble(("Agent replied: ", "bold"), printable(gap.agent_reply)))
+            heading = self.gettext("Agent replied: ")
+            reply.update(Text.assemble((heading, "bold"), printable(gap.agent_reply)))
         else:
-            reply.update(Text("No agent has replied yet.", style="dim"))
+            reply.update(Text(self.gettext("No agent has replied yet."), style="dim"))
 
     @on(DataTable.RowHighlighted, "#gap-table")
     def _row(self, event: DataTable.RowHighlighted) -> None:

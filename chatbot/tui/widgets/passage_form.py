@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.gaps import Draft
 from chatbot.knowledge_base.models import MAX_TEXT_CHARS, Passage
 from chatbot.knowledge_base.storage import describe_validation_error
@@ -31,12 +32,22 @@ def split_tags(value: str) -> tuple[str, ...]:
 
 
 def check_form(
-    *, passage_id: str, title: str, tags: str, text: str, taken: Iterable[str] = ()
+    *,
+    passage_id: str,
+    title: str,
+    tags: str,
+    text: str,
+    taken: Iterable[str] = (),
+    locale: Locale = DEFAULT_LOCALE,
 ) -> Passage | str:
     """The passage the form describes, or the first problem with it as one line. `taken` is the
-    ids a new passage may not use."""
+    ids a new passage may not use. The model's own messages stay in English (core errors)."""
     if passage_id in set(taken):
-        return f"passage {passage_id!r} already exists"
+        return (
+            translations(locale)
+            .gettext("passage {passage} already exists")
+            .format(passage=repr(passage_id))
+        )
     try:
         return Passage(id=passage_id, title=title, tags=split_tags(tags), text=text)
     except ValidationError as error:
@@ -70,8 +81,9 @@ class PassageForm(Vertical):
     problem: reactive[str] = reactive("")
     """The first validation problem, shown under the form; empty when the form can be saved."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         self.revision: str | None = None
         """The revision the open passage was read at; None while writing a new passage."""
         self.gap_id: int | None = None
@@ -83,27 +95,30 @@ class PassageForm(Vertical):
         self._opened: tuple[str, ...] = ("", "", "", "")
 
     def compose(self) -> ComposeResult:
+        t = translations(self.locale)
         with Horizontal(classes="form-row"):
-            yield Label("Id", classes="form-label")
-            yield PlainInput(placeholder="a-safe-slug", id="form-id", compact=True)
+            yield Label(t.gettext("Id"), classes="form-label")
+            yield PlainInput(placeholder=t.gettext("a-safe-slug"), id="form-id", compact=True)
         with Horizontal(classes="form-row"):
-            yield Label("Title", classes="form-label")
+            yield Label(t.gettext("Title"), classes="form-label")
             yield PlainInput(
-                placeholder="shown as the answer's source", id="form-title", compact=True
+                placeholder=t.gettext("shown as the answer's source"), id="form-title", compact=True
             )
         with Horizontal(classes="form-row"):
-            yield Label("Tags", classes="form-label")
-            yield PlainInput(placeholder="comma, separated", id="form-tags", compact=True)
+            yield Label(t.gettext("Tags"), classes="form-label")
+            yield PlainInput(
+                placeholder=t.gettext("comma, separated"), id="form-tags", compact=True
+            )
         yield PlainTextArea(
-            id="form-text", soft_wrap=True, placeholder="What the bot tells the customer"
+            id="form-text", soft_wrap=True, placeholder=t.gettext("What the bot tells the customer")
         )
         with Horizontal(id="form-status"):
             yield Static("", id="form-problem", markup=False)
             yield Static("", id="form-count", markup=False)
         with Horizontal(id="form-buttons"):
-            yield Button("Save", variant="primary", id="form-save", compact=True)
-            yield Button("New", id="form-new", compact=True)
-            yield Button("Delete", variant="error", id="form-delete", compact=True)
+            yield Button(t.gettext("Save"), variant="primary", id="form-save", compact=True)
+            yield Button(t.gettext("New"), id="form-new", compact=True)
+            yield Button(t.gettext("Delete"), variant="error", id="form-delete", compact=True)
 
     @property
     def is_new(self) -> bool:
@@ -174,13 +189,18 @@ class PassageForm(Vertical):
     def current(self) -> Passage | str:
         """The passage as typed (surrounding spaces dropped), or the first problem with it."""
         if self.deleted:
-            return f"{self.passage_id} is deleted: Restore brings back the version highlighted"
+            return (
+                translations(self.locale)
+                .gettext("{passage} is deleted: Restore brings back the version highlighted")
+                .format(passage=self.passage_id)
+            )
         return check_form(
             passage_id=self.passage_id,
             title=self.query_one("#form-title", Input).value.strip(),
             tags=self.query_one("#form-tags", Input).value,
             text=self.text_area.text.strip(),
             taken=self.taken,
+            locale=self.locale,
         )
 
     def validate_form(self) -> None:

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
 from chatbot.text import printable
@@ -32,7 +33,7 @@ def version_text(version: Version) -> str:
         return str(error)
 
 
-def word_diff(current: str, version: str) -> Text:
+def word_diff(current: str, version: str, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     """What restoring `version` would change in `current`, word by word: `[-removed-]` in red,
     `{+added+}` in green (the markers keep it readable without colour, as in `git diff
     --word-diff`). Passages are mostly one paragraph, so a line diff would say nothing."""
@@ -52,7 +53,8 @@ def word_diff(current: str, version: str) -> Text:
         if j2 > j1:
             shown.append(f"{{+{printable(''.join(new[j1:j2]))}+}}", "green bold")
     if current == version:
-        return Text("nothing: it is the same as the current text", "dim")
+        t = translations(locale)
+        return Text(t.gettext("nothing: it is the same as the current text"), "dim")
     return shown
 
 
@@ -87,22 +89,25 @@ class PassageHistory(Vertical):
         passage_id: str
         version: int
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         self.passage_id: str | None = None
         self.current_text = ""
         """The passage's current text, which each version is compared with ("" when deleted)."""
         self._versions: dict[str, Version] = {}
 
     def compose(self) -> ComposeResult:
+        t = translations(self.locale)
         with Horizontal(id="history-head"):
-            yield Static("History", classes="section-title", id="history-title")
-            yield Button("Restore", id="history-restore", disabled=True, compact=True)
+            yield Static(t.gettext("History"), classes="section-title", id="history-title")
+            yield Button(t.gettext("Restore"), id="history-restore", disabled=True, compact=True)
         yield OptionList(id="history-options", markup=False, compact=True)
         with VerticalScroll(id="history-diff-scroll"):
             yield Static("", id="history-diff", markup=False)
 
     def show(self, passage_id: str | None, versions: Sequence[Version], *, current: str) -> None:
+        t = translations(self.locale)
         self.passage_id = passage_id
         self.current_text = current
         self._versions = {str(v.number): v for v in versions}
@@ -111,10 +116,12 @@ class PassageHistory(Vertical):
         for version in reversed(versions):
             when = version.archived_at.astimezone().strftime("%Y-%m-%d %H:%M")
             # The reason comes from a file on disk: printable like any outside text.
-            label = f"v{version.number}  {when}  replaced by {printable(version.reason)}"
+            label = t.gettext("v{number}  {when}  replaced by {reason}").format(
+                number=version.number, when=when, reason=printable(version.reason)
+            )
             options.add_option(Option(label, id=str(version.number)))
         if not versions:
-            options.add_option(Option("no earlier versions", disabled=True))
+            options.add_option(Option(t.gettext("no earlier versions"), disabled=True))
         self.query_one("#history-diff", Static).update("")
         self.query_one("#history-restore", Button).disabled = True
         if versions:
@@ -133,8 +140,16 @@ class PassageHistory(Vertical):
         if version is None:
             diff.update("")
         else:
-            heading = Text(f"Restoring v{version.number} would change the text: ", "dim")
-            diff.update(heading + word_diff(self.current_text, version_text(version)))
+            t = translations(self.locale)
+            heading = Text(
+                t.gettext("Restoring v{number} would change the text: ").format(
+                    number=version.number
+                ),
+                "dim",
+            )
+            diff.update(
+                heading + word_diff(self.current_text, version_text(version), locale=self.locale)
+            )
         self.query_one("#history-restore", Button).disabled = version is None
 
     @on(OptionList.OptionSelected, "#history-options")

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import printable
 from chatbot.tui.widgets.plain_input import PlainInput
@@ -42,13 +43,17 @@ class PassageList(Vertical):
         passage_id: str
         deleted: bool
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         self._passages: list[tuple[Passage, str]] = []
         self._deleted: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield PlainInput(placeholder="Search passages", id="passage-search", compact=True)
+        t = translations(self.locale)
+        yield PlainInput(
+            placeholder=t.gettext("Search passages"), id="passage-search", compact=True
+        )
         yield OptionList(id="passage-options", markup=False)
 
     @property
@@ -65,6 +70,7 @@ class PassageList(Vertical):
         self._render_rows(select)
 
     def _render_rows(self, select: str | None = None) -> None:
+        t = translations(self.locale)
         query = self.query_one("#passage-search", Input).value
         options = self.options
         current = options.highlighted_option.id if options.highlighted_option else None
@@ -79,12 +85,15 @@ class PassageList(Vertical):
                                          (printable(passage.title), "dim"))  # fmt: skip
             rows.append(Option(label, id=passage.id))
         if len(found) > MAX_ROWS:
-            more = f"{len(found) - MAX_ROWS:,} more: type to narrow the list"
+            more = t.gettext("{count} more: type to narrow the list").format(
+                count=f"{len(found) - MAX_ROWS:,}"
+            )
             rows.append(Option(Content.styled(more, "dim italic"), disabled=True))
         options.add_options(rows)
         for passage_id in self._deleted:
             if all(word in passage_id for word in query.casefold().split()):
-                label = Content.styled(f"{printable(passage_id)}  (deleted)", "dim italic")
+                deleted = t.gettext("{passage}  (deleted)").format(passage=printable(passage_id))
+                label = Content.styled(deleted, "dim italic")
                 options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
         wanted = select or current
         if wanted is not None:

@@ -32,15 +32,17 @@ from textual.widgets import Static
 
 from chatbot.desk.models import QueueItem, State
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import DEFAULT_LOCALE, N_, Locale
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 
 UNREAD = "●"
-HEADERS = ("#", "Status", "Reason", "Top", "Question")
-SHORT_STATUS_HEADER = "Wait"
+HEADERS = ("#", N_("Status"), N_("Reason"), N_("Top"), N_("Question"))
+"""Column headings in English: each is translated where it is drawn (`#` stays as it is)."""
+SHORT_STATUS_HEADER = N_("Wait")
+NO_QUESTION = N_("(no question yet)")
 GAP = 1
 """Blank cells between two columns."""
 REASON_WIDTH = 14
@@ -158,12 +160,12 @@ class QueueTable(ScrollView, can_focus=True):
 
     BINDINGS = [
         Binding("enter", "select_cursor", N_("Open")),
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
+        Binding("up", "cursor_up", N_("Up"), show=False),
+        Binding("down", "cursor_down", N_("Down"), show=False),
+        Binding("pageup", "page_up", N_("Page up"), show=False),
+        Binding("pagedown", "page_down", N_("Page down"), show=False),
+        Binding("home", "first", N_("First"), show=False),
+        Binding("end", "last", N_("Last"), show=False),
     ]
     COMPONENT_CLASSES = {
         "queue-table--header",
@@ -199,6 +201,11 @@ class QueueTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.services = services
         localize_bindings(self, services.locale)
+        t = translations(services.locale)
+        self._headers = tuple(t.gettext(header) if header != "#" else header for header in HEADERS)
+        self._short_status_header = t.gettext(SHORT_STATUS_HEADER)
+        self._no_question = t.gettext(NO_QUESTION)
+        """The headings and the stand-in for a missing question, in the reader's language."""
         self._rows: list[QueueItem] = []
         self._keys: list[tuple[int, float, int]] = []
         self._by_id: dict[int, QueueItem] = {}
@@ -285,9 +292,8 @@ class QueueTable(ScrollView, can_focus=True):
         del self._questions[conversation_id]
         self._claimed -= old.state is State.CLAIMED
 
-    @staticmethod
-    def _flat(item: QueueItem) -> str:
-        return " ".join(printable(item.question).split()) or "(no question yet)"
+    def _flat(self, item: QueueItem) -> str:
+        return " ".join(printable(item.question).split()) or self._no_question
 
     def _settle(self, selected: int | None) -> None:
         """After rows moved: keep the cursor on the conversation it was on, resize, redraw."""
@@ -327,13 +333,14 @@ class QueueTable(ScrollView, can_focus=True):
         )  # fmt: skip
         width, columns = shared.width, shared.columns
         if y == 0:
+            headers = self._headers
             cells = [
                 " ",
-                fit(HEADERS[0], columns.id),
-                fit(SHORT_STATUS_HEADER if columns.short else HEADERS[1], columns.status),
-                fit(HEADERS[2], columns.reason),
-                fit(HEADERS[3], columns.top),
-                fit(HEADERS[4], columns.question),
+                fit(headers[0], columns.id),
+                fit(self._short_status_header if columns.short else headers[1], columns.status),
+                fit(headers[2], columns.reason),
+                fit(headers[3], columns.top),
+                fit(headers[4], columns.question),
             ]
             style = self.rich_style + self.get_component_rich_style("queue-table--header")
             return Strip([Segment(" " + (" " * GAP).join(cells), style)]).adjust_cell_length(
@@ -398,9 +405,16 @@ class QueueTable(ScrollView, can_focus=True):
                        self.has_focus, self.app.theme)  # fmt: skip
         line = self._row(item, index, shared).text
         widths = (1, columns.id, columns.status, columns.reason, columns.top, columns.question)
+        # Columns are measured in cells, and a wide character (Chinese) takes two.
+        starts: list[int] = []
+        at = 0
+        for char in line:
+            starts.append(at)
+            at += cell_len(char)
+        placed = list(zip(line, starts, strict=True))
         cells, at = [], 1
         for width in widths:
-            cells.append(line[at : at + width].strip())
+            cells.append("".join(c for c, x in placed if at <= x < at + width).strip())
             at += width + GAP
         return tuple(cells)
 
@@ -495,9 +509,12 @@ class QueueList(Vertical):
         """Whether the footer was last told the queue is empty (None: not told yet)."""
 
     def compose(self) -> ComposeResult:
-        yield Static("Handoff queue", classes="section-title", id="queue-title")
+        t = translations(self.services.locale)
+        yield Static(t.gettext("Handoff queue"), classes="section-title", id="queue-title")
         yield QueueTable(self.services, id="queue-table")
-        yield Static(Text("Nobody is waiting. Escalated questions appear here."), id="queue-empty")
+        yield Static(
+            Text(t.gettext("Nobody is waiting. Escalated questions appear here.")), id="queue-empty"
+        )
 
     @property
     def table(self) -> QueueTable:
@@ -572,9 +589,13 @@ class QueueList(Vertical):
     def _show_empty(self) -> None:
         table = self.table
         waiting = table.row_count - table.claimed
-        title = f"Handoff queue · {waiting:,} waiting"
+        t = translations(self.services.locale)
         if table.claimed:
-            title += f" · {table.claimed:,} yours"
+            title = t.gettext("Handoff queue · {waiting} waiting · {claimed} yours").format(
+                waiting=f"{waiting:,}", claimed=f"{table.claimed:,}"
+            )
+        else:
+            title = t.gettext("Handoff queue · {waiting} waiting").format(waiting=f"{waiting:,}")
         if title != self._title:  # Most changes move no count: no relayout for them.
             self._title = title
             self.query_one("#queue-title", Static).update(Text(title))

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from chatbot.desk.stats import DeskStats
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 
 ROWS = 6
 """Rows of bars; each cell is split in eighths, so 48 steps of height."""
@@ -37,30 +38,40 @@ def histogram(stats: DeskStats) -> Text:
     return lines
 
 
-def would_answer(stats: DeskStats) -> Text:
+def would_answer(stats: DeskStats, locale: Locale = DEFAULT_LOCALE) -> Text:
     """`at 0.70   4 ◀`: answers per threshold, the one in force marked."""
+    at = translations(locale).gettext("at {threshold} {answers}")
     text = Text()
     for n, t in enumerate(stats.would_answer):
         if n:
             text.append("\n")
-        text.append(f"at {t.threshold:.2f} {t.answers:>6}")
+        text.append(at.format(threshold=f"{t.threshold:.2f}", answers=f"{t.answers:>6}"))
         if t.threshold == stats.threshold:
             text.append(" ◀", "bold")
     return text
 
 
 class ScoreHistogram(Static):
-    """Top scores against the threshold, with the numbers beside the picture."""
+    """Top scores against the threshold, with the numbers beside the picture (its words in
+    `locale`)."""
+
+    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.locale: Locale = locale
 
     def show(self, stats: DeskStats) -> None:
+        t = translations(self.locale)
         title = Text(
-            f"Top scores ({stats.decisions} decisions, {stats.unscored} unscored)", style="bold"
+            t.gettext("Top scores ({decisions} decisions, {unscored} unscored)").format(
+                decisions=stats.decisions, unscored=stats.unscored
+            ),
+            style="bold",
         )
         picture = Table.grid(padding=(0, 2))
         picture.add_column(no_wrap=True)
         picture.add_column(no_wrap=True)
-        answers = Text("answers\n", style="dim")
-        answers.append_text(would_answer(stats))
+        answers = Text(t.gettext("answers") + "\n", style="dim")
+        answers.append_text(would_answer(stats, self.locale))
         picture.add_row(histogram(stats), answers)
         table = Table.grid()
         table.add_row(title)

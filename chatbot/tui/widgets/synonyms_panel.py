@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static, TextArea
 
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.synonyms import (
     LINE_FORMAT,
@@ -23,10 +24,11 @@ from chatbot.knowledge_base.synonyms import (
 from chatbot.retrieval.retrievers import unmatched_synonyms
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
 
-HELP = (
-    f"One group a line: {LINE_FORMAT}. A question with any word of a group also searches for "
-    "the others. Lines starting with # are skipped. Ctrl+S saves."
+HELP = N_(
+    "One group a line: {format}. A question with any word of a group also searches for the "
+    "others. Lines starting with # are skipped. Ctrl+S saves."
 )
+"""Shown above the box, `{format}` being `LINE_FORMAT` (the file's syntax, not translated)."""
 
 
 class SynonymsPanel(Vertical):
@@ -40,8 +42,15 @@ class SynonymsPanel(Vertical):
         based_on: str | None
         """The revision of `synonyms.toml` the lines were loaded from (None: there was none)."""
 
-    def __init__(self, passages: Callable[[], Sequence[Passage]], *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        passages: Callable[[], Sequence[Passage]],
+        *,
+        locale: Locale = DEFAULT_LOCALE,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         self._passages = passages
         self.revision: str | None = None
         self.saved_text = ""
@@ -49,12 +58,13 @@ class SynonymsPanel(Vertical):
         self.problems: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(HELP), id="synonyms-help")
+        t = translations(self.locale)
+        yield Static(Text(t.gettext(HELP).format(format=LINE_FORMAT)), id="synonyms-help")
         yield PlainTextArea(id="synonyms-text", soft_wrap=True, show_line_numbers=True)
         yield Static(id="synonyms-problem")
         yield Static(id="synonyms-note")
         with Horizontal(id="synonyms-buttons"):
-            yield Button("Save", id="synonyms-save", variant="primary", compact=True)
+            yield Button(t.gettext("Save"), id="synonyms-save", variant="primary", compact=True)
 
     @property
     def text(self) -> str:
@@ -84,8 +94,9 @@ class SynonymsPanel(Vertical):
         self.query_one("#synonyms-problem", Static).update(Text("\n".join(self.problems)))
         unmatched = unmatched_synonyms(self._passages(), self.groups)
         note = "" if not unmatched else (
-            "Finds nothing (no passage has any of its words): "
-            + "; ".join(group[0] for group in unmatched)
+            translations(self.locale)
+            .gettext("Finds nothing (no passage has any of its words): {groups}")
+            .format(groups="; ".join(group[0] for group in unmatched))
         )  # fmt: skip
         self.query_one("#synonyms-note", Static).update(Text(note))
         self.query_one("#synonyms-save", Button).disabled = bool(self.problems)

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
-from chatbot.i18n import DEFAULT_LOCALE, Locale
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading, notice
 from chatbot.text import printable
 
@@ -23,6 +23,8 @@ STYLES = {
 NOTICE_STYLE = "dim italic"
 NOTE_STYLE = "bold yellow"
 
+AUTHOR_NAMES = {Author.CUSTOMER: N_("Customer"), Author.BOT: N_("Bot")}
+
 PAGE = 100
 """Entries written when a conversation opens, and how many more each request shows. The log
 wraps and renders every line it is given up front (~0.3 s for 1,000 messages); 100 take ~20 ms."""
@@ -33,6 +35,7 @@ EARLIER_KEY = "F3"
 
 def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE) -> Text:
     """Entries as one Text (one render for the whole batch), every word shown literally."""
+    t = translations(locale)
     text = Text()
     for entry in entries:
         if isinstance(entry, ChatEvent) and isinstance(entry.event, Note):
@@ -55,14 +58,15 @@ def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE
             continue
         if text:
             text.append("\n")
-        who = {
-            Author.CUSTOMER: "Customer",
-            Author.BOT: "Bot",
-            Author.AGENT: f"{printable(entry.agent or 'Agent')} (agent)",
-        }[entry.author]
+        if entry.author is Author.AGENT:
+            agent = printable(entry.agent) if entry.agent else t.gettext("Agent")
+            who = t.gettext("{agent} (agent)").format(agent=agent)
+        else:
+            who = t.gettext(AUTHOR_NAMES[entry.author])
         text.append(who, STYLES[entry.author])
         if entry.source is not None:
-            text.append(f"  from {printable(entry.source)}", "dim")
+            source = t.gettext("from {source}").format(source=printable(entry.source))
+            text.append(f"  {source}", "dim")
         if entry.feedback is not None:
             text.append(f"  [{entry.feedback.value}]", "yellow")
         text.append("\n")
@@ -71,13 +75,22 @@ def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE
     return text
 
 
-def earlier_line(hidden: int, *, exact: bool = True) -> str:
+def earlier_line(hidden: int, *, exact: bool = True, locale: Locale = DEFAULT_LOCALE) -> str:
     """The first line of a transcript that does not show its `hidden` oldest messages (over
     `hidden` when not `exact`)."""
-    noun = "message" if hidden == 1 and exact else "messages"
-    more = "them" if hidden <= PAGE and exact else f"{PAGE} more"
-    count = f"{hidden}" if exact else f"over {hidden:,}"
-    return f"— {count} earlier {noun} — press {EARLIER_KEY} to show {more}"
+    t = translations(locale)
+    if not exact:
+        line = t.gettext("over {count} earlier messages — press {key} to show {page} more")
+        return "— " + line.format(count=f"{hidden:,}", key=EARLIER_KEY, page=PAGE)
+    if hidden > PAGE:
+        line = t.gettext("{count} earlier messages — press {key} to show {page} more")
+        return "— " + line.format(count=hidden, key=EARLIER_KEY, page=PAGE)
+    line = t.ngettext(
+        "{count} earlier message — press {key} to show them",
+        "{count} earlier messages — press {key} to show them",
+        hidden,
+    )
+    return "— " + line.format(count=hidden, key=EARLIER_KEY)
 
 
 class Transcript(RichLog):
@@ -133,6 +146,6 @@ class Transcript(RichLog):
     def _shown_text(self) -> Text:
         text = transcript_text(self._entries, locale=self.locale)
         if self._hidden:
-            line = earlier_line(self._hidden, exact=self._exact)
+            line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
             text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)
         return text

@@ -16,21 +16,32 @@ from textual.widgets import Button, DataTable, Input, Static
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 from chatbot.tui.widgets.candidate_bars import describe
 from chatbot.tui.widgets.plain_input import PlainInput
 
 JUDGED_BY = {
-    "on": "replayed from recorded answers",
-    "off": "asked live",
-    "record": "asked live and recorded",
+    "on": N_("replayed from recorded answers"),
+    "off": N_("asked live"),
+    "record": N_("asked live and recorded"),
 }
+COLUMNS = (N_("passage"), "BM25", N_("probability"), N_("judgment"))
 
 
-def judgment(candidate_error: str | None, probability: float | None, threshold: float) -> Text:
+def judgment(
+    candidate_error: str | None,
+    probability: float | None,
+    threshold: float,
+    *,
+    locale: Locale = DEFAULT_LOCALE,
+) -> Text:
+    t = translations(locale)
     if probability is None:
-        return Text(f"not judged: {printable(candidate_error or '')}", style="red")
-    return Text("can answer" if probability >= threshold else "cannot answer",
+        # The error is the engine's (English, as core errors are); only the lead-in is ours.
+        error = printable(candidate_error or "")
+        return Text(t.gettext("not judged: {error}").format(error=error), style="red")
+    return Text(t.gettext("can answer") if probability >= threshold else t.gettext("cannot answer"),
                 style="green" if probability >= threshold else "yellow")  # fmt: skip
 
 
@@ -44,20 +55,31 @@ class TryItPanel(Vertical):
         decision: Decision
 
     def __init__(
-        self, *, engine: Callable[[], Engine], timings: bool = True, id: str | None = None
+        self,
+        *,
+        engine: Callable[[], Engine],
+        timings: bool = True,
+        locale: Locale = DEFAULT_LOCALE,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
+        self.locale: Locale = locale
         # A getter, not an engine: after a save the app's engine is replaced, and the next try
         # must use the new one.
         self._engine = engine
         self._timings = timings
 
+    def gettext(self, message: str) -> str:
+        """`message` in the editor's language."""
+        return translations(self.locale).gettext(message)
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="try-ask"):
             yield PlainInput(
-                placeholder="Ask as a customer would, then press Enter", id="try-question"
+                placeholder=self.gettext("Ask as a customer would, then press Enter"),
+                id="try-question",
             )
-            yield Button("Try", variant="primary", id="try-run")
+            yield Button(self.gettext("Try"), variant="primary", id="try-run")
         yield Static("", id="try-decision", markup=False)
         table: DataTable[Text | str] = DataTable(id="try-candidates", cursor_type="row")
         yield table
@@ -65,7 +87,7 @@ class TryItPanel(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one("#try-candidates", DataTable)
-        table.add_columns("passage", "BM25", "probability", "judgment")
+        table.add_columns(*(self.gettext(column) for column in COLUMNS))
 
     @on(Input.Submitted, "#try-question")
     @on(Button.Pressed, "#try-run")
@@ -73,9 +95,9 @@ class TryItPanel(Vertical):
         event.stop()
         question = self.query_one("#try-question", Input).value
         if not question.strip():
-            self.query_one("#try-decision", Static).update("Type a question first.")
+            self.query_one("#try-decision", Static).update(self.gettext("Type a question first."))
             return
-        self.query_one("#try-decision", Static).update("Thinking…")
+        self.query_one("#try-decision", Static).update(self.gettext("Thinking…"))
         self.run_question(question)
 
     @work(exclusive=True, group="try-it")
@@ -86,12 +108,14 @@ class TryItPanel(Vertical):
         except HelpdeskError as error:
             self.query_one("#try-decision", Static).update(printable(str(error)))
             return
-        self.show(decision, judged_by=JUDGED_BY.get(engine.judge.replay, engine.judge.replay))
+        replay = engine.judge.replay
+        judged_by = self.gettext(JUDGED_BY[replay]) if replay in JUDGED_BY else replay
+        self.show(decision, judged_by=judged_by)
         self.post_message(self.Answered(decision))
 
     def show(self, decision: Decision, *, judged_by: str) -> None:
-        line = describe(decision, timings=self._timings)
-        line.append(f"  · judgments {judged_by}")
+        line = describe(decision, timings=self._timings, locale=self.locale)
+        line.append("  · " + self.gettext("judgments {judged_by}").format(judged_by=judged_by))
         self.query_one("#try-decision", Static).update(line)
         table = self.query_one("#try-candidates", DataTable)
         table.clear()
@@ -101,7 +125,7 @@ class TryItPanel(Vertical):
                 Text(printable(c.id), style="bold"),
                 f"{c.bm25:.3f}",
                 probability,
-                judgment(c.error, c.probability, decision.threshold),
+                judgment(c.error, c.probability, decision.threshold, locale=self.locale),
                 key=c.id,
             )
         answer = self.query_one("#try-answer", Static)
@@ -110,4 +134,4 @@ class TryItPanel(Vertical):
         elif not decision.candidates:
             answer.update(Text(decision.why_no_passages(), style="dim"))
         else:
-            answer.update(Text("A person would answer this one.", style="dim"))
+            answer.update(Text(self.gettext("A person would answer this one."), style="dim"))
