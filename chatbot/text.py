@@ -47,3 +47,10 @@ def first_control(text: str, *, one_line: bool = False) -> str | None:
     """The first control character in `text`, spelled out (`\\x1b`), or None if there is none."""
     match = (_CONTROL_OR_BREAK if one_line else _CONTROL).search(text)
     return None if match is None else _visible(match)
+
+
+def counted(count: int, singular: str, plural: str | None = None) -> str:
+    """`1 passage`, `10 passages`, `1,283 questions`: a count with its noun agreeing (English;
+    the app's screens use the catalogs' plural forms instead)."""
+    noun = singular if count == 1 else (plural or singular + "s")
+    return f"{count:,} {noun}"

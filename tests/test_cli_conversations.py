@@ -140,6 +140,8 @@ def test_export_is_one_show_object_per_line(db: Path, capsys: pytest.CaptureFixt
 def test_text_output_is_literal(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "list", "--db", str(db))
     assert code == 0 and len(out.splitlines()) == 3 and "3 conversations" in err
+    code, out, err = run(capsys, "list", "--db", str(db), "--state", "claimed")
+    assert code == 0 and len(out.splitlines()) == 1 and err.strip() == "1 conversation"
     assert "claimed" in out and "ana" in out
     code, out, _ = run(capsys, "show", "3", "--db", str(db))
     assert code == 0

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from chatbot.cli.options import add_db_option, settings_from
 from chatbot.desk.state import State
-from chatbot.text import printable
+from chatbot.text import counted, printable
 
 # The desk's models and service (pydantic, the engine) are imported where they are used, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -172,7 +172,7 @@ def run_list(args: argparse.Namespace) -> int:
         agent = "-" if c.agent is None else printable(c.agent)
         updated = c.updated_at.strftime("%Y-%m-%d %H:%M")
         print(f"{c.id:>6}  {c.state.value:<8}  {agent:<12}  {reason:<14}  {updated}")
-    print(f"{len(conversations)} conversations", file=sys.stderr)
+    print(counted(len(conversations), "conversation"), file=sys.stderr)
     return 0
 
 

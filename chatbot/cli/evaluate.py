@@ -12,7 +12,7 @@ from typing import Any
 
 from chatbot.cli.options import add_engine_options, settings_from
 from chatbot.errors import HelpdeskError
-from chatbot.text import printable
+from chatbot.text import counted, printable
 
 QUESTION_WIDTH = 48
 
@@ -114,7 +114,8 @@ def render(report: dict[str, Any], *, data: Path) -> str:
     k = report["k"]
     count = len(report["queries"])
     lines = [
-        f"{printable(str(data))}: {report['passages']} passages, {count} questions; "
+        f"{printable(str(data))}: {counted(report['passages'], 'passage')}, "
+        f"{counted(count, 'question')}; "
         f"k={k}, threshold {report['threshold']:g}, retriever {report['retriever']}",
         "",
         f"Retrieval (no Valen): is a correct passage among the {k} retrieved?",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import kb_help, print_warning, settings_from
-from chatbot.text import printable
+from chatbot.text import counted, printable
 
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
 # these commands costs `helpdesk --help` nothing.
@@ -168,7 +168,7 @@ def run_list(args: argparse.Namespace) -> int:
     for item in stored:
         p = item.passage
         print(f"{p.id:<28} {len(p.text):>5} chars  {printable(p.title)}")
-    print(f"{len(stored)} passages", file=sys.stderr)
+    print(counted(len(stored), "passage"), file=sys.stderr)
     return 0
 
 
@@ -294,7 +294,8 @@ def run_export(args: argparse.Namespace) -> int:
         write_text_atomic(output, text)
     except OSError as error:
         raise KnowledgeBaseError(f"{output}: cannot write: {error.strerror or error}") from None
-    print(f"exported {len(passages)} passages to {printable(str(output))}", file=sys.stderr)
+    exported = counted(len(passages), "passage")
+    print(f"exported {exported} to {printable(str(output))}", file=sys.stderr)
     return 0
 
 
@@ -397,5 +398,5 @@ def run_check(args: argparse.Namespace) -> int:
     if report.problems:
         print(f"{len(report.problems)} problems, {report.passages} good passages", file=sys.stderr)
         return 1
-    print(f"ok: {report.passages} passages")
+    print(f"ok: {counted(report.passages, 'passage')}")
     return 0

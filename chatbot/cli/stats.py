@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_db_option, settings_from
-from chatbot.text import printable
+from chatbot.text import counted, printable
 
 # The desk and its statistics are imported when the command runs, so that registering it costs
 # `helpdesk --help` nothing.
@@ -115,7 +115,7 @@ def report(stats: DeskStats) -> Iterator[str]:
     judgment = stats.judgment_ms
     yield (
         f"{'Judgment latency':<26}{'p50':>8} {milliseconds(judgment.p50):<9} p90 "
-        f"{milliseconds(judgment.p90):<9} ({judgment.count} decisions)"
+        f"{milliseconds(judgment.p90):<9} ({counted(judgment.count, 'decision')})"
     )
 
     yield ""
@@ -133,7 +133,8 @@ def report(stats: DeskStats) -> Iterator[str]:
 
     yield ""
     marked = "" if stats.threshold is None else f", threshold {stats.threshold:.2f} marked ◀"
-    yield f"Top scores of {stats.decisions} decisions ({stats.unscored} with none{marked})"
+    decisions = counted(stats.decisions, "decision")
+    yield f"Top scores of {decisions} ({stats.unscored} with none{marked})"
     largest = max((b.count for b in stats.top_scores), default=0)
     # Empty bins below the lowest score and the threshold say nothing: one line for them all.
     lowest = min(

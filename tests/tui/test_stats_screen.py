@@ -69,7 +69,9 @@ async def test_f5_shows_the_figures_with_their_pictures(make_app: MakeApp) -> No
 
 
 @pytest.mark.usefixtures("day")
-async def test_p_changes_the_period_and_reads_again(make_app: MakeApp, clock: FrozenClock) -> None:
+async def test_p_changes_the_period_and_reads_again(
+    make_app: MakeApp, clock: FrozenClock, other: DeskService
+) -> None:
     app = make_app("agent", bot=False)
     async with app.run_test(size=LARGE) as pilot:
         screen = await open_stats(pilot)
@@ -82,8 +84,14 @@ async def test_p_changes_the_period_and_reads_again(make_app: MakeApp, clock: Fr
             pilot, lambda: screen.stats is not None and screen.stats.conversations == 0
         )
         assert "Last 24 hours · 0 conversations · bot resolved – (0 of 0)" in flat(screen_text(app))
+        # One of a kind is said in the singular (R reads the figures again at once).
+        other.ask(None, "Is there a bike near the station?")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: "Last 24 hours · 1 conversation · bot resolved" in
+                         flat(screen_text(app)))  # fmt: skip
+        assert "· 1 question, 0 answers" in flat(screen_text(app))
         await pilot.press("p")
-        await wait_until(pilot, lambda: "Everything recorded · 10 conversations" in
+        await wait_until(pilot, lambda: "Everything recorded · 11 conversations" in
                          flat(screen_text(app)))  # fmt: skip
 
 

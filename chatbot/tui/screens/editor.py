@@ -499,8 +499,11 @@ class EditorScreen(Screen[None]):
             self.notify(str(error), severity="error", markup=False)
             return
         self.synonyms.load(event.groups, revision=revision)
-        message = self.gettext("Saved {count} synonym groups.").format(count=len(event.groups))
-        self.notify(message, markup=False)
+        count = len(event.groups)
+        message = translations(self.services.locale).ngettext(
+            "Saved {count} synonym group.", "Saved {count} synonym groups.", count
+        )
+        self.notify(message.format(count=count), markup=False)
         self.rebuild_index()
 
     # Actions ------------------------------------------------------------------------------------

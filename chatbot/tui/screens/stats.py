@@ -148,9 +148,12 @@ class StatsScreen(Screen[None]):
         label = t.gettext(PERIODS[self.period][0])
         summary = Text.assemble(
             *styled(
-                t.gettext(
+                t.ngettext(
+                    "{period} · {conversations} conversation · bot resolved {rate}"
+                    " ({resolved} of {asked}) · {waiting} waiting",
                     "{period} · {conversations} conversations · bot resolved {rate}"
-                    " ({resolved} of {asked}) · {waiting} waiting"
+                    " ({resolved} of {asked}) · {waiting} waiting",
+                    stats.conversations,
                 ),
                 {"period": "bold", "rate": "bold"},
                 period=label,
@@ -174,13 +177,15 @@ class StatsScreen(Screen[None]):
                 resolved_p90=duration(stats.resolution_s.p90),
             ),
             "\n",
-            t.gettext(
-                "Judgment p50 {p50} p90 {p90} · {questions} questions, {answers} answers"
-            ).format(
+            t.gettext("Judgment p50 {p50} p90 {p90} · {questions}, {answers}").format(
                 p50=milliseconds(stats.judgment_ms.p50),
                 p90=milliseconds(stats.judgment_ms.p90),
-                questions=stats.questions,
-                answers=stats.bot_answers,
+                questions=t.ngettext(
+                    "{count} question", "{count} questions", stats.questions
+                ).format(count=stats.questions),
+                answers=t.ngettext("{count} answer", "{count} answers", stats.bot_answers).format(
+                    count=stats.bot_answers
+                ),
             ),
         )
         self.query_one("#stats-summary", Static).update(summary)

@@ -62,9 +62,11 @@ class ScoreHistogram(Static):
     def show(self, stats: DeskStats) -> None:
         t = translations(self.locale)
         title = Text(
-            t.gettext("Top scores ({decisions} decisions, {unscored} unscored)").format(
-                decisions=stats.decisions, unscored=stats.unscored
-            ),
+            t.ngettext(
+                "Top scores ({decisions} decision, {unscored} unscored)",
+                "Top scores ({decisions} decisions, {unscored} unscored)",
+                stats.decisions,
+            ).format(decisions=stats.decisions, unscored=stats.unscored),
             style="bold",
         )
         picture = Table.grid(padding=(0, 2))
