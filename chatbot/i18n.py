@@ -40,6 +40,30 @@ def parse_locale(value: str) -> Locale:
     raise ValueError(f"unknown locale {value!r} (choose from {', '.join(LOCALES)})")
 
 
+def accepted_locale(header: str | None) -> Locale:
+    """The supported locale a browser's `Accept-Language` header ranks highest (`zh-CN,zh;q=0.9`
+    gives `zh`), English when it names none; a malformed part is skipped, never an error."""
+    ranked: list[tuple[float, int, Locale]] = []
+    for position, part in enumerate((header or "").split(",")):
+        tag, _, parameters = part.partition(";")
+        quality = 1.0
+        for parameter in parameters.split(";"):
+            key, _, value = parameter.strip().partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if not 0 < quality <= 1:  # q=0 means "not this one"; NaN and nonsense count as that.
+            continue
+        try:
+            locale = parse_locale(tag)
+        except ValueError:
+            continue
+        ranked.append((-quality, position, locale))
+    return min(ranked)[2] if ranked else DEFAULT_LOCALE
+
+
 def catalog_path(locale: Locale) -> resources.abc.Traversable:
     return resources.files("chatbot") / "locales" / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
 

@@ -30,7 +30,14 @@ from chatbot.desk.models import (
     State,
 )
 from chatbot.engine.models import Reason
-from chatbot.i18n import LOCALES, catalog_path, detect_locale, parse_locale, translations
+from chatbot.i18n import (
+    LOCALES,
+    accepted_locale,
+    catalog_path,
+    detect_locale,
+    parse_locale,
+    translations,
+)
 from chatbot.notices import (
     Reader,
     claimed_for,
@@ -78,6 +85,25 @@ def fields(text: str) -> set[str]:
 )
 def test_the_language_a_customer_writes_is_detected(text: str, expected: str) -> None:
     assert detect_locale(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("zh-CN,zh;q=0.9,en;q=0.8", "zh"),
+        ("en-US,en;q=0.9,zh-CN;q=0.8", "en"),
+        ("fr, zh;q=0.5", "zh"),  # The first language we have.
+        ("zh;q=0, en", "en"),  # q=0: not this one.
+        ("en;q=0.2, zh-Hant;q=0.7", "zh"),
+        ("ja, zh;q=nan, *", "en"),  # Nonsense counts as nothing; nothing means English.
+        (";;,,q=1", "en"),
+        (None, "en"),
+    ],
+)
+def test_a_browsers_language_is_read_from_its_accept_language(
+    header: str | None, expected: str
+) -> None:
+    assert accepted_locale(header) == expected
 
 
 def test_locale_names_are_read_loosely_and_unknown_ones_refused() -> None:

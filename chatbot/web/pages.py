@@ -12,12 +12,14 @@ from importlib.resources import files
 from string import Template
 
 from chatbot.accounts.models import Area
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 
 TITLES = {
-    None: "help desk",
-    Area.AGENT: "agent console",
-    Area.EDITOR: "knowledge-base editor",
+    None: N_("help desk"),
+    Area.AGENT: N_("agent console"),
+    Area.EDITOR: N_("knowledge-base editor"),
 }
+"""What each page opens, in English: translated where shown, in the browser's language."""
 
 
 @cache
@@ -30,34 +32,77 @@ def _fill(template: str, /, *, markup: dict[str, str] | None = None, **values: s
     return _template(template).substitute(escaped | (markup or {}))
 
 
-def app_page(*, area: Area | None, path: str, websocket_url: str) -> str:
+def title(area: Area | None, locale: Locale = DEFAULT_LOCALE) -> str:
+    return translations(locale).gettext(TITLES[area])
+
+
+def app_page(
+    *, area: Area | None, path: str, websocket_url: str, locale: Locale = DEFAULT_LOCALE
+) -> str:
+    """The page a session's terminal is drawn in; its own few words (connecting, the session
+    ended) are in `locale`, the app inside follows its settings or the conversation."""
+    t = translations(locale)
+    shown = title(area, locale)
     return _fill(
         "app.html",
-        title=TITLES[area],
+        lang=locale,
+        title=shown,
+        connecting=t.gettext("{title}: connecting…").format(title=shown),
+        ended=t.gettext("This session has ended."),
+        saved=t.gettext("Everything you sent is saved."),
+        start_again=t.gettext("Start again"),
+        start=t.gettext("Start"),
         area=area.value if area is not None else "chat",
         path=path,
         websocket_url=websocket_url,
     )
 
 
-def signin_page(*, area: Area, error: str = "", name: str = "") -> str:
+def signin_page(
+    *, area: Area, error: str = "", name: str = "", locale: Locale = DEFAULT_LOCALE
+) -> str:
+    """`error` is in `locale` already."""
+    t = translations(locale)
+    shown = title(area, locale)
     alert = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
     return _fill(
         "signin.html",
-        title=TITLES[area],
+        lang=locale,
+        page_title=t.gettext("Sign in: {title}").format(title=shown),
+        lead=t.gettext("Sign in to open the {title}.").format(title=shown),
+        name_label=t.gettext("Name"),
+        password_label=t.gettext("Password"),
+        submit=t.gettext("Sign in"),
         next=f"/{area.value}",
         name=name,
         markup={"message": alert},
     )
 
 
-def message_page(*, heading: str, text: str, sign_out: bool = False, link: str = "") -> str:
+def message_page(
+    *,
+    heading: str,
+    text: str,
+    sign_out: bool = False,
+    link: str = "",
+    locale: Locale = DEFAULT_LOCALE,
+) -> str:
+    """`heading` and `text` are in `locale` already; the buttons are put in it here."""
+    t = translations(locale)
     actions = []
     if link:
-        actions.append(f'<a class="button" href="{html.escape(link)}">Try again</a>')
+        label = html.escape(t.gettext("Try again"))
+        actions.append(f'<a class="button" href="{html.escape(link)}">{label}</a>')
     if sign_out:
+        label = html.escape(t.gettext("Sign out"))
         actions.append(
             '<form class="inline" method="post" action="/signout">'
-            '<button type="submit">Sign out</button></form>'
+            f'<button type="submit">{label}</button></form>'
         )
-    return _fill("message.html", heading=heading, text=text, markup={"actions": "\n".join(actions)})
+    return _fill(
+        "message.html",
+        lang=locale,
+        heading=heading,
+        text=text,
+        markup={"actions": "\n".join(actions)},
+    )

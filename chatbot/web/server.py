@@ -33,8 +33,9 @@ from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings
+from chatbot.i18n import Locale, accepted_locale, translations
 from chatbot.web.cookies import CookieSigner
-from chatbot.web.pages import app_page, message_page, signin_page
+from chatbot.web.pages import app_page, message_page, signin_page, title
 from chatbot.web.security import (
     add_hsts,
     add_security_headers,
@@ -172,6 +173,12 @@ class LiveSession:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def page_locale(request: web.Request) -> Locale:
+    """The language of our own pages: the browser's (the app inside follows its settings, or for
+    a customer their conversation)."""
+    return accepted_locale(request.headers.get("Accept-Language"))
+
+
 def _clamp(value: str | None, default: int, top: int) -> int:
     try:
         number = int(value) if value is not None else default
@@ -294,6 +301,7 @@ class HelpdeskServer(Server):
     def _html(text: str, *, status: int = 200) -> web.Response:
         response = web.Response(text=text, status=status, content_type="text/html")
         response.headers["Cache-Control"] = "no-store"
+        response.headers["Vary"] = "Accept-Language"  # Pages speak the browser's language.
         return response
 
     # -- who is asking ----------------------------------------------------------------------------
@@ -323,7 +331,8 @@ class HelpdeskServer(Server):
         """A customer's page: their own conversation back, or a new one. No id is ever read from
         the URL or the page, only from the signed cookie."""
         conversation = await self.customer_conversation(request)
-        page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"))
+        page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"),
+                        locale=page_locale(request))  # fmt: skip
         response = self._html(page)
         if conversation is None:
             conversation = await self.desk.start_conversation()
@@ -338,28 +347,39 @@ class HelpdeskServer(Server):
 
     def area_page(self, area: Area) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
+            locale = page_locale(request)
+            t = translations(locale)
             account = await self.signed_in(request)
             if account is None:
-                return self._html(signin_page(area=area))
+                return self._html(signin_page(area=area, locale=locale))
             if not account.may_open(area):
                 return self._html(
                     message_page(
-                        heading="Not for this account",
-                        text=f"{account.name} ({account.role.value}) cannot open the "
-                        f"{'agent console' if area is Area.AGENT else 'knowledge-base editor'}.",
+                        heading=t.gettext("Not for this account"),
+                        text=t.gettext("{name} ({role}) cannot open the {area}.").format(
+                            name=account.name, role=account.role.value, area=title(area, locale)
+                        ),
                         sign_out=True,
+                        locale=locale,
                     ),
                     status=403,
                 )
             url = self.websocket_url(request, f"/ws/{area.value}")
-            return self._html(app_page(area=area, path=f"/{area.value}", websocket_url=url))
+            page = app_page(area=area, path=f"/{area.value}", websocket_url=url, locale=locale)
+            return self._html(page)
 
         return handle
 
     async def handle_signin(self, request: web.Request) -> web.StreamResponse:
+        locale = page_locale(request)
+        t = translations(locale)
         if not origin_allowed(request, self.origins):
             return self._html(
-                message_page(heading="Refused", text="Sign in from the help desk's own page."),
+                message_page(
+                    heading=t.gettext("Refused"),
+                    text=t.gettext("Sign in from the help desk's own page."),
+                    locale=locale,
+                ),
                 status=403,
             )
         form = await request.post()
@@ -371,12 +391,14 @@ class HelpdeskServer(Server):
         verdict = self.limiter.check(account=key, address=address)
         if not verdict.allowed:
             wait = max(1, round(verdict.retry_after_s))
+            refused = t.gettext("Too many failed sign-ins. Try again in {wait} seconds.")
             log.warning("sign-in for %r from %s refused: too many failures", key, address)
             response = self._html(
                 signin_page(
                     area=area,
                     name=name,
-                    error=f"Too many failed sign-ins. Try again in {wait} seconds.",
+                    error=refused.format(wait=wait),
+                    locale=locale,
                 ),
                 status=429,
             )
@@ -387,7 +409,10 @@ class HelpdeskServer(Server):
             self.limiter.failed(account=key, address=address)
             log.warning("failed sign-in for %r from %s", key, address)
             return self._html(
-                signin_page(area=area, name=name, error="Wrong name or password."), status=401
+                signin_page(
+                    area=area, name=name, error=t.gettext("Wrong name or password."), locale=locale
+                ),
+                status=401,
             )
         self.limiter.succeeded(account=key)
         response = web.HTTPSeeOther(f"/{area.value}")
@@ -401,14 +426,25 @@ class HelpdeskServer(Server):
         return response
 
     async def handle_signout_page(self, request: web.Request) -> web.Response:
+        locale = page_locale(request)
+        t = translations(locale)
         account = await self.signed_in(request)
         if account is None:
-            return self._html(message_page(heading="Signed out", text="You are not signed in."))
+            return self._html(
+                message_page(
+                    heading=t.gettext("Signed out"),
+                    text=t.gettext("You are not signed in."),
+                    locale=locale,
+                )
+            )
         return self._html(
             message_page(
-                heading="Sign out",
-                text=f"Signed in as {account.name} ({account.role.value}).",
+                heading=t.gettext("Sign out"),
+                text=t.gettext("Signed in as {name} ({role}).").format(
+                    name=account.name, role=account.role.value
+                ),
                 sign_out=True,
+                locale=locale,
             )
         )
 

@@ -63,6 +63,35 @@ def test_what_is_typed_on_the_sign_in_page_comes_back_escaped(served: Served) ->
     assert "<img" not in response.text and "&lt;img src=x onerror=&quot;" in response.text
 
 
+def test_our_pages_speak_the_browsers_language(served: Served) -> None:
+    """Chinese first in Accept-Language: the sign-in page, its error, the page around the app and
+    the messages are in Chinese (names and roles as they are); other browsers get English."""
+    zh = {"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}
+    page = httpx.get(served.url + "/agent", headers=zh)
+    assert page.headers["Vary"] == "Accept-Language"
+    assert '<html lang="zh">' in page.text and "登录以打开客服控制台。" in page.text
+    assert ">用户名<" in page.text and ">密码<" in page.text and "Sign in" not in page.text
+    refused = httpx.post(
+        served.url + "/signin",
+        data={"name": "ana", "password": "not the password", "next": "/agent"},
+        headers={"Origin": served.url} | zh,
+    )
+    assert refused.status_code == 401 and "用户名或密码错误。" in refused.text
+    cookie = sign_in(served, "ana").cookies["helpdesk-session"]
+    cookies = {"helpdesk-session": cookie}
+    with httpx.Client(base_url=served.url, cookies=cookies, headers=zh) as client:
+        editor = client.get("/editor")
+        assert editor.status_code == 403 and "ana（agent）无法打开知识库编辑器。" in editor.text
+        assert ">退出登录</button>" in editor.text
+        console = client.get("/agent").text
+        assert "客服控制台：正在连接…" in console and "本次会话已结束。" in console
+        assert "当前登录身份：ana（agent）。" in client.get("/signout").text
+    other = {"Accept-Language": "fr, en;q=0.8, zh;q=0.5"}
+    english = httpx.get(served.url + "/agent", headers=other)
+    assert '<html lang="en">' in english.text
+    assert "Sign in to open the agent console." in english.text
+
+
 def test_sessions_per_address_are_capped(tmp_path: Path) -> None:
     db, kb = make_site(tmp_path)
     served = start_server(
