@@ -3,9 +3,12 @@ message id in the catalog (marked with `N_` where the binding is declared)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from string import Formatter
 from weakref import WeakKeyDictionary
 
+from rich.text import Text
 from textual.binding import BindingsMap
 from textual.dom import DOMNode
 
@@ -45,3 +48,20 @@ def localize_bindings(node: DOMNode, locale: Locale, **descriptions: str) -> Non
         ]
     node._bindings = bindings
     node.refresh_bindings()
+
+
+def styled(template: str, styles: Mapping[str, str] | None = None, **values: object) -> Text:
+    """`template` (a translated sentence with `{named}` placeholders) filled in, the values named
+    in `styles` drawn in their style: a translation may put them anywhere in its sentence.
+    Values are shown literally, never read as markup."""
+    styles = styles or {}
+    formatter = Formatter()
+    text = Text()
+    for literal, name, spec, conversion in formatter.parse(template):
+        text.append(literal)
+        if name is not None:
+            value = formatter.format_field(
+                formatter.convert_field(values[name], conversion), spec or ""
+            )
+            text.append(value, styles.get(name))
+    return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from chatbot.desk.service import DeskService
+from chatbot.tui.localize import styled
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.message_bubble import MessageBubble
@@ -67,3 +68,13 @@ def test_text_objects_are_what_the_widgets_get() -> None:
     assert isinstance(shown, Text)
     assert shown.plain == MARKUP + ESCAPE_SHOWN
     assert not shown.spans
+
+
+def test_a_translated_sentence_keeps_its_styled_value_where_the_translation_puts_it() -> None:
+    # The value may come first or last in another language; it is drawn literally, markup and all.
+    for template in ("Answered from {passage}", "依据 {passage} 回答"):
+        text = styled(template, {"passage": "bold"}, passage="[red]x[/red]")
+        assert text.plain == template.replace("{passage}", "[red]x[/red]")
+        start = text.plain.index("[red]")
+        [span] = text.spans
+        assert (span.start, span.end, span.style) == (start, start + len("[red]x[/red]"), "bold")

@@ -8,9 +8,7 @@ most every `REFRESH_S` seconds (a busy desk commits many times a second).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime, timedelta
-from string import Formatter
 
 from rich.text import Text
 from textual import work
@@ -24,7 +22,7 @@ from chatbot.desk.stats import DeskStats, duration, milliseconds, percent
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.text import printable
-from chatbot.tui.localize import localize_bindings
+from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bar_chart import Bar, BarChart
 from chatbot.tui.widgets.footer import Footer
@@ -41,27 +39,6 @@ PERIODS: tuple[tuple[str, timedelta | None], ...] = (
 REFRESH_S = 5.0
 """At most this often the figures are read again while the desk changes."""
 GAPS_SHOWN = 5
-
-Part = str | tuple[str, str]
-
-
-def styled(template: str, styles: Mapping[str, str] | None = None, **values: object) -> list[Part]:
-    """`template` (a translated sentence with `{named}` placeholders) filled in as parts for
-    `Text.assemble`: the values named in `styles` in their style, the rest plain. Values are
-    shown literally, never read as markup."""
-    styles = styles or {}
-    formatter = Formatter()
-    parts: list[Part] = []
-    for literal, name, spec, conversion in formatter.parse(template):
-        if literal:
-            parts.append(literal)
-        if name is None:
-            continue
-        value = formatter.format_field(
-            formatter.convert_field(values[name], conversion), spec or ""
-        )
-        parts.append((value, styles[name]) if name in styles else value)
-    return parts
 
 
 class StatsScreen(Screen[None]):
@@ -147,7 +124,7 @@ class StatsScreen(Screen[None]):
         t = translations(self.services.locale)
         label = t.gettext(PERIODS[self.period][0])
         summary = Text.assemble(
-            *styled(
+            styled(
                 t.ngettext(
                     "{period} · {conversations} conversation · bot resolved {rate}"
                     " ({resolved} of {asked}) · {waiting} waiting",

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.text import printable
+from chatbot.tui.localize import styled
 
 BAR_WIDTH = 20
 
@@ -21,22 +22,20 @@ def bar(probability: float, *, threshold: float) -> Text:
     return Text.assemble(("█" * filled, style), ("░" * (BAR_WIDTH - filled), "dim"))
 
 
-def _with_bold(template: str, name: str, value: str) -> Text:
-    """`template` (a translated sentence) with its `{name}` placeholder filled in bold."""
-    before, _, after = template.partition("{" + name + "}")
-    return Text.assemble(before, (value, "bold"), after)
-
-
 def describe(decision: Decision, *, timings: bool, locale: Locale = DEFAULT_LOCALE) -> Text:
     """One line: what the bot did and why."""
     t = translations(locale)
     if decision.answer is not None:
-        verdict = _with_bold(
-            t.gettext("Answered from {passage}"), "passage", printable(decision.answer.id)
+        verdict = styled(
+            t.gettext("Answered from {passage}"),
+            {"passage": "bold"},
+            passage=printable(decision.answer.id),
         )
     else:
         assert decision.reason is not None
-        verdict = _with_bold(t.gettext("Escalated: {reason}"), "reason", decision.reason.value)
+        verdict = styled(
+            t.gettext("Escalated: {reason}"), {"reason": "bold"}, reason=decision.reason.value
+        )
     verdict.append(" · ")
     verdict.append(t.gettext("threshold {threshold}").format(threshold=f"{decision.threshold:.2f}"))
     if timings:

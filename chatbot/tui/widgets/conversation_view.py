@@ -29,7 +29,7 @@ from chatbot.knowledge_base.models import Passage
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
-from chatbot.tui.localize import localize_bindings
+from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
@@ -282,8 +282,7 @@ class ConversationView(Vertical):
         if self.is_mine and self.passage is not None:
             sentence = t.gettext("Passage {passage} is in your reply: edit it and press Enter to "
                                  "send. Clearing the box drops it.")  # fmt: skip
-            before, _, after = sentence.partition("{passage}")
-            return Text.assemble(before, (printable(self.passage.id), "bold"), after)
+            return styled(sentence, {"passage": "bold"}, passage=printable(self.passage.id))
         if self.is_mine:
             return Text(t.gettext("You own this conversation: the bot is silent."), style="dim")
         if conversation.state is State.WAITING:

@@ -202,7 +202,7 @@ class QueueTable(ScrollView, can_focus=True):
         self.services = services
         localize_bindings(self, services.locale)
         t = translations(services.locale)
-        self._headers = tuple(t.gettext(header) if header != "#" else header for header in HEADERS)
+        self._headers = tuple(t.gettext(header) for header in HEADERS)
         self._short_status_header = t.gettext(SHORT_STATUS_HEADER)
         self._no_question = t.gettext(NO_QUESTION)
         """The headings and the stand-in for a missing question, in the reader's language."""
