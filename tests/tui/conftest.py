@@ -10,6 +10,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,6 +21,7 @@ from chatbot.assembly import open_service
 from chatbot.config import Settings, load_settings
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp, Mode, create_app
+from tests.conftest import SHIPPED_CACHE
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 Q2 = "The bike's brakes were already worn when I took it. Will I have to pay for that?"
@@ -43,6 +45,17 @@ class FrozenClock:
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock()
+
+
+def editor_settings(db_path: Path, kb_copy: Path, **sections: Any) -> Settings:
+    """Settings for the editor's tests: it writes, so a copy of the shipped knowledge base, and
+    recorded judgments for Try it; `sections` on top (e.g. `ui={"locale": "zh"}`)."""
+    return load_settings(
+        store={"db": db_path},
+        knowledge_base={"path": kb_copy},
+        valen={"cache": SHIPPED_CACHE, "replay": "on"},
+        **sections,
+    )
 
 
 @pytest.fixture

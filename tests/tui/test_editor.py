@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static, TextArea
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Decision
@@ -24,8 +24,7 @@ from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
-from tests.conftest import SHIPPED_CACHE
-from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
 from tests.tui.helpers import engine_ready, palette_ready, type_text, wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
@@ -34,12 +33,7 @@ LOST_TEXT = "Items left in a bike basket go to our lost and found office and are
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    # Overrides the app tests' settings: the editor writes, so it gets a copy of the shipped KB.
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-    )
+    return editor_settings(db_path, kb_copy)
 
 
 async def open_editor(pilot: Pilot[None]) -> EditorScreen:

@@ -11,16 +11,15 @@ import pytest
 from textual import events
 from textual.widgets import Input, TextArea
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.knowledge_base.store import PassageStore, passage_file_text
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.passage_form import PassageForm
-from tests.conftest import SHIPPED_CACHE
 from tests.readonly import read_only
-from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
 from tests.tui.helpers import (
     RecordingDriver,
     ask,
@@ -46,11 +45,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-    )
+    return editor_settings(db_path, kb_copy)
 
 
 async def settle(app: HelpDeskApp) -> None:

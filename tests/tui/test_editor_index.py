@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.kb_index import KnowledgeBaseIndex
-from tests.conftest import ROOT, SHIPPED_CACHE
-from tests.tui.conftest import SIZE, MakeApp
+from tests.conftest import ROOT
+from tests.tui.conftest import SIZE, MakeApp, editor_settings
 from tests.tui.helpers import engine_ready
 
 LOST = "Where do lost and found items left in a bike basket go?"
@@ -21,11 +21,7 @@ LOST = "Where do lost and found items left in a bike basket go?"
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-    )
+    return editor_settings(db_path, kb_copy)
 
 
 def index_of(app: HelpDeskApp) -> KnowledgeBaseIndex:

@@ -12,12 +12,11 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, TextArea
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
-from tests.conftest import SHIPPED_CACHE
-from tests.tui.conftest import MakeApp
+from tests.tui.conftest import MakeApp, editor_settings
 from tests.tui.helpers import flat, palette_ready, screen_text, steady, type_text, wait_until
 
 SMALL = (80, 24)
@@ -25,11 +24,7 @@ SMALL = (80, 24)
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-    )
+    return editor_settings(db_path, kb_copy)
 
 
 async def open_editor(pilot: Pilot[None]) -> EditorScreen:

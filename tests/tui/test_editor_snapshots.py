@@ -14,21 +14,16 @@ import pytest
 from textual import events
 from textual.pilot import Pilot
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.tui import create_app
-from tests.conftest import SHIPPED_CACHE
-from tests.tui.conftest import Q1, SIZE, FrozenClock
+from tests.tui.conftest import Q1, SIZE, FrozenClock, editor_settings
 
 SnapCompare = Callable[..., bool]
 
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-    )
+    return editor_settings(db_path, kb_copy)
 
 
 def test_editor_with_a_passage_open(

@@ -11,12 +11,11 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from chatbot.config import Settings, load_settings
+from chatbot.config import Settings
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.try_it import TryItPanel
-from tests.conftest import SHIPPED_CACHE
-from tests.tui.conftest import Q1, FrozenClock
+from tests.tui.conftest import Q1, FrozenClock, editor_settings
 from tests.tui.helpers import agent_app, engine_ready, screen_text, squashed, type_text, wait_until
 
 SMALL = (80, 24)
@@ -24,13 +23,7 @@ SMALL = (80, 24)
 
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
-    # The editor writes: a copy of the shipped knowledge base, and recorded judgments for Try it.
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_copy},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-        ui={"locale": "zh"},
-    )
+    return editor_settings(db_path, kb_copy, ui={"locale": "zh"})
 
 
 def shows(app: HelpDeskApp, *sentences: str) -> bool:
