@@ -112,7 +112,7 @@ class DeskConversations:
 def session_arguments(spec: SessionSpec) -> list[str]:
     """`chatbot.web.child`'s arguments for a session, from what the server verified."""
     if spec.area is None:
-        return ["chat", "--conversation", str(spec.conversation_id)]
+        return ["chat", "--conversation", str(spec.conversation_id), "--locale", spec.locale]
     assert spec.account is not None
     args = [spec.area.value, "--agent", spec.account.display_name]
     if spec.account.may_open(Area.EDITOR):

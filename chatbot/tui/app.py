@@ -180,6 +180,7 @@ class HelpDeskApp(SafeApp):
         timings: bool = True,
         owns_http: bool = False,
         fixed_conversation: bool = False,
+        customer_locale: Locale = DEFAULT_LOCALE,
     ) -> None:
         """`prepared`, or the function that prepares it (called in a thread once the first
         screen is up: the screen shows its panels loading until then)."""
@@ -204,6 +205,7 @@ class HelpDeskApp(SafeApp):
         self._clock = clock
         self._timings = timings
         self._fixed_conversation = fixed_conversation
+        self._customer_locale = customer_locale
         self._first_screen: ModeScreen | None = None
         self._closing = False
         self._engines: asyncio.Future[Engines] | None = None
@@ -252,6 +254,7 @@ class HelpDeskApp(SafeApp):
             fixed_conversation=self._fixed_conversation,
             suggestions=prepared.suggestions,
             locale=prepared.locale,
+            customer_locale=self._customer_locale,
         )
         if prepared.locale != DEFAULT_LOCALE:
             self.show_in(prepared.locale)
@@ -557,6 +560,7 @@ def create_app(
     bot: bool = True,
     editor: bool = True,
     fixed_conversation: bool = False,
+    customer_locale: Locale = DEFAULT_LOCALE,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Given settings, bad ones (database, knowledge base, an
     unknown conversation) raise `HelpdeskError` here, before any screen opens. Given a function
@@ -566,7 +570,8 @@ def create_app(
     app runs a bot worker of its own, so it answers questions with nothing else running. Without
     `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone). With
     `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
-    the one its cookie names)."""
+    the one its cookie names). A customer's chat is shown in `customer_locale` until their first
+    message decides its language (`helpdesk serve` passes the browser's)."""
 
     def prepare_with(settings: Settings) -> Prepared:
         return _prepare(
@@ -604,6 +609,7 @@ def create_app(
         timings=timings,
         owns_http=http is None,
         fixed_conversation=fixed_conversation,
+        customer_locale=customer_locale,
     )
 
 

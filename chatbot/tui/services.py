@@ -43,6 +43,9 @@ class Services:
     locale: Locale = DEFAULT_LOCALE
     """The language of the agent's and editor's screens (`--locale`); a customer's chat follows
     its conversation's instead."""
+    customer_locale: Locale = DEFAULT_LOCALE
+    """The language a customer's chat is shown in until their first message decides: the one
+    their browser asks for in `helpdesk serve`; English in a terminal."""
 
     @property
     def engine(self) -> Engine:

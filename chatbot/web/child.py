@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from chatbot.cli.options import Parser, print_error
 from chatbot.config import load_settings
 from chatbot.errors import HelpdeskError
+from chatbot.i18n import DEFAULT_LOCALE, parse_locale
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--conversation", type=int, metavar="ID")
     parser.add_argument("--agent", metavar="NAME", help="the account's display name")
     parser.add_argument("--editor", action="store_true", help="this account may open the editor")
+    parser.add_argument(
+        "--locale",
+        type=parse_locale,
+        default=DEFAULT_LOCALE,
+        help="the language a customer's chat starts in, until their first message decides",
+    )
     return parser
 
 
@@ -44,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 bot=False,
                 editor=False,
                 fixed_conversation=True,
+                customer_locale=args.locale,
             )
         else:
             if not args.agent:

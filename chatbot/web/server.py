@@ -466,7 +466,9 @@ class HelpdeskServer(Server):
     async def session_spec(self, request: web.Request, area: Area | None) -> SessionSpec | None:
         if area is None:
             conversation = await self.customer_conversation(request)
-            return None if conversation is None else SessionSpec(None, conversation)
+            if conversation is None:
+                return None
+            return SessionSpec(None, conversation, locale=page_locale(request))
         account = await self.signed_in(request)
         if account is None or not account.may_open(area):
             return None

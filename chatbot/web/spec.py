@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatbot.accounts.models import Account, Area
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 
 
 @dataclass(frozen=True)
@@ -15,3 +16,6 @@ class SessionSpec:
     """None: the customer chat."""
     conversation_id: int | None = None
     account: Account | None = None
+    locale: Locale = DEFAULT_LOCALE
+    """A customer's chat starts in it until their first message decides: the browser's
+    `Accept-Language`, as the page around the app."""

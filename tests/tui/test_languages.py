@@ -137,6 +137,39 @@ async def test_a_language_picked_before_writing_is_kept_and_reopens_so(
         assert reopened.sub_title == "客户聊天"
 
 
+async def test_a_browsers_language_shows_until_the_first_message_decides(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """`helpdesk serve` passes a Chinese browser's language: the empty conversation its page made
+    is shown in Chinese, and stays unmarked, so an English first message turns it English."""
+    empty = other.start_conversation().id
+    app = make_app("chat", conversation_id=empty, fixed_conversation=True, customer_locale="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "退出" in footer_text(app))
+        assert "您好！关于租车" in chat_text(app) and "Hi! Ask anything" not in chat_text(app)
+        assert language_hint(app) == "F9 English" and app.sub_title == "客户聊天"
+        assert other.conversation(empty).locale is None  # Shown, not decided.
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
+        assert "您好" not in chat_text(app) and language_hint(app) == "F9 中文"
+        await wait_until(pilot, lambda: "Quit" in footer_text(app))
+        assert app.sub_title == "customer chat" and locale_events(other, empty) == []
+
+
+async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_first(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    empty = other.start_conversation().id
+    app = make_app("chat", conversation_id=empty, fixed_conversation=True, customer_locale="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "转人工" in footer_text(app))
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: other.conversation(empty).state is State.WAITING)
+        assert other.conversation(empty).locale == "zh"
+        await wait_until(pilot, lambda: "正在等待客服人员" in chat_text(app))
+        assert "您好！关于租车" in chat_text(app)
+
+
 async def test_agents_keep_their_own_language(
     settings: Settings, http: object, clock: FrozenClock, other: DeskService
 ) -> None:

@@ -92,6 +92,35 @@ def test_our_pages_speak_the_browsers_language(served: Served) -> None:
     assert "Sign in to open the agent console." in english.text
 
 
+def test_a_customers_chat_starts_in_the_browsers_language(served: Served) -> None:
+    """The app inside follows the page: a customer whose browser asks for Chinese sees the chat
+    in Chinese before writing anything, another browser English (the first message decides
+    after, as the app's tests show)."""
+    ws_url = served.url.replace("http://", "ws://") + "/ws/chat?width=100&height=30"
+
+    async def first_screen(accept_language: str) -> str:
+        cookie = httpx.get(served.url + "/").cookies["helpdesk-chat"]
+        headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookie}"}
+        drawn = b""
+        async with ClientSession() as session:
+            socket = await session.ws_connect(
+                ws_url, headers=headers | {"Accept-Language": accept_language}
+            )
+            async with socket:
+                # What the app draws, as the page's terminal gets it, until the welcome is there.
+                async for message in socket:
+                    if isinstance(message.data, bytes):
+                        drawn += message.data
+                    if "您好".encode() in drawn or b"Hi! Ask" in drawn:
+                        break
+        return drawn.decode("utf-8", "replace")
+
+    chinese = run_async(first_screen("zh-CN,zh;q=0.9,en;q=0.8"))
+    assert "您好！关于租车" in chinese and "Hi! Ask" not in chinese
+    english = run_async(first_screen("fr, en;q=0.8"))
+    assert "Hi! Ask anything" in english and "您好" not in english
+
+
 def test_sessions_per_address_are_capped(tmp_path: Path) -> None:
     db, kb = make_site(tmp_path)
     served = start_server(

@@ -107,9 +107,12 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
-        self.locale: Locale = DEFAULT_LOCALE
+        self._offered: Locale = services.customer_locale
+        """What the chat is shown in before anything is written: the language the customer's
+        browser asks for (`helpdesk serve`), else English."""
+        self.locale: Locale = self._offered
         """The customer's language: their conversation's (set by their first message, or by
-        their choice); the agent's `--locale` is not theirs."""
+        their choice), until then the one offered; the agent's `--locale` is not theirs."""
         self._chosen: Locale | None = None
         """A language the customer picked before their first message: it wins over detection."""
         self._localize_bindings()
@@ -138,6 +141,8 @@ class ChatPanel(Vertical):
         self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
+        if self.locale != DEFAULT_LOCALE:  # Built in it already; the app's keys and title too.
+            self.post_message(self.LocaleChanged(self.locale))
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
 
@@ -182,7 +187,7 @@ class ChatPanel(Vertical):
                 self._show_error(str(error))
                 return
             self.conversation = conversation
-            wanted = conversation.locale or self._chosen or DEFAULT_LOCALE
+            wanted = conversation.locale or self._chosen or self._unwritten(conversation)
             if wanted != self.locale:
                 # Everything shown so far is in the old language: say it all again.
                 await self._clear_log()
@@ -202,6 +207,21 @@ class ChatPanel(Vertical):
                 self._last_entry = entries[-1].id
                 await self._show(entries)
             self.refresh_bindings()
+
+    def _unwritten(self, conversation: Conversation | None) -> Locale:
+        """The language of a conversation with no `locale-set` event: the one offered while
+        nothing is written in it (the first message decides then), English after."""
+        written = conversation is not None and conversation.last_entry > 0
+        return DEFAULT_LOCALE if written else self._offered
+
+    def _kept(self) -> Locale | None:
+        """The language to keep with a conversation that starts without a message (the
+        customer asks for a person first): the one they picked, or the one they were shown
+        in place of English."""
+        if self._chosen is not None:
+            return self._chosen
+        shown = self._unwritten(self.conversation)
+        return None if shown == DEFAULT_LOCALE else shown
 
     def _show_status(self) -> None:
         conversation = self.conversation
@@ -322,8 +342,8 @@ class ChatPanel(Vertical):
     async def _ensure_conversation(self) -> int:
         if self.conversation_id is None:
             self.conversation_id = (await self.services.desk.start_conversation()).id
-            if self._chosen is not None:  # Picked before there was a conversation to keep it.
-                await self.services.desk.set_locale(self.conversation_id, self._chosen)
+            if (kept := self._kept()) is not None:  # Before there was a conversation to keep it.
+                await self.services.desk.set_locale(self.conversation_id, kept)
         return self.conversation_id
 
     # -- actions ----------------------------------------------------------------------------------
@@ -332,10 +352,13 @@ class ChatPanel(Vertical):
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
         try:
             # Before any message, the conversation starts with the escalation, in one write;
-            # unless a language was picked, which the new conversation keeps first.
+            # unless it is not in English (picked, or a browser's), which it keeps first.
             conversation_id = self.conversation_id
-            if conversation_id is None and self._chosen is not None:
-                conversation_id = await self._ensure_conversation()
+            if (kept := self._kept()) is not None:
+                if conversation_id is None:
+                    conversation_id = await self._ensure_conversation()
+                else:  # A browser's conversation, made empty with its page.
+                    await self.services.desk.set_locale(conversation_id, kept)
             result = await self.services.desk.talk_to_person(conversation_id)
         except HelpdeskError as error:
             self._show_error(str(error))
