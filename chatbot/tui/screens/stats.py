@@ -8,7 +8,7 @@ most every `REFRESH_S` seconds (a busy desk commits many times a second).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from rich.text import Text
 from textual import work
@@ -39,6 +39,18 @@ PERIODS: tuple[tuple[str, timedelta | None], ...] = (
 REFRESH_S = 5.0
 """At most this often the figures are read again while the desk changes."""
 GAPS_SHOWN = 5
+
+
+class Day:
+    """A date for a translated format: `%-d` and `%-m` are the day and month without a leading
+    zero on every platform (strftime's own `%-d` is glibc's), so Chinese reads 1月5日."""
+
+    def __init__(self, day: date) -> None:
+        self.day = day
+
+    def __format__(self, spec: str) -> str:
+        spec = spec.replace("%-d", str(self.day.day)).replace("%-m", str(self.day.month))
+        return self.day.strftime(spec)
 
 
 class StatsScreen(Screen[None]):
@@ -179,10 +191,10 @@ class StatsScreen(Screen[None]):
         counts = [d.conversations for d in days]
         title = t.gettext("Conversations per day")
         if days:
-            day = t.gettext("{date:%b %d}")  # Dec 29
+            day = t.gettext("{date:%b %-d}")  # Dec 29, Jan 5
             title += t.gettext(": {first} to {last}, most {most}, today {today}").format(
-                first=day.format(date=days[0].day),
-                last=day.format(date=days[-1].day),
+                first=day.format(date=Day(days[0].day)),
+                last=day.format(date=Day(days[-1].day)),
                 most=max(counts),
                 today=counts[-1],
             )
