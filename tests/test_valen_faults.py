@@ -4,12 +4,15 @@ Each case runs one customer question through the real engine (BM25 over the ship
 center, k=2, so two passages and two Valen inputs) and checks three things: what the client did
 (requests counted per input at the server, and the waits it asked for between them), what the
 customer got (an answer, or an escalation and its reason), and the reason kept for the agent on
-each passage. Waits run on a `FakeClock`, so a `retry-after: 2` costs no real time; the read
-timeout and the budget tests run in real time, because real time is what they are about.
+each passage. Waits run on a `FakeClock`, so a `retry-after: 2` costs no real time, and the
+budget shared by passages on a `ManualClock` the test moves; the read timeout and one budget
+test run in real time (a second at most), because the wall clock is what they promise.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -25,19 +28,21 @@ import chatbot.valen._aiohttp  # noqa: F401
 from chatbot.assembly import build_engine, make_http_client
 from chatbot.config import load_settings
 from chatbot.engine.models import Decision
+from chatbot.valen.client import Clock
 from chatbot.valen.protocol import input_text
 from tests.valen_server import (
     FakeClock,
+    ManualClock,
     Received,
     Reply,
     Responder,
     ValenTestServer,
     closed_port_url,
-    constant,
     html_reply,
     probability_reply,
     refusal_reply,
     scripted,
+    until,
 )
 
 QUESTION = "I was charged twice for the same ride, can I get my money back?"
@@ -226,7 +231,7 @@ def settings_for(base_url: str, tmp_path: Path, *, dialect: str = "decisions", k
     return load_settings(valen=values, engine={"k": k})
 
 
-async def ask(settings: Any, question: str = QUESTION, *, clock: FakeClock | None = None
+async def ask(settings: Any, question: str = QUESTION, *, clock: Clock | None = None
               ) -> Decision:  # fmt: skip
     """One question through the engine the app builds; on `clock` when given."""
     async with make_http_client(settings) as http:
@@ -364,13 +369,35 @@ async def test_budget_bounds_retries_and_names_the_last_failure(
 async def test_budget_is_shared_by_the_passages_of_one_question(
     valen_server: ValenTestServer, tmp_path: Path
 ) -> None:
-    # One slot in flight: the second passage waits for the first, and both share 5 s: the
-    # first is answered after 3 s, and the second could not be before 6 s (two seconds of slack
-    # for a busy machine; the time is waited, not spent).
-    valen_server.responder = constant(0.9, delay_s=3.0)
-    decision = await ask(settings_for(valen_server.base_url, tmp_path, budget_s=5.0,
-                                      read_timeout_s=10.0, max_in_flight=1,
-                                      max_attempts=1))  # fmt: skip
+    """One slot in flight: the second passage waits for the first, and both share 60 s of the
+    client's clock, which the test moves (no real second passes). The first is answered at 20 s;
+    the second, sent then, runs out at 60 s, 40 s into its request (its own 60 s would last to
+    80)."""
+    replies = [threading.Event(), threading.Event()]
+
+    def held(received: Received, before: int) -> Reply:
+        replies[min(before, 1)].wait(30)  # The server's thread holds each reply until told.
+        return probability_reply(received, 0.9)
+
+    valen_server.responder = held
+    clock = ManualClock()
+    settings = settings_for(valen_server.base_url, tmp_path, budget_s=60.0, read_timeout_s=60.0,
+                            max_in_flight=1, max_attempts=1)  # fmt: skip
+    asking = asyncio.ensure_future(ask(settings, clock=clock))
+    try:
+        await until(lambda: valen_server.count() == 1)
+        clock.advance(20.0)
+        replies[0].set()
+        await until(lambda: valen_server.count() == 2)  # The second, in the slot the first left.
+        clock.advance(39.0)
+        for _ in range(50):  # Turns of the loop, not time: a timeout due would end it in a few.
+            await asyncio.sleep(0)
+        assert not asking.done()  # 59 s: still in the budget.
+        clock.advance(1.0)
+        decision = await asyncio.wait_for(asking, 30)
+    finally:
+        replies[1].set()
+        asking.cancel()
     kinds = sorted(str(c.error_kind) for c in decision.candidates)
     judged = [c for c in decision.candidates if c.probability is not None]
     assert len(judged) == 1 and kinds == ["None", "budget"]

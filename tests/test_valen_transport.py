@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,7 +19,7 @@ import pytest
 
 from chatbot.valen.transport import ValenTransport
 from tests.conftest import ROOT
-from tests.valen_server import Received, Reply, ValenTestServer, closed_port_url
+from tests.valen_server import Received, Reply, ValenTestServer, closed_port_url, until
 
 
 class Counting:
@@ -43,12 +43,6 @@ class Counting:
 def client(transport: ValenTransport, *, pool_s: float | None = 5.0, read_s: float = 5.0
            ) -> httpx.AsyncClient:  # fmt: skip
     return httpx.AsyncClient(transport=transport, timeout=httpx.Timeout(read_s, pool=pool_s))
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Wait, a loop turn at a time, until `condition()` holds."""
-    while not condition():
-        await asyncio.sleep(0.001)
 
 
 async def test_more_requests_than_connections_all_finish_and_never_exceed_them() -> None:

@@ -17,8 +17,8 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -377,10 +377,76 @@ class FakeClock:
         self._slept[task] = self._slept.get(task, 0.0) + seconds
         await asyncio.sleep(0)  # Still a turn of the loop, as a real sleep is.
 
+    def timeout(self, seconds: float) -> AbstractAsyncContextManager[object]:
+        # Time moves only when a task sleeps, not while it waits for a reply: a budget running
+        # out mid-request is the real one (ManualClock moves it instead).
+        return asyncio.timeout(seconds)
+
     @property
     def elapsed(self) -> float:
         """The longest any one task has slept."""
         return max(self._slept.values(), default=0.0)
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    """Wait, a loop turn at a time, until `condition()` holds (AssertionError after
+    `timeout_s`, so a broken test fails instead of hanging)."""
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+class ManualClock:
+    """Time for `ValenClient(clock=...)` that moves only when the test calls `advance`, for every
+    task at once: sleeps and timeouts end when it passes their deadline, however long the wait for
+    a reply took really, so a budget running out mid-request costs no real time."""
+
+    def __init__(self) -> None:
+        self.time = 1000.0
+        self.wall = datetime.now(UTC)
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+        self._timeouts: list[tuple[float, asyncio.Timeout]] = []
+
+    def monotonic(self) -> float:
+        return self.time
+
+    def now(self) -> datetime:
+        return self.wall + timedelta(seconds=self.time - 1000.0)
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        woken = asyncio.get_running_loop().create_future()
+        entry = (self.time + seconds, woken)
+        self._sleepers.append(entry)
+        try:
+            await woken
+        finally:
+            self._sleepers.remove(entry)
+
+    @asynccontextmanager
+    async def timeout(self, seconds: float) -> AsyncIterator[None]:
+        # asyncio's own Timeout, never due by itself: `advance` makes it due, and asyncio then
+        # cancels the block and turns that into TimeoutError exactly as for a real one.
+        async with asyncio.timeout(None) as timer:
+            entry = (self.time + seconds, timer)
+            self._timeouts.append(entry)
+            try:
+                yield
+            finally:
+                self._timeouts.remove(entry)
+
+    def advance(self, seconds: float) -> None:
+        """Move time on; every sleep and timeout due by then ends at the loop's next turn."""
+        self.time += seconds
+        loop = asyncio.get_running_loop()
+        for due, woken in self._sleepers:
+            if due <= self.time and not woken.done():
+                woken.set_result(None)
+        for due, timer in self._timeouts:
+            if due <= self.time and not timer.expired():
+                timer.reschedule(loop.time())
 
 
 def serve_until_stdin_closes() -> None:

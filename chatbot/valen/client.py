@@ -20,6 +20,7 @@ import re
 import time
 import zlib
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -344,7 +345,7 @@ async def read_reply(response: httpx.Response, *, limit: int = MAX_REPLY_BYTES) 
 
 class Clock(Protocol):
     """Where the client reads the time and waits: the system's by default, a fake in tests so a
-    retry-after of seconds costs none."""
+    retry-after of seconds, or a budget running out, costs none."""
 
     def monotonic(self) -> float: ...
 
@@ -352,9 +353,13 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None: ...
 
+    def timeout(self, seconds: float) -> AbstractAsyncContextManager[object]:
+        """Raises `TimeoutError` out of its block once `seconds` have passed on this clock."""
+        ...
+
 
 class SystemClock:
-    """The real time: `time.monotonic`, the UTC wall clock and `asyncio.sleep`."""
+    """The real time: `time.monotonic`, the UTC wall clock, asyncio's `sleep` and `timeout`."""
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -364,6 +369,9 @@ class SystemClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+    def timeout(self, seconds: float) -> AbstractAsyncContextManager[object]:
+        return asyncio.timeout(seconds)
 
 
 class ValenClient:
@@ -518,7 +526,7 @@ class ValenClient:
                 raise self._out_of_budget(attempts, last)
             attempts += 1
             try:
-                async with asyncio.timeout(remaining):
+                async with self.clock.timeout(remaining):
                     return await self.attempt(text, questions)
             except TimeoutError:
                 raise self._out_of_budget(attempts, last) from None
