@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gettext
 import io
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -62,6 +63,28 @@ def accepted_locale(header: str | None) -> Locale:
             continue
         ranked.append((-quality, position, locale))
     return min(ranked)[2] if ranked else DEFAULT_LOCALE
+
+
+LANGUAGE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+"""Where gettext looks for the user's language, first set first."""
+
+
+def environment_locale(environ: Mapping[str, str]) -> Locale:
+    """The supported locale a terminal's environment asks for, as gettext reads it: the first
+    of `LANGUAGE` (a colon-separated list, tried in order), `LC_ALL`, `LC_MESSAGES` and `LANG`
+    that is set (`zh_CN.UTF-8` gives `zh`); English when it names none of ours, or `C`."""
+    for name in LANGUAGE_VARIABLES:
+        if value := environ.get(name, "").strip():
+            for language in value.split(":"):
+                tag = language.split(".")[0].split("@")[0]
+                if tag in ("C", "POSIX"):
+                    return DEFAULT_LOCALE
+                try:
+                    return parse_locale(tag)
+                except ValueError:
+                    continue
+            return DEFAULT_LOCALE
+    return DEFAULT_LOCALE
 
 
 def catalog_path(locale: Locale) -> resources.abc.Traversable:

@@ -57,6 +57,10 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     for name in ("HELPDESK_KB", "HELPDESK_DB", "VALEN_BASE_URL", "VALEN_API_KEY", "VALEN_MODEL",
                  "VALEN_DIALECT", "VALEN_CACHE", "VALEN_REPLAY", *postgres_env.NAMES):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
+    # The terminal's language: a customer's chat starts in it, so tests start in English.
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     monkeypatch.setenv("HELPDESK_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

@@ -35,6 +35,7 @@ from chatbot.i18n import (
     accepted_locale,
     catalog_path,
     detect_locale,
+    environment_locale,
     parse_locale,
     translations,
 )
@@ -104,6 +105,28 @@ def test_a_browsers_language_is_read_from_its_accept_language(
     header: str | None, expected: str
 ) -> None:
     assert accepted_locale(header) == expected
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "zh_TW.Big5@stroke"}, "zh"),
+        ({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),  # LC_ALL comes first.
+        ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
+        ({"LANGUAGE": "fr:zh_CN", "LANG": "fr_FR.UTF-8"}, "zh"),  # A list, tried in order.
+        ({"LANGUAGE": "fr", "LANG": "zh_CN.UTF-8"}, "en"),  # Set: gettext reads no further.
+        ({"LANGUAGE": "", "LANG": "zh_CN.UTF-8"}, "zh"),  # Empty counts as not set.
+        ({"LANG": "POSIX"}, "en"),
+        ({"LANG": "de_DE.UTF-8"}, "en"),
+        ({"LANG": "???"}, "en"),
+        ({}, "en"),
+    ],
+)
+def test_a_terminals_language_is_read_as_gettext_reads_it(
+    environ: dict[str, str], expected: str
+) -> None:
+    assert environment_locale(environ) == expected
 
 
 def test_locale_names_are_read_loosely_and_unknown_ones_refused() -> None:

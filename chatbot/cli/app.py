@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import (
@@ -64,6 +65,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def build_app(args: argparse.Namespace) -> HelpDeskApp:
     """The app these commands run (and bench/app.py times), from their parsed options."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
+    from chatbot.i18n import DEFAULT_LOCALE, environment_locale
     from chatbot.tui import create_app
 
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
@@ -74,6 +76,10 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         agent=getattr(args, "agent", None),
         conversation_id=args.conversation,
         bot=getattr(args, "bot", True),
+        # `helpdesk chat`'s terminal is the customer's: their chat starts in its language until
+        # their first message decides, as a browser's starts in its Accept-Language. Beside the
+        # queue (the desk) the terminal is an agent's, whose language is `--locale`.
+        customer_locale=environment_locale(os.environ) if args.mode == "chat" else DEFAULT_LOCALE,
     )
 
 

@@ -571,7 +571,8 @@ def create_app(
     `editor`, the knowledge-base editor is not offered (F2 and the palette entry are gone). With
     `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
     the one its cookie names). A customer's chat is shown in `customer_locale` until their first
-    message decides its language (`helpdesk serve` passes the browser's)."""
+    message decides its language (`helpdesk serve` passes the browser's, `helpdesk chat` the
+    terminal's)."""
 
     def prepare_with(settings: Settings) -> Prepared:
         return _prepare(

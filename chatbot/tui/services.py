@@ -45,7 +45,7 @@ class Services:
     its conversation's instead."""
     customer_locale: Locale = DEFAULT_LOCALE
     """The language a customer's chat is shown in until their first message decides: the one
-    their browser asks for in `helpdesk serve`; English in a terminal."""
+    their browser asks for in `helpdesk serve`, their terminal's in `helpdesk chat`."""
 
     @property
     def engine(self) -> Engine:

@@ -4,12 +4,17 @@ and read the customer's words as typed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from rich.cells import cell_len
 from textual.dom import DOMNode
 from textual.geometry import Region
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
+from chatbot.cli.app import build_app
+from chatbot.cli.main import build_parser
 from chatbot.config import Settings, load_settings
 from chatbot.desk.models import ChatEvent, LocaleSet, State
 from chatbot.desk.service import DeskService
@@ -168,6 +173,29 @@ async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_f
         assert other.conversation(empty).locale == "zh"
         await wait_until(pilot, lambda: "正在等待客服人员" in chat_text(app))
         assert "您好！关于租车" in chat_text(app)
+
+
+async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`helpdesk chat` in a terminal whose LANG is Chinese: the chat starts in Chinese, and an
+    English first message still turns it English. The desk's chat does not: that terminal is
+    an agent's."""
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.setenv("HELPDESK_DB", str(tmp_path / "helpdesk.sqlite3"))
+    app = build_app(build_parser("chat").parse_args(["chat"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(ChatPanel)))
+        await wait_until(pilot, lambda: "您好！关于租车" in chat_text(app))
+        await wait_until(pilot, lambda: app.sub_title == "客户聊天")
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
+        assert "您好" not in chat_text(app)
+    # Beside the queue (`helpdesk` alone) the terminal is an agent's: `--locale`, not LANG.
+    desk = build_app(build_parser("").parse_args([]))
+    async with desk.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(desk.screen.query(ChatPanel)))
+        assert "Hi! Ask anything" in chat_text(desk)
 
 
 async def test_agents_keep_their_own_language(

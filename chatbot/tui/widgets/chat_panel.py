@@ -109,7 +109,7 @@ class ChatPanel(Vertical):
         self._loading = asyncio.Lock()
         self._offered: Locale = services.customer_locale
         """What the chat is shown in before anything is written: the language the customer's
-        browser asks for (`helpdesk serve`), else English."""
+        browser (`helpdesk serve`) or terminal (`helpdesk chat`) asks for, else English."""
         self.locale: Locale = self._offered
         """The customer's language: their conversation's (set by their first message, or by
         their choice), until then the one offered; the agent's `--locale` is not theirs."""
