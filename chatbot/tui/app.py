@@ -62,7 +62,11 @@ T = TypeVar("T")
 
 class ScreenFactory(Protocol):
     def __call__(
-        self, services: Services | None, *, conversation_id: int | None = None
+        self,
+        services: Services | None,
+        *,
+        conversation_id: int | None = None,
+        customer_locale: Locale = DEFAULT_LOCALE,
     ) -> ModeScreen: ...
 
 
@@ -206,6 +210,8 @@ class HelpDeskApp(SafeApp):
         self._timings = timings
         self._fixed_conversation = fixed_conversation
         self._customer_locale = customer_locale
+        if mode == "chat" and customer_locale != DEFAULT_LOCALE:
+            self.show_in(customer_locale)  # The whole screen is the customer's from the start.
         self._first_screen: ModeScreen | None = None
         self._closing = False
         self._engines: asyncio.Future[Engines] | None = None
@@ -267,7 +273,9 @@ class HelpDeskApp(SafeApp):
 
     def get_default_screen(self) -> Screen[None]:
         self._first_screen = MODE_SCREENS[self.mode_name](
-            self._services, conversation_id=self._conversation_id
+            self._services,
+            conversation_id=self._conversation_id,
+            customer_locale=self._customer_locale,
         )
         return self._first_screen
 

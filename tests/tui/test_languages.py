@@ -185,7 +185,7 @@ async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
     monkeypatch.setenv("HELPDESK_DB", str(tmp_path / "helpdesk.sqlite3"))
     app = build_app(build_parser("chat").parse_args(["chat"]))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: bool(app.screen.query(ChatPanel)))
+        await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #chat-welcome")))
         await wait_until(pilot, lambda: "您好！关于租车" in chat_text(app))
         await wait_until(pilot, lambda: app.sub_title == "客户聊天")
         await ask(pilot, Q1)
@@ -194,7 +194,10 @@ async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
     # Beside the queue (`helpdesk` alone) the terminal is an agent's: `--locale`, not LANG.
     desk = build_app(build_parser("").parse_args([]))
     async with desk.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: bool(desk.screen.query(ChatPanel)))
+        await wait_until(pilot, lambda: bool(desk.screen.query("ChatPanel #chat-welcome")))
+        await wait_until(
+            pilot, lambda: "Ask anything" in chat_text(desk) or "您好" in chat_text(desk)
+        )
         assert "Hi! Ask anything" in chat_text(desk)
 
 

@@ -151,6 +151,25 @@ async def test_the_agents_language_from_the_settings_shows_once_they_are_loaded(
         await wait_until(pilot, lambda: app.focused is console.queue.table)
 
 
+async def test_the_shell_is_in_the_language_offered_to_the_customer(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    """A chat offered in Chinese (the terminal's or the browser's language) is Chinese from its
+    first screen, before the desk opens: no English welcome flashes by."""
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "chat", customer_locale="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        assert app.screen.query_one("#chat", ChatShell)
+        shown = flat(screen_text(app))
+        assert "您好！关于租车" in shown and "Ask anything" not in shown
+        assert app.sub_title == "客户聊天"
+        load.opened.set()
+        await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #chat-welcome")))
+        await wait_until(pilot, lambda: "您好！关于租车" in flat(screen_text(app)))
+        assert "Ask anything" not in flat(screen_text(app))
+
+
 async def test_settings_that_cannot_be_loaded_end_the_app_with_their_reason(
     http: httpx.AsyncClient, clock: FrozenClock
 ) -> None:

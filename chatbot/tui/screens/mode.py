@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, LoadingIndicator
 
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.tui.widgets.chat_shell import ChatShell
 
 if TYPE_CHECKING:
@@ -29,10 +30,19 @@ class ModeScreen(Screen[None]):
     """A screen whose panels need the desk: built at once when `services` is given, else stood in
     for (the chat by its shell, the rest by loading indicators) until `start`."""
 
-    def __init__(self, services: Services | None, *, conversation_id: int | None = None) -> None:
+    def __init__(
+        self,
+        services: Services | None,
+        *,
+        conversation_id: int | None = None,
+        customer_locale: Locale = DEFAULT_LOCALE,
+    ) -> None:
         super().__init__()
         self.services = services
         self.conversation_id = conversation_id
+        self.customer_locale = customer_locale
+        """The language the chat's shell is shown in (the chat panel's until the customer
+        writes)."""
         self._pending: dict[str, PanelFactory] = {}
         self._typed: tuple[str, int, bool] | None = None
         """What the customer typed into the chat's shell, where its cursor was, and whether they
@@ -44,7 +54,7 @@ class ModeScreen(Screen[None]):
         if self.services is not None:
             return make(self.services)
         self._pending[id] = make
-        return ChatShell(id=id) if shell else LoadingIndicator(id=id)
+        return ChatShell(locale=self.customer_locale, id=id) if shell else LoadingIndicator(id=id)
 
     async def start(self, services: Services) -> None:
         """Put the real panels in place of what stood in for them."""
