@@ -3,10 +3,12 @@ quitting asks first while a screen holds unsaved work."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from textual import events
 from textual.app import App
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 
 from chatbot.text import printable
 
@@ -19,6 +21,18 @@ class HoldsUnsavedWork(Protocol):
 
     def confirm_quit(self) -> None:
         """Ask whether to throw the work away, and quit if the answer is yes."""
+
+
+def auto_focus(screen: Screen[Any]) -> None:
+    """Focus the first focusable match of the screen's `AUTO_FOCUS` (else the app's) if nothing
+    has the focus, as Textual does when it shows a screen while the app has the focus."""
+    selector = screen.AUTO_FOCUS if screen.AUTO_FOCUS is not None else screen.app.AUTO_FOCUS
+    if not selector or screen.focused is not None:
+        return
+    for widget in screen.query(selector):
+        if widget.focusable:
+            screen.set_focus(widget)
+            return
 
 
 class SafeApp(App[None]):
@@ -37,6 +51,13 @@ class SafeApp(App[None]):
         # all of them, never markup, and every control character spelled out, never sent raw.
         super().notify(printable(message), title=printable(title), severity=severity,
                        timeout=timeout, markup=False)  # fmt: skip
+
+    def on_app_focus(self, _event: events.AppFocus) -> None:
+        # Textual focuses a screen's AUTO_FOCUS only while the app has the focus. A browser
+        # session starts without it (the page's terminal tells the app once it is focused), so
+        # its first screen could come up with nothing focused, and what the customer typed then
+        # went nowhere.
+        auto_focus(self.screen)
 
     async def action_quit(self) -> None:
         for screen in reversed(self.screen_stack):

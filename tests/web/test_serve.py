@@ -19,7 +19,9 @@ from tests.web.harness import (
     Served,
     run_async,
     server_environment,
+    settled,
     start_server,
+    transcript,
     wait_for,
 )
 
@@ -119,6 +121,35 @@ def test_a_customers_chat_starts_in_the_browsers_language(served: Served) -> Non
     assert "您好！关于租车" in chinese and "Hi! Ask" not in chinese
     english = run_async(first_screen("fr, en;q=0.8"))
     assert "Hi! Ask anything" in english and "您好" not in english
+
+
+def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
+    browser: Browser, served: Served
+) -> None:
+    """The page gives the terminal the keyboard once the app has drawn: a customer who starts
+    typing at once is heard, and the app, told it has the focus, shows its keys."""
+    question = "Can I bring my dog on the bike?"
+    before = {s.conversation for s in served.sessions()}
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(served.url + "/")
+        page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        settled(page)
+        assert page.evaluate("document.activeElement.classList.contains('xterm-helper-textarea')")
+        page.keyboard.type(question)  # No click first.
+        page.keyboard.press("Enter")
+        [mine] = wait_for(
+            lambda: [s.conversation for s in served.sessions() if s.conversation not in before],
+            what="the customer's session",
+        )
+        assert mine is not None
+        wait_for(
+            lambda: any(text == question for _, text, _ in transcript(served.db, mine)),
+            what="the question typed on arrival",
+        )
+    finally:
+        context.close()
 
 
 def test_sessions_per_address_are_capped(tmp_path: Path) -> None:

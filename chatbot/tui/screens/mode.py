@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Input, LoadingIndicator
 
 from chatbot.i18n import DEFAULT_LOCALE, Locale
+from chatbot.tui.base_app import auto_focus
 from chatbot.tui.widgets.chat_shell import ChatShell
 
 if TYPE_CHECKING:
@@ -74,11 +75,7 @@ class ModeScreen(Screen[None]):
             await parent.mount(panel, before=index if index < len(parent.children) else None)
         self._pending.clear()
         # As Textual does when a screen is shown: the first focusable match of `AUTO_FOCUS`.
-        if self.AUTO_FOCUS and self.focused is None:
-            for widget in self.query(self.AUTO_FOCUS):
-                if widget.focusable:
-                    self.set_focus(widget)
-                    break
+        auto_focus(self)
         await self.started()
 
     async def started(self) -> None:
