@@ -18,6 +18,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
 from tests.tui.helpers import flat, palette_ready, screen_text, steady, type_text, wait_until
+from tests.tui.test_editor import open_editor
 
 SMALL = (80, 24)
 
@@ -25,15 +26,6 @@ SMALL = (80, 24)
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
     return editor_settings(db_path, kb_copy)
-
-
-async def open_editor(pilot: Pilot[None]) -> EditorScreen:
-    await pilot.press("f2")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, EditorScreen)
-    return screen
 
 
 def fully_visible(app: HelpDeskApp, widget: Widget) -> bool:

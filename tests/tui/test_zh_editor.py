@@ -8,15 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from chatbot.config import Settings
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.screens.editor import Confirm, EditorScreen
+from chatbot.tui.screens.editor import Confirm
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.tui.conftest import Q1, FrozenClock, editor_settings
 from tests.tui.helpers import agent_app, engine_ready, screen_text, squashed, type_text, wait_until
+from tests.tui.test_editor import open_editor
 
 SMALL = (80, 24)
 
@@ -39,19 +39,6 @@ def assert_english_gone(app: HelpDeskApp, *sentences: str) -> None:
     shown = screen_text(app)
     for sentence in sentences:
         assert sentence not in shown, sentence
-
-
-async def open_editor(pilot: Pilot[None]) -> EditorScreen:
-    app = pilot.app
-    await pilot.pause()
-    await pilot.press("f2")
-    await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
-    editor = app.screen
-    assert isinstance(editor, EditorScreen)
-    # The list is read in a thread; the first passage opens then.
-    await wait_until(pilot, lambda: editor.form.passage_id == "card-charged-twice")
-    await pilot.pause()
-    return editor
 
 
 async def test_passages_history_and_confirmations_in_the_editors_language(
