@@ -141,8 +141,6 @@ class ChatPanel(Vertical):
         self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
-        if self.locale != DEFAULT_LOCALE:  # Built in it already; the app's keys and title too.
-            self.post_message(self.LocaleChanged(self.locale))
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
 
