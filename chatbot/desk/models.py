@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from chatbot.desk.state import State as State  # Defined apart so the CLI needs no pydantic.
 from chatbot.engine.models import Decision, Reason
-from chatbot.i18n import Locale
+from chatbot.i18n import DEFAULT_LOCALE, Locale
 
 
 class Author(StrEnum):
@@ -261,6 +261,14 @@ class Conversation(_Frozen):
     locale: Locale | None = None
     """The customer's language (the latest `locale-set` event); None: English, the default
     (their first message was English, or they have not written yet)."""
+
+    def shown_locale(self, offered: Locale) -> Locale:
+        """The language to show its customer: theirs once set; else, while nothing is written,
+        `offered` (what their browser or terminal asks for; the first message decides); else
+        English."""
+        if self.locale is not None:
+            return self.locale
+        return DEFAULT_LOCALE if self.last_entry > 0 else offered
 
 
 class Page(_Frozen):

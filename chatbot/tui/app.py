@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from chatbot.config import Settings
     from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.bot import BotWorker
+    from chatbot.desk.models import Conversation
     from chatbot.engine.engine import Engine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.tui.kb_index import KnowledgeBaseIndex
@@ -132,6 +133,8 @@ class Prepared:
     knowledge_base: Path | str | None
     locale: Locale
     suggestions: tuple[Suggestion, ...]
+    opened: Conversation | None = None
+    """The conversation the app was opened on, as read while checking it exists."""
 
     def close(self) -> None:
         """Close what was opened, for an app that ended before using it."""
@@ -250,6 +253,8 @@ class HelpDeskApp(SafeApp):
     def _use(self, prepared: Prepared) -> None:
         self._prepared = prepared
         self.knowledge_base = prepared.knowledge_base
+        opened = prepared.opened
+        opened_locale = None if opened is None else opened.shown_locale(self._customer_locale)
         self._services = Services(
             desk=prepared.desk,
             live=prepared.live,
@@ -261,9 +266,12 @@ class HelpDeskApp(SafeApp):
             suggestions=prepared.suggestions,
             locale=prepared.locale,
             customer_locale=self._customer_locale,
+            opened_locale=opened_locale,
         )
         if prepared.locale != DEFAULT_LOCALE:
             self.show_in(prepared.locale)
+        elif self.mode_name == "chat" and opened_locale not in (None, self._customer_locale):
+            self.show_in(opened_locale)  # The conversation's language, not the one offered.
 
     def show_in(self, locale: Locale) -> None:
         """The app's own keys and sub-title in `locale`: a customer's chat alone follows its
@@ -648,8 +656,9 @@ def _prepare(
         if isinstance(settings.knowledge_base.path, str):
             passages = open_knowledge_base(settings, lock_timeout=2.0)
         live = LiveEngine(None, passages)
+        opened = None
         if conversation_id is not None:
-            desk.call_blocking(lambda service: service.conversation(conversation_id))
+            opened = desk.call_blocking(lambda service: service.conversation(conversation_id))
     except BaseException:
         desk.close()
         if passages is not None:
@@ -718,4 +727,5 @@ def _prepare(
         # A customer's chat alone starts in English and follows its conversation.
         locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
         suggestions=suggestions,
+        opened=opened,
     )

@@ -46,6 +46,9 @@ class Services:
     customer_locale: Locale = DEFAULT_LOCALE
     """The language a customer's chat is shown in until their first message decides: the one
     their browser asks for in `helpdesk serve`, their terminal's in `helpdesk chat`."""
+    opened_locale: Locale | None = None
+    """The language of the conversation the app was opened on (`--conversation`, a browser
+    session's), read with the settings: its chat is drawn in it from the first frame."""
 
     @property
     def engine(self) -> Engine:

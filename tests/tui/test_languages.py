@@ -10,6 +10,7 @@ import pytest
 from rich.cells import cell_len
 from textual.dom import DOMNode
 from textual.geometry import Region
+from textual.message import Message
 from textual.widgets import Input, Static
 from textual.widgets._footer import FooterKey
 
@@ -200,6 +201,42 @@ async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
             pilot, lambda: "Ask anything" in chat_text(desk) or "您好" in chat_text(desk)
         )
         assert "Hi! Ask anything" in chat_text(desk)
+
+
+async def test_a_reopened_conversation_is_drawn_in_its_own_language_from_the_first_frame(
+    make_app: MakeApp,
+    other: DeskService,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A browser asking for Chinese reopens a conversation written in English: the chat is
+    English from its first frame, and a Chinese one opened from an English terminal (through
+    the settings loader, as `helpdesk chat --conversation` does) is Chinese from its first.
+    Neither is drawn in the offered language first and then switched."""
+    switches: list[Message] = []
+
+    def hook(message: Message) -> None:
+        if isinstance(message, ChatPanel.LocaleChanged):
+            switches.append(message)
+
+    english = other.ask(None, Q1).conversation.id
+    app = make_app("chat", conversation_id=english, fixed_conversation=True, customer_locale="zh")
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        assert chat(app).locale == "en" and app.sub_title == "customer chat"
+        assert "Hi! Ask anything" in chat_text(app) and language_hint(app) == "F9 中文"
+        await wait_until(pilot, lambda: Q1 in chat_text(app))
+        assert "您好" not in chat_text(app)
+    assert switches == []
+
+    chinese = other.ask(None, Q1_ZH).conversation.id
+    monkeypatch.setenv("HELPDESK_DB", str(settings.store.db))  # LANG is C.UTF-8 (conftest).
+    terminal = build_app(build_parser("chat").parse_args(["chat", "--conversation", str(chinese)]))
+    async with terminal.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_until(pilot, lambda: bool(terminal.screen.query("ChatPanel #chat-welcome")))
+        assert chat(terminal).locale == "zh" and terminal.sub_title == "客户聊天"
+        await wait_until(pilot, lambda: Q1_ZH in chat_text(terminal))
+        assert "您好！关于租车" in chat_text(terminal) and "Hi! Ask" not in chat_text(terminal)
+    assert switches == []
 
 
 async def test_agents_keep_their_own_language(

@@ -110,9 +110,11 @@ class ChatPanel(Vertical):
         self._offered: Locale = services.customer_locale
         """What the chat is shown in before anything is written: the language the customer's
         browser (`helpdesk serve`) or terminal (`helpdesk chat`) asks for, else English."""
-        self.locale: Locale = self._offered
+        opened = services.opened_locale if conversation_id is not None else None
+        self.locale: Locale = opened or self._offered
         """The customer's language: their conversation's (set by their first message, or by
-        their choice), until then the one offered; the agent's `--locale` is not theirs."""
+        their choice), until then the one offered; the agent's `--locale` is not theirs. A
+        conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
         """A language the customer picked before their first message: it wins over detection."""
         self._localize_bindings()
@@ -209,8 +211,7 @@ class ChatPanel(Vertical):
     def _unwritten(self, conversation: Conversation | None) -> Locale:
         """The language of a conversation with no `locale-set` event: the one offered while
         nothing is written in it (the first message decides then), English after."""
-        written = conversation is not None and conversation.last_entry > 0
-        return DEFAULT_LOCALE if written else self._offered
+        return self._offered if conversation is None else conversation.shown_locale(self._offered)
 
     def _kept(self) -> Locale | None:
         """The language to keep with a conversation that starts without a message (the
