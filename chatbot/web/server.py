@@ -17,9 +17,9 @@ import json
 import logging
 import os
 from asyncio.subprocess import Process
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol, cast
@@ -33,7 +33,7 @@ from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings
-from chatbot.i18n import Locale, accepted_locale, translations
+from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.web.cookies import CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page, title
 from chatbot.web.security import (
@@ -56,6 +56,21 @@ STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
 SESSION_SECRETS = ("VALEN_API_KEY",)
+RETRY_AFTER_S = 60
+"""What a refused page tells the browser (`Retry-After`): sessions end as people leave."""
+REFUSAL_HEADING = N_("The help desk cannot open now")
+
+
+class Refusal(StrEnum):
+    """Why a new session does not start, as its page says it."""
+
+    CLOSING = N_("The help desk is shutting down. Try again in a minute.")
+    BUSY = N_("The help desk is serving as many people as it can. Try again in a minute.")
+    ADDRESS_FULL = N_(
+        "Too many help-desk pages are open from your address. Close one, then try again."
+    )
+
+
 """Left out of what sessions inherit; given only to the sessions that need them."""
 ASSETS = Path(__file__).parent / "assets"
 TEXTUAL_SERVE_STATIC = Path(textual_serve.__file__).parent / "static"
@@ -327,9 +342,37 @@ class HelpdeskServer(Server):
 
     # -- pages ------------------------------------------------------------------------------------
 
+    def refusal(self, request: web.Request) -> Refusal | None:
+        """Why a session from `request` would not start now, if it would not: the server is
+        ending, it holds `max_sessions`, or the address holds its share."""
+        if self.closing:
+            return Refusal.CLOSING
+        if len(self.sessions) >= self.settings.max_sessions:
+            return Refusal.BUSY
+        address = self.client_address(request)
+        mine = sum(1 for live in self.sessions.values() if live.address == address)
+        if mine >= self.settings.max_sessions_per_address:
+            return Refusal.ADDRESS_FULL
+        return None
+
+    def refused_page(self, request: web.Request, refusal: Refusal, path: str) -> web.Response:
+        """Said on the page, in the browser's language, in place of a session that would be
+        refused: a browser never shows a refused handshake's reason, so the app's page would
+        only say that the session ended."""
+        locale = page_locale(request)
+        t = translations(locale)
+        page = message_page(heading=t.gettext(REFUSAL_HEADING), text=t.gettext(refusal.value),
+                            link=path, locale=locale)  # fmt: skip
+        response = self._html(page, status=503)
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
+
     async def handle_customer(self, request: web.Request) -> web.Response:
         """A customer's page: their own conversation back, or a new one. No id is ever read from
-        the URL or the page, only from the signed cookie."""
+        the URL or the page, only from the signed cookie. A page whose session could not start
+        says why instead, and starts no conversation."""
+        if (refusal := self.refusal(request)) is not None:
+            return self.refused_page(request, refusal, "/")
         conversation = await self.customer_conversation(request)
         page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"),
                         locale=page_locale(request))  # fmt: skip
@@ -364,6 +407,8 @@ class HelpdeskServer(Server):
                     ),
                     status=403,
                 )
+            if (refusal := self.refusal(request)) is not None:
+                return self.refused_page(request, refusal, f"/{area.value}")
             url = self.websocket_url(request, f"/ws/{area.value}")
             page = app_page(area=area, path=f"/{area.value}", websocket_url=url, locale=locale)
             return self._html(page)
@@ -492,13 +537,10 @@ class HelpdeskServer(Server):
         spec = await self.session_spec(request, area)
         if spec is None:
             raise web.HTTPForbidden(text="refused: no session; reload the page")
-        address = self.client_address(request)
-        per_address = Counter(live.address for live in self.sessions.values())
-        if (
-            len(self.sessions) >= self.settings.max_sessions
-            or per_address[address] >= self.settings.max_sessions_per_address
-        ):
+        # Checked again: the page was served before other sessions may have started.
+        if self.refusal(request) is not None:
             raise web.HTTPServiceUnavailable(text="too many sessions; try again later")
+        address = self.client_address(request)
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
         await websocket.prepare(request)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -152,29 +154,65 @@ def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
         context.close()
 
 
-def test_sessions_per_address_are_capped(tmp_path: Path) -> None:
+def conversation_count(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        [(count,)] = connection.execute("SELECT count(*) FROM conversations").fetchall()
+    return int(count)
+
+
+def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) -> None:
+    """One session per address, two in all (addresses told apart by a trusted proxy's header).
+    A handshake over either cap is refused; a page that would open one says why instead, in
+    the browser's language, and starts no conversation."""
     db, kb = make_site(tmp_path)
-    served = start_server(
-        tmp_path, db=db, kb=kb, environment={"HELPDESK_WEB__MAX_SESSIONS_PER_ADDRESS": "1"}
-    )
+    served = start_server(tmp_path, db=db, kb=kb, environment={
+        "HELPDESK_WEB__MAX_SESSIONS_PER_ADDRESS": "1",
+        "HELPDESK_WEB__MAX_SESSIONS": "2",
+        "HELPDESK_WEB__TRUST_PROXY_HEADERS": "1",
+    })  # fmt: skip
+    a, b, c = ({"X-Forwarded-For": f"10.0.0.{n}"} for n in (1, 2, 3))
+    agent = sign_in(served, "ana").cookies
     try:
-        cookies = [httpx.get(served.url + "/").cookies["helpdesk-chat"] for _ in range(2)]
+        cookies = [httpx.get(served.url + "/", headers=a).cookies["helpdesk-chat"] for _ in "ab"]
         ws_url = served.url.replace("http://", "ws://") + "/ws/chat"
 
-        async def second_session_status() -> int:
+        def sessions_open(count: int) -> None:
+            wait_for(lambda: httpx.get(served.url + "/healthz").json()["sessions"] == count,
+                     what=f"{count} sessions")  # fmt: skip
+
+        def page(path: str, address: dict[str, str], **headers: str) -> httpx.Response:
+            return httpx.get(served.url + path, headers={**address, **headers}, cookies=agent)
+
+        async def refusals() -> tuple[int, list[httpx.Response]]:
             async with ClientSession() as session:
-                headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookies[0]}"}
+                headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookies[0]}", **a}
                 first = await session.ws_connect(ws_url, headers=headers)
+                sessions_open(1)
+                before = conversation_count(db)
+                pages = [page("/", a, **{"Accept-Language": "zh-CN"})]
+                assert conversation_count(db) == before  # Nothing started for a refused page.
                 headers["Cookie"] = f"helpdesk-chat={cookies[1]}"
                 try:
                     await session.ws_connect(ws_url, headers=headers)
+                    status = 101
                 except WSServerHandshakeError as refused:
-                    return refused.status
-                finally:
-                    await first.close()
-            return 101
+                    status = refused.status
+                second = await session.ws_connect(ws_url, headers={**headers, **b})
+                sessions_open(2)
+                pages += [page("/", c), page("/agent", c)]
+                await first.close()
+                await second.close()
+            return status, pages
 
-        assert run_async(second_session_status()) == 503
+        status, [address_full, busy, agents] = run_async(refusals())
+        assert status == 503
+        assert address_full.status_code == 503 and address_full.headers["Retry-After"] == "60"
+        assert "您的地址打开的客服页面过多" in address_full.text and 'href="/"' in address_full.text
+        assert "helpdesk-chat" not in address_full.cookies
+        assert busy.status_code == 503 and "serving as many people as it can" in busy.text
+        assert agents.status_code == 503 and 'href="/agent"' in agents.text
+        sessions_open(0)  # Once the sessions end, pages open them again.
+        assert 'id="terminal"' in page("/", a).text and 'id="terminal"' in page("/agent", a).text
     finally:
         assert served.stop() == 0
 
