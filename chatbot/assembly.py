@@ -243,6 +243,21 @@ def build_locale_engines(
     return engines
 
 
+def require_database(settings: Settings) -> None:
+    """For the commands that only read (or change what is there): a SQLite file that does not
+    exist is one line, where opening it would make an empty database, folders and all, at a
+    mistyped path and report on that. A PostgreSQL database is never made by connecting."""
+    db = settings.store.db
+    if is_postgres(db):
+        return
+    path = store_location(db)
+    if not path.exists():
+        raise HelpdeskError(
+            f"{path}: no database there (the app, `helpdesk bot` and `helpdesk serve` make it "
+            "on first use)"
+        )
+
+
 def open_accounts(settings: Settings) -> AccountService:
     """The account service over the conversations' database, for the thread that calls this."""
     from chatbot.accounts.service import AccountService

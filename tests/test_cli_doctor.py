@@ -1,9 +1,12 @@
 """`helpdesk doctor` on each backend: where the database is (never the password), its server,
-schema version and a measured latency."""
+schema version and a measured latency; the commands that read make no database at a mistyped
+path."""
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,7 @@ from tests.backends import Backend
 def test_doctor_reports_the_database_without_its_password(
     backend: Backend, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    backend.open().close()  # The database a host was set up with.
     db = str(backend.location)
     if backend.name == "postgresql":  # Trust authentication ignores it; it must not be shown.
         db = db.replace("postgresql://postgres@", "postgresql://postgres:hunter2@")
@@ -37,3 +41,34 @@ def test_doctor_reports_the_database_without_its_password(
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == ["database", "server", "schema", "latency"]
     assert lines[0] == f"database  {backend.location}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["doctor"], ["stats"], ["conversations", "list"], ["conversations", "export"],
+     ["conversations", "show", "1"], ["users", "list"], ["users", "rm", "ana"]],
+)  # fmt: skip
+def test_a_command_that_reads_makes_no_database_at_a_mistyped_path(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line and exit status 2, and nothing made: neither the file nor its folder (opening
+    it would make both, and report on an empty database as if it were the desk's)."""
+    typo = tmp_path / "helpdsk" / "helpdesk.sqlite3"
+    assert main([*command, "--db", str(typo)]) == 2
+    assert capsys.readouterr().err == (
+        f"helpdesk: error: {typo}: no database there (the app, `helpdesk bot` and "
+        "`helpdesk serve` make it on first use)\n"
+    )
+    assert not typo.parent.exists()
+
+
+def test_adding_the_first_account_makes_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "new" / "helpdesk.sqlite3"
+    monkeypatch.setattr("sys.stdin", io.StringIO("a long passphrase\n"))
+    assert (
+        main(["users", "add", "root", "--role", "admin", "--password-stdin", "--db", str(db)]) == 0
+    )
+    assert db.exists()
+    assert main(["doctor", "--db", str(db)]) == 0

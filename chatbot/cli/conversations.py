@@ -58,9 +58,11 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _service(args: argparse.Namespace) -> DeskService:
-    from chatbot.assembly import open_service
+    from chatbot.assembly import open_service, require_database
 
-    return open_service(settings_from(args))
+    settings = settings_from(args)
+    require_database(settings)
+    return open_service(settings)
 
 
 def _time(value: datetime | None) -> str | None:

@@ -24,9 +24,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, so that registering the command costs `helpdesk --help` nothing.
-    from chatbot.assembly import check_database
+    from chatbot.assembly import check_database, require_database
 
-    report = check_database(settings_from(args))
+    settings = settings_from(args)
+    require_database(settings)  # A mistyped path is the problem, not a new database to report.
+    report = check_database(settings)
     if args.json:
         print(json.dumps(asdict(report), indent=2))
         return 0

@@ -48,13 +48,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from chatbot.assembly import open_service
+    from chatbot.assembly import open_service, require_database
     from chatbot.desk.clock import utc_now
     from chatbot.desk.stats import parse_since
 
     now = utc_now()
     since = None if args.since is None else parse_since(args.since, now)
     settings = settings_from(args)
+    require_database(settings)
     desk = open_service(settings)
     try:
         stats = desk.stats(since=since, threshold=settings.engine.threshold)

@@ -80,10 +80,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _service(args: argparse.Namespace) -> AccountService:
-    from chatbot.assembly import open_accounts
+def _service(args: argparse.Namespace, *, create: bool = False) -> AccountService:
+    """The accounts; only `users add` (`create`) makes the database if it is not there."""
+    from chatbot.assembly import open_accounts, require_database
 
-    return open_accounts(settings_from(args))
+    settings = settings_from(args)
+    if not create:
+        require_database(settings)
+    return open_accounts(settings)
 
 
 def read_password(args: argparse.Namespace) -> str:
@@ -106,7 +110,7 @@ def _line(account: Account) -> str:
 
 def run_add(args: argparse.Namespace) -> int:
     password = read_password(args)
-    service = _service(args)
+    service = _service(args, create=True)
     try:
         account = service.add(
             args.name, role=Role(args.role), password=password, display_name=args.display_name

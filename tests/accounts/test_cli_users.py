@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.cli.main import main
+from chatbot.store.sqlite import SQLiteStore
 
 
 @dataclass
@@ -31,7 +32,9 @@ Helpdesk = Callable[..., Ran]
 def helpdesk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> Helpdesk:
-    monkeypatch.setenv("HELPDESK_DB", str(tmp_path / "helpdesk.sqlite3"))
+    db = tmp_path / "helpdesk.sqlite3"
+    SQLiteStore.open(db).close()  # The desk's database: only `users add` would make one.
+    monkeypatch.setenv("HELPDESK_DB", str(db))
 
     def run(*args: str, stdin: str = "") -> Ran:
         monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
