@@ -32,7 +32,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import DEFAULT_LOCALE, Locale, parse_locale
+from chatbot.i18n import Locale, parse_locale
 from chatbot.knowledge_base.seed import seed_knowledge_base, shipped_translations
 from chatbot.paths import (
     default_config_file,
@@ -193,10 +193,12 @@ class WebSettings(BaseModel):
 class UiSettings(BaseModel):
     """The screens a person of the help desk works in."""
 
-    locale: Locale = DEFAULT_LOCALE
+    locale: Locale | None = None
     """Language of the agent console and the knowledge-base editor (`--locale`): `en` or `zh`
-    (`zh_CN` and the like are read as `zh`). Customers' chats follow each conversation's own
-    language; agents read customers' messages as written."""
+    (`zh_CN` and the like are read as `zh`). Unset: the language the person's side asks for,
+    their terminal's (`LANG` and the like) or their browser's (`Accept-Language`). Customers'
+    chats follow each conversation's own language; agents read customers' messages as
+    written."""
 
     @field_validator("locale", mode="before")
     @classmethod

@@ -68,6 +68,7 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
     from chatbot.i18n import DEFAULT_LOCALE, environment_locale
     from chatbot.tui import create_app
 
+    terminal = environment_locale(os.environ)
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
     # cost more than the screen itself.
     return create_app(
@@ -78,8 +79,10 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         bot=getattr(args, "bot", True),
         # `helpdesk chat`'s terminal is the customer's: their chat starts in its language until
         # their first message decides, as a browser's starts in its Accept-Language. Beside the
-        # queue (the desk) the terminal is an agent's, whose language is `--locale`.
-        customer_locale=environment_locale(os.environ) if args.mode == "chat" else DEFAULT_LOCALE,
+        # queue (the desk) the terminal is an agent's: the console is in its language unless
+        # `--locale` (ui.locale) names one, and the customer's chat beside it starts in English.
+        customer_locale=terminal if args.mode == "chat" else DEFAULT_LOCALE,
+        agent_locale=terminal,
     )
 
 

@@ -77,7 +77,8 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
 def add_locale_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--locale", metavar="LOCALE", default=argparse.SUPPRESS,
                         help="language of the agent console and editor: en or zh (setting "
-                             "ui.locale; customers' chats follow each conversation)")  # fmt: skip
+                             "ui.locale; default: the terminal's language; customers' chats "
+                             "follow each conversation)")  # fmt: skip
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

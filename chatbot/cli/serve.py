@@ -114,7 +114,7 @@ def session_arguments(spec: SessionSpec) -> list[str]:
     if spec.area is None:
         return ["chat", "--conversation", str(spec.conversation_id), "--locale", spec.locale]
     assert spec.account is not None
-    args = [spec.area.value, "--agent", spec.account.display_name]
+    args = [spec.area.value, "--agent", spec.account.display_name, "--locale", spec.locale]
     if spec.account.may_open(Area.EDITOR):
         args.append("--editor")
     return args

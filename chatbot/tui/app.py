@@ -188,6 +188,7 @@ class HelpDeskApp(SafeApp):
         owns_http: bool = False,
         fixed_conversation: bool = False,
         customer_locale: Locale = DEFAULT_LOCALE,
+        agent_locale: Locale = DEFAULT_LOCALE,
     ) -> None:
         """`prepared`, or the function that prepares it (called in a thread once the first
         screen is up: the screen shows its panels loading until then)."""
@@ -213,8 +214,11 @@ class HelpDeskApp(SafeApp):
         self._timings = timings
         self._fixed_conversation = fixed_conversation
         self._customer_locale = customer_locale
-        if mode == "chat" and customer_locale != DEFAULT_LOCALE:
-            self.show_in(customer_locale)  # The whole screen is the customer's from the start.
+        self._first_locale = customer_locale if mode == "chat" else agent_locale
+        """The language the app's keys and title are in from the start: the person's side's (a
+        customer's chat, or an agent's screens, whose settings may name another)."""
+        if self._first_locale != DEFAULT_LOCALE:
+            self.show_in(self._first_locale)
         self._first_screen: ModeScreen | None = None
         self._closing = False
         self._engines: asyncio.Future[Engines] | None = None
@@ -268,10 +272,11 @@ class HelpDeskApp(SafeApp):
             customer_locale=self._customer_locale,
             opened_locale=opened_locale,
         )
-        if prepared.locale != DEFAULT_LOCALE:
-            self.show_in(prepared.locale)
-        elif self.mode_name == "chat" and opened_locale not in (None, self._customer_locale):
-            self.show_in(opened_locale)  # The conversation's language, not the one offered.
+        # A chat reopened in its conversation's language; an agent's screens in theirs.
+        chat = self.mode_name == "chat"
+        wanted = (opened_locale or self._customer_locale) if chat else prepared.locale
+        if wanted != self._first_locale:
+            self.show_in(wanted)
 
     def show_in(self, locale: Locale) -> None:
         """The app's own keys and sub-title in `locale`: a customer's chat alone follows its
@@ -577,6 +582,7 @@ def create_app(
     editor: bool = True,
     fixed_conversation: bool = False,
     customer_locale: Locale = DEFAULT_LOCALE,
+    agent_locale: Locale = DEFAULT_LOCALE,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Given settings, bad ones (database, knowledge base, an
     unknown conversation) raise `HelpdeskError` here, before any screen opens. Given a function
@@ -588,7 +594,8 @@ def create_app(
     `fixed_conversation`, the customer cannot start a new conversation (a browser session's is
     the one its cookie names). A customer's chat is shown in `customer_locale` until their first
     message decides its language (`helpdesk serve` passes the browser's, `helpdesk chat` the
-    terminal's)."""
+    terminal's); an agent's and editor's screens are in `agent_locale` (their browser's or
+    terminal's) unless the settings name one (`ui.locale`)."""
 
     def prepare_with(settings: Settings) -> Prepared:
         return _prepare(
@@ -600,6 +607,7 @@ def create_app(
             conversation_id=conversation_id,
             bot=bot,
             editor=editor,
+            agent_locale=agent_locale,
         )
 
     prepared: Prepared | Callable[[], Prepared]
@@ -627,6 +635,7 @@ def create_app(
         owns_http=http is None,
         fixed_conversation=fixed_conversation,
         customer_locale=customer_locale,
+        agent_locale=agent_locale,
     )
 
 
@@ -640,6 +649,7 @@ def _prepare(
     conversation_id: int | None,
     bot: bool,
     editor: bool,
+    agent_locale: Locale,
 ) -> Prepared:
     """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`."""
     from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
@@ -724,8 +734,9 @@ def _prepare(
         # then the name saved in the settings file; else the console asks on the first claim.
         agent=agent or settings.agent.name,
         knowledge_base=settings.knowledge_base.path if editor else None,
-        # A customer's chat alone starts in English and follows its conversation.
-        locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale,
+        # A customer's chat alone starts in English and follows its conversation; an agent's
+        # screens are in the language set for them, else in their terminal's or browser's.
+        locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale or agent_locale,
         suggestions=suggestions,
         opened=opened,
     )

@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--locale",
         type=parse_locale,
         default=DEFAULT_LOCALE,
-        help="the language a customer's chat starts in, until their first message decides",
+        help="the browser's language: a customer's chat starts in it (until their first message"
+        " decides), an agent's or editor's screens are in it (unless ui.locale is set)",
     )
     return parser
 
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 settings,
                 mode=args.area,
                 agent=args.agent,
+                agent_locale=args.locale,
                 bot=False,
                 editor=args.area == "editor" or args.editor,
             )

@@ -517,7 +517,7 @@ class HelpdeskServer(Server):
         account = await self.signed_in(request)
         if account is None or not account.may_open(area):
             return None
-        return SessionSpec(area, account=account)
+        return SessionSpec(area, account=account, locale=page_locale(request))
 
     def websocket(
         self, area: Area | None

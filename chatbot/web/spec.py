@@ -17,5 +17,6 @@ class SessionSpec:
     conversation_id: int | None = None
     account: Account | None = None
     locale: Locale = DEFAULT_LOCALE
-    """A customer's chat starts in it until their first message decides: the browser's
-    `Accept-Language`, as the page around the app."""
+    """The browser's `Accept-Language`, as the page around the app: a customer's chat starts in
+    it until their first message decides; an agent's or editor's screens are in it unless the
+    settings name a language (`ui.locale`)."""

@@ -177,12 +177,13 @@ async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_f
         assert "您好！关于租车" in chat_text(app)
 
 
-async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
+async def test_a_terminals_language_starts_the_chat_and_the_agents_console(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """`helpdesk chat` in a terminal whose LANG is Chinese: the chat starts in Chinese, and an
-    English first message still turns it English. The desk's chat does not: that terminal is
-    an agent's."""
+    English first message still turns it English. Beside the queue the terminal is an agent's:
+    the console is in its language, the customer's chat starts in English. `--locale` (like
+    `ui.locale` in the settings file) names the agent's language over the terminal's."""
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
     monkeypatch.setenv("HELPDESK_DB", str(tmp_path / "helpdesk.sqlite3"))
     app = build_app(build_parser("chat").parse_args(["chat"]))
@@ -193,7 +194,6 @@ async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
         await ask(pilot, Q1)
         await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
         assert "您好" not in chat_text(app)
-    # Beside the queue (`helpdesk` alone) the terminal is an agent's: `--locale`, not LANG.
     desk = build_app(build_parser("").parse_args([]))
     async with desk.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: bool(desk.screen.query("ChatPanel #chat-welcome")))
@@ -201,6 +201,12 @@ async def test_a_terminals_language_starts_the_customers_chat_as_helpdesk_does(
             pilot, lambda: "Ask anything" in chat_text(desk) or "您好" in chat_text(desk)
         )
         assert "Hi! Ask anything" in chat_text(desk)
+        await wait_until(pilot, lambda: "转人工队列" in flat(screen_text(desk)))
+        assert "退出" in footer_text(desk) and "Handoff queue" not in flat(screen_text(desk))
+    named = build_app(build_parser("agent").parse_args(["agent", "--locale", "en"]))
+    async with named.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Handoff queue" in flat(screen_text(named)))
+        assert named.sub_title == "agent console" and "Quit" in footer_text(named)
 
 
 async def test_a_reopened_conversation_is_drawn_in_its_own_language_from_the_first_frame(

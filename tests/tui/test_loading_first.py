@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from chatbot.config import Settings, load_settings
 from chatbot.desk.service import DeskService
@@ -168,6 +169,26 @@ async def test_the_shell_is_in_the_language_offered_to_the_customer(
         await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #chat-welcome")))
         await wait_until(pilot, lambda: "您好！关于租车" in flat(screen_text(app)))
         assert "Ask anything" not in flat(screen_text(app))
+
+
+@pytest.mark.parametrize(("named", "title"), [(None, "客服控制台"), ("en", "agent console")])
+async def test_an_agents_screen_is_in_their_terminals_language_from_the_first_frame(
+    db_path: Path, http: httpx.AsyncClient, clock: FrozenClock, named: str | None, title: str
+) -> None:
+    """No language in the settings, a Chinese terminal: the console's title and keys are Chinese
+    while the settings load and after. A language the settings name wins once they are read."""
+    settings = load_settings(store={"db": db_path}, ui={"locale": named})
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "agent", agent="ana", agent_locale="zh")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        assert app.sub_title == "客服控制台"
+        assert [b.description for b in app._bindings.key_to_bindings["ctrl+q"]] == ["退出"]
+        load.opened.set()
+        await wait_until(pilot, lambda: bool(app.screen.query("AgentConsole QueueList")))
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, console.queue.loaded.is_set)
+        assert app.sub_title == title
 
 
 async def test_settings_that_cannot_be_loaded_end_the_app_with_their_reason(

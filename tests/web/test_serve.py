@@ -96,33 +96,51 @@ def test_our_pages_speak_the_browsers_language(served: Served) -> None:
     assert "Sign in to open the agent console." in english.text
 
 
+def first_screen(served: Served, area: str, cookie: str, accept_language: str, *until: str) -> str:
+    """What the app of a session on `/ws/{area}` draws first, as the page's terminal gets it,
+    until it shows one of `until`."""
+    ws_url = served.url.replace("http://", "ws://") + f"/ws/{area}?width=100&height=30"
+    headers = {"Origin": served.url, "Cookie": cookie, "Accept-Language": accept_language}
+    marks = [text.encode() for text in until]
+
+    async def read() -> bytes:
+        drawn = b""
+        async with ClientSession() as session:
+            async with await session.ws_connect(ws_url, headers=headers) as socket:
+                async for message in socket:
+                    if isinstance(message.data, bytes):
+                        drawn += message.data
+                    if any(mark in drawn for mark in marks):
+                        break
+        return drawn
+
+    return run_async(read()).decode("utf-8", "replace")
+
+
 def test_a_customers_chat_starts_in_the_browsers_language(served: Served) -> None:
     """The app inside follows the page: a customer whose browser asks for Chinese sees the chat
     in Chinese before writing anything, another browser English (the first message decides
     after, as the app's tests show)."""
-    ws_url = served.url.replace("http://", "ws://") + "/ws/chat?width=100&height=30"
 
-    async def first_screen(accept_language: str) -> str:
-        cookie = httpx.get(served.url + "/").cookies["helpdesk-chat"]
-        headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookie}"}
-        drawn = b""
-        async with ClientSession() as session:
-            socket = await session.ws_connect(
-                ws_url, headers=headers | {"Accept-Language": accept_language}
-            )
-            async with socket:
-                # What the app draws, as the page's terminal gets it, until the welcome is there.
-                async for message in socket:
-                    if isinstance(message.data, bytes):
-                        drawn += message.data
-                    if "您好".encode() in drawn or b"Hi! Ask" in drawn:
-                        break
-        return drawn.decode("utf-8", "replace")
+    def customer() -> str:
+        return "helpdesk-chat=" + httpx.get(served.url + "/").cookies["helpdesk-chat"]
 
-    chinese = run_async(first_screen("zh-CN,zh;q=0.9,en;q=0.8"))
+    welcome = ("您好", "Hi! Ask")
+    chinese = first_screen(served, "chat", customer(), "zh-CN,zh;q=0.9,en;q=0.8", *welcome)
     assert "您好！关于租车" in chinese and "Hi! Ask" not in chinese
-    english = run_async(first_screen("fr, en;q=0.8"))
+    english = first_screen(served, "chat", customer(), "fr, en;q=0.8", *welcome)
     assert "Hi! Ask anything" in english and "您好" not in english
+
+
+def test_an_agents_console_is_in_the_browsers_language(served: Served) -> None:
+    """As the sign-in page around it: the server names no language (ui.locale), so each agent's
+    console is in their own browser's."""
+    cookie = "helpdesk-session=" + sign_in(served, "ana").cookies["helpdesk-session"]
+    queue = ("转人工队列", "Handoff queue")
+    chinese = first_screen(served, "agent", cookie, "zh-CN,zh;q=0.9,en;q=0.8", *queue)
+    assert "转人工队列" in chinese and "Handoff queue" not in chinese
+    english = first_screen(served, "agent", cookie, "fr, en;q=0.8", *queue)
+    assert "Handoff queue" in english and "转人工队列" not in english
 
 
 def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
