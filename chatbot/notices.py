@@ -26,7 +26,7 @@ from chatbot.desk.models import (
     Resolved,
     State,
 )
-from chatbot.engine.models import Reason
+from chatbot.engine.models import Decision, Reason
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, N_, Locale, translations
 
 Reader = Literal["customer", "agent"]
@@ -203,3 +203,48 @@ def hand_back_question(count: int, *, locale: Locale = DEFAULT_LOCALE) -> str:
         )
         .format(count=count)
     )
+
+
+def why_no_passages(decision: Decision, *, locale: Locale = DEFAULT_LOCALE) -> str:
+    """Why nothing was retrieved for the question, naming the customer's words, as truthfully
+    as the retriever can tell (the overlap retriever keeps no trace: it can say only that)."""
+    t = translations(locale)
+    trace = decision.retrieval
+    if trace is None:
+        return t.gettext("No passage shares a word with the question.")
+    own = [term for term in trace.terms if not term.synonym]
+    if not own:
+        return t.gettext(
+            "No passage retrieved: every word of the question is too common to search for."
+        )
+    common = [term for term in own if trace.common(term)]
+    missing = [term for term in trace.terms if term.passages == 0]
+    parts = []
+    if len(common) == 1:
+        parts.append(
+            t.gettext(
+                "“{word}” is in {count} of {total} passages, too common to pick one on its own"
+            ).format(word=common[0].word, count=common[0].passages, total=trace.passages)
+        )
+    elif common:
+        counts = t.gettext(", ").join(
+            t.gettext("“{word}” ({count})").format(word=term.word, count=term.passages)
+            for term in common
+        )
+        parts.append(
+            t.gettext(
+                "{words} are each in half or more of the {total} passages, too common to pick "
+                "one on their own"
+            ).format(words=counts, total=trace.passages)
+        )
+    if missing:
+        words = t.gettext(", ").join(f"“{term.word}”" for term in missing)
+        parts.append(
+            t.ngettext(
+                "{words} is in no passage", "{words} are in no passage", len(missing)
+            ).format(words=words)
+        )
+    if not parts:
+        return t.gettext("No passage shares a word with the question.")
+    # A separator of its own: Chinese joins clauses with a full-width semicolon.
+    return t.gettext("No passage retrieved: {reasons}.").format(reasons=t.gettext("; ").join(parts))

@@ -5,6 +5,7 @@ from rank_bm25 import BM25Okapi
 
 from chatbot.knowledge_base import Passage
 from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
+from chatbot.notices import why_no_passages
 from chatbot.retrieval import BM25Retriever, OverlapRetriever, Retrieved, tokenize
 from chatbot.retrieval.bm25 import BM25Index
 from tests.conftest import SEED_DATA, SHIPPED_KB
@@ -154,7 +155,7 @@ async def test_the_engine_decision_carries_the_retrieval_trace() -> None:
     assert [(t.word, t.term, t.passages) for t in riding.retrieval.terms] == [
         ("zebras", "zebra", 0), ("riding", "ride", 2),
     ]  # fmt: skip
-    assert decision.why_no_passages() == "No passage retrieved: “zebras” is in no passage."
+    assert why_no_passages(decision) == "No passage retrieved: “zebras” is in no passage."
     # Restored from JSON (as a store would), the trace still explains.
     again = type(decision).model_validate_json(decision.model_dump_json())
-    assert again.why_no_passages() == decision.why_no_passages()
+    assert why_no_passages(again) == why_no_passages(decision)

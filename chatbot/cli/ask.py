@@ -66,6 +66,8 @@ def question_from_argv(question: str) -> str:
 def render(decision: Decision, *, cache: str = "the replay cache") -> str:
     """The decision for a person: answer or escalation first, then every candidate, then what a
     replay miss means when there is one (a newcomer would otherwise read it as a failure)."""
+    from chatbot.notices import why_no_passages
+
     lines = []
     if decision.answer is not None:
         answer = decision.answer
@@ -79,7 +81,7 @@ def render(decision: Decision, *, cache: str = "the replay cache") -> str:
     lines.append("")
     lines.append(f"Candidates (threshold {decision.threshold:g}):")
     if not decision.candidates:
-        lines.append(f"  none. {decision.why_no_passages()}")
+        lines.append(f"  none. {why_no_passages(decision)}")
     for c in decision.candidates:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
         error = f"  {printable(c.error)}" if c.error else ""

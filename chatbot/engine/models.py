@@ -86,33 +86,6 @@ class RetrievalTrace(BaseModel):
         """In half the passages or more: counts toward scores but never retrieves on its own."""
         return term.passages > 0 and 2 * term.passages >= self.passages
 
-    def why_nothing(self) -> str:
-        """One sentence on why no passage was retrieved, naming the customer's words."""
-        own = [t for t in self.terms if not t.synonym]
-        if not own:
-            return "No passage retrieved: every word of the question is too common to search for."
-        common = [t for t in own if self.common(t)]
-        missing = [t for t in self.terms if t.passages == 0]
-        parts = []
-        if len(common) == 1:
-            word, count = common[0].word, common[0].passages
-            parts.append(
-                f"“{word}” is in {count} of {self.passages} passages, "
-                "too common to pick one on its own"
-            )
-        elif common:
-            counts = ", ".join(f"“{t.word}” ({t.passages})" for t in common)
-            parts.append(
-                f"{counts} are each in half or more of the {self.passages} passages, "
-                "too common to pick one on their own"
-            )
-        if missing:
-            words = ", ".join(f"“{t.word}”" for t in missing)
-            parts.append(f"{words} {'is' if len(missing) == 1 else 'are'} in no passage")
-        if not parts:
-            return "No passage shares a word with the question."
-        return "No passage retrieved: " + "; ".join(parts) + "."
-
 
 class Decision(BaseModel):
     """What the bot does with one question: answer from a passage, or escalate with a reason."""
@@ -128,12 +101,6 @@ class Decision(BaseModel):
     latency_ms: float = 0.0
     retrieval: RetrievalTrace | None = None
     """The question's search terms and their passage counts (None from the overlap retriever)."""
-
-    def why_no_passages(self) -> str:
-        """Why nothing was retrieved, as truthfully as the retriever can tell."""
-        if self.retrieval is None:
-            return "No passage shares a word with the question."
-        return self.retrieval.why_nothing()
 
     @property
     def escalated(self) -> bool:

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision
 from chatbot.knowledge_base.storage import load_knowledge_base
+from chatbot.notices import why_no_passages
 from chatbot.retrieval import BM25Retriever
 from chatbot.tui.widgets.candidate_bars import render_decision
 from chatbot.tui.widgets.try_it import TryItPanel
@@ -37,6 +38,33 @@ async def test_candidate_bars_say_why_nothing_was_retrieved() -> None:
     text = console.export_text()
     assert WHY in text and "“bring”, “dog” are in no passage" in text
     assert "shares a word" not in text
+    # A Chinese agent reads the same reasons in Chinese, the customer's words as written.
+    console = Console(width=200, record=True)
+    console.print(render_decision(decision, timings=False, locale="zh"))
+    text = console.export_text()
+    assert (
+        "未检索到段落：“bike”出现在 10 个段落中的 5 个里，太常见，无法单独选出段落；"
+        "“bring”、“dog”不在任何段落中。"
+    ) in text
+    assert "in no passage" not in text and "too common" not in text
+
+
+async def test_every_reason_reads_in_each_language() -> None:
+    """No word to search for; several too common; no trace (the overlap retriever's)."""
+    nothing = await engine().answer("Is it there?")
+    several = await engine().answer("bike ride")
+    assert nothing.candidates == () and several.candidates == ()
+    assert why_no_passages(nothing) == (
+        "No passage retrieved: every word of the question is too common to search for."
+    )
+    assert (
+        why_no_passages(nothing, locale="zh")
+        == "未检索到段落：问题中的每个词都太常见，无法用于搜索。"
+    )
+    untraced = nothing.model_copy(update={"retrieval": None})
+    assert why_no_passages(untraced, locale="zh") == "没有段落与问题有共同的词。"
+    assert "are each in half or more of the 10 passages" in why_no_passages(several)
+    assert "各自出现在 10 个段落中的一半或以上" in why_no_passages(several, locale="zh")
 
 
 class TryItApp(App[None]):

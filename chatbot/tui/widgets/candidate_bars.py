@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
+from chatbot.notices import why_no_passages
 from chatbot.text import printable
 from chatbot.tui.localize import styled
 
@@ -68,7 +69,7 @@ def render_decision(
         table,
     ]
     if not decision.candidates:
-        parts.append(Text(decision.why_no_passages(), style="dim"))
+        parts.append(Text(why_no_passages(decision, locale=locale), style="dim"))
     errors = [c for c in decision.candidates if c.error]
     if errors:
         parts.append(Text(""))

@@ -17,6 +17,7 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+from chatbot.notices import why_no_passages
 from chatbot.text import printable
 from chatbot.tui.widgets.candidate_bars import describe
 from chatbot.tui.widgets.plain_input import PlainInput
@@ -132,6 +133,6 @@ class TryItPanel(Vertical):
         if decision.answer is not None:
             answer.update(Text(printable(decision.answer.text)))
         elif not decision.candidates:
-            answer.update(Text(decision.why_no_passages(), style="dim"))
+            answer.update(Text(why_no_passages(decision, locale=self.locale), style="dim"))
         else:
             answer.update(Text(self.gettext("A person would answer this one."), style="dim"))
