@@ -3,6 +3,8 @@ the queue updating live; a lost claim; the command palette."""
 
 from __future__ import annotations
 
+import pytest
+from textual import events
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -255,3 +257,50 @@ async def test_back_to_the_queue_posts_closed(make_app: MakeApp, other: DeskServ
         assert app.screen.query_one(QueueList).display
     closed = [m for m in posted if isinstance(m, ConversationView.Closed)]
     assert closed and closed[0].conversation_id == conversation.id
+
+
+async def test_an_agent_in_another_window_hears_the_news_from_the_bell(
+    make_app: MakeApp, other: DeskService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal's bell rings for a customer newly waiting for a person, or writing again in
+    a conversation the agent holds, while the app has not the focus (the agent works in another
+    window); never for a change that is not news, nor while the agent is looking."""
+    app = make_app("agent")
+    rung: list[None] = []
+    async with app.run_test(size=SIZE) as pilot:
+        monkeypatch.setattr(app, "bell", lambda: rung.append(None))  # Headless: it writes nothing.
+        queue = app.screen.query_one(QueueList)
+        await wait_until(pilot, queue.loaded.is_set)
+
+        def waiting(question: str) -> int:
+            conversation = other.start_conversation().id  # A customer in another process.
+            other.talk_to_person(conversation)
+            other.ask(conversation, question)
+            return conversation
+
+        def seen(entry: int) -> bool:
+            return queue.cursor is not None and queue.cursor >= entry
+
+        first = waiting("Where is my helmet?")
+        await wait_until(pilot, lambda: queue.table.item(first) is not None)
+        assert rung == []  # Looking: the new row says it.
+
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.app_focus)
+        other.claim(first, agent="ana")  # Ana claims it from her other window: no news.
+        await wait_until(pilot, lambda: (item := queue.table.item(first)) is not None
+                         and item.state is State.CLAIMED)  # fmt: skip
+        assert rung == []
+        other.ask(first, "It was blue.")  # The customer writes again to Ana.
+        await wait_until(pilot, lambda: len(rung) == 1)
+        second = waiting("My bike is stuck.")  # Someone new waits.
+        await wait_until(pilot, lambda: len(rung) == 2)
+        note = other.add_note(second, agent="ben", text="Checking the dock.")
+        await wait_until(pilot, lambda: seen(note.id))
+        assert len(rung) == 2  # A colleague's note is no customer's news.
+
+        app.post_message(events.AppFocus())
+        await wait_until(pilot, lambda: app.app_focus)
+        third = waiting("Where do I park?")
+        await wait_until(pilot, lambda: queue.table.item(third) is not None)
+        assert len(rung) == 2

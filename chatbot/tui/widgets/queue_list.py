@@ -101,6 +101,14 @@ def status(
     return waiting_for(wait_time(item.waiting_since, now), short=short, locale=locale)
 
 
+def needs_attention(old: QueueItem | None, new: QueueItem) -> bool:
+    """Whether the queue's change is news an agent away from the window wants to hear of: a
+    customer newly waiting for a person, or writing again in a conversation the agent holds."""
+    if new.state is State.WAITING:
+        return old is None or old.state is not State.WAITING
+    return new.unread and new.last_customer_entry > (0 if old is None else old.last_customer_entry)
+
+
 def order(item: QueueItem) -> tuple[int, float, int]:
     """The store's order: waiting ones longest first, then this agent's claims."""
     return (item.state is not State.WAITING, item.waiting_since.timestamp(), item.conversation_id)
@@ -575,8 +583,15 @@ class QueueList(Vertical):
                     return
                 self.cursor = changes.cursor
                 if ids:
-                    self.table.apply(ids, items)
+                    table = self.table
+                    news = any(needs_attention(table.item(i.conversation_id), i) for i in items)
+                    table.apply(ids, items)
                     self._show_empty()
+                    if news and not self.app.app_focus:
+                        # The terminal's bell (a sound, a flash or an urgency mark, as its
+                        # owner set it) reaches an agent working in another window; one who
+                        # is looking sees the row.
+                        self.app.bell()
                 if not self._again:
                     return
 
