@@ -14,12 +14,15 @@ from aiohttp import ClientSession, WSServerHandshakeError
 from playwright.sync_api import Browser
 
 from chatbot.accounts.service import AccountService
+from chatbot.assembly import open_service
+from chatbot.config import load_settings
 from chatbot.store.sqlite_users import SQLiteUserStore
 from tests.web.conftest import PASSWORD, VIEWPORT, make_site
 from tests.web.harness import (
     FAST_HASHER,
     Served,
     run_async,
+    screenshot_changes,
     server_environment,
     settled,
     start_server,
@@ -298,3 +301,38 @@ def test_signing_out_ends_the_session_in_that_browser(served: Served) -> None:
         client.cookies.clear()
         assert "You are not signed in." in client.get("/signout").text
     assert httpx.get(served.url + "/").headers["server"] == "helpdesk"
+
+
+def test_an_agents_tab_is_marked_when_a_customer_needs_them(
+    browser: Browser, served: Served
+) -> None:
+    """The console rings its bell while the terminal has not the focus (the agent is in another
+    tab); the page marks its title for it, and unmarks it when the terminal has the focus
+    again. News that comes while the agent is in the terminal marks nothing."""
+    desk = open_service(load_settings(store={"db": str(served.db)}))
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        cookie = sign_in(served, "ana").cookies["helpdesk-session"]
+        context.add_cookies([{"name": "helpdesk-session", "value": cookie, "url": served.url}])
+        page = context.new_page()
+        page.goto(served.url + "/agent")
+        title = page.title()
+        settled(page, still_s=0.3)  # Its wait times tick every second.
+
+        def someone_waits() -> None:
+            desk.talk_to_person(desk.start_conversation().id)
+
+        someone_waits()  # Seen, in the terminal: the queue's row is news enough.
+        looking = settled(page, still_s=0.3)
+        assert page.title() == title
+        # As when the agent switches tabs: the terminal loses the focus, and the app, told so,
+        # draws its queue without the focused row's highlight.
+        page.evaluate("document.activeElement.blur()")
+        screenshot_changes(page, looking, what="the console drawn without the focus")
+        someone_waits()
+        wait_for(lambda: page.title() == "\u25cf " + title, what="the title's mark")
+        page.locator("#terminal").click()
+        wait_for(lambda: page.title() == title, what="the mark gone")
+    finally:
+        context.close()
+        desk.close()
