@@ -202,11 +202,13 @@ async def test_a_terminals_language_starts_the_chat_and_the_agents_console(
         )
         assert "Hi! Ask anything" in chat_text(desk)
         await wait_until(pilot, lambda: "转人工队列" in flat(screen_text(desk)))
-        assert "退出" in footer_text(desk) and "Handoff queue" not in flat(screen_text(desk))
+        assert "Handoff queue" not in flat(screen_text(desk))
+        await wait_until(pilot, lambda: "退出" in footer_text(desk))
     named = build_app(build_parser("agent").parse_args(["agent", "--locale", "en"]))
     async with named.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "Handoff queue" in flat(screen_text(named)))
-        assert named.sub_title == "agent console" and "Quit" in footer_text(named)
+        assert named.sub_title == "agent console"
+        await wait_until(pilot, lambda: "Quit" in footer_text(named))  # Rebuilt a frame later.
 
 
 async def test_a_reopened_conversation_is_drawn_in_its_own_language_from_the_first_frame(
