@@ -3,6 +3,8 @@ the old one on record, and a resolved conversation asks for a 1–5 rating."""
 
 from __future__ import annotations
 
+import pytest
+from textual import events
 from textual.command import CommandList, CommandPalette
 
 from chatbot.desk.models import Author, ChatEvent, PersonOffered, Rated, State
@@ -151,3 +153,27 @@ async def test_a_rating_from_the_command_palette(make_app: MakeApp, other: DeskS
         await wait_until(pilot, lambda: not panel.rating.display)
         rated = [e.event for e in other.entries(1) if isinstance(e, ChatEvent)][-1]
         assert isinstance(rated, Rated) and rated.rating == 5
+
+
+async def test_a_customer_in_another_window_hears_a_reply_from_the_bell(
+    make_app: MakeApp, other: DeskService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal's bell (in a browser, a mark on the tab's title) rings when the bot or a
+    person writes to a customer whose chat has not the focus: not for the desk's notices, nor
+    while the customer is looking."""
+    app = make_app("chat")
+    rung: list[None] = []
+    async with app.run_test(size=SIZE) as pilot:
+        monkeypatch.setattr(app, "bell", lambda: rung.append(None))  # Headless: it writes nothing.
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
+        assert rung == []  # Looking: the answer is there to see.
+        app.post_message(events.AppBlur())
+        await wait_until(pilot, lambda: not app.app_focus)
+        other.talk_to_person(1)
+        other.claim(1, agent="ben")
+        await wait_until(pilot, lambda: "ben (support agent) is helping you." in chat_text(app))
+        assert rung == []
+        other.reply(1, agent="ben", text="Ben here: it is refunded.")
+        await wait_until(pilot, lambda: len(rung) == 1)
+        assert "Ben here: it is refunded." in chat_text(app)

@@ -107,6 +107,9 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
+        self._history_shown = conversation_id is None
+        """Whether what the conversation held when the chat opened was shown: what arrives after
+        is news (a reopened conversation's history is not)."""
         self._offered: Locale = services.customer_locale
         """What the chat is shown in before anything is written: the language the customer's
         browser (`helpdesk serve`) or terminal (`helpdesk chat`) asks for, else English."""
@@ -186,6 +189,11 @@ class ChatPanel(Vertical):
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
+            news = self._history_shown and any(
+                isinstance(entry, ChatMessage) and entry.author is not Author.CUSTOMER
+                for entry in entries
+            )
+            self._history_shown = True
             self.conversation = conversation
             wanted = conversation.locale or self._chosen or self._unwritten(conversation)
             if wanted != self.locale:
@@ -206,6 +214,10 @@ class ChatPanel(Vertical):
             if entries:
                 self._last_entry = entries[-1].id
                 await self._show(entries)
+            if news and not self.app.app_focus:
+                # A customer waiting in another window (or tab: the page marks its title) hears
+                # that the bot or a person answered.
+                self.app.bell()
             self.refresh_bindings()
 
     def _unwritten(self, conversation: Conversation | None) -> Locale:
