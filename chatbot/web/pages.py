@@ -85,9 +85,11 @@ def message_page(
     text: str,
     sign_out: bool = False,
     link: str = "",
+    retry_s: int | None = None,
     locale: Locale = DEFAULT_LOCALE,
 ) -> str:
-    """`heading` and `text` are in `locale` already; the buttons are put in it here."""
+    """`heading` and `text` are in `locale` already; the buttons are put in it here. With
+    `retry_s`, the browser tries `link` again by itself after that many seconds."""
     t = translations(locale)
     actions = []
     if link:
@@ -99,10 +101,14 @@ def message_page(
             '<form class="inline" method="post" action="/signout">'
             f'<button type="submit">{label}</button></form>'
         )
+    refresh = ""
+    if retry_s is not None and link:
+        url = html.escape(link)
+        refresh = f'<meta http-equiv="refresh" content="{int(retry_s)}; url={url}">'
     return _fill(
         "message.html",
         lang=locale,
         heading=heading,
         text=text,
-        markup={"actions": "\n".join(actions)},
+        markup={"actions": "\n".join(actions), "refresh": refresh},
     )

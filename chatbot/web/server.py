@@ -361,8 +361,10 @@ class HelpdeskServer(Server):
         only say that the session ended."""
         locale = page_locale(request)
         t = translations(locale)
+        # The page tries again by itself when the server says to: a customer left waiting on it
+        # gets the chat once there is room, without knowing to reload.
         page = message_page(heading=t.gettext(REFUSAL_HEADING), text=t.gettext(refusal.value),
-                            link=path, locale=locale)  # fmt: skip
+                            link=path, retry_s=RETRY_AFTER_S, locale=locale)  # fmt: skip
         response = self._html(page, status=503)
         response.headers["Retry-After"] = str(RETRY_AFTER_S)
         return response

@@ -229,6 +229,7 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
         assert status == 503
         assert address_full.status_code == 503 and address_full.headers["Retry-After"] == "60"
         assert "您的地址打开的客服页面过多" in address_full.text and 'href="/"' in address_full.text
+        assert '<meta http-equiv="refresh" content="60; url=/">' in address_full.text
         assert "helpdesk-chat" not in address_full.cookies
         assert busy.status_code == 503 and "serving as many people as it can" in busy.text
         assert agents.status_code == 503 and 'href="/agent"' in agents.text
