@@ -147,11 +147,18 @@ def feedback_note(value: Feedback, *, locale: Locale = DEFAULT_LOCALE) -> str:
     return t.gettext("You marked this not helpful; a person will take a look.")
 
 
-def status_line(state: State, agent: str | None, *, locale: Locale = DEFAULT_LOCALE) -> str:
-    """Who is answering the customer's conversation, in their words."""
+def status_line(
+    state: State, agent: str | None, *, ahead: int | None = None, locale: Locale = DEFAULT_LOCALE
+) -> str:
+    """Who is answering the customer's conversation, in their words; while they wait, how many
+    customers wait ahead of them (`ahead`, when known), first, as a narrow chat cuts the end."""
     t = translations(locale)
     if state is State.WAITING:
-        return t.gettext("Waiting for a person: they will reply here.")
+        if ahead is None:
+            return t.gettext("Waiting for a person: they will reply here.")
+        if ahead == 0:
+            return t.gettext("You are next: a person will reply here.")
+        return t.gettext("{count} ahead of you: a person will reply here.").format(count=ahead)
     if state is State.CLAIMED:
         if agent is None:
             return t.gettext("A person (support agent) is helping you.")

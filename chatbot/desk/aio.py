@@ -303,6 +303,9 @@ class AsyncDesk:
     async def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return await self._run(self._service.queue, agent=agent)
 
+    async def waiting_ahead(self, conversation_id: int) -> int | None:
+        return await self._run(self._service.waiting_ahead, conversation_id)
+
     async def queue_items(
         self, conversation_ids: list[int], *, agent: str | None
     ) -> list[QueueItem]:

@@ -582,6 +582,10 @@ class DeskService:
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return self.store.queue(agent=agent)
 
+    def waiting_ahead(self, conversation_id: int) -> int | None:
+        """How many customers wait ahead of this conversation's (None: it is not waiting)."""
+        return self.store.waiting_ahead(conversation_id)
+
     def queue_items(self, conversation_ids: list[int], *, agent: str | None) -> list[QueueItem]:
         """The queue's items among `conversation_ids` (the others have left it)."""
         return self.store.queue_items(conversation_ids, agent=agent)

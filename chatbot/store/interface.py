@@ -263,6 +263,11 @@ class ConversationStore(Protocol):
         `last_customer_entry` is the customer's newest message, `read_entry` `agent`'s marker."""
         ...
 
+    def waiting_ahead(self, conversation_id: int) -> int | None:
+        """How many conversations wait ahead of this one (the queue's order: longest wait
+        first); None when it is not waiting."""
+        ...
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         """The items `queue(agent=agent)` holds for those of `conversation_ids` that are in it, in
         any order; ids not returned are not in the queue (any more). What a queue panel reads

@@ -1108,6 +1108,16 @@ class PostgresStore:
             )
         return self._to_items(rows)
 
+    def waiting_ahead(self, conversation_id: int) -> int | None:
+        rows = self._rows(
+            "SELECT (SELECT count(*) FROM conversations w WHERE w.state = 'waiting'"
+            " AND w.waiting_since <= c.waiting_since"
+            " AND (w.waiting_since < c.waiting_since OR w.id < c.id))"
+            " FROM conversations c WHERE c.id = %s AND c.state = 'waiting'",
+            (conversation_id,),
+        )
+        return None if not rows else int(rows[0][0])
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         ids = list(dict.fromkeys(conversation_ids))
         if not ids:

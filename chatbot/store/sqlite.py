@@ -1104,6 +1104,17 @@ class SQLiteStore:
             ).fetchall()
         return self._to_items(rows)
 
+    def waiting_ahead(self, conversation_id: int) -> int | None:
+        # One statement, so one snapshot; the count is a range of the (state, waiting_since) index.
+        row = self._db.execute(
+            "SELECT (SELECT count(*) FROM conversations w WHERE w.state = 'waiting'"
+            " AND w.waiting_since <= c.waiting_since"
+            " AND (w.waiting_since < c.waiting_since OR w.id < c.id))"
+            " FROM conversations c WHERE c.id = ? AND c.state = 'waiting'",
+            (conversation_id,),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         rows: list[Any] = []
         ids = list(dict.fromkeys(conversation_ids))

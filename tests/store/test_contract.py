@@ -226,6 +226,23 @@ def test_the_queue_lists_waiting_then_the_agents_own_claims(
     assert store.claimed_by("ana") == [third] and store.claimed_by("cy") == []
 
 
+def test_a_waiting_customer_knows_how_many_wait_ahead(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    """The queue's own order: longest wait first, the id breaking a tie in the same instant."""
+    first = waiting(store)
+    clock.advance(1)
+    second, third = waiting(store), waiting(store)  # The same instant.
+    bots = ask(store, "Is there a helmet?").conversation_id  # The bot has it: not in the queue.
+    assert [store.waiting_ahead(c) for c in (first, second, third, bots)] == [0, 1, 2, None]
+    store.claim(first, agent="ana", expect=State.WAITING)
+    store.claim(third, agent="bo", expect=State.WAITING)
+    clock.advance(1)
+    fourth = waiting(store)
+    assert [store.waiting_ahead(c) for c in (first, second, third, fourth)] == [None, 0, None, 1]
+    assert store.waiting_ahead(fourth + 1000) is None  # No such conversation.
+
+
 def test_content_gaps_newest_first_with_the_agents_reply(
     store: ConversationStore, clock: FakeClock
 ) -> None:

@@ -136,7 +136,7 @@ async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp)
         assert row[3] == "low-score"
         assert row[4] == "0.64"
         assert row[5].startswith("There were no free")  # Cut to the half-screen panel.
-        assert "Waiting for a person" in chat_text(app)
+        await wait_until(pilot, lambda: "You are next: a person will reply here." in chat_text(app))
 
 
 async def test_talk_to_a_person_at_any_moment(make_app: MakeApp, other: DeskService) -> None:

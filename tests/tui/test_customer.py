@@ -177,3 +177,25 @@ async def test_a_customer_in_another_window_hears_a_reply_from_the_bell(
         other.reply(1, agent="ben", text="Ben here: it is refunded.")
         await wait_until(pilot, lambda: len(rung) == 1)
         assert "Ben here: it is refunded." in chat_text(app)
+
+
+async def test_a_waiting_customer_sees_how_many_wait_ahead(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """The count falls as agents take the conversations ahead, read again at each change."""
+    for _ in range(2):  # Two customers of other processes, waiting already.
+        other.talk_to_person(other.start_conversation().id)
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+t")
+        await wait_until(
+            pilot, lambda: "2 ahead of you: a person will reply here." in chat_text(app)
+        )
+        other.claim(1, agent="ben")
+        await wait_until(
+            pilot, lambda: "1 ahead of you: a person will reply here." in chat_text(app)
+        )
+        other.claim(2, agent="ben")
+        await wait_until(pilot, lambda: "You are next: a person will reply here." in chat_text(app))
+        other.claim(3, agent="ben")
+        await wait_until(pilot, lambda: "ben (support agent) is helping you." in chat_text(app))

@@ -71,7 +71,7 @@ async def test_a_chinese_first_message_turns_the_chat_chinese(
         shown = chat_text(app)
         assert Q1_ZH in shown  # Their own words, as typed.
         assert "您好！关于租车" in shown  # The welcome, said again in Chinese.
-        assert "正在等待客服人员" in shown  # The status line.
+        assert "下一位就是您：客服人员会在这里回复您。" in shown  # The status line.
         assert "Hi! Ask anything" not in shown and "A person will reply" not in shown
         assert app.screen.query_one("#question", Input).placeholder == "输入您的问题，按回车发送"
         await wait_until(pilot, lambda: "转人工" in footer_text(app))
@@ -173,7 +173,7 @@ async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_f
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: other.conversation(empty).state is State.WAITING)
         assert other.conversation(empty).locale == "zh"
-        await wait_until(pilot, lambda: "正在等待客服人员" in chat_text(app))
+        await wait_until(pilot, lambda: "下一位就是您" in chat_text(app))
         assert "您好！关于租车" in chat_text(app)
 
 

@@ -107,6 +107,8 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
+        self._ahead: int | None = None
+        """How many customers wait ahead of this one, while it waits for a person."""
         self._history_shown = conversation_id is None
         """Whether what the conversation held when the chat opened was shown: what arrives after
         is news (a reopened conversation's history is not)."""
@@ -186,6 +188,10 @@ class ChatPanel(Vertical):
                 due = None
                 if conversation.state is State.RESOLVED:
                     due = await desk.rating_due(self.conversation_id)
+                # Read again at every change of the desk: the count falls as agents take others.
+                self._ahead = None
+                if conversation.state is State.WAITING:
+                    self._ahead = await desk.waiting_ahead(self.conversation_id)
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
@@ -240,7 +246,7 @@ class ChatPanel(Vertical):
             text = status_line(State.BOT, None, locale=self.locale)
         else:
             agent = None if conversation.agent is None else printable(conversation.agent)
-            text = status_line(conversation.state, agent, locale=self.locale)
+            text = status_line(conversation.state, agent, ahead=self._ahead, locale=self.locale)
         self.query_one("#chat-status", Static).update(Text(text))
 
     async def _clear_log(self) -> None:
