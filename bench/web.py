@@ -176,9 +176,9 @@ def browse(
     """Open `sessions` browser sessions one after another; first-paint times and idle PSS."""
     from playwright.sync_api import sync_playwright
 
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise RuntimeError("no chromium on PATH: apt-get install -y chromium")
+    from tests.web.harness import chromium as find_chromium
+
+    chromium = find_chromium()  # The tests' browser: chromium-headless-shell, as .ci/run installs.
     paints: list[float] = []
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
