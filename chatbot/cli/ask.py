@@ -66,8 +66,6 @@ def question_from_argv(question: str) -> str:
 def render(decision: Decision, *, cache: str = "the replay cache") -> str:
     """The decision for a person: answer or escalation first, then every candidate, then what a
     replay miss means when there is one (a newcomer would otherwise read it as a failure)."""
-    from chatbot.notices import why_no_passages
-
     lines = []
     if decision.answer is not None:
         answer = decision.answer
@@ -81,6 +79,10 @@ def render(decision: Decision, *, cache: str = "the replay cache") -> str:
     lines.append("")
     lines.append(f"Candidates (threshold {decision.threshold:g}):")
     if not decision.candidates:
+        # Only here: the sentences' module loads the desk's models (~50 ms), which the
+        # answered question never needs.
+        from chatbot.notices import why_no_passages
+
         lines.append(f"  none. {why_no_passages(decision)}")
     for c in decision.candidates:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
