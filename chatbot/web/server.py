@@ -17,6 +17,7 @@ import json
 import logging
 import os
 from asyncio.subprocess import Process
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -246,6 +247,9 @@ class HelpdeskServer(Server):
         self.secure = (settings.public_url or "").lower().startswith("https://")
         self.sessions: dict[int, LiveSession] = {}
         self.closing = False
+        self.refused: Counter[str] = Counter()
+        """Pages and handshakes turned away since the start, by why (`/healthz` reports them):
+        how an operator learns that people could not get in."""
         self.origins = allowed_origins(
             host=settings.host, port=settings.port, public_url=settings.public_url
         )
@@ -359,6 +363,7 @@ class HelpdeskServer(Server):
         """Said on the page, in the browser's language, in place of a session that would be
         refused: a browser never shows a refused handshake's reason, so the app's page would
         only say that the session ended."""
+        self.refused[refusal.name.lower()] += 1
         locale = page_locale(request)
         t = translations(locale)
         # The page tries again by itself when the server says to: a customer left waiting on it
@@ -506,7 +511,9 @@ class HelpdeskServer(Server):
         return web.Response(status=204)
 
     async def handle_health(self, _request: web.Request) -> web.Response:
-        return web.json_response({"ok": True, "sessions": len(self.sessions)})
+        return web.json_response(
+            {"ok": True, "sessions": len(self.sessions), "refused": dict(self.refused)}
+        )
 
     # -- websockets -------------------------------------------------------------------------------
 
@@ -540,7 +547,8 @@ class HelpdeskServer(Server):
         if spec is None:
             raise web.HTTPForbidden(text="refused: no session; reload the page")
         # Checked again: the page was served before other sessions may have started.
-        if self.refusal(request) is not None:
+        if (refusal := self.refusal(request)) is not None:
+            self.refused[refusal.name.lower()] += 1
             raise web.HTTPServiceUnavailable(text="too many sessions; try again later")
         address = self.client_address(request)
 

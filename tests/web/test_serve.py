@@ -233,6 +233,9 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
         assert "helpdesk-chat" not in address_full.cookies
         assert busy.status_code == 503 and "serving as many people as it can" in busy.text
         assert agents.status_code == 503 and 'href="/agent"' in agents.text
+        # The operator's view: each page turned away, and the one handshake, by why.
+        refused = httpx.get(served.url + "/healthz").json()["refused"]
+        assert refused == {"address_full": 2, "busy": 2}
         sessions_open(0)  # Once the sessions end, pages open them again.
         assert 'id="terminal"' in page("/", a).text and 'id="terminal"' in page("/agent", a).text
     finally:
