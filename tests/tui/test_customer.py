@@ -6,11 +6,21 @@ from __future__ import annotations
 import pytest
 from textual import events
 from textual.command import CommandList, CommandPalette
+from textual.widgets._footer import FooterKey
 
-from chatbot.desk.models import Author, ChatEvent, PersonOffered, Rated, State
+from chatbot.desk.models import (
+    Author,
+    ChatEvent,
+    Feedback,
+    FeedbackGiven,
+    PersonOffered,
+    Rated,
+    State,
+)
 from chatbot.desk.service import DeskService
 from chatbot.notices import ESCALATED_NOTICE, REPEAT_NOTICE
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
@@ -199,3 +209,33 @@ async def test_a_waiting_customer_sees_how_many_wait_ahead(
         await wait_until(pilot, lambda: "You are next: a person will reply here." in chat_text(app))
         other.claim(3, agent="ben")
         await wait_until(pilot, lambda: "ben (support agent) is helping you." in chat_text(app))
+
+
+def footer_keys(app: HelpDeskApp) -> list[str]:
+    return [key.description for key in app.screen.query(FooterKey)]
+
+
+async def test_a_phone_width_chat_keeps_the_keys_that_fit(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """At 40 columns (a phone's browser) the footer leaves out Helpful and Not helpful, whose
+    buttons stay on the answer, and shows the rest in full, Talk to a person first; their keys
+    still work, and a wider window shows them again."""
+    app = make_app("chat", fixed_conversation=True)  # As a browser's chat.
+    async with app.run_test(size=(40, 30)) as pilot:
+        await ask(pilot, Q1)
+        await wait_until(pilot, lambda: "Source: Charged twice" in chat_text(app))
+        await wait_until(pilot, lambda: footer_offers(app, "talk_to_person"))
+        shown = footer_keys(app)
+        assert shown[0] == "Talk to a person" and "Quit" in shown
+        assert "Helpful" not in shown and "Not helpful" not in shown
+        footer = app.screen.query_one(Footer)
+        assert sum(key.region.width for key in footer.query(FooterKey)) <= footer.region.width
+        await pilot.press("ctrl+y")
+        [answer] = [m for m in other.messages(1) if m.author is Author.BOT]
+        given = FeedbackGiven(entry=answer.id, value=Feedback.HELPFUL)
+        await wait_until(pilot, lambda: any(
+            isinstance(e, ChatEvent) and e.event == given for e in other.entries(1)
+        ))  # fmt: skip
+        await pilot.resize_terminal(100, 30)  # Shown again (greyed: this answer is judged).
+        await wait_until(pilot, lambda: "Helpful" in footer_keys(app))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual import getters, on
@@ -56,6 +56,10 @@ RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
 """The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
+NARROW = 60
+"""Below this many columns (a phone's browser) the footer leaves out Helpful and Not helpful,
+whose buttons stay on the answer, so that the keys it shows fit, Talk to a person first. Their
+keys work all the same."""
 
 
 class ChatPanel(Vertical):
@@ -276,6 +280,22 @@ class ChatPanel(Vertical):
 
     def _localize_bindings(self) -> None:
         localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
+        if self._narrow:
+            bindings = self._bindings
+            for key, items in bindings.key_to_bindings.items():
+                bindings.key_to_bindings[key] = [
+                    replace(b, show=False) if b.action.startswith("feedback(") else b for b in items
+                ]
+
+    @property
+    def _narrow(self) -> bool:
+        # The footer's width, which is the screen's, not this panel's (half of it on the desk).
+        return self.is_attached and self.app.size.width < NARROW
+
+    def on_resize(self) -> None:
+        shown = any(b.show for b in self._bindings.key_to_bindings.get("ctrl+y", []))
+        if shown == self._narrow:  # The footer's keys no longer suit the width.
+            self._localize_bindings()
 
     def _next_locale(self) -> Locale:
         return LOCALES[(LOCALES.index(self.locale) + 1) % len(LOCALES)]
