@@ -65,10 +65,14 @@ REFUSAL_HEADING = N_("The help desk cannot open now")
 class Refusal(StrEnum):
     """Why a new session does not start, as its page says it."""
 
-    CLOSING = N_("The help desk is shutting down. Try again in a minute.")
-    BUSY = N_("The help desk is serving as many people as it can. Try again in a minute.")
+    CLOSING = N_("The help desk is shutting down. This page tries again by itself in a minute.")
+    BUSY = N_(
+        "The help desk is serving as many people as it can. This page tries again by itself in "
+        "a minute."
+    )
     ADDRESS_FULL = N_(
-        "Too many help-desk pages are open from your address. Close one, then try again."
+        "Too many help-desk pages are open from your address. Close one: this page tries again "
+        "by itself in a minute."
     )
 
 

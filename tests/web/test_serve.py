@@ -232,6 +232,7 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
         assert '<meta http-equiv="refresh" content="60; url=/">' in address_full.text
         assert "helpdesk-chat" not in address_full.cookies
         assert busy.status_code == 503 and "serving as many people as it can" in busy.text
+        assert "This page tries again by itself in a minute." in busy.text
         assert agents.status_code == 503 and 'href="/agent"' in agents.text
         # The operator's view: each page turned away, and the one handshake, by why.
         refused = httpx.get(served.url + "/healthz").json()["refused"]
