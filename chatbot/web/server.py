@@ -57,6 +57,7 @@ STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
 SESSION_SECRETS = ("VALEN_API_KEY",)
+"""Left out of what sessions inherit; given only to the sessions that need them."""
 RETRY_AFTER_S = 60
 """What a refused page tells the browser (`Retry-After`): sessions end as people leave."""
 REFUSAL_HEADING = N_("The help desk cannot open now")
@@ -76,7 +77,6 @@ class Refusal(StrEnum):
     )
 
 
-"""Left out of what sessions inherit; given only to the sessions that need them."""
 ASSETS = Path(__file__).parent / "assets"
 TEXTUAL_SERVE_STATIC = Path(textual_serve.__file__).parent / "static"
 
