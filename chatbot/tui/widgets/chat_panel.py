@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import getters, on
@@ -60,6 +60,7 @@ NARROW = 60
 """Below this many columns (a phone's browser) the footer leaves out Helpful and Not helpful,
 whose buttons stay on the answer, so that the keys it shows fit, Talk to a person first. Their
 keys work all the same."""
+FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 
 
 class ChatPanel(Vertical):
@@ -279,13 +280,13 @@ class ChatPanel(Vertical):
         return Text.assemble(("F9 ", "bold"), LANGUAGE_NAMES[self._next_locale()])
 
     def _localize_bindings(self) -> None:
-        localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
-        if self._narrow:
-            bindings = self._bindings
-            for key, items in bindings.key_to_bindings.items():
-                bindings.key_to_bindings[key] = [
-                    replace(b, show=False) if b.action.startswith("feedback(") else b for b in items
-                ]
+        self._keys_narrow = self._narrow
+        localize_bindings(
+            self,
+            self.locale,
+            hidden=FEEDBACK_ACTIONS if self._keys_narrow else (),
+            switch_locale=LANGUAGE_NAMES[self._next_locale()],
+        )
 
     @property
     def _narrow(self) -> bool:
@@ -293,8 +294,7 @@ class ChatPanel(Vertical):
         return self.is_attached and self.app.size.width < NARROW
 
     def on_resize(self) -> None:
-        shown = any(b.show for b in self._bindings.key_to_bindings.get("ctrl+y", []))
-        if shown == self._narrow:  # The footer's keys no longer suit the width.
+        if self._narrow != self._keys_narrow:  # The footer's keys no longer suit the width.
             self._localize_bindings()
 
     def _next_locale(self) -> Locale:
