@@ -194,8 +194,8 @@ class LiveSession:
 
 
 def page_locale(request: web.Request) -> Locale:
-    """The language of our own pages: the browser's (the app inside follows its settings, or for
-    a customer their conversation)."""
+    """The browser's language, for our own pages and the sessions they open (the app inside
+    follows it unless `ui.locale` names one, or for a customer, their conversation's)."""
     return accepted_locale(request.headers.get("Accept-Language"))
 
 
