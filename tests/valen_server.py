@@ -389,7 +389,7 @@ class FakeClock:
 
 
 async def until(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    """Wait, a loop turn at a time, until `condition()` holds (AssertionError after
+    """Wait, a loop turn at a time, until `condition()` holds (`TimeoutError` after
     `timeout_s`, so a broken test fails instead of hanging)."""
     async with asyncio.timeout(timeout_s):
         while not condition():
