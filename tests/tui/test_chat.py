@@ -17,6 +17,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.tui.widgets.suggestion_list import SuggestedQuestion
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
 from tests.tui.helpers import (
     ask,
@@ -289,6 +290,31 @@ async def test_the_chat_says_which_suggestion_a_person_answers(make_app: MakeApp
         # Q3 is the one (its bullet may wrap: the note follows its last words).
         assert len(person) == 1 and "late fee? (a person will reply)" in person[0]
         assert not any(Q1[-20:] in line and "person" in line for line in lines)
+
+
+async def test_a_click_on_a_suggestion_asks_it(make_app: MakeApp, other: DeskService) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=(60, 30)) as pilot:
+        await wait_until(pilot, lambda: "late fee?" in screen_text(app))
+        # A wrapped suggestion continues under its own words, not under the bullet.
+        lines = screen_text(app).splitlines()
+        first = next(i for i, line in enumerate(lines) if "• I was charged" in line)
+        text_column = lines[first].index("I was charged")
+        assert lines[first + 1][:text_column].strip() == ""
+        assert lines[first + 1][text_column] != " "
+        # Half a question typed, then a click: the suggestion is asked and answered, and what
+        # was typed stays in the box.
+        await type_text(pilot, "my bike")
+        rows = list(app.screen.query(SuggestedQuestion))
+        assert [row.suggestion.question for row in rows] == [Q1, Q2, Q3]
+        await pilot.click(rows[1])
+        await wait_until(pilot, lambda: chat(app).conversation is not None and settled(chat(app)))
+        assert [m.text for m in other.messages(1)][0] == Q2
+        assert other.messages(1)[-1].author is Author.BOT
+        assert "worn brakes is never charged" in chat_text(app)
+        assert app.screen.query_one("#question", Input).value == "my bike"
+        # The suggestions are not Tab stops: focus stays where typing goes.
+        assert not any(row.can_focus for row in rows)
 
 
 class BrokenEngine(Engine):

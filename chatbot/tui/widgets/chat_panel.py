@@ -45,13 +45,8 @@ from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
+from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
 
-REPLAY_NOTE = N_(
-    "Replay mode, no network: the bot has recorded answers for these questions only (anything "
-    "else goes to a person). Type one, or pick it with Ctrl+P → Ask:"
-)
-PERSON_REPLIES = N_("a person will reply")
-"""After a suggested question whose recorded answers are all under the threshold."""
 RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
 """The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
@@ -140,7 +135,12 @@ class ChatPanel(Vertical):
         with ChatLog(id="chat-log"):
             yield Static(Text(self.gettext(WELCOME)), classes="welcome", id="chat-welcome")
             if self.services.suggestions:
-                yield Static(self._suggestions(), classes="welcome", id="chat-suggestions")
+                yield SuggestionList(
+                    self.services.suggestions,
+                    locale=self.locale,
+                    classes="welcome",
+                    id="chat-suggestions",
+                )
         yield BotWorking(locale=self.locale, id="bot-working")
         yield RatingPrompt(locale=self.locale, id="rating")
         yield Static(id="chat-error")
@@ -267,7 +267,7 @@ class ChatPanel(Vertical):
         self.locale = locale
         self.query_one("#chat-welcome", Static).update(Text(self.gettext(WELCOME)))
         if self.services.suggestions:
-            self.query_one("#chat-suggestions", Static).update(self._suggestions())
+            self.query_one(SuggestionList).show_in(locale)
         self.query_one(BotWorking).show_in(locale)
         self.rating.show_in(locale)
         self.question.placeholder = self.gettext(PLACEHOLDER)
@@ -335,19 +335,16 @@ class ChatPanel(Vertical):
         if self.log_view.max_scroll_y > 0:
             self.log_view.anchor()
 
-    def _suggestions(self) -> Text:
-        text = Text(self.gettext(REPLAY_NOTE))
-        for suggestion in self.services.suggestions:
-            text.append(f"\n  • {printable(suggestion.question)}")
-            if not suggestion.answered:
-                text.append(f" ({self.gettext(PERSON_REPLIES)})", style="italic")
-        return text
-
     def _show_error(self, text: str) -> None:
         self.error.update(Text(text))
         self.error.display = True
 
     # -- asking -----------------------------------------------------------------------------------
+
+    @on(SuggestionList.Picked)
+    async def _picked(self, event: SuggestionList.Picked) -> None:
+        event.stop()
+        await self.ask(event.question)
 
     @on(Input.Submitted, "#question")
     async def _submitted(self, event: Input.Submitted) -> None:

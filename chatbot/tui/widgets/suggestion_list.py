@@ -1,0 +1,114 @@
+"""The questions with recorded answers, offered in replay mode: each is asked with one click.
+
+A browser's customer sees a list of questions and clicks one, as in any chat; before, they had to
+retype it or find it in the command palette. A wrapped question is indented under its own text,
+not under the bullet, so each one reads as one item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from chatbot.i18n import N_, Locale, translations
+from chatbot.text import printable
+from chatbot.tui.suggestions import Suggestion
+
+REPLAY_NOTE = N_(
+    "Replay mode, no network: the bot has recorded answers for these questions only (anything "
+    "else goes to a person). Click one, type it, or pick it with Ctrl+P → Ask:"
+)
+PERSON_REPLIES = N_("a person will reply")
+"""After a suggested question whose recorded answers are all under the threshold."""
+
+
+class SuggestedQuestion(Widget):
+    """One suggested question; a click asks it. Not a Tab stop: typing belongs to the question
+    box, and the palette reaches every suggestion from the keyboard."""
+
+    DEFAULT_CSS = """
+    SuggestedQuestion {
+        height: auto;
+        pointer: pointer;
+    }
+    SuggestedQuestion:hover {
+        color: $text;
+        text-style: underline;
+    }
+    """
+
+    def __init__(self, suggestion: Suggestion, note: str) -> None:
+        super().__init__()
+        self.suggestion = suggestion
+        self.note = note
+
+    def render(self) -> RenderableType:
+        text = Text(printable(self.suggestion.question))
+        if not self.suggestion.answered:
+            text.append(f" ({self.note})", style="italic")
+        grid = Table.grid(padding=(0, 1, 0, 0))
+        grid.add_column(width=3, justify="right")
+        grid.add_column(ratio=1)
+        grid.add_row("•", text)
+        return grid
+
+    def show_in(self, note: str) -> None:
+        self.note = note
+        self.refresh(layout=True)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(SuggestionList.Picked(self.suggestion.question))
+
+
+class SuggestionList(Vertical):
+    """The replay note and the suggested questions under it."""
+
+    DEFAULT_CSS = """
+    SuggestionList {
+        height: auto;
+    }
+    """
+
+    @dataclass
+    class Picked(Message):
+        """The customer clicked a suggested question: ask it."""
+
+        question: str
+
+    def __init__(
+        self,
+        suggestions: Sequence[Suggestion],
+        *,
+        locale: Locale,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.suggestions = tuple(suggestions)
+        self.locale = locale
+
+    def compose(self) -> ComposeResult:
+        t = translations(self.locale)
+        yield Static(Text(t.gettext(REPLAY_NOTE)), classes="note")
+        for suggestion in self.suggestions:
+            yield SuggestedQuestion(suggestion, t.gettext(PERSON_REPLIES))
+
+    def show_in(self, locale: Locale) -> None:
+        """Say the note and the person-replies marks in `locale` (the questions stay as
+        recorded)."""
+        self.locale = locale
+        t = translations(locale)
+        self.query_one(".note", Static).update(Text(t.gettext(REPLAY_NOTE)))
+        for row in self.query(SuggestedQuestion):
+            row.show_in(t.gettext(PERSON_REPLIES))
