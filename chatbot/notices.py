@@ -165,7 +165,7 @@ def status_line(
         return t.gettext("{agent} (support agent) is helping you.").format(agent=agent)
     if state is State.RESOLVED:
         return t.gettext("Resolved. Write again if you need anything else.")
-    return t.gettext("You are talking to the help-desk bot.")
+    return t.gettext("You are talking to the bot.")
 
 
 # -- the agent console ----------------------------------------------------------------------------

@@ -158,7 +158,7 @@ async def test_hand_back_to_the_bot(make_app: MakeApp, other: DeskService) -> No
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert other.conversation(1).state is State.BOT
-        assert "You are talking to the help-desk bot." in chat_text(app)
+        assert "You are talking to the bot." in chat_text(app)
         await ask(pilot, Q1)  # The bot answers again.
         assert other.messages(1)[-1].passage_id == "card-charged-twice"
         await wait_until(pilot, lambda: "The bot is answering this conversation." in view_text(app))

@@ -24,7 +24,14 @@ from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
-from tests.tui.helpers import ask, customer_bubbles, footer_offers, type_text, wait_until
+from tests.tui.helpers import (
+    ask,
+    customer_bubbles,
+    footer_offers,
+    screen_text,
+    type_text,
+    wait_until,
+)
 from tests.tui.test_chat import chat, chat_text
 
 
@@ -68,7 +75,7 @@ async def test_a_new_conversation_starts_afresh_and_keeps_the_old_one(
         await wait_until(pilot, lambda: footer_offers(app, "new_conversation"))
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: customer_bubbles(panel) == 0)
-        assert "You are talking to the help-desk bot." in chat_text(app)
+        assert "You are talking to the bot." in chat_text(app)
         assert ESCALATED_NOTICE not in chat_text(app)
         assert app.screen.focused is panel.question
         await ask(pilot, Q1)
@@ -239,3 +246,24 @@ async def test_a_phone_width_chat_keeps_the_keys_that_fit(
         ))  # fmt: skip
         await pilot.resize_terminal(100, 30)  # Shown again (greyed: this answer is judged).
         await wait_until(pilot, lambda: "Helpful" in footer_keys(app))
+
+
+@pytest.mark.parametrize(
+    ("locale", "status", "placeholder"),
+    [
+        ("en", "You are talking to the bot.", "Type your question, press Enter"),
+        ("zh", "您正在与客服机器人对话。", "输入您的问题，按回车发送"),
+    ],
+)
+async def test_the_first_screen_at_80x24_says_its_status_and_placeholder_whole(
+    make_app: MakeApp, locale: str, status: str, placeholder: str
+) -> None:
+    """`helpdesk` in an 80-column terminal, the README's first command: the chat has half the
+    width, and its status line and the question box's placeholder used to end cut ("…the
+    help…", "press Ente")."""
+    app = make_app("all", customer_locale=locale)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: placeholder in screen_text(app, chat(app)))
+        shown = screen_text(app, chat(app))
+        assert status in shown
+        assert "…" not in shown.splitlines()[0]

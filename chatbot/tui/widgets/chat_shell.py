@@ -20,7 +20,7 @@ WELCOME = N_(
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
     "The bot answers from the help center; a person takes over when it cannot."
 )
-PLACEHOLDER = N_("Type your question and press Enter")
+PLACEHOLDER = N_("Type your question, press Enter")
 
 
 class ChatShell(Vertical):
