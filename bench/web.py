@@ -49,7 +49,7 @@ from textual.widgets import Footer, Input, Static
 class Floor(App[None]):
     def compose(self):
         yield Static("floor")
-        yield Input(placeholder="Type your question and press Enter")
+        yield Input(placeholder="Type your question, press Enter")
         yield Footer()
 
 Floor().run()
