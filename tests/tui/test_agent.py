@@ -187,6 +187,35 @@ async def test_the_open_conversation_shows_candidates_scores_and_errors(
         )
 
 
+async def test_a_narrow_side_pane_shortens_the_bars_and_keeps_every_score(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """At 100 columns the candidates sit beside the transcript with 37 cells: each score used to
+    be cut to "0.…" there, the one thing the agent looks for."""
+    app = make_app("agent")
+    async with app.run_test(size=(100, 30)) as pilot:
+        conversation = other.start_conversation()
+        other.ask(conversation.id, Q1)  # Answered by the app's bot, from card-charged-twice.
+        await wait_until(pilot, lambda: other.latest_decision(conversation.id) is not None)
+        other.talk_to_person(conversation.id)
+        view = await open_first(app, pilot)
+        bars = view.query_one(CandidateBars)
+        stored = other.latest_decision(conversation.id)
+        assert stored is not None
+        judged = [c for c in stored.decision.candidates if c.probability is not None]
+        assert len(judged) >= 3
+        await wait_until(pilot, lambda: "late-return" in screen_text(app, bars))
+        rows = {line.split()[0]: line.split() for line in screen_text(app, bars).splitlines()
+                if "░" in line or "█" in line}  # fmt: skip
+        for candidate in judged:
+            assert candidate.probability is not None
+            assert rows[candidate.id][-1] == f"{candidate.probability:.2f}"
+        # The bars shortened, all to one length, so they still compare at a glance.
+        lengths = {len(row[1]) for row in rows.values()}
+        assert len(lengths) == 1 and 5 <= lengths.pop() < 20
+        assert max(len(line) for line in screen_text(app, bars).splitlines()) <= bars.size.width
+
+
 async def test_the_queue_updates_live_with_wait_times(
     make_app: MakeApp, other: DeskService, clock: FrozenClock
 ) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -14,13 +17,34 @@ from chatbot.text import printable
 from chatbot.tui.localize import styled
 
 BAR_WIDTH = 20
+MIN_BAR_WIDTH = 5
+"""A pane too narrow for the whole bar shortens it down to this, and keeps the score whole."""
 
 
-def bar(probability: float, *, threshold: float) -> Text:
-    """A bar of `BAR_WIDTH` cells, green when the passage reached the answer threshold."""
-    filled = round(probability * BAR_WIDTH)
+def bar(probability: float, *, threshold: float, width: int = BAR_WIDTH) -> Text:
+    """A bar of `width` cells, green when the passage reached the answer threshold."""
+    filled = round(probability * width)
     style = "green" if probability >= threshold else "yellow"
-    return Text.assemble(("█" * filled, style), ("░" * (BAR_WIDTH - filled), "dim"))
+    return Text.assemble(("█" * filled, style), ("░" * (width - filled), "dim"))
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A probability's bar that takes the cells its table gives it, up to `BAR_WIDTH`: where the
+    passage ids and scores leave too little room, the bar shortens rather than the score beside
+    it being cut to "0.…", as it was in a 100-column console."""
+
+    probability: float
+    threshold: float
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        room = options.max_width
+        return Measurement(min(MIN_BAR_WIDTH, room), min(BAR_WIDTH, room))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield bar(
+            self.probability, threshold=self.threshold, width=min(BAR_WIDTH, options.max_width)
+        )
 
 
 def describe(decision: Decision, *, timings: bool, locale: Locale = DEFAULT_LOCALE) -> Text:
@@ -51,18 +75,21 @@ def render_decision(
     t = translations(locale)
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True)
+    table.add_column()  # The bar: the one column a narrow table takes cells from.
     table.add_column(justify="right", no_wrap=True)
     for candidate in decision.candidates:
         name = Text(printable(candidate.id), style="bold")
         if candidate.probability is not None:
             table.add_row(
                 name,
-                bar(candidate.probability, threshold=decision.threshold),
+                Bar(candidate.probability, decision.threshold),
                 Text(f"{candidate.probability:.2f}"),
             )
         else:
-            table.add_row(name, Text(t.gettext("not judged"), style="red"), Text("–"))
+            not_judged = Text(
+                t.gettext("not judged"), style="red", no_wrap=True, overflow="ellipsis"
+            )
+            table.add_row(name, not_judged, Text("–"))
     parts: list[RenderableType] = [
         describe(decision, timings=timings, locale=locale),
         Text(""),
