@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,11 @@ __all__ = ["backend"]  # The store backend fixture, for the store's and the desk
 # constant, the apps in this process (Textual read the variable when the snapshot plugin loaded).
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
+
+# The app shows times in the reader's local time zone: tests read them in UTC wherever they run,
+# so a snapshot recorded on one machine matches on another (and the processes tests start too).
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 # A test worker allocates without pause (every UI test builds a Textual app, every store test a
 # database) and keeps much alive for its whole run: modules, collected tests, fixtures. Python's

@@ -181,9 +181,10 @@ async def test_the_open_conversation_shows_candidates_scores_and_errors(
         assert "refund-time: replay-miss: no recorded answer" in bars
         assert "ms" not in bars  # Timings are off in tests: latencies differ per run.
         transcript = flat(screen_text(app, view.query_one(Transcript)))
-        assert f"Customer {Q1}" in transcript
+        assert f"Customer 09:00 {Q1}" in transcript
         assert (
-            "Bot from Charged twice for one ride (card-charged-twice) [not-helpful]" in transcript
+            "Bot 09:00 from Charged twice for one ride (card-charged-twice) [not-helpful]"
+            in transcript
         )
 
 

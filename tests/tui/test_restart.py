@@ -39,7 +39,7 @@ async def test_a_restarted_app_finds_conversation_decision_and_queue(
         assert "Escalated: low-score · threshold 0.70" in bars
         assert "late-return █████████████░░░░░░░ 0.64" in bars
         transcript = flat(screen_text(second, view.query_one(Transcript)))
-        assert f"Customer {Q3}" in transcript
+        assert f"Customer 09:00 {Q3}" in transcript
         [stored] = other.decisions(1)
         assert stored.decision.top_probability is not None
         assert round(stored.decision.top_probability, 2) == 0.64

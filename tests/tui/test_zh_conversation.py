@@ -85,7 +85,7 @@ async def test_an_escalated_conversation_in_the_agents_language(
         assert "已转人工：low-score·阈值0.70" in "".join(bars.split())
         assert "station-full 未判断" in bars and "错误" in bars
         transcript = flat(screen_text(app, view.query_one(Transcript)))
-        assert f"客户 {Q3}" in transcript
+        assert f"客户 09:00 {Q3}" in transcript
         reply = app.screen.query_one("#reply", Input)
         assert reply.placeholder == "回复客户，按回车发送"
         for english in ("Conversation #", "waiting", "Claim this conversation", "Passages the bot",

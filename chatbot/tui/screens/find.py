@@ -30,7 +30,7 @@ def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     state = hit.state.value  # A code, shown as it is stored.
     if hit.agent and hit.state is not State.BOT:
         state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
-    when = hit.updated_at.strftime("%Y-%m-%d %H:%M")
+    when = hit.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")  # Local, as elsewhere.
     return Text.assemble(
         (f"#{hit.conversation_id}", "bold"),
         f"  {state} · {when} · ",

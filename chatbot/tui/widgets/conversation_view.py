@@ -141,7 +141,9 @@ class ConversationView(Vertical):
         yield Static(id="conversation-header")
         with Horizontal(id="conversation-body"):
             with Vertical(id="conversation-main"):
-                yield Transcript(locale=self.services.locale, id="transcript")
+                yield Transcript(
+                    clock=self.services.clock, locale=self.services.locale, id="transcript"
+                )
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
                 yield Input(

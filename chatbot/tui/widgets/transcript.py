@@ -3,7 +3,8 @@ long conversation opens as fast as a short one; earlier ones are written on requ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from rich.text import Text
 from textual.widgets import RichLog
@@ -12,6 +13,7 @@ from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading, notice
 from chatbot.text import printable
+from chatbot.tui.moments import moment
 
 Entry = ChatMessage | ChatEvent
 
@@ -33,10 +35,19 @@ EARLIER_KEY = "F3"
 """The key the earlier-messages line names; `ConversationView` binds it."""
 
 
-def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE) -> Text:
-    """Entries as one Text (one render for the whole batch), every word shown literally."""
+def transcript_text(
+    entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE, now: datetime | None = None
+) -> Text:
+    """Entries as one Text (one render for the whole batch), every word shown literally. Given
+    `now`, each message and note says when it was written (an agent picking up a conversation
+    needs to know whether the customer wrote a minute or a day ago)."""
     t = translations(locale)
     text = Text()
+
+    def when(entry: Entry) -> None:
+        if now is not None:
+            text.append(f"  {moment(entry.created_at, now=now)}", "dim")
+
     for entry in entries:
         if isinstance(entry, ChatEvent) and isinstance(entry.event, Note):
             # An internal note reads like a message, marked as one only agents see.
@@ -45,6 +56,7 @@ def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE
             text.append(
                 f"▌ {printable(note_heading(entry.event.agent, locale=locale))}", NOTE_STYLE
             )
+            when(entry)
             text.append("\n")
             for line in printable(entry.event.text).splitlines() or [""]:
                 text.append(f"▌ {line}\n", "yellow")
@@ -64,6 +76,7 @@ def transcript_text(entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE
         else:
             who = t.gettext(AUTHOR_NAMES[entry.author])
         text.append(who, STYLES[entry.author])
+        when(entry)
         if entry.source is not None:
             source = t.gettext("from {source}").format(source=printable(entry.source))
             text.append(f"  {source}", "dim")
@@ -97,10 +110,18 @@ class Transcript(RichLog):
     """Shows a page of the newest entries, appends new ones as they arrive, and earlier pages on
     request; never parses markup. It holds only what it shows: earlier pages come from the desk."""
 
-    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], datetime],
+        locale: Locale = DEFAULT_LOCALE,
+        id: str | None = None,
+    ) -> None:
         super().__init__(
             id=id, wrap=True, markup=False, highlight=False, auto_scroll=True, min_width=20
         )
+        self.clock = clock
+        """The desk's clock: a message's time leaves out its date when it is today."""
         self.locale: Locale = locale
         """The agent's language: events are said in it, messages shown as written."""
         self._entries: list[Entry] = []
@@ -129,7 +150,7 @@ class Transcript(RichLog):
         if not entries:
             return
         self._entries.extend(entries)
-        self.write(transcript_text(entries, locale=self.locale))
+        self.write(transcript_text(entries, locale=self.locale, now=self.clock()))
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
@@ -144,7 +165,7 @@ class Transcript(RichLog):
         self.scroll_to(y=scroll_y + len(self.lines) - lines_before, animate=False)
 
     def _shown_text(self) -> Text:
-        text = transcript_text(self._entries, locale=self.locale)
+        text = transcript_text(self._entries, locale=self.locale, now=self.clock())
         if self._hidden:
             line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
             text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)
