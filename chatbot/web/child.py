@@ -10,7 +10,9 @@ Sessions run no bot worker: `serve`'s bot workers answer every session's questio
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Sequence
 
 from chatbot.cli.options import Parser, print_error
@@ -32,11 +34,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the browser's language: a customer's chat starts in it (until their first message"
         " decides), an agent's or editor's screens are in it (unless ui.locale is set)",
     )
+    parser.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="the browser's time zone (an IANA name the server checked): times show in it",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.timezone:
+        # A fork of the zygote has its time zone loaded already: set it again from TZ.
+        os.environ["TZ"] = args.timezone
+        time.tzset()
     try:
         from chatbot.tui.app import create_app
 

@@ -5,17 +5,20 @@ Built on textual-serve's `Server` (aiohttp) and `AppService`: this adds the rout
 signed cookies, security headers, Origin and session checks on every websocket, limits on how
 many app processes run, and a shutdown that tells each browser and ends each process. What an
 app process is (which screen, which conversation, which agent name) is decided here from the
-verified cookie and passed as its arguments; nothing the page sends can change it.
+verified cookie and passed as its arguments; nothing the page sends can change it. (The page's
+time zone, a zone this machine knows or nothing, only sets the clock its times are shown in.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
 import os
+import zoneinfo
 from asyncio.subprocess import Process
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -24,6 +27,7 @@ from enum import StrEnum
 from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol, cast
+from urllib.parse import unquote
 
 import textual_serve
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -197,6 +201,23 @@ def page_locale(request: web.Request) -> Locale:
     """The browser's language, for our own pages and the sessions they open (the app inside
     follows it unless `ui.locale` names one, or for a customer, their conversation's)."""
     return accepted_locale(request.headers.get("Accept-Language"))
+
+
+TIMEZONE_COOKIE = "helpdesk-tz"
+"""Set by the page (assets/timezone.js) to the browser's time zone, an IANA name."""
+
+
+@functools.cache
+def known_timezones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def browser_timezone(request: web.Request) -> str | None:
+    """The time zone the page says its browser is in, if it is one this machine knows: the
+    session shows times in it. Anything else (a made-up name, a path) is ignored, and the session
+    keeps the server's."""
+    zone = unquote(request.cookies.get(TIMEZONE_COOKIE, ""))  # The page URI-encodes it.
+    return zone if zone in known_timezones() else None
 
 
 def _clamp(value: str | None, default: int, top: int) -> int:
@@ -558,8 +579,11 @@ class HelpdeskServer(Server):
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
         await websocket.prepare(request)
+        arguments = list(self.child(spec))
+        if (zone := browser_timezone(request)) is not None:
+            arguments += ["--timezone", zone]
         service = SessionProcess(
-            self.child(spec),
+            arguments,
             environment=self.environment,
             secrets=self.session_secrets(spec),
             zygote=self.zygote,

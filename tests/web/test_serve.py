@@ -6,7 +6,9 @@ import contextlib
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -340,4 +342,65 @@ def test_an_agents_tab_is_marked_when_a_customer_needs_them(
         wait_for(lambda: page.title() == title, what="the mark gone")
     finally:
         context.close()
+        desk.close()
+
+
+def conversation_times(served: Served, cookie: str) -> str:
+    """What an agent's session draws once it opens the first waiting conversation (Enter on the
+    queue), as the page's terminal gets it."""
+    ws_url = served.url.replace("http://", "ws://") + "/ws/agent?width=100&height=30"
+    headers = {"Origin": served.url, "Cookie": cookie}
+
+    async def read() -> bytes:
+        drawn, opened = b"", False
+        async with ClientSession() as session:
+            async with await session.ws_connect(ws_url, headers=headers) as socket:
+                async for message in socket:
+                    if isinstance(message.data, bytes):
+                        drawn += message.data
+                    if not opened and b"Where is my helmet?" in drawn:
+                        # The queue shows it: open it, and read only what comes after.
+                        drawn, opened = b"", True
+                        await socket.send_json(["stdin", "\r"])
+                    if opened and b"Customer" in drawn and b"Where is my helmet?" in drawn:
+                        break
+        return drawn
+
+    return run_async(read()).decode("utf-8", "replace")
+
+
+def test_an_agents_console_shows_times_in_the_browsers_time_zone(
+    browser: Browser, served: Served
+) -> None:
+    """The session runs on the server, whose clock (UTC here) is not the agent's: the page tells
+    the server the browser's time zone, and the transcript's times are in it. A zone the server
+    does not know is ignored."""
+    context = browser.new_context(viewport=VIEWPORT, timezone_id="Asia/Shanghai")
+    try:
+        page = context.new_page()
+        page.goto(served.url + "/")
+        zones = {c["name"]: c["value"] for c in context.cookies() if c["name"] == "helpdesk-tz"}
+        assert zones == {"helpdesk-tz": "Asia%2FShanghai"}
+    finally:
+        context.close()
+
+    desk = open_service(load_settings(store={"db": str(served.db)}))
+    try:
+        before = datetime.now(UTC)
+        conversation = desk.start_conversation().id
+        desk.talk_to_person(conversation)
+        desk.ask(conversation, "Where is my helmet?")
+        session = "helpdesk-session=" + sign_in(served, "ana").cookies["helpdesk-session"]
+
+        def shown(moments: list[datetime], zone: str) -> set[str]:
+            return {m.astimezone(ZoneInfo(zone)).strftime("%H:%M") for m in moments}
+
+        drawn = conversation_times(served, f"{session}; helpdesk-tz=Asia%2FShanghai")
+        moments = [before, datetime.now(UTC)]
+        assert any(time in drawn for time in shown(moments, "Asia/Shanghai")), drawn
+        assert not any(time in drawn for time in shown(moments, "UTC"))
+        drawn = conversation_times(served, f"{session}; helpdesk-tz=..%2F..%2Fetc%2Fpasswd")
+        moments = [before, datetime.now(UTC)]
+        assert any(time in drawn for time in shown(moments, "UTC"))
+    finally:
         desk.close()
