@@ -229,6 +229,9 @@ class AsyncDesk:
     async def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
         return await self._write(self._service.reopen, conversation_id, agent=agent)
 
+    async def take_next(self, *, agent: str) -> ClaimResult | None:
+        return await self._write(self._service.take_next, agent=agent)
+
     async def claimed_by(self, agent: str) -> list[int]:
         return await self._run(self._service.claimed_by, agent)
 

@@ -74,6 +74,9 @@ EARLIER_COUNTED = 1000
 needs, and counting every one made opening a long conversation grow with its length."""
 MAX_NOTE_CHARS = 4000
 """An internal note is a few lines for colleagues, not a document."""
+TAKE_BATCH = 10
+"""Waiting conversations read at a time by an agent taking the next one: more than agents who
+take at the same instant, so one read almost always finds one left."""
 
 
 RESOLUTION_PAGE = 50
@@ -394,6 +397,17 @@ class DeskService:
         next_state(conversation.state, Move.REOPEN, role=Role.AGENT,
                    conversation_id=conversation_id)  # fmt: skip
         return self.store.claim(conversation_id, agent=agent, expect=State.RESOLVED)
+
+    def take_next(self, *, agent: str) -> ClaimResult | None:
+        """Claim the conversation that has waited longest, for an agent working the queue in
+        order; None when nobody waits. One another agent takes first is passed over for the
+        next, so two agents taking at once get two conversations."""
+        while ids := self.store.longest_waiting(TAKE_BATCH):
+            for conversation_id in ids:
+                result = self.claim(conversation_id, agent=agent)
+                if result.won:
+                    return result
+        return None
 
     def claimed_by(self, agent: str) -> list[int]:
         """The conversations `agent` holds a claim on."""

@@ -268,6 +268,11 @@ class ConversationStore(Protocol):
         first); None when it is not waiting."""
         ...
 
+    def longest_waiting(self, limit: int) -> list[int]:
+        """The first `limit` waiting conversations' ids in the queue's order (longest wait, then
+        id): what an agent taking the next conversation tries, in turn."""
+        ...
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         """The items `queue(agent=agent)` holds for those of `conversation_ids` that are in it, in
         any order; ids not returned are not in the queue (any more). What a queue panel reads

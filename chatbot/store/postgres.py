@@ -1118,6 +1118,14 @@ class PostgresStore:
         )
         return None if not rows else int(rows[0][0])
 
+    def longest_waiting(self, limit: int) -> list[int]:
+        rows = self._rows(
+            "SELECT id FROM conversations WHERE state = 'waiting'"
+            " ORDER BY waiting_since, id LIMIT %s",
+            (limit,),
+        )
+        return [int(row[0]) for row in rows]
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         ids = list(dict.fromkeys(conversation_ids))
         if not ids:

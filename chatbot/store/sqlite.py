@@ -1115,6 +1115,14 @@ class SQLiteStore:
         ).fetchone()
         return None if row is None else int(row[0])
 
+    def longest_waiting(self, limit: int) -> list[int]:
+        rows = self._db.execute(
+            "SELECT id FROM conversations WHERE state = 'waiting'"
+            " ORDER BY waiting_since, id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [int(row[0]) for row in rows]
+
     def queue_items(self, conversation_ids: Sequence[int], *, agent: str | None) -> list[QueueItem]:
         rows: list[Any] = []
         ids = list(dict.fromkeys(conversation_ids))

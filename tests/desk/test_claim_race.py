@@ -62,6 +62,39 @@ def test_threads_with_their_own_connections(backend: Backend) -> None:
         desk.close()
 
 
+def test_agents_taking_the_next_at_once_get_one_each(backend: Backend) -> None:
+    """Three agents pressing "take next" until the queue is empty, each on its own connection:
+    every conversation goes to exactly one of them, and each takes in the queue's order."""
+    waiting = make_waiting(backend, 30)
+    agents = ["ana", "ben", "cy"]
+    barrier = threading.Barrier(len(agents))
+    taken: dict[str, list[int]] = {agent: [] for agent in agents}
+    spans: dict[str, tuple[float, float]] = {}
+
+    def agent_loop(agent: str) -> None:
+        desk = backend.service()
+        try:
+            ready = time.monotonic()
+            barrier.wait()
+            while (result := desk.take_next(agent=agent)) is not None:
+                assert result.won and result.conversation.agent == agent
+                taken[agent].append(result.conversation.id)
+            spans[agent] = (ready, time.monotonic())
+        finally:
+            desk.close()
+
+    threads = [threading.Thread(target=agent_loop, args=(agent,)) for agent in agents]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    # They raced: all were connected and ready before any had found the queue empty.
+    assert max(ready for ready, _ in spans.values()) < min(end for _, end in spans.values())
+    assert sorted(sum(taken.values(), [])) == waiting  # Each taken once, none left behind.
+    assert all(ids == sorted(ids) for ids in taken.values())  # Oldest first, for each agent.
+
+
 def _claim_in_process(
     backend: Backend,
     conversation_id: int,

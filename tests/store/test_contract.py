@@ -243,6 +243,21 @@ def test_a_waiting_customer_knows_how_many_wait_ahead(
     assert store.waiting_ahead(fourth + 1000) is None  # No such conversation.
 
 
+def test_the_longest_waiting_in_the_queues_order(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    """What an agent taking the next conversation tries, in turn: longest wait, then id."""
+    assert store.longest_waiting(5) == []
+    first = waiting(store)
+    clock.advance(1)
+    second, third = waiting(store), waiting(store)  # The same instant.
+    ask(store, "Is there a helmet?")  # The bot has it: not in the queue.
+    assert store.longest_waiting(5) == [first, second, third]
+    assert store.longest_waiting(2) == [first, second]
+    store.claim(first, agent="ana", expect=State.WAITING)
+    assert store.longest_waiting(5) == [second, third]
+
+
 def test_content_gaps_newest_first_with_the_agents_reply(
     store: ConversationStore, clock: FakeClock
 ) -> None:

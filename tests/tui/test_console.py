@@ -149,7 +149,7 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         claimed = next(line for line in text.splitlines() if "claimed by ana" in line)
         assert claimed.rstrip().endswith("…") and "My e-bike stopped" in claimed
         await wait_until(pilot, lambda: footer(app).startswith("⏎ Open"))
-        assert footer(app).startswith("⏎ Open ^f Find f4 Team ^q Quit f2 Editor")
+        assert footer(app).startswith("⏎ Open ^f Find f4 Team f6 Next ^q Quit f2 Editor")
         assert footer(app).endswith("^p palette")
 
         view = await app.open_conversation(mine)
@@ -577,3 +577,39 @@ async def test_the_empty_queue_line_shows_only_while_nobody_waits(
         await wait_until(pilot, lambda: len(queue_rows(app)) == 0)
         assert empty.display
         await wait_until(pilot, lambda: "Nobody is waiting" in screen_text(app))
+
+
+async def test_f6_takes_the_longest_waiting_conversation(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    """An agent working the queue in order presses F6 instead of picking: it claims the one that
+    has waited longest and opens it with the reply box ready, passing over one a colleague took
+    meanwhile; from a conversation it takes the next too; with nobody waiting it says so."""
+    oldest = waiting(other, "Oldest question")
+    clock.advance(60)
+    taken = waiting(other, "Taken by ben")
+    clock.advance(60)
+    newest = waiting(other, "Newest question")
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 3)
+        await wait_until(pilot, lambda: "f6 Next" in footer(app))  # Drawn a frame later.
+        await pilot.press("f6")
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.open_view is not None)
+        view = app.screen.query_one(ConversationView)
+        assert view.conversation_id == oldest
+        assert other.conversation(oldest).agent == "ana"
+        await wait_until(pilot, lambda: "Oldest question" in view_text(app))
+        assert app.screen.focused is view.reply_input
+        await type_text(pilot, "Hello")  # Straight into the reply box.
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.messages(oldest)[-1].text == "Hello")
+        other.claim(taken, agent="ben")
+        await pilot.press("f6")  # From the conversation: the next one, ben's passed over.
+        await wait_until(pilot, lambda: view.conversation_id == newest)
+        assert other.conversation(newest).agent == "ana"
+        assert other.conversation(taken).agent == "ben"
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: "Nobody is waiting." in flat(screen_text(app)))
+        assert view.conversation_id == newest  # Still where the agent was.

@@ -33,6 +33,9 @@ class AgentConsole(Vertical):
     BINDINGS = [
         Binding("ctrl+f", "find", N_("Find"), tooltip=N_("Find a conversation, resolved ones too")),
         Binding("f4", "team", N_("Team"), tooltip=N_("Every agent's claims")),
+        Binding(
+            "f6", "take_next", N_("Next"), tooltip=N_("Claim the longest-waiting conversation")
+        ),
     ]
 
     def __init__(self, services: Services, *, id: str | None = None) -> None:
@@ -96,14 +99,50 @@ class AgentConsole(Vertical):
     async def on_conversation_view_closed(self, event: ConversationView.Closed) -> None:
         await self.close_conversation()
 
-    def on_conversation_view_console_action(self, event: ConversationView.ConsoleAction) -> None:
+    async def on_conversation_view_console_action(
+        self, event: ConversationView.ConsoleAction
+    ) -> None:
         if event.action == "find":
             self.action_find()
         elif event.action == "team":
             self.action_team()
+        elif event.action == "take_next":
+            await self.action_take_next()
 
     def on_conversation_view_read(self, event: ConversationView.Read) -> None:
         self.queue.mark_read(event.conversation_id, event.entry_id)
+
+    async def action_take_next(self) -> None:
+        """Claim the conversation that has waited longest and open it, the reply box ready: an
+        agent working the queue in order need not pick. Asks for the agent's name first, as a
+        first claim does."""
+        if self.services.agent is None:
+            ask = getattr(self.app, "ask_agent_name", None)
+            if ask is None:
+                return
+
+            async def named_then() -> None:
+                if await ask():
+                    await self._take_next()
+
+            self.run_worker(named_then(), group="agent-name", exclusive=True)
+            return
+        await self._take_next()
+
+    async def _take_next(self) -> None:
+        agent = self.services.agent
+        assert agent is not None
+        try:
+            result = await self.services.desk.take_next(agent=agent)
+        except HelpdeskError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        if result is None:
+            t = translations(self.services.locale)
+            self.notify(t.gettext("Nobody is waiting."), markup=False)
+            return
+        view = await self.open_conversation(result.conversation.id)
+        view.reply_input.focus()
 
     def action_find(self, text: str = "") -> None:
         from chatbot.tui.screens.find import FindScreen
@@ -140,6 +179,11 @@ class AgentConsole(Vertical):
                 t.gettext("Find a conversation"),
                 t.gettext("Search what was said, reopen resolved ones"),
                 self.action_find,
+            ),  # fmt: skip
+            PaletteCommand(
+                t.gettext("Take the next conversation"),
+                t.gettext("Claim the one that has waited longest and open it"),
+                self.action_take_next,
             ),  # fmt: skip
             PaletteCommand(
                 t.gettext("Team: every agent's claims"),

@@ -68,6 +68,7 @@ class ConversationView(Vertical):
         # The console's keys work here too, without taking footer room from the moves above.
         Binding("ctrl+f", "console('find')", N_("Find"), show=False),
         Binding("f4", "console('team')", N_("Team"), show=False),
+        Binding("f6", "console('take_next')", N_("Next"), show=False),
     ]
 
     @dataclass
