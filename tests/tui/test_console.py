@@ -518,6 +518,37 @@ async def test_notes_show_to_agents_and_never_to_the_customer(
     assert all("finance" not in status_line(state, "ana") for state in State)
 
 
+async def test_a_note_and_a_reply_keep_their_own_drafts(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """The box writes a reply or a note: a note left with Escape used to stay in the box as the
+    reply's text, so the next Enter sent the agents' words to the customer."""
+    conversation = waiting(other)
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: footer_offers(app, "claim"))
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine)
+        reply = view.reply_input
+        await type_text(pilot, "Hello, ")
+        await pilot.press("ctrl+n")
+        assert reply.value == ""  # The note starts empty; the reply waits.
+        await type_text(pilot, "Customer is rude")
+        await pilot.press("escape")  # Out of the note, unsent.
+        assert reply.value == "Hello, " and not view.note_mode
+        await type_text(pilot, "found it")
+        await pilot.press("ctrl+n")
+        assert reply.value == "Customer is rude"  # The note's draft, back.
+        await pilot.press("enter")  # The note is added, and the reply comes back.
+        await wait_until(pilot, lambda: not view.note_mode)
+        assert reply.value == "Hello, found it"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.messages(conversation)[-1].text == "Hello, found it")
+        customer_sees = [m.text for m in other.messages(conversation)]
+        assert not any("rude" in text for text in customer_sees)
+
+
 async def test_a_customer_reopening_the_chat_never_sees_notes(
     make_app: MakeApp, other: DeskService
 ) -> None:

@@ -115,6 +115,9 @@ class ConversationView(Vertical):
         self._decision_id: int | None = None
         self.note_mode = False
         """The box below the transcript writes an internal note instead of a reply."""
+        self._drafts = {False: "", True: ""}
+        """What was typed in the box as a reply (False) and as a note (True), each kept while the
+        box shows the other: a note's words must never become a reply's."""
         self.passage: Passage | None = None
         """The passage put in the reply box with Ctrl+O, sent with it as its source."""
         self._passage_line = ""
@@ -438,7 +441,11 @@ class ConversationView(Vertical):
     async def action_toggle_note(self) -> None:
         if not self.note_mode and not await self._named(self.action_toggle_note):
             return
+        field = self.reply_input
+        self._drafts[self.note_mode] = field.value
         self.note_mode = not self.note_mode
+        field.value = self._drafts[self.note_mode]
+        field.cursor_position = len(field.value)
         self._why = None
         self._show_reply_state()
         if self.note_mode or self.is_mine:
@@ -472,7 +479,8 @@ class ConversationView(Vertical):
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
-        if self.passage is not None and not event.value.strip():
+        # A note's empty box leaves the reply's passage alone: it belongs to the reply's draft.
+        if self.passage is not None and not event.value.strip() and not self.note_mode:
             self._drop_passage()
 
     def _drop_passage(self) -> None:
@@ -530,6 +538,8 @@ class ConversationView(Vertical):
         """Put `passage` in the reply box (on one line, as the box shows text) to edit first."""
         if passage is None or not self.is_mine:
             return
+        if self.note_mode:  # The note being written is kept for when the agent goes back to it.
+            self._drafts[True] = self.reply_input.value
         self.note_mode = False
         self.passage = passage
         self._passage_line = " ".join(passage.text.split())
