@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -345,25 +347,34 @@ def test_an_agents_tab_is_marked_when_a_customer_needs_them(
         desk.close()
 
 
-def conversation_times(served: Served, cookie: str) -> str:
-    """What an agent's session draws once it opens the first waiting conversation (Enter on the
-    queue), as the page's terminal gets it."""
+def conversation_times(served: Served, cookie: str, conversation: int, question: str) -> str:
+    """What an agent's session draws once it opens `conversation` (found by its number, as the
+    queue holds other tests' conversations too), as the page's terminal gets it."""
     ws_url = served.url.replace("http://", "ws://") + "/ws/agent?width=100&height=30"
     headers = {"Origin": served.url, "Cookie": cookie}
+    mark = question.encode()
+    hit = f"· {question}".encode()  # The search's line for it; the queue's row has no "·".
 
     async def read() -> bytes:
-        drawn, opened = b"", False
-        async with ClientSession() as session:
-            async with await session.ws_connect(ws_url, headers=headers) as socket:
-                async for message in socket:
-                    if isinstance(message.data, bytes):
-                        drawn += message.data
-                    if not opened and b"Where is my helmet?" in drawn:
-                        # The queue shows it: open it, and read only what comes after.
-                        drawn, opened = b"", True
-                        await socket.send_json(["stdin", "\r"])
-                    if opened and b"Customer" in drawn and b"Where is my helmet?" in drawn:
-                        break
+        drawn, step = b"", 0
+        try:
+            async with ClientSession() as session, asyncio.timeout(30):
+                async with await session.ws_connect(ws_url, headers=headers) as socket:
+                    async for message in socket:
+                        if isinstance(message.data, bytes):
+                            drawn += message.data
+                        if step == 0 and mark in drawn:
+                            # The queue lists it, so the console takes keys: typing searches.
+                            drawn, step = b"", 1
+                            await socket.send_json(["stdin", f"#{conversation}"])
+                        elif step == 1 and hit in drawn:
+                            drawn, step = b"", 2  # The hit is listed: open it.
+                            await socket.send_json(["stdin", "\r"])
+                        elif step == 2 and b"Customer" in drawn and mark in drawn:
+                            break
+        except TimeoutError:
+            shown = drawn.decode("utf-8", "replace")
+            raise AssertionError(f"stuck at step {step}, after: {shown}") from None
         return drawn
 
     return run_async(read()).decode("utf-8", "replace")
@@ -389,17 +400,22 @@ def test_an_agents_console_shows_times_in_the_browsers_time_zone(
         before = datetime.now(UTC)
         conversation = desk.start_conversation().id
         desk.talk_to_person(conversation)
-        desk.ask(conversation, "Where is my helmet?")
+        question = f"Where is my helmet {uuid.uuid4().hex[:8]}?"
+        desk.ask(conversation, question)
         session = "helpdesk-session=" + sign_in(served, "ana").cookies["helpdesk-session"]
 
         def shown(moments: list[datetime], zone: str) -> set[str]:
             return {m.astimezone(ZoneInfo(zone)).strftime("%H:%M") for m in moments}
 
-        drawn = conversation_times(served, f"{session}; helpdesk-tz=Asia%2FShanghai")
+        drawn = conversation_times(
+            served, f"{session}; helpdesk-tz=Asia%2FShanghai", conversation, question
+        )
         moments = [before, datetime.now(UTC)]
         assert any(time in drawn for time in shown(moments, "Asia/Shanghai")), drawn
         assert not any(time in drawn for time in shown(moments, "UTC"))
-        drawn = conversation_times(served, f"{session}; helpdesk-tz=..%2F..%2Fetc%2Fpasswd")
+        drawn = conversation_times(
+            served, f"{session}; helpdesk-tz=..%2F..%2Fetc%2Fpasswd", conversation, question
+        )
         moments = [before, datetime.now(UTC)]
         assert any(time in drawn for time in shown(moments, "UTC"))
     finally:
