@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from chatbot.desk.models import (
     AskResult,
+    Author,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -237,6 +238,16 @@ class AsyncDesk:
 
     async def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
         return await self._write(self._service.add_note, conversation_id, agent=agent, text=text)
+
+    async def set_typing(
+        self, conversation_id: int, *, author: Author, typing: bool = True
+    ) -> None:
+        # Not `_write`: nothing needs it at once, and the change feed wakes whoever shows it (in
+        # this process too) within a poll.
+        await self._run(self._service.set_typing, conversation_id, author=author, typing=typing)
+
+    async def typing(self, conversation_id: int) -> dict[Author, datetime]:
+        return await self._run(self._service.typing, conversation_id)
 
     async def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         # Not `_write`: a read marker adds nothing to any log, and only the reader's own queue

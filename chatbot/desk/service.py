@@ -74,6 +74,9 @@ EARLIER_COUNTED = 1000
 needs, and counting every one made opening a long conversation grow with its length."""
 MAX_NOTE_CHARS = 4000
 """An internal note is a few lines for colleagues, not a document."""
+TYPING_S = 6.0
+"""How long one "typing" signal lasts: a front end sends it again every few seconds while the
+person types (the app's `TYPING_EVERY_S`), so it lapses soon after they stop."""
 TAKE_BATCH = 10
 """Waiting conversations read at a time by an agent taking the next one: more than agents who
 take at the same instant, so one read almost always finds one left."""
@@ -422,6 +425,17 @@ class DeskService:
         if not agent.strip():
             raise HelpdeskError("a note needs the agent's name")
         return self.store.add_note(conversation_id, agent=agent, text=text)
+
+    def set_typing(self, conversation_id: int, *, author: Author, typing: bool = True) -> None:
+        """`author` is typing in the conversation (for the next `TYPING_S`), or has stopped: the
+        other side shows it. Only a customer or an agent types."""
+        if author is Author.BOT:
+            raise HelpdeskError("the bot does not type")
+        self.store.set_typing(conversation_id, author=author, seconds=TYPING_S if typing else None)
+
+    def typing(self, conversation_id: int) -> dict[Author, datetime]:
+        """Who is typing in the conversation now, and until when."""
+        return self.store.typing(conversation_id)
 
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         """`agent` has seen the conversation up to `entry_id` (the marker never moves back)."""

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Protocol
 
 from chatbot.desk.models import (
+    Author,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -170,6 +171,15 @@ class ConversationStore(Protocol):
         ...
 
     # -- the bot's side ---------------------------------------------------------------------------
+
+    def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:
+        """`author` (the customer, or the agent holding the conversation) is typing, for the next
+        `seconds` by the store's clock; None: stopped. `ConversationNotFound` for an unknown id."""
+        ...
+
+    def typing(self, conversation_id: int) -> dict[Author, datetime]:
+        """Who is typing in the conversation now (by the store's clock), and until when."""
+        ...
 
     def lease_questions(self, *, worker: str, limit: int, lease_s: float) -> list[PendingQuestion]:
         """Take up to `limit` pending questions nobody holds (or whose lease ran out), oldest

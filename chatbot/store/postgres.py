@@ -698,6 +698,32 @@ class PostgresStore:
         assert isinstance(added, ChatEvent)
         return added
 
+    def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:
+        with self._write(append=False) as conn:
+            if (
+                self._one(conn, "SELECT 1 FROM conversations WHERE id = %s", (conversation_id,))
+                is None
+            ):
+                raise ConversationNotFound(f"conversation {conversation_id} not found")
+            if seconds is None:
+                conn.execute(
+                    "DELETE FROM typing WHERE conversation_id = %s AND author = %s",
+                    (conversation_id, author.value),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO typing (conversation_id, author, until) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (conversation_id, author) DO UPDATE SET until = excluded.until",
+                    (conversation_id, author.value, self._now() + seconds),
+                )
+
+    def typing(self, conversation_id: int) -> dict[Author, datetime]:
+        rows = self._rows(
+            "SELECT author, until FROM typing WHERE conversation_id = %s AND until > %s",
+            (conversation_id, self._now()),
+        )
+        return {Author(author): datetime.fromtimestamp(until, UTC) for author, until in rows}
+
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write(append=False) as conn:
             self._lock(conn, conversation_id)

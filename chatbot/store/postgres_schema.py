@@ -180,4 +180,15 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "ALTER TABLE decisions ADD CONSTRAINT decisions_have_a_body"
         " CHECK (body IS NOT NULL OR packed IS NOT NULL) NOT VALID",
     ),
+    # 4: who is typing in a conversation, until when, as SQLite's version 8.
+    (
+        """
+        CREATE TABLE typing (
+            conversation_id bigint NOT NULL REFERENCES conversations (id),
+            author          text NOT NULL CHECK (author IN ('customer', 'agent')),
+            until           double precision NOT NULL,
+            PRIMARY KEY (conversation_id, author)
+        )
+        """,
+    ),
 ]

@@ -461,3 +461,18 @@ MIGRATIONS.append(
         "ALTER TABLE judgment_errors_v7 RENAME TO judgment_errors",
     )
 )
+
+# 8: who is typing in a conversation (the customer, or the agent who holds it), until when. Not an
+# entry of the log: only the newest value counts, and it means nothing a few seconds later.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE typing (
+            conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+            author          TEXT NOT NULL CHECK (author IN ('customer', 'agent')),
+            until           REAL NOT NULL,
+            PRIMARY KEY (conversation_id, author)
+        ) WITHOUT ROWID
+        """,
+    )
+)

@@ -678,6 +678,34 @@ class SQLiteStore:
         assert isinstance(added, ChatEvent)
         return added
 
+    def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:
+        with self._write() as db:
+            if (
+                db.execute(
+                    "SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)
+                ).fetchone()
+                is None
+            ):
+                raise ConversationNotFound(f"conversation {conversation_id} not found")
+            if seconds is None:
+                db.execute(
+                    "DELETE FROM typing WHERE conversation_id = ? AND author = ?",
+                    (conversation_id, author.value),
+                )
+            else:
+                db.execute(
+                    "INSERT INTO typing (conversation_id, author, until) VALUES (?, ?, ?)"
+                    " ON CONFLICT (conversation_id, author) DO UPDATE SET until = excluded.until",
+                    (conversation_id, author.value, self._now() + seconds),
+                )
+
+    def typing(self, conversation_id: int) -> dict[Author, datetime]:
+        rows = self._db.execute(
+            "SELECT author, until FROM typing WHERE conversation_id = ? AND until > ?",
+            (conversation_id, self._now()),
+        ).fetchall()
+        return {Author(author): datetime.fromtimestamp(until, UTC) for author, until in rows}
+
     def mark_read(self, conversation_id: int, *, agent: str, entry_id: int) -> None:
         with self._write() as db:
             self._conversation(db, conversation_id)

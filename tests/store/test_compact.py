@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chatbot.desk.models import State
+from chatbot.desk.models import Author, State
 from chatbot.store import codec
 from chatbot.store.interface import ConversationStore
 from tests.backends import Backend
@@ -75,7 +75,8 @@ def test_a_postgres_database_of_version_2_keeps_its_decisions_through_migration_
     finally:
         store.close()
     old, _ = codec.compact(answered())
-    for statement in (  # Back to version 2: the body as JSON text, migration 3 undone.
+    for statement in (  # Back to version 2: the body as JSON text, migrations 3 and 4 undone.
+        "DROP TABLE typing",
         "UPDATE decisions SET body = ?, packed = NULL",
         "ALTER TABLE decisions DROP CONSTRAINT decisions_have_a_body",
         "ALTER TABLE decisions DROP COLUMN packed",
@@ -90,9 +91,11 @@ def test_a_postgres_database_of_version_2_keeps_its_decisions_through_migration_
         [(version,)] = raw_sql(
             backend, "SELECT version FROM schema_versions WHERE component = ?", (COMPONENT,)
         )
-        assert version == len(MIGRATIONS) == 3
+        assert version == len(MIGRATIONS) == 4
         [stored] = store.decisions(question.conversation_id)
         assert stored.decision == answered()
+        store.set_typing(question.conversation_id, author=Author.CUSTOMER, seconds=6)  # 4's table.
+        assert list(store.typing(question.conversation_id)) == [Author.CUSTOMER]
         again = ask(store, answered().question)
         store.lease_questions(worker="w", limit=1, lease_s=30)
         store.record_decision(again.id, worker="w", expect=State.BOT, decision=answered(),

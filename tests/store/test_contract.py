@@ -6,6 +6,8 @@ assertions. Another connection (`backend.open()`) stands for another process.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from chatbot.desk.models import (
@@ -256,6 +258,30 @@ def test_the_longest_waiting_in_the_queues_order(
     assert store.longest_waiting(2) == [first, second]
     store.claim(first, agent="ana", expect=State.WAITING)
     assert store.longest_waiting(5) == [second, third]
+
+
+def test_typing_lasts_its_seconds_and_stops_when_told(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    conversation = claimed(store)
+    other = waiting(store)
+    assert store.typing(conversation) == {}
+    store.set_typing(conversation, author=Author.CUSTOMER, seconds=6)
+    clock.advance(2)
+    store.set_typing(conversation, author=Author.AGENT, seconds=6)
+    assert store.typing(conversation) == {
+        Author.CUSTOMER: START + timedelta(seconds=6),
+        Author.AGENT: START + timedelta(seconds=8),
+    }
+    assert store.typing(other) == {}  # Each conversation its own.
+    clock.advance(4)  # The customer's signal has lapsed; the agent's holds.
+    assert store.typing(conversation) == {Author.AGENT: START + timedelta(seconds=8)}
+    store.set_typing(conversation, author=Author.CUSTOMER, seconds=6)  # Typing again.
+    store.set_typing(conversation, author=Author.AGENT, seconds=None)  # Sent: stopped.
+    assert store.typing(conversation) == {Author.CUSTOMER: START + timedelta(seconds=12)}
+    store.set_typing(conversation, author=Author.AGENT, seconds=None)  # Stopping twice is fine.
+    with pytest.raises(ConversationNotFound):
+        store.set_typing(other + 1000, author=Author.CUSTOMER, seconds=6)
 
 
 def test_content_gaps_newest_first_with_the_agents_reply(

@@ -40,12 +40,14 @@ from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
+from chatbot.tui.widgets.typing_line import TypingLine
 
 RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
 """The ends of the scale, named in the command palette (whose titles are only ever this text)."""
@@ -107,6 +109,8 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
+        self._typing = TypingSignal(services, Author.CUSTOMER)
+        """Tells the agent (or one who may take the conversation) that the customer types."""
         self._ahead: int | None = None
         """How many customers wait ahead of this one, while it waits for a person."""
         self._history_shown = conversation_id is None
@@ -142,6 +146,7 @@ class ChatPanel(Vertical):
                     id="chat-suggestions",
                 )
         yield BotWorking(locale=self.locale, id="bot-working")
+        yield TypingLine(self.services.clock, id="chat-typing")
         yield RatingPrompt(locale=self.locale, id="rating")
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
@@ -197,6 +202,10 @@ class ChatPanel(Vertical):
                 self._ahead = None
                 if conversation.state is State.WAITING:
                     self._ahead = await desk.waiting_ahead(self.conversation_id)
+                # Only an agent types here, and only while they hold the conversation.
+                typing = {}
+                if conversation.state is State.CLAIMED:
+                    typing = await desk.typing(self.conversation_id)
             except HelpdeskError as error:
                 self._show_error(str(error))
                 return
@@ -218,6 +227,10 @@ class ChatPanel(Vertical):
                     return
             self._show_status()
             self.working = conversation.state is State.BOT and conversation.pending > 0
+            agent = printable(conversation.agent or "")
+            self.query_one(TypingLine).show(
+                self.gettext("{agent} is typing…").format(agent=agent), typing.get(Author.AGENT)
+            )
             if due is not None and isinstance(due.event, Resolved):
                 self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
             else:
@@ -346,6 +359,19 @@ class ChatPanel(Vertical):
         event.stop()
         await self.ask(event.question)
 
+    @on(Input.Changed, "#question")
+    def _typing_question(self, event: Input.Changed) -> None:
+        # Only while a person holds the conversation: every signal is a write that wakes every
+        # process on the desk, and a conversation with the bot, or waiting, has no one to tell.
+        conversation = self.conversation
+        if (
+            event.value.strip()
+            and conversation is not None
+            and conversation.state is State.CLAIMED
+            and self._typing.due(conversation.id)
+        ):
+            self.run_worker(self._typing.typed(conversation.id), group="typing")
+
     @on(Input.Submitted, "#question")
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -369,6 +395,7 @@ class ChatPanel(Vertical):
             return
         self.conversation_id = result.conversation.id
         self.error.display = False
+        self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
         if self.question.value == text:  # Not what they started typing meanwhile.
             self.question.clear()
         await self.refresh_log()

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from chatbot.desk.models import Conversation, State
+from chatbot.desk.models import Author, Conversation, State
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -31,9 +31,11 @@ from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.services import Services
+from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
+from chatbot.tui.widgets.typing_line import TypingLine
 
 REPLY_PLACEHOLDER = N_("Reply to the customer and press Enter")
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
@@ -105,6 +107,8 @@ class ConversationView(Vertical):
         """Set once the conversation is first shown."""
         self.closed = False
         """Hidden in the console, kept for the next conversation opened: nothing to refresh."""
+        self._typing = TypingSignal(services, Author.AGENT)
+        """Tells the customer that the agent holding the conversation types a reply."""
         self._start(conversation_id)
 
     def _start(self, conversation_id: int) -> None:
@@ -134,6 +138,7 @@ class ConversationView(Vertical):
             self.transcript.clear()
             self.reply_input.value = ""
             self.query_one("#conversation-header", Static).update("")
+            self.query_one(TypingLine).show("", None)
         self.transcript.focus()
         await self.reload()
 
@@ -148,6 +153,7 @@ class ConversationView(Vertical):
                 yield Transcript(
                     clock=self.services.clock, locale=self.services.locale, id="transcript"
                 )
+                yield TypingLine(self.services.clock, id="typing-hint")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
                 yield Input(
@@ -193,6 +199,9 @@ class ConversationView(Vertical):
                         grew = True
                 # The bot's decision is read again only when the log grew: a new one is an entry.
                 latest = await desk.latest_decision(self.conversation_id) if grew else None
+                typing = {}
+                if conversation.state is State.CLAIMED:  # The customer signals only then.
+                    typing = await desk.typing(self.conversation_id)
             except HelpdeskError as error:
                 self.notify(str(error), severity="error", markup=False)
                 self.loaded.set()
@@ -208,6 +217,9 @@ class ConversationView(Vertical):
             if not self.is_mine and self.passage is not None and not self.note_mode:
                 self._drop_passage()
             self._show_header()
+            self.query_one(TypingLine).show(
+                self.t.gettext("The customer is typing…"), typing.get(Author.CUSTOMER)
+            )
             self._show_reply_state()
             if self.is_mine and not was_mine:
                 self.reply_input.focus()
@@ -479,6 +491,13 @@ class ConversationView(Vertical):
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
+        if (
+            event.value.strip()
+            and self.is_mine
+            and not self.note_mode  # A note is for colleagues: the customer hears nothing of it.
+            and self._typing.due(self.conversation_id)
+        ):
+            self.run_worker(self._typing.typed(self.conversation_id), group="typing")
         # A note's empty box leaves the reply's passage alone: it belongs to the reply's draft.
         if self.passage is not None and not event.value.strip() and not self.note_mode:
             self._drop_passage()
@@ -512,6 +531,7 @@ class ConversationView(Vertical):
         except HelpdeskError as error:
             await self._refuse(error)
             return False
+        self.run_worker(self._typing.stopped(self.conversation_id), group="typing")
         await self.reload()
         return True
 
