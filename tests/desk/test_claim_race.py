@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.synchronize import Barrier as ProcessBarrier
 
 from chatbot.desk.models import ChatEvent, Claimed, State
@@ -25,6 +26,27 @@ def make_waiting(backend: Backend, count: int) -> list[int]:
         desk.close()
 
 
+def in_threads(agents: list[str], loop: Callable[[str], None], *, timeout: float) -> None:
+    """Run `loop(agent)` for every agent at once, each in a thread of its own, and raise what
+    any of them raised (a thread's own error is otherwise only printed)."""
+    errors: list[BaseException] = []
+
+    def run(agent: str) -> None:
+        try:
+            loop(agent)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(agent,)) for agent in agents]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert not any(thread.is_alive() for thread in threads), "an agent is still at it"
+    if errors:
+        raise errors[0]
+
+
 def test_threads_with_their_own_connections(backend: Backend) -> None:
     rounds = make_waiting(backend, 25)
     agents = ["ana", "ben"]
@@ -41,11 +63,7 @@ def test_threads_with_their_own_connections(backend: Backend) -> None:
         finally:
             desk.close()
 
-    threads = [threading.Thread(target=agent_loop, args=(agent,)) for agent in agents]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    in_threads(agents, agent_loop, timeout=30)
 
     assert sorted(wins["ana"] + wins["ben"]) == rounds  # Every round has exactly one winner...
     assert not set(wins["ana"]) & set(wins["ben"])  # ...and never two.
@@ -83,11 +101,7 @@ def test_agents_taking_the_next_at_once_get_one_each(backend: Backend) -> None:
         finally:
             desk.close()
 
-    threads = [threading.Thread(target=agent_loop, args=(agent,)) for agent in agents]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    in_threads(agents, agent_loop, timeout=60)
 
     # They raced: all were connected and ready before any had found the queue empty.
     assert max(ready for ready, _ in spans.values()) < min(end for _, end in spans.values())
