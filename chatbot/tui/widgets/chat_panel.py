@@ -110,7 +110,7 @@ class ChatPanel(Vertical):
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
         self._typing = TypingSignal(services, Author.CUSTOMER)
-        """Tells the agent (or one who may take the conversation) that the customer types."""
+        """Tells the agent holding the conversation that the customer types."""
         self._ahead: int | None = None
         """How many customers wait ahead of this one, while it waits for a person."""
         self._history_shown = conversation_id is None
