@@ -311,7 +311,7 @@ async def test_a_click_on_a_suggestion_asks_it(make_app: MakeApp, other: DeskSer
         await wait_until(pilot, lambda: chat(app).conversation is not None and settled(chat(app)))
         assert [m.text for m in other.messages(1)][0] == Q2
         assert other.messages(1)[-1].author is Author.BOT
-        assert "worn brakes is never charged" in chat_text(app)
+        await wait_until(pilot, lambda: "worn brakes is never charged" in chat_text(app))
         assert app.screen.query_one("#question", Input).value == "my bike"
         # The suggestions are not Tab stops: focus stays where typing goes.
         assert not any(row.can_focus for row in rows)

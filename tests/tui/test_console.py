@@ -632,7 +632,7 @@ async def test_f6_takes_the_longest_waiting_conversation(
         assert view.conversation_id == oldest
         assert other.conversation(oldest).agent == "ana"
         await wait_until(pilot, lambda: "Oldest question" in view_text(app))
-        assert app.screen.focused is view.reply_input
+        await wait_until(pilot, lambda: app.screen.focused is view.reply_input)
         await type_text(pilot, "Hello")  # Straight into the reply box.
         await pilot.press("enter")
         await wait_until(pilot, lambda: other.messages(oldest)[-1].text == "Hello")

@@ -37,7 +37,7 @@ async def test_the_customer_sees_the_agent_typing_until_it_lapses_or_is_sent(
         other.reply(1, agent="ben", text="No fee when the station is full.")
         other.set_typing(1, author=Author.AGENT, typing=False)  # As the console does on sending.
         await wait_until(pilot, lambda: line(app, "#chat-typing") == "")
-        assert "No fee when the station is full." in screen_text(app)
+        await wait_until(pilot, lambda: "No fee when the station is full." in screen_text(app))
 
 
 async def test_the_customers_typing_reaches_the_desk_sparingly_and_only_for_a_person(
