@@ -69,7 +69,9 @@ async def test_claim_reply_and_the_customer_sees_the_reply(
         assert "ana (support agent) is helping you." in chat_text(app)
 
         await type_into(pilot, "#reply", "No fee: when docks are full we waive it.")
-        assert "ana (support agent) No fee: when docks are full we waive it." in chat_text(app)
+        assert "ana (support agent) 09:00 No fee: when docks are full we waive it." in chat_text(
+            app
+        )
         assert "No fee: when docks are full we waive it." in view_text(app)
     assert any(isinstance(m, QueueList.Opened) and m.conversation_id == 1 for m in posted)
 

@@ -3,6 +3,8 @@ the old one on record, and a resolved conversation asks for a 1–5 rating."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from textual import events
 from textual.command import CommandList, CommandPalette
@@ -23,10 +25,11 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
-from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
+from tests.tui.conftest import Q1, Q2, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import (
     ask,
     customer_bubbles,
+    flat,
     footer_offers,
     screen_text,
     type_text,
@@ -267,3 +270,26 @@ async def test_the_first_screen_at_80x24_says_its_status_and_placeholder_whole(
         shown = screen_text(app, chat(app))
         assert status in shown
         assert "…" not in shown.splitlines()[0]
+
+
+async def test_each_message_says_when_it_was_written(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    """A customer coming back to a conversation sees when each message came: the time today,
+    the date too before today."""
+    cid = other.start_conversation().id
+    clock.now = datetime(2026, 1, 4, 17, 30, tzinfo=UTC)
+    other.talk_to_person(cid)
+    other.ask(cid, "My bike will not unlock.")
+    other.claim(cid, agent="ben")
+    clock.now = datetime(2026, 1, 5, 8, 55, tzinfo=UTC)
+    other.reply(cid, agent="ben", text="Try dock 4.")
+    clock.now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    app = make_app("chat", conversation_id=cid)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Try dock 4." in chat_text(app))
+        bubbles = {
+            b.message.text: flat(screen_text(app, b)) for b in app.screen.query(MessageBubble)
+        }
+        assert bubbles["My bike will not unlock."].startswith("You 01-04 17:30")
+        assert bubbles["Try dock 4."].startswith("ben (support agent) 08:55")

@@ -315,10 +315,11 @@ class ChatPanel(Vertical):
 
     async def _show(self, entries: Sequence[ChatMessage | ChatEvent]) -> None:
         new: list[Widget] = []
+        now = self.services.clock()
         newest_answer: MessageBubble | None = None
         for entry in entries:
             if isinstance(entry, ChatMessage):
-                bubble = MessageBubble(entry, locale=self.locale)
+                bubble = MessageBubble(entry, locale=self.locale, now=now)
                 if entry.author is Author.BOT:
                     self._answers[entry.id] = bubble
                     newest_answer = bubble

@@ -4,6 +4,7 @@ or a notice about the conversation itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from rich.text import Text
 from textual import on
@@ -16,6 +17,7 @@ from chatbot.desk.models import Author, ChatMessage, Feedback
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import feedback_note
 from chatbot.text import printable
+from chatbot.tui.moments import moment
 
 AUTHOR_LABELS = {Author.CUSTOMER: N_("You"), Author.BOT: N_("Bot")}
 
@@ -69,9 +71,13 @@ class MessageBubble(Vertical):
         *,
         offers_feedback: bool = False,
         locale: Locale = DEFAULT_LOCALE,
+        now: datetime | None = None,
     ) -> None:
         super().__init__(classes=f"bubble -{message.author.value}")
         self.message = message
+        self.now = now
+        """When the bubble was made, by the desk's clock: given, the bubble says when its message
+        was written (the date too if not today), in the reader's time zone."""
         self.locale: Locale = locale
         """The customer's language: labels, buttons and notes are in it, messages as written."""
         self.offers_feedback = offers_feedback
@@ -82,7 +88,10 @@ class MessageBubble(Vertical):
     def compose(self) -> ComposeResult:
         message = self.message
         t = translations(self.locale)
-        yield Static(literal(author_label(message, locale=self.locale)), classes="bubble-author")
+        heading = literal(author_label(message, locale=self.locale))
+        if self.now is not None:
+            heading.append(f"  {moment(message.created_at, now=self.now)}", "dim")
+        yield Static(heading, classes="bubble-author")
         yield Static(literal(message.text), classes="bubble-text")
         if message.source is not None:
             source = t.gettext("Source: {source}").format(source=message.source)
