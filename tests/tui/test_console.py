@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from textual import events
+from textual.app import ComposeResult
 from textual.widgets import Button, Input
 
 from chatbot.config import load_settings
@@ -287,6 +288,28 @@ async def test_typing_where_no_reply_is_possible_says_why_and_on_the_queue_searc
         await pilot.press("x")
         await wait_until(pilot, lambda: "Conversation 1 is waiting; claim it first." in
                          view_text(app))  # fmt: skip
+
+
+async def test_a_key_typed_while_the_search_is_built_joins_the_words(
+    make_app: MakeApp,
+) -> None:
+    """Over a browser's websocket "#8" comes as one chunk: "#" opens the search, and "8" could
+    arrive once its box was made but not yet mounted, where it was kept only in the text the box
+    had already been made with: lost (1 run in 8 of a test typing "#N")."""
+
+    class Racing(FindScreen):
+        def compose(self) -> ComposeResult:
+            yield from super().compose()
+            self.add_typed("8")  # The box exists, not yet in the screen.
+
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(AgentConsole)))
+        search = Racing(app.services, text="#")
+        await app.push_screen(search)
+        field = search.query_one("#find-input", Input)
+        await wait_until(pilot, lambda: field.value == "#8")
+        assert field.cursor_position == 2 and field.has_focus
 
 
 # -- the agent's name -----------------------------------------------------------------------------

@@ -67,16 +67,17 @@ class FindScreen(ModalScreen[int | None]):
 
     def add_typed(self, character: str) -> None:
         """A key typed on the queue after the one that opened this search: it joins the words,
-        in the box if it is built, else in the text it will be built with."""
+        kept in `text` too until `on_mount` gives the box all of them (a box made but not yet
+        in the screen was made with the text as it was then)."""
+        self.text += character
         field = self.query_one_optional("#find-input", Input)
-        if field is None:
-            self.text += character
-            return
-        field.cursor_position = len(field.value)
-        field.insert_text_at_cursor(character)
+        if field is not None:
+            field.cursor_position = len(field.value)
+            field.insert_text_at_cursor(character)
 
     def on_mount(self) -> None:
         field = self.query_one("#find-input", Input)
+        field.value = self.text  # With any key that came while the box was being made.
         field.focus()
         field.cursor_position = len(field.value)
         self.call_later(self.search)
