@@ -364,13 +364,18 @@ def conversation_times(served: Served, cookie: str, conversation: int, question:
                         if isinstance(message.data, bytes):
                             drawn += message.data
                         if step == 0 and mark in drawn:
-                            # The queue lists it, so the console takes keys: typing searches.
+                            # The queue lists it. A browser's page tells the app it has the
+                            # focus (focus.js), and only then does it take keys as a person's.
                             drawn, step = b"", 1
+                            await socket.send_json(["focus"])
+                        elif step == 1 and "⏎".encode() in drawn:
+                            # Focused (its footer offers ⏎ Open): typing on the queue searches.
+                            drawn, step = b"", 2
                             await socket.send_json(["stdin", f"#{conversation}"])
-                        elif step == 1 and hit in drawn:
-                            drawn, step = b"", 2  # The hit is listed: open it.
+                        elif step == 2 and hit in drawn:
+                            drawn, step = b"", 3  # The hit is listed: open it.
                             await socket.send_json(["stdin", "\r"])
-                        elif step == 2 and b"Customer" in drawn and mark in drawn:
+                        elif step == 3 and b"Customer" in drawn and mark in drawn:
                             break
         except TimeoutError:
             shown = drawn.decode("utf-8", "replace")
