@@ -25,7 +25,7 @@ from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
-from tests.tui.helpers import engine_ready, palette_ready, type_text, wait_until
+from tests.tui.helpers import engine_ready, palette_ready, screen_text, type_text, wait_until
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -331,6 +331,39 @@ async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
         new = PassageStore(kb_copy).get("can-i-take-my-dog-with").passage
         assert (new.title, new.text) == (question, reply)
         assert app.services.engine.retrieve(question)[0].passage.id == new.id
+
+
+async def test_the_gaps_table_fits_the_window_and_shortens_only_the_question(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """At 80 columns the table ran past the window's edge: the question was cut mid-word and
+    whether an agent replied was off screen. Now every column shows, and the question alone is
+    shortened, with …; a wider window shows it whole."""
+    long = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        asked = [other.ask(None, q).conversation.id for q in ("Can I bring my dog?", long)]
+        await wait_until(pilot, lambda: all(other.conversation(c).pending == 0 for c in asked))
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+g")
+        gaps = editor.query_one(GapList)
+        await wait_until(pilot, lambda: len(gaps.gaps) == 2)
+        table = gaps.query_one("#gap-table")
+
+        def rows() -> list[str]:
+            return [line for line in screen_text(app, table).splitlines() if line.strip()]
+
+        await wait_until(pilot, lambda: any("…" in line for line in rows()))
+        header, *lines = rows()
+        assert header.split() == ["when", "reason", "top", "agent", "replied", "question"]
+        assert all("not yet" in line for line in lines)
+        [dog] = [line for line in lines if "dog" in line]
+        [docks] = [line for line in lines if "docks" in line]
+        assert dog.endswith("Can I bring my dog?")
+        assert docks.endswith("…") and "There were no free docks" in docks
+        assert max(len(line) for line in rows()) <= table.size.width
+        await pilot.resize_terminal(140, 24)
+        await wait_until(pilot, lambda: any(line.endswith(long) for line in rows()))
 
 
 async def test_tabs_are_built_when_first_shown_and_a_click_shows_the_gaps(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -16,7 +17,12 @@ from chatbot.desk.models import ContentGap
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 
-COLUMNS = (N_("when"), N_("reason"), N_("top"), N_("question"), N_("agent replied"))
+COLUMNS = (N_("when"), N_("reason"), N_("top"), N_("agent replied"), N_("question"))
+"""The question last: it takes the width the others leave, shortened with … where it must be,
+so no column runs past the window's edge (at 80 columns "agent replied" used to be off screen)."""
+MIN_QUESTION = 12
+"""A question column narrower than this scrolls sideways instead: a few words are the least that
+tells one question from another."""
 
 
 class GapList(Vertical):
@@ -32,6 +38,8 @@ class GapList(Vertical):
         super().__init__(id=id)
         self.locale: Locale = locale
         self._gaps: dict[str, ContentGap] = {}
+        self._width = 0
+        """The table's width the columns were last fitted to."""
 
     def gettext(self, message: str) -> str:
         """`message` in the editor's language."""
@@ -54,8 +62,11 @@ class GapList(Vertical):
             )
 
     def on_mount(self) -> None:
-        table = self.query_one("#gap-table", DataTable)
-        table.add_columns(*(self.gettext(column) for column in COLUMNS))
+        self.show(self.gaps)
+
+    def on_resize(self) -> None:
+        if self._width != self.query_one("#gap-table", DataTable).scrollable_content_region.width:
+            self.show(self.gaps)
 
     @property
     def gaps(self) -> list[ContentGap]:
@@ -63,18 +74,40 @@ class GapList(Vertical):
 
     def show(self, gaps: Sequence[ContentGap]) -> None:
         table = self.query_one("#gap-table", DataTable)
-        table.clear()
+        row = table.cursor_row
         self._gaps = {str(g.id): g for g in gaps}
+        rows = []
         for gap in gaps:
             top = "–" if gap.top_probability is None else f"{gap.top_probability:.2f}"
-            table.add_row(
-                gap.created_at.astimezone().strftime("%m-%d %H:%M"),
-                gap.reason.value,
-                top,
-                Text(printable(" ".join(gap.question.split()))),
-                self.gettext("yes") if gap.agent_reply else self.gettext("not yet"),
-                key=str(gap.id),
+            rows.append(
+                (
+                    gap.created_at.astimezone().strftime("%m-%d %H:%M"),
+                    gap.reason.value,
+                    top,
+                    self.gettext("yes") if gap.agent_reply else self.gettext("not yet"),
+                )
             )
+        headers = [self.gettext(column) for column in COLUMNS]
+        # The question takes what the other columns leave of the table's width (each column
+        # is padded by a cell on either side).
+        self._width = table.scrollable_content_region.width
+        widths = [
+            max(cell_len(cell) for cell in (header, *column))
+            for header, column in zip(
+                headers[:-1], zip(*rows, strict=True) if rows else [()] * 4, strict=True
+            )
+        ]
+        room = self._width - sum(widths) - 2 * table.cell_padding * len(headers)
+        table.clear(columns=True)
+        for header, width in zip(headers[:-1], widths, strict=True):
+            table.add_column(header, width=width)
+        table.add_column(headers[-1], width=room if room >= MIN_QUESTION else None)
+        for gap, cells in zip(gaps, rows, strict=True):
+            question = printable(" ".join(gap.question.split()))
+            shown = Text(question, no_wrap=True, overflow="ellipsis")
+            table.add_row(*cells, shown, key=str(gap.id))
+        if rows:
+            table.move_cursor(row=min(row, len(rows) - 1))
         self.query_one("#gap-write", Button).disabled = not gaps
         self._show_reply()
 
