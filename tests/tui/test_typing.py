@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.typing_line import TypingLine
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import ask, footer_offers, screen_text, type_text, wait_until
+
+
+async def signals_sent(app: HelpDeskApp) -> None:
+    """Wait until every typing signal the app started has reached the desk: finding none sent
+    then means none was, not that it had not arrived yet."""
+    await app.workers.wait_for_complete([w for w in app.workers if w.group == "typing"])
 
 
 def line(app: object, selector: str) -> str:
@@ -47,14 +54,14 @@ async def test_the_customers_typing_reaches_the_desk_sparingly_and_only_for_a_pe
     async with app.run_test(size=SIZE) as pilot:
         await ask(pilot, Q1)  # The bot answers: nobody reads typing.
         await type_text(pilot, "and my helmet")
-        await pilot.pause()
+        await signals_sent(app)
         assert other.typing(1) == {}
         await pilot.press("ctrl+t")  # Waiting for a person: still nobody to tell.
         panel = app.screen.query_one(ChatPanel)
         await wait_until(pilot, lambda: panel.conversation is not None
                          and panel.conversation.state is State.WAITING)  # fmt: skip
         await type_text(pilot, " too")
-        await pilot.pause()
+        await signals_sent(app)
         assert other.typing(1) == {}
         other.claim(1, agent="ben")  # Now a person reads along.
         await wait_until(pilot, lambda: panel.conversation is not None
@@ -64,7 +71,7 @@ async def test_the_customers_typing_reaches_the_desk_sparingly_and_only_for_a_pe
         # Once every TYPING_EVERY_S at most: withdrawn by hand, more keys at once say nothing.
         other.set_typing(1, author=Author.CUSTOMER, typing=False)
         await type_text(pilot, " please")
-        await pilot.pause()
+        await signals_sent(app)
         assert other.typing(1) == {}
         clock.advance(3)
         await type_text(pilot, "!")
@@ -93,7 +100,7 @@ async def test_the_agent_sees_the_customer_typing_and_types_only_replies(
         await wait_until(pilot, lambda: line(app, "#typing-hint") == "")
         await pilot.press("ctrl+n")  # A note: the customer hears nothing of it.
         await type_text(pilot, "Check the lost and found")
-        await pilot.pause()
+        await signals_sent(app)
         assert other.typing(conversation) == {}
         await pilot.press("escape")  # Out of the note.
         await type_text(pilot, "Found it")
