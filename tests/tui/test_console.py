@@ -667,3 +667,22 @@ async def test_f6_takes_the_longest_waiting_conversation(
         await pilot.press("f6")
         await wait_until(pilot, lambda: "Nobody is waiting." in flat(screen_text(app)))
         assert view.conversation_id == newest  # Still where the agent was.
+
+
+async def test_f6_asks_for_the_name_first_then_takes(
+    tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    """As a first claim does: an agent with no name yet is asked, and the take goes on under it."""
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    app = create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        app.screen.query_one("#name-input", Input).value = "Ana Lima"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.conversation(conversation).agent == "Ana Lima")
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.open_view is not None)
+        assert app.screen.query_one(ConversationView).conversation_id == conversation

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
+from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
@@ -116,20 +117,8 @@ class AgentConsole(Vertical):
         """Claim the conversation that has waited longest and open it, the reply box ready: an
         agent working the queue in order need not pick. Asks for the agent's name first, as a
         first claim does."""
-        if self.services.agent is None:
-            ask = getattr(self.app, "ask_agent_name", None)
-            if ask is None:
-                return
-
-            async def named_then() -> None:
-                if await ask():
-                    await self._take_next()
-
-            self.run_worker(named_then(), group="agent-name", exclusive=True)
+        if not named(self, self.services, self.action_take_next):
             return
-        await self._take_next()
-
-    async def _take_next(self) -> None:
         agent = self.services.agent
         assert agent is not None
         try:

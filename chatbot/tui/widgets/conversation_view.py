@@ -28,6 +28,7 @@ from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.notices import claimed_for, waiting_for
 from chatbot.text import printable
+from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.services import Services
@@ -401,28 +402,12 @@ class ConversationView(Vertical):
 
     # -- acting -----------------------------------------------------------------------------------
 
-    async def _named(self, then: Callable[[], Awaitable[None]]) -> bool:
-        """Whether this agent has a name; if not, ask for it (first claim, first note) and run
-        `then` once it is known. The question is a dialog, so it is asked from a worker."""
-        if self.services.agent is not None:
-            return True
-        ask = getattr(self.app, "ask_agent_name", None)
-        if ask is None:
-            return False
-
-        async def named_then() -> None:
-            if await ask():
-                await then()
-
-        self.run_worker(named_then(), group="agent-name", exclusive=True)
-        return False
-
     async def _refuse(self, error: HelpdeskError) -> None:
         self.say_why(_sentence(str(error)))
         await self.reload()
 
     async def action_claim(self) -> None:
-        if not await self._named(self.action_claim):
+        if not named(self, self.services, self.action_claim):
             return
         agent = self.services.agent
         assert agent is not None
@@ -437,7 +422,7 @@ class ConversationView(Vertical):
             self.say_why(self.t.gettext("Already claimed by {owner}.").format(owner=owner))
 
     async def action_reopen(self) -> None:
-        if not await self._named(self.action_reopen):
+        if not named(self, self.services, self.action_reopen):
             return
         agent = self.services.agent
         assert agent is not None
@@ -451,7 +436,7 @@ class ConversationView(Vertical):
             self.say_why(self.t.gettext("It changed meanwhile: it is no longer resolved."))
 
     async def action_toggle_note(self) -> None:
-        if not self.note_mode and not await self._named(self.action_toggle_note):
+        if not self.note_mode and not named(self, self.services, self.action_toggle_note):
             return
         field = self.reply_input
         self._drafts[self.note_mode] = field.value
