@@ -88,6 +88,54 @@ async def test_after_a_search_tab_then_enter_opens_the_first_match(make_app: Mak
         assert editor.query_one("#form-id", Input).value == "refund-request"
 
 
+async def test_letters_typed_on_the_list_go_to_its_search(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        search = editor.query_one("#passage-search", Input)
+        await pilot.press("ctrl+f", *"refund", "tab")
+        assert app.focused is editor.query_one("#passage-options")
+        # Key by key, each handled before the next: the search takes them after what it held,
+        # though the box selects its text when it takes the focus.
+        await pilot.press(*"-ti")
+        assert app.focused is search
+        assert search.value == "refund-ti"
+        # A burst, as a fast typist's keys (or a browser's chunk) come: all of them arrive while
+        # the list still has the focus, before it has handled the first.
+        await pilot.press("tab")
+        assert app.focused is editor.query_one("#passage-options")
+        for character in "me":
+            app.post_message(events.Key(character, character))
+        await wait_until(pilot, lambda: search.value == "refund-time")
+        assert app.focused is search
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.query_one("#form-id", Input).value == "refund-time"
+
+
+async def test_an_empty_history_is_no_tab_stop(make_app: MakeApp, kb_copy: Path) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        assert "no earlier versions" in flat(screen_text(app, editor.query_one("#history-options")))
+        editor.query_one("#form-delete").focus()
+        await pilot.pause()
+        # Past the empty list and the empty diff beside it, where typed keys were lost.
+        await pilot.press("tab")
+        history = editor.query_one("#passage-history")
+        assert app.focused is not None and history not in (app.focused, *app.focused.ancestors)
+        # A passage with an earlier version: its history's Restore, list and diff are stops again.
+        await edited_helmet(pilot, kb_copy)
+        editor.query_one("#form-delete").focus()
+        await pilot.pause()
+        await pilot.press("tab")
+        assert app.focused is editor.query_one("#history-restore")
+        await pilot.press("tab")
+        assert app.focused is editor.query_one("#history-options")
+        await pilot.press("tab")
+        assert app.focused is editor.query_one("#history-diff-scroll")
+
+
 async def test_the_text_cursor_starts_at_the_end(make_app: MakeApp) -> None:
     app = make_app("agent")
     async with app.run_test(size=SMALL) as pilot:

@@ -122,6 +122,10 @@ class PassageHistory(Vertical):
             options.add_option(Option(label, id=str(version.number)))
         if not versions:
             options.add_option(Option(t.gettext("no earlier versions"), disabled=True))
+        # With nothing to choose or read, neither is a Tab stop: from the form's buttons Tab
+        # went through an empty list and an empty diff, where typed keys were lost.
+        options.can_focus = bool(versions)
+        self.query_one("#history-diff-scroll", VerticalScroll).can_focus = bool(versions)
         self.query_one("#history-diff", Static).update("")
         self.query_one("#history-restore", Button).disabled = True
         if versions:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -104,6 +104,27 @@ class PassageList(Vertical):
         if options.highlighted is None and options.option_count:
             # After a search, Tab then Enter opens the first match: a row is always highlighted.
             options.highlighted = 0
+
+    def on_key(self, event: events.Key) -> None:
+        # A letter typed on the list narrows it, as on the agent's queue: an editor who tabbed to
+        # the rows and types a passage's name means the search, and the list takes no text (the
+        # keys were dropped). The search box keeps the keys it takes, so a printable key reaching
+        # here came from the list, even when the focus has moved on since. Space stays the list's.
+        if not (event.is_printable and event.character) or event.character.isspace():
+            return
+        event.stop()
+        event.prevent_default()
+        search = self.query_one("#passage-search", Input)
+        # Focused now, not on the app's next turn as `focus()` does, so the box's own focus
+        # handling (it selects its text, for a Tab) comes before the key: typed keys add to the
+        # search rather than replace it.
+        self.screen.set_focus(search)
+        search.call_later(self._append, search, event.character)
+
+    @staticmethod
+    def _append(search: Input, character: str) -> None:
+        search.cursor_position = len(search.value)
+        search.insert_text_at_cursor(character)
 
     @on(Input.Changed, "#passage-search")
     def _search(self, event: Input.Changed) -> None:
