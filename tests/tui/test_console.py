@@ -633,6 +633,39 @@ async def test_the_empty_queue_line_shows_only_while_nobody_waits(
         await wait_until(pilot, lambda: "Nobody is waiting" in screen_text(app))
 
 
+async def test_with_nobody_waiting_the_consoles_keys_still_work(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """The queue's table is hidden while it is empty, and it held the focus the console's keys
+    need: an agent at a quiet moment could not press Ctrl+F to find yesterday's conversation."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        empty = app.screen.query_one("#queue-empty")
+        await wait_until(pilot, lambda: app.screen.query_one(QueueList).loaded.is_set())
+        await wait_until(pilot, lambda: app.focused is empty)
+        await wait_until(pilot, lambda: all(footer_offers(app, a) for a in ("find", "team")))
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is empty)
+        await type_text(pilot, "#1")  # Typing searches, as on a queue with rows.
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        assert app.screen.query_one("#find-input", Input).value == "#1"
+        await pilot.press("escape")
+        # A row comes: the focus moves to it; it leaves: back to the line, keys and all.
+        conversation = waiting(other)
+        await wait_until(pilot, lambda: app.focused is app.screen.query_one(QueueTable))
+        other.claim(conversation, agent="ben")
+        await wait_until(pilot, lambda: app.focused is empty)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(app.screen, TeamScreen))
+        await pilot.press("escape")
+        # Back from a conversation opened meanwhile, the focus is on the line, not the hidden table.
+        await app.open_conversation(conversation)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.focused is empty)
+
+
 async def test_f6_takes_the_longest_waiting_conversation(
     make_app: MakeApp, other: DeskService, clock: FrozenClock
 ) -> None:

@@ -82,8 +82,8 @@ class AgentConsole(Vertical):
             current.display = False
         queue = self.queue
         queue.display = True
-        queue.table.focus()
         await queue.update()  # Only what changed meanwhile: the queue was kept all along.
+        queue.take_focus()
 
     async def _open(self, conversation_id: int | None) -> None:
         if conversation_id is None:

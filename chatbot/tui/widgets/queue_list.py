@@ -488,6 +488,12 @@ class QueueTable(ScrollView, can_focus=True):
             self.action_select_cursor()
 
 
+class EmptyQueue(Static, can_focus=True):
+    """The line "Nobody is waiting", shown in the table's place and a focus stop as the table
+    is: the console's keys (Find, Team, Next) and typing to search need a focused part of it, and
+    with the table hidden there was none."""
+
+
 class QueueList(Vertical):
     """The queue, kept in step with the desk: read whole once, then row by row as it changes."""
 
@@ -520,7 +526,7 @@ class QueueList(Vertical):
         t = translations(self.services.locale)
         yield Static(t.gettext("Handoff queue"), classes="section-title", id="queue-title")
         yield QueueTable(self.services, id="queue-table")
-        yield Static(
+        yield EmptyQueue(
             Text(t.gettext("Nobody is waiting. Escalated questions appear here.")), id="queue-empty"
         )
 
@@ -615,16 +621,32 @@ class QueueList(Vertical):
             self._title = title
             self.query_one("#queue-title", Static).update(Text(title))
         empty = table.row_count == 0
-        self.query_one("#queue-empty").display = empty
+        notice = self.query_one(EmptyQueue)
+        # The focus goes with what is shown: to the line when the last row leaves, back to the
+        # table when one comes (a hidden table loses the focus, and the console's keys with it),
+        # or to whichever is shown when nothing has it and nothing else could (either may have
+        # been hidden at the screen's first; beside the chat, the question box is the first).
+        shown, hidden = (notice, table) if empty else (table, notice)
+        take = hidden.has_focus or (self.app.focused is None and self.display and self._alone())
+        notice.display = empty
         if table.display == empty:
             table.display = not empty
+        if take:
+            self.screen.set_focus(shown, scroll_visible=False)
         if empty != self._empty:
             # Open is offered only while there are rows (the table's check_action): the footer
             # hears of it here, not at whatever binding change happens to come next.
             self._empty = empty
             self.refresh_bindings()
-        if not empty and self.app.focused is None and self.display:
-            table.focus()  # Hidden while empty, it missed the screen's first focus.
+
+    def _alone(self) -> bool:
+        """Nothing outside the queue on its screen takes the focus."""
+        return all(self in widget.ancestors for widget in self.screen.focus_chain)
+
+    def take_focus(self) -> None:
+        """Focus the rows, or the line saying there are none while the table is hidden."""
+        table = self.table
+        (table if table.display else self.query_one(EmptyQueue)).focus()
 
     def on_queue_table_selected(self, event: QueueTable.Selected) -> None:
         event.stop()
