@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import tomllib
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from textual import events
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Button, Input
 
 from chatbot.config import load_settings
@@ -34,6 +37,7 @@ from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import (
     ask,
     flat,
+    footer_line,
     footer_offers,
     palette_ready,
     queue_rows,
@@ -443,6 +447,31 @@ async def test_no_claims_quits_at_once(make_app: MakeApp) -> None:
         await wait_until(pilot, lambda: app.return_code is not None)
 
 
+async def test_a_dialogs_footer_offers_its_keys_not_the_screens_beneath(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """A dialog covers the console, whose keys do nothing while it is up: its footer showed
+    them anyway (F4 Team, F6 Next under the search), and never the dialog's own."""
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        other.claim(waiting(other), agent="ana")
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
+        assert "f4 Team" in await footer_line(pilot)
+        dialogs: list[tuple[str, type[Screen[Any]], list[str]]] = [
+            ("ctrl+f", FindScreen, ["esc Close"]),
+            ("f4", TeamScreen, ["esc Close"]),
+            ("ctrl+q", ClaimsOnQuit, ["h Hand back", "k Keep", "esc Cancel"]),
+        ]
+        for key, dialog, offers in dialogs:
+            await pilot.press(key)
+            await wait_until(pilot, partial(lambda d: isinstance(app.screen, d), dialog))
+            line = await footer_line(pilot)
+            assert all(offer in line for offer in offers), line
+            assert not any(console_key in line for console_key in ("Team", "Next", "Find")), line
+            await pilot.press("escape")
+            await wait_until(pilot, partial(lambda d: not isinstance(app.screen, d), dialog))
+
+
 # -- the team, finding and reopening --------------------------------------------------------------
 
 
@@ -713,6 +742,8 @@ async def test_f6_asks_for_the_name_first_then_takes(
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         await pilot.press("f6")
         await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        line = await footer_line(pilot)  # The dialog's keys, not the console's beneath it.
+        assert "esc Cancel" in line and "Next" not in line, line
         app.screen.query_one("#name-input", Input).value = "Ana Lima"
         await pilot.press("enter")
         await wait_until(pilot, lambda: other.conversation(conversation).agent == "Ana Lima")

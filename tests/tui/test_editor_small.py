@@ -17,7 +17,15 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
-from tests.tui.helpers import flat, palette_ready, screen_text, steady, type_text, wait_until
+from tests.tui.helpers import (
+    flat,
+    footer_line,
+    palette_ready,
+    screen_text,
+    steady,
+    type_text,
+    wait_until,
+)
 from tests.tui.test_editor import open_editor
 
 SMALL = (80, 24)
@@ -187,6 +195,8 @@ async def test_enter_on_a_history_row_asks_before_restoring(
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
         assert "Restore version 1 of helmet?" in str(app.screen.question)
+        line = await footer_line(pilot)  # The dialog's keys, not the editor's beneath it.
+        assert "y Yes" in line and "Save" not in line, line
         await pilot.press("n")
         await pilot.pause()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are free")

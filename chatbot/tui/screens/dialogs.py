@@ -17,6 +17,7 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import strip_control
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.widgets.footer import Footer
 
 MAX_NAME_CHARS = 40
 """A display name fits a status line and a chat bubble's heading."""
@@ -62,6 +63,7 @@ class NameDialog(ModalScreen[str | None]):
             )
             yield Input(value=self.suggestion, placeholder=t.gettext("e.g. Ana"), id="name-input")
             yield Static(id="name-error", classes="dialog-error")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#name-error").display = False
@@ -107,6 +109,7 @@ class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
                 yield Button(t.gettext("Hand back (h)"), variant="primary", id="hand-back")
                 yield Button(t.gettext("Keep (k)"), id="keep")
                 yield Button(t.gettext("Cancel (Esc)"), id="cancel")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#hand-back", Button).focus()

@@ -74,6 +74,7 @@ class Confirm(ModalScreen[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.yes, variant="error", id="confirm-yes")
                 yield Button(translations(self.locale).gettext("Cancel"), id="confirm-no")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()

@@ -19,6 +19,7 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import one_line
 
 DEBOUNCE_S = 0.15
@@ -64,6 +65,7 @@ class FindScreen(ModalScreen[int | None]):
             )
             yield OptionList(id="find-results")
             yield Static(id="find-status", classes="dialog-text")
+        yield Footer()
 
     def add_typed(self, character: str) -> None:
         """A key typed on the queue after the one that opened this search: it joins the words,

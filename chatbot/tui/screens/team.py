@@ -18,6 +18,7 @@ from chatbot.notices import claimed_for
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import NO_QUESTION, coarse_time, one_line
 
 
@@ -49,6 +50,7 @@ class TeamScreen(ModalScreen[int | None]):
             )
             yield OptionList(id="team-claims")
             yield Static(Text(t.gettext("Nobody holds a claim.")), id="team-empty")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._changed)
