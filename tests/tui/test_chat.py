@@ -236,6 +236,21 @@ async def test_empty_input_gets_an_inline_message(make_app: MakeApp, other: Desk
         assert not error.display
 
 
+async def test_a_question_too_long_says_by_how_much_and_stays_in_the_box(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        pasted = "x" * 2_345
+        field = app.screen.query_one("#question", Input)
+        field.value = pasted
+        await pilot.press("enter")
+        said = "Your question has 2,345 characters; the limit is 2,000."
+        await wait_until(pilot, lambda: said in chat_text(app))
+        assert field.value == pasted  # Kept, to shorten.
+        assert other.conversations() == []
+
+
 async def test_a_person_replies_live_from_another_process(
     make_app: MakeApp, other: DeskService
 ) -> None:

@@ -384,10 +384,12 @@ class ChatPanel(Vertical):
             if not text.strip():
                 raise HelpdeskError(self.gettext("Please type a question first."))
             if len(text) > MAX_QUESTION_CHARS:
+                # How far over, so a customer who pasted a long email knows how much to cut.
                 raise HelpdeskError(
-                    self.gettext("Your question is longer than {limit} characters.").format(
-                        limit=MAX_QUESTION_CHARS
-                    )
+                    self.gettext(
+                        "Your question has {count} characters; the limit is {limit}. Shorten it "
+                        "and press Enter again."
+                    ).format(count=f"{len(text):,}", limit=f"{MAX_QUESTION_CHARS:,}")
                 )
             check_question(text)
             result = await self.services.desk.ask(self.conversation_id, text, locale=self._chosen)
