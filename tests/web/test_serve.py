@@ -356,20 +356,26 @@ def conversation_times(served: Served, cookie: str, conversation: int, question:
     hit = f"· {question}".encode()  # The search's line for it; the queue's row has no "·".
 
     async def read() -> bytes:
-        drawn, step = b"", 0
+        drawn, everything, step = b"", b"", 0
         try:
             async with ClientSession() as session, asyncio.timeout(30):
                 async with await session.ws_connect(ws_url, headers=headers) as socket:
                     async for message in socket:
                         if isinstance(message.data, bytes):
                             drawn += message.data
+                            everything += message.data
                         if step == 0 and mark in drawn:
                             # The queue lists it. A browser's page tells the app it has the
                             # focus (focus.js), and only then does it take keys as a person's.
                             drawn, step = b"", 1
                             await socket.send_json(["focus"])
-                        elif step == 1 and "⏎".encode() in drawn:
-                            # Focused (its footer offers ⏎ Open): typing on the queue searches.
+                        if step == 1 and "⏎".encode() in everything:
+                            # The table has the focus (its footer offers ⏎ Open): typing on the
+                            # queue searches. Looked for in all that was drawn: an app that drew
+                            # itself focused may have sent its footer in the frame that listed
+                            # the question, and the focus message then draws nothing new (the
+                            # footer rebuilds only when its keys change), so the wait would run
+                            # out (the test did once in sixteen runs, at a step not recorded).
                             drawn, step = b"", 2
                             await socket.send_json(["stdin", f"#{conversation}"])
                         elif step == 2 and hit in drawn:
