@@ -219,6 +219,34 @@ async def test_a_narrow_side_pane_shortens_the_bars_and_keeps_every_score(
         assert max(len(line) for line in screen_text(app, bars).splitlines()) <= bars.size.width
 
 
+async def test_at_80x24_the_transcript_takes_the_room_nothing_judged_leaves(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Stacked under the transcript at 80x24, the candidates' pane took two fifths of the height
+    even when all it said was "not judged" (a customer who asked for a person), leaving the
+    transcript seven lines; it takes its line now, and its share again once there are scores."""
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        asked = other.start_conversation().id
+        other.talk_to_person(asked)
+        other.ask(asked, "Where is my helmet?")
+        judged = other.start_conversation().id
+        other.ask(judged, Q1)  # Answered by the app's bot: a decision with scores.
+        await wait_until(pilot, lambda: other.latest_decision(judged) is not None)
+        other.talk_to_person(judged)
+        view = await app.open_conversation(asked)
+        side, transcript = view.query_one("#conversation-side"), view.query_one(Transcript)
+        await wait_until(pilot, lambda: "not judged a question" in flat(screen_text(app, side)))
+        # Its border, title, a blank line and the line; laid out a frame after it is drawn.
+        await wait_until(pilot, lambda: side.outer_size.height <= 4)
+        assert transcript.size.height >= 10
+        await pilot.press("escape")
+        view = await app.open_conversation(judged)
+        await wait_until(pilot, lambda: "card-charged-twice" in screen_text(app, side))
+        await wait_until(pilot, lambda: side.outer_size.height >= 7)
+        assert transcript.size.height < 10
+
+
 async def test_the_queue_updates_live_with_wait_times(
     make_app: MakeApp, other: DeskService, clock: FrozenClock
 ) -> None:

@@ -213,6 +213,9 @@ class ConversationView(Vertical):
                 self.bars.show(
                     None if latest is None else latest.decision, timings=self.services.timings
                 )
+                # Stacked under the transcript, a pane that only says "not judged" takes no more
+                # than its line: at 80x24 it held two fifths of the height the transcript needs.
+                self.query_one("#conversation-side").set_class(latest is None, "-unjudged")
             if previous is None or previous.state != conversation.state:
                 self._why = None
             if not self.is_mine and self.passage is not None and not self.note_mode:
