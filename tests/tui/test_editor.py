@@ -10,12 +10,12 @@ import pytest
 from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, Static, TextArea
+from textual.widgets import Button, DataTable, Input, Static, TextArea
 
 from chatbot.config import Settings
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
-from chatbot.engine.models import Decision
+from chatbot.engine.models import Candidate, Decision, Reason
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
@@ -25,7 +25,14 @@ from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
-from tests.tui.helpers import engine_ready, palette_ready, screen_text, type_text, wait_until
+from tests.tui.helpers import (
+    engine_ready,
+    flat,
+    palette_ready,
+    screen_text,
+    type_text,
+    wait_until,
+)
 
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
@@ -228,6 +235,41 @@ async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp)
         assert top[2] == "0.899" and str(top[3]) == "can answer"
         assert float(top[1]) > 0  # The BM25 score.
         assert any(str(r[3]).startswith("not judged") for r in rows)  # A replay miss.
+
+
+async def test_try_it_at_80_columns_names_a_miss_in_the_table_and_explains_it_below(
+    make_app: MakeApp,
+) -> None:
+    """The judgment cell held the engine's whole reason ("not judged: replay-miss: no recorded
+    answer for this question and passage"): the table ran past 80 columns and cut it, and an
+    editor new to replay mode read the red as a failure."""
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+t")
+        await type_into(pilot, "#try-question", Q1)
+        await pilot.press("enter")
+        await settle(pilot)
+        table = editor.query_one("#try-candidates", DataTable)
+        miss = table.get_row("refund-time")
+        assert str(miss[3]) == "not judged: replay-miss"
+        assert table.virtual_size.width <= table.size.width  # Nothing off to the side.
+        below = flat(screen_text(app, editor.query_one("#try-answer")))
+        assert "replay-miss is not a failure: in replay mode the bot uses only recorded" in below
+
+
+def test_try_it_says_other_reasons_whole_under_the_table() -> None:
+    def candidate(id: str, error: str | None = None, kind: str | None = None) -> Candidate:
+        probability = None if error else 0.2
+        return Candidate(id=id, text="t", bm25=1.0, probability=probability, error=error,
+                         error_kind=kind)  # fmt: skip
+
+    decision = Decision(question="q", answer=None, reason=Reason.NOT_JUDGED, threshold=0.7,
+                        candidates=(candidate("a"), candidate("b", "timeout: no reply in 10 s",
+                                                                "timeout")))  # fmt: skip
+    panel = TryItPanel(engine=lambda: None)  # type: ignore[arg-type,return-value]
+    notes = [note.plain for note in panel.notes(decision)]
+    assert notes == ["b: timeout: no reply in 10 s"]  # No replay miss: nothing to explain.
 
 
 async def test_try_it_uses_a_passage_saved_a_moment_before(make_app: MakeApp) -> None:

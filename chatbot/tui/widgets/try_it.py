@@ -31,17 +31,19 @@ COLUMNS = (N_("passage"), "BM25", N_("probability"), N_("judgment"))
 
 
 def judgment(
-    candidate_error: str | None,
+    error_kind: str | None,
     probability: float | None,
     threshold: float,
     *,
     locale: Locale = DEFAULT_LOCALE,
 ) -> Text:
+    """The table's cell: the failure's kind only (`replay-miss`, `timeout`), which fits 80
+    columns; the whole reason is said under the table (`notes`)."""
     t = translations(locale)
     if probability is None:
-        # The error is the engine's (English, as core errors are); only the lead-in is ours.
-        error = printable(candidate_error or "")
-        return Text(t.gettext("not judged: {error}").format(error=error), style="red")
+        # The kind is the engine's code; only the lead-in is ours.
+        kind = printable(error_kind or "error")
+        return Text(t.gettext("not judged: {error}").format(error=kind), style="red")
     return Text(t.gettext("can answer") if probability >= threshold else t.gettext("cannot answer"),
                 style="green" if probability >= threshold else "yellow")  # fmt: skip
 
@@ -126,13 +128,31 @@ class TryItPanel(Vertical):
                 Text(printable(c.id), style="bold"),
                 f"{c.bm25:.3f}",
                 probability,
-                judgment(c.error, c.probability, decision.threshold, locale=self.locale),
+                judgment(c.error_kind, c.probability, decision.threshold, locale=self.locale),
                 key=c.id,
             )
-        answer = self.query_one("#try-answer", Static)
         if decision.answer is not None:
-            answer.update(Text(printable(decision.answer.text)))
+            said = Text(printable(decision.answer.text))
         elif not decision.candidates:
-            answer.update(Text(why_no_passages(decision, locale=self.locale), style="dim"))
+            said = Text(why_no_passages(decision, locale=self.locale), style="dim")
         else:
-            answer.update(Text(self.gettext("A person would answer this one."), style="dim"))
+            said = Text(self.gettext("A person would answer this one."), style="dim")
+        self.query_one("#try-answer", Static).update(
+            Text("\n\n").join([said, *self.notes(decision)])
+        )
+
+    def notes(self, decision: Decision) -> list[Text]:
+        """Why passages were not judged, whole: a replay miss is no failure, and an editor new to
+        replay mode would read its red "not judged" as one; any other reason as the engine said
+        it (English, as core errors are)."""
+        notes: list[Text] = []
+        if any(c.error_kind == "replay-miss" for c in decision.candidates):
+            notes.append(Text(self.gettext(
+                "replay-miss is not a failure: in replay mode the bot uses only recorded Valen "
+                "answers, and none is recorded for this question and passage. Valen judges it "
+                "live when the app runs with --replay off."
+            ), style="dim"))  # fmt: skip
+        for c in decision.candidates:
+            if c.error is not None and c.error_kind != "replay-miss":
+                notes.append(Text(f"{printable(c.id)}: {printable(c.error)}", style="red"))
+        return notes
