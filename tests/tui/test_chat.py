@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import Author, ChatEvent, Feedback, FeedbackGiven, State
@@ -249,6 +250,29 @@ async def test_a_question_too_long_says_by_how_much_and_stays_in_the_box(
         await wait_until(pilot, lambda: said in chat_text(app))
         assert field.value == pasted  # Kept, to shorten.
         assert other.conversations() == []
+
+
+async def test_a_double_enter_sends_the_question_once(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Both presses of a quick double Enter (a slow connection, an impatient key) reach the box
+    before the first is stored, each submitting the words it held: the question was stored and
+    answered twice. Pressed once the box is emptied, Enter said to type a question first."""
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        field = app.screen.query_one("#question", Input)
+        field.value = Q1
+        await pilot.pause()
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: len(other.messages(1)) == 2)  # The question, answered.
+        await pilot.press("enter")  # On the box the send emptied.
+        await pilot.pause()
+        assert [m.author for m in other.messages(1)] == [Author.CUSTOMER, Author.BOT]
+        assert not app.screen.query_one("#chat-error", Static).display
+        await ask(pilot, Q1)  # Typed again, it is sent again (and a person is offered).
+        customer = [m for m in other.messages(1) if m.author is Author.CUSTOMER]
+        assert len(customer) == 2
 
 
 async def test_a_person_replies_live_from_another_process(

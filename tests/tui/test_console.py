@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input
 
 from chatbot.config import load_settings
-from chatbot.desk.models import ChatEvent, Note, State
+from chatbot.desk.models import Author, ChatEvent, Note, State
 from chatbot.desk.service import DeskService
 from chatbot.notices import notice, status_line
 from chatbot.tui import HelpDeskApp, create_app
@@ -472,6 +472,40 @@ async def test_a_dialogs_footer_offers_its_keys_not_the_screens_beneath(
             await wait_until(pilot, partial(lambda d: not isinstance(app.screen, d), dialog))
 
 
+async def test_a_double_enter_closes_a_dialog_once(
+    tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    """Both presses reached the dialog before it had gone: the second dismiss ran the caller's
+    callback again and popped the screen beneath, and the app crashed with no screen left."""
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    app = create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        first, second = waiting(other), waiting(other)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 2)
+        await pilot.press("f6")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        app.screen.query_one("#name-input", Input).value = "Ana Lima"
+        await pilot.pause()
+        for _ in range(2):
+            app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: other.conversation(first).agent == "Ana Lima")
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.open_view is not None)
+        assert other.conversation(second).agent is None  # One take, not two.
+        await pilot.press("escape", "ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        await type_text(pilot, f"#{second}")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, FindScreen) and bool(app.screen.hits)
+        )
+        for _ in range(2):
+            app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: console.open_view is not None
+                         and console.open_view.conversation_id == second)  # fmt: skip
+        await pilot.pause()
+        assert app.return_code is None and len(app.screen_stack) == 1
+
+
 # -- the team, finding and reopening --------------------------------------------------------------
 
 
@@ -568,6 +602,41 @@ async def test_notes_show_to_agents_and_never_to_the_customer(
     # The customer-facing renderers: no sentence for a note, whatever the state.
     assert notice(note.event, reader="customer") is None
     assert all("finance" not in status_line(state, "ana") for state in State)
+
+
+async def test_a_double_enter_sends_a_reply_once_and_a_note_never_to_the_customer(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """A second Enter pressed before the first was handled carried the box's words again: a
+    reply went twice, and a note, once sent, went again as a reply to the customer (the box was
+    back in reply mode by then)."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        view = await app.open_conversation(conversation)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
+        box = view.reply_input
+
+        async def double_enter(text: str) -> None:
+            box.value = text
+            await pilot.pause()
+            app.post_message(events.Key("enter", "\r"))
+            app.post_message(events.Key("enter", "\r"))
+
+        await double_enter("It is in the basket.")
+        await wait_until(pilot, lambda: "It is in the basket." in view_text(app))
+        await pilot.press("enter")  # On the box the send emptied: no hint to type first.
+        await pilot.press("ctrl+n")
+        await double_enter("Internal: asked twice before.")
+        await wait_until(pilot, lambda: "Internal: asked twice before." in view_text(app))
+        await pilot.pause()
+        agent = [m.text for m in other.messages(conversation) if m.author is Author.AGENT]
+        assert agent == ["It is in the basket."]
+        notes = [e for e in other.entries(conversation) if isinstance(e, ChatEvent)
+                 and isinstance(e.event, Note)]  # fmt: skip
+        assert len(notes) == 1
+        assert "Type a reply first." not in view_text(app)
 
 
 async def test_a_note_and_a_reply_keep_their_own_drafts(

@@ -10,13 +10,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import strip_control
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.widgets.footer import Footer
 
 MAX_NAME_CHARS = 40
@@ -37,7 +37,7 @@ def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
     return name
 
 
-class NameDialog(ModalScreen[str | None]):
+class NameDialog(Dialog[str | None]):
     """Asks for the agent's display name (the first time they claim or write a note)."""
 
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
@@ -84,7 +84,7 @@ class NameDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ClaimsOnQuit(ModalScreen[ClaimsAnswer | None]):
+class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
     """Before quitting with claims held: hand them back to the queue, keep them, or stay."""
 
     BINDINGS = [

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane
 
 from chatbot.engine.engine import Engine
@@ -31,6 +31,7 @@ from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
@@ -52,7 +53,7 @@ FOCUS_ON_TAB = {
 }
 
 
-class Confirm(ModalScreen[bool]):
+class Confirm(Dialog[bool]):
     """Asks before something is thrown away; answers True to go ahead. Cancel has the focus."""
 
     BINDINGS = [

@@ -8,7 +8,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -18,6 +17,7 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import one_line
@@ -39,7 +39,7 @@ def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     )
 
 
-class FindScreen(ModalScreen[int | None]):
+class FindScreen(Dialog[int | None]):
     """A search box over every conversation's messages, newest first; Enter opens one."""
 
     BINDINGS = [

@@ -9,7 +9,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -17,6 +16,7 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.widgets.footer import Footer
 
 PREVIEW_CHARS = 110
@@ -43,7 +43,7 @@ def prompt(item: PickerItem) -> Text:
     return text
 
 
-class PassagePicker(ModalScreen[Passage | None]):
+class PassagePicker(Dialog[Passage | None]):
     """Lists the passages, the bot's candidates first; Enter picks, Escape cancels."""
 
     BINDINGS = [Binding("escape", "dismiss_picker", N_("Cancel"))]

@@ -7,7 +7,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -17,6 +16,7 @@ from chatbot.i18n import N_, translations
 from chatbot.notices import claimed_for
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import NO_QUESTION, coarse_time, one_line
@@ -31,7 +31,7 @@ def claim_line(item: QueueItem, services: Services) -> Text:
     return Text.assemble((f"#{item.conversation_id}", "bold"), f"  {status} · {question}")
 
 
-class TeamScreen(ModalScreen[int | None]):
+class TeamScreen(Dialog[int | None]):
     """Lists every claim, by agent; Enter opens one, Escape closes."""
 
     BINDINGS = [Binding("escape", "close", N_("Close"))]

@@ -128,6 +128,8 @@ class ConversationView(Vertical):
         self._passage_line = ""
         self._why: str | None = None
         """Why the last key pressed did nothing; shown until the next key or change."""
+        self._sent = False
+        """The box was emptied by a send, and nothing typed since: Enter on it is no mistake."""
         self.loaded.clear()
         self.closed = False
 
@@ -457,6 +459,12 @@ class ConversationView(Vertical):
     @on(Input.Submitted, "#reply")
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        # A second Enter pressed before the first was handled carries the words the box held
+        # then. Once they are sent the box holds something else (nothing, or after a note the
+        # reply's draft): they must not go twice, and a note's never as a reply. Pressed after,
+        # on the box the send emptied, it is no request for a hint either.
+        if event.value != event.input.value or (self._sent and not event.value):
+            return
         if not event.value.strip():
             t = self.t
             self.say_why(
@@ -468,6 +476,7 @@ class ConversationView(Vertical):
         if self.note_mode:
             if await self._note(event.value):
                 event.input.clear()
+                self._sent = True
                 await self.action_toggle_note()
             return
         text, passage = event.value, self.passage
@@ -475,10 +484,13 @@ class ConversationView(Vertical):
             text = passage.text  # Untouched: the passage as written, paragraphs and all.
         if await self._send(text, passage):
             event.input.clear()
+            self._sent = True
             self._drop_passage()
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
+        if event.value:
+            self._sent = False
         if (
             event.value.strip()
             and self.is_mine
