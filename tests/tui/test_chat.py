@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from chatbot.desk.models import Author, ChatEvent, Feedback, FeedbackGiven, State
@@ -354,6 +355,26 @@ async def test_a_click_on_a_suggestion_asks_it(make_app: MakeApp, other: DeskSer
         assert app.screen.query_one("#question", Input).value == "my bike"
         # The suggestions are not Tab stops: focus stays where typing goes.
         assert not any(row.can_focus for row in rows)
+
+
+async def test_a_double_click_on_a_suggestion_asks_it_once(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """A double click (a habit from desktop lists) asked the question twice, and the bot then
+    offered a person for a question it had just answered."""
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        row = await first_suggestion(pilot, app)
+        await pilot.click(row, times=2)
+        await wait_until(pilot, lambda: chat(app).conversation is not None and settled(chat(app)))
+        await pilot.pause()
+        assert [m.author for m in other.messages(1)] == [Author.CUSTOMER, Author.BOT]
+
+
+async def first_suggestion(pilot: Pilot[None], app: HelpDeskApp) -> SuggestedQuestion:
+    """The first suggested question, once the chat lists them."""
+    await wait_until(pilot, lambda: bool(app.screen.query(SuggestedQuestion)))
+    return app.screen.query(SuggestedQuestion).first()
 
 
 class BrokenEngine(Engine):

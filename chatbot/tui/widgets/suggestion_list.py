@@ -68,6 +68,10 @@ class SuggestedQuestion(Widget):
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
+        # A double click is one gesture (a habit from desktop lists): its second click asked the
+        # question again, and the bot then offered a person for a question it had just answered.
+        if event.chain > 1:
+            return
         self.post_message(SuggestionList.Picked(self.suggestion.question))
 
 
