@@ -39,6 +39,7 @@ from chatbot.notices import notice, status_line
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.bot_working import BotWorking
@@ -125,10 +126,8 @@ class ChatPanel(Vertical):
         their choice), until then the one offered; the agent's `--locale` is not theirs. A
         conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
-        self._sent: str | None = None
-        """What the customer last sent, until they type again: a second Enter on it is not a
-        second question."""
         """A language the customer picked before their first message: it wins over detection."""
+        self._send_guard = SendGuard()
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -367,8 +366,7 @@ class ChatPanel(Vertical):
     def _typing_question(self, event: Input.Changed) -> None:
         # Only while a person holds the conversation: every signal is a write that wakes every
         # process on the desk, and a conversation with the bot, or waiting, has no one to tell.
-        if event.value:
-            self._sent = None
+        self._send_guard.edited(event.value)
         conversation = self.conversation
         if (
             event.value.strip()
@@ -381,14 +379,7 @@ class ChatPanel(Vertical):
     @on(Input.Submitted, "#question")
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        # A double Enter (a slow connection, an impatient key) sends once. The box says what was
-        # submitted with it, when it was pressed: a second press before the first was stored
-        # carries the same words, which the box no longer holds; one after it, an empty box.
-        # Both stored the question twice or said to type one. Retyped, a question goes again.
-        sent = self._sent
-        if sent is not None and (
-            event.value == "" or (event.value == sent and self.question.value != sent)
-        ):
+        if self._send_guard.stale(event):
             return
         await self.ask(event.value)
 
@@ -415,7 +406,7 @@ class ChatPanel(Vertical):
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
         if self.question.value == text:  # Not what they started typing meanwhile.
             self.question.clear()
-        self._sent = text
+            self._send_guard.sent()
         await self.refresh_log()
 
     async def _ensure_conversation(self) -> int:

@@ -31,6 +31,7 @@ from chatbot.text import printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
+from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
@@ -128,8 +129,7 @@ class ConversationView(Vertical):
         self._passage_line = ""
         self._why: str | None = None
         """Why the last key pressed did nothing; shown until the next key or change."""
-        self._sent = False
-        """The box was emptied by a send, and nothing typed since: Enter on it is no mistake."""
+        self._send_guard = SendGuard()
         self.loaded.clear()
         self.closed = False
 
@@ -459,11 +459,7 @@ class ConversationView(Vertical):
     @on(Input.Submitted, "#reply")
     async def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        # A second Enter pressed before the first was handled carries the words the box held
-        # then. Once they are sent the box holds something else (nothing, or after a note the
-        # reply's draft): they must not go twice, and a note's never as a reply. Pressed after,
-        # on the box the send emptied, it is no request for a hint either.
-        if event.value != event.input.value or (self._sent and not event.value):
+        if self._send_guard.stale(event):  # A note's words never go again, as a reply.
             return
         if not event.value.strip():
             t = self.t
@@ -476,7 +472,7 @@ class ConversationView(Vertical):
         if self.note_mode:
             if await self._note(event.value):
                 event.input.clear()
-                self._sent = True
+                self._send_guard.sent()
                 await self.action_toggle_note()
             return
         text, passage = event.value, self.passage
@@ -484,13 +480,12 @@ class ConversationView(Vertical):
             text = passage.text  # Untouched: the passage as written, paragraphs and all.
         if await self._send(text, passage):
             event.input.clear()
-            self._sent = True
+            self._send_guard.sent()
             self._drop_passage()
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
-        if event.value:
-            self._sent = False
+        self._send_guard.edited(event.value)
         if (
             event.value.strip()
             and self.is_mine
