@@ -4,6 +4,7 @@ literal text, and one-line errors."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from chatbot.assembly import open_service
 from chatbot.cli.main import main
 from chatbot.config import load_settings
 from chatbot.desk.models import Feedback
-from tests.store.conftest import FakeClock, answered, escalated
+from tests.store.conftest import START, FakeClock, answered, escalated
 
 ESCAPE = "my bike \x1b[31mis red\x1b[0m"
 
@@ -187,3 +188,31 @@ def test_show_and_export_carry_ratings_and_person_offers(
     code, out, _ = run(capsys, "show", str(cid), "--db", str(path))
     assert "The customer asked the same question again; the bot offered a person." in out
     assert "The customer rated the conversation 5 out of 5." in out
+
+
+def test_text_times_say_utc_and_a_new_day_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reader in any time zone can tell the times are UTC, and a conversation followed up the
+    next day does not read as one afternoon."""
+    path = tmp_path / "days.sqlite3"
+    clock = FakeClock()
+    desk = open_service(load_settings(store={"db": path}), clock=clock)
+    try:
+        cid = desk.ask(None, "Where can I park the bike?").conversation.id
+        desk.talk_to_person(cid)
+        clock.advance(24 * 3600)
+        desk.claim(cid, agent="ana")
+        desk.reply(cid, agent="ana", text="Any dock will do.")
+    finally:
+        desk.close()
+    day_one = START.astimezone(UTC)
+    day_two = day_one + timedelta(days=1)
+    _, out, _ = run(capsys, "list", "--db", str(path))
+    assert out.split()[-3:] == [f"{day_two:%Y-%m-%d}", f"{day_two:%H:%M}", "UTC"]
+    _, out, _ = run(capsys, "show", str(cid), "--db", str(path))
+    lines = out.splitlines()
+    assert lines[0].endswith(f", started {day_one:%Y-%m-%d %H:%M} UTC")
+    turn = lines.index(f"{day_two:%Y-%m-%d} (UTC)")
+    assert "Where can I park the bike?" in "\n".join(lines[1:turn])
+    assert f"{day_two:%H:%M:%S}  ana (agent): Any dock will do." in lines[turn + 1 :]

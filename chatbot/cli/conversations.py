@@ -1,7 +1,9 @@
 """`helpdesk conversations list|show|export`: the desk for operators and scripts.
 
 Reads through the desk service like every front end. `--json` output (and every line of
-`export`) has the shapes documented in the README; times are ISO 8601 in UTC.
+`export`) has the shapes documented in the README; times are ISO 8601 in UTC. The text output
+says UTC beside its times, as `helpdesk stats` and `helpdesk kb history` do: a terminal's reader
+could not tell them from local times otherwise.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from chatbot.cli.options import add_db_option, settings_from
@@ -172,7 +174,7 @@ def run_list(args: argparse.Namespace) -> int:
     for c in conversations:
         reason = "-" if c.reason is None else c.reason.value
         agent = "-" if c.agent is None else printable(c.agent)
-        updated = c.updated_at.strftime("%Y-%m-%d %H:%M")
+        updated = c.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
         print(f"{c.id:>6}  {c.state.value:<8}  {agent:<12}  {reason:<14}  {updated}")
     print(counted(len(conversations), "conversation"), file=sys.stderr)
     return 0
@@ -193,9 +195,20 @@ def run_show(args: argparse.Namespace) -> int:
     finally:
         desk.close()
     owner = f" by {printable(conversation.agent)}" if conversation.agent else ""
-    print(f"conversation {conversation.id}: {conversation.state.value}{owner}")
+    started = conversation.created_at.astimezone(UTC)
+    print(
+        f"conversation {conversation.id}: {conversation.state.value}{owner},"
+        f" started {started:%Y-%m-%d %H:%M} UTC"
+    )
+    # Each line gives the time only; a line of its own names the date when it changes, so a
+    # conversation followed up days later does not read as one afternoon.
+    day = started.date()
     for entry in entries:
-        when = entry.created_at.strftime("%H:%M:%S")
+        at = entry.created_at.astimezone(UTC)
+        if at.date() != day:
+            day = at.date()
+            print(f"{day:%Y-%m-%d} (UTC)")
+        when = at.strftime("%H:%M:%S")
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent")
             if sentence is not None:
