@@ -5,6 +5,7 @@ P, other processes' changes followed, and snapshots at 80x24 and 120x40."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -93,6 +94,31 @@ async def test_p_changes_the_period_and_reads_again(
         await pilot.press("p")
         await wait_until(pilot, lambda: "Everything recorded · 11 conversations" in
                          flat(screen_text(app)))  # fmt: skip
+
+
+async def test_the_last_7_and_30_days_are_that_many_calendar_days(
+    make_app: MakeApp, clock: FrozenClock, other: DeskService
+) -> None:
+    """ "Last 7 days" is today and the six UTC days before it: seven bars, and a question asked on
+    the eighth day back (less than 7×24 hours ago) is not counted; likewise for 30 days."""
+    clock.now = datetime(2025, 12, 29, 23, 0, tzinfo=UTC)  # 7×24 h before is Jan 5 09:00.
+    other.ask(None, "Is there a bike near the station?")
+    clock.now = datetime(2025, 12, 30, 0, 30, tzinfo=UTC)
+    other.ask(None, "Can I rent two bikes at once?")
+    clock.now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_stats(pilot)
+        assert screen.stats is not None and screen.stats.conversations == 1
+        assert len(screen.stats.per_day) == 7
+        shown = flat(screen_text(app))
+        assert "Last 7 days · 1 conversation ·" in shown
+        assert "Conversations per day: Dec 30 to Jan 5, most 1" in shown
+        await pilot.press("p")
+        await wait_until(pilot, lambda: "Last 30 days · 2 conversations ·" in
+                         flat(screen_text(app)))  # fmt: skip
+        assert screen.stats is not None and len(screen.stats.per_day) == 30
+        assert "Conversations per day: Dec 7 to Jan 5" in flat(screen_text(app))
 
 
 @pytest.mark.usefixtures("day")

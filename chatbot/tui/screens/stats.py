@@ -8,7 +8,8 @@ most every `REFRESH_S` seconds (a busy desk commits many times a second).
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple
 
 from rich.text import Text
 from textual import work
@@ -29,13 +30,31 @@ from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import one_line
 from chatbot.tui.widgets.score_histogram import ScoreHistogram
 
-PERIODS: tuple[tuple[str, timedelta | None], ...] = (
-    (N_("Last 7 days"), timedelta(days=7)),
-    (N_("Last 30 days"), timedelta(days=30)),
-    (N_("Last 24 hours"), timedelta(days=1)),
-    (N_("Everything recorded"), None),
+
+class Period(NamedTuple):
+    """A period the figures can cover: calendar days or a rolling span of hours."""
+
+    name: str
+    """Its name, translated where it is shown."""
+    days: int | None = None
+    """Calendar days, today included, from midnight UTC (the days the figures are drawn in).
+    Seven times 24 hours back from now would touch an eighth day and draw eight bars."""
+    hours: int | None = None
+    """A span of hours back from now; with neither, everything recorded."""
+
+    def since(self, now: datetime) -> datetime | None:
+        if self.days is not None:
+            today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            return today - timedelta(days=self.days - 1)
+        return None if self.hours is None else now - timedelta(hours=self.hours)
+
+
+PERIODS = (
+    Period(N_("Last 7 days"), days=7),
+    Period(N_("Last 30 days"), days=30),
+    Period(N_("Last 24 hours"), hours=24),
+    Period(N_("Everything recorded")),
 )
-"""Each period's name (translated where it is shown) and how far back it reaches."""
 REFRESH_S = 5.0
 """At most this often the figures are read again while the desk changes."""
 GAPS_SHOWN = 5
@@ -109,8 +128,7 @@ class StatsScreen(Screen[None]):
 
     @property
     def since(self) -> datetime | None:
-        span = PERIODS[self.period][1]
-        return None if span is None else self.services.clock() - span
+        return PERIODS[self.period].since(self.services.clock())
 
     @work(exclusive=True)
     async def reload(self) -> None:
@@ -134,7 +152,7 @@ class StatsScreen(Screen[None]):
     def show(self, stats: DeskStats) -> None:
         self.stats = stats
         t = translations(self.services.locale)
-        label = t.gettext(PERIODS[self.period][0])
+        label = t.gettext(PERIODS[self.period].name)
         summary = Text.assemble(
             styled(
                 t.ngettext(
