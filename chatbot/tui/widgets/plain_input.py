@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from textual.widgets import Input
-
 from chatbot.text import strip_control
+from chatbot.tui.widgets.one_line_input import OneLineInput
 
 
-class PlainInput(Input):
-    """An `Input` that drops control characters from whatever is typed, pasted or set.
+class PlainInput(OneLineInput):
+    """A `OneLineInput` that drops control characters from whatever is typed, pasted or set.
 
     Textual draws a field's value as it is: an ESC pasted into it would reach the terminal. A
     field cannot spell the character out (its cursor counts characters), so it keeps none."""
