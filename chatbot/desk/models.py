@@ -156,6 +156,11 @@ class PersonOffered(_Frozen):
 
 RATINGS = range(1, 6)
 """A satisfaction rating: 1 (very unhappy) to 5 (very happy)."""
+MAX_NOTE_CHARS = 4000
+"""An internal note is a few lines for colleagues, not a document."""
+MAX_REPLY_CHARS = 4000
+"""An agent's reply, as long as the longest passage (which a reply can be): a log or a document
+pasted by mistake would otherwise reach the customer's chat whole."""
 
 
 class Rated(_Frozen):

@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from chatbot.desk.models import (
+    MAX_NOTE_CHARS,
+    MAX_REPLY_CHARS,
     RATINGS,
     AskResult,
     Author,
@@ -72,8 +74,6 @@ RETRIES = 8
 EARLIER_COUNTED = 1000
 """How far back a page counts the entries before it: beyond this, "over 1,000" is all a reader
 needs, and counting every one made opening a long conversation grow with its length."""
-MAX_NOTE_CHARS = 4000
-"""An internal note is a few lines for colleagues, not a document."""
 TYPING_S = 6.0
 """How long one "typing" signal lasts: a front end sends it again every few seconds while the
 person types (the app's `TYPING_EVERY_S`), so it lapses soon after they stop."""
@@ -346,6 +346,8 @@ class DeskService:
         """The owner's reply to the customer: typed text, or a knowledge-base passage."""
         if not text.strip():
             raise HelpdeskError("a reply needs some text")
+        if len(text) > MAX_REPLY_CHARS:
+            raise HelpdeskError(f"a reply is longer than {MAX_REPLY_CHARS} characters")
 
         def attempt() -> ChatMessage:
             conversation = self.store.conversation(conversation_id)

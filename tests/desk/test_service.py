@@ -265,10 +265,15 @@ def test_not_helpful_when_a_person_has_it_only_records_the_verdict(desk: DeskSer
 # -- the agent's side -----------------------------------------------------------------------------
 
 
-def test_a_reply_needs_text(desk: DeskService) -> None:
+def test_a_reply_needs_text_and_at_most_a_passages_length(desk: DeskService) -> None:
     conversation_id = in_state(desk, State.CLAIMED)
     with pytest.raises(HelpdeskError, match="needs some text"):
         desk.reply(conversation_id, agent="ana", text="  ")
+    before = len(desk.entries(conversation_id))
+    with pytest.raises(HelpdeskError, match="a reply is longer than 4000 characters"):
+        desk.reply(conversation_id, agent="ana", text="x" * 4001)
+    assert len(desk.entries(conversation_id)) == before
+    assert desk.reply(conversation_id, agent="ana", text="x" * 4000).text == "x" * 4000
 
 
 def test_release_claims_puts_an_agents_conversations_back(desk: DeskService) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from chatbot.config import Settings
-from chatbot.desk.models import Author
+from chatbot.desk.models import Author, ChatEvent, Note
 from chatbot.desk.service import DeskService
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
 from tests.tui.helpers import wait_until
@@ -70,3 +70,38 @@ async def test_an_agent_pastes_a_reply_and_an_editor_a_title(
         title.focus()
         app.post_message(events.Paste("Lost\nand found\x1b[31m"))
         await wait_until(pilot, lambda: title.value == "Lost and found")
+
+
+async def test_a_reply_or_note_over_the_limit_says_how_far_and_keeps_the_words(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """With whole pastes kept, a log pasted by mistake would reach the customer whole: a reply
+    is at most as long as a passage, a note as before, and the box says by how much."""
+    conversation = other.start_conversation().id
+    other.talk_to_person(conversation)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
+        box = view.reply_input
+        box.focus()
+        app.post_message(events.Paste("line\n" * 1000))  # 4,999 characters once joined.
+        await wait_until(pilot, lambda: len(box.value) == 4999)
+        await pilot.press("enter")
+        hint = view.query_one("#reply-hint", Static)
+        await wait_until(pilot, lambda: "Your reply has 4,999 characters; the limit is 4,000."
+                         in str(hint.render()))  # fmt: skip
+        assert len(box.value) == 4999
+        await pilot.press("ctrl+n")
+        box.value = "x" * 4001
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "Your note has 4,001 characters; the limit is 4,000."
+                         in str(hint.render()))  # fmt: skip
+        assert box.value == "x" * 4001
+        assert other.messages(conversation) == []
+        assert not [
+            e
+            for e in other.entries(conversation)
+            if isinstance(e, ChatEvent) and isinstance(e.event, Note)
+        ]

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from chatbot.desk.models import Author, Conversation, State
+from chatbot.desk.models import MAX_NOTE_CHARS, MAX_REPLY_CHARS, Author, Conversation, State
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -469,6 +469,18 @@ class ConversationView(Vertical):
                 if self.note_mode
                 else t.gettext("Type a reply first.")
             )
+            return
+        limit = MAX_NOTE_CHARS if self.note_mode else MAX_REPLY_CHARS
+        if len(event.value) > limit:
+            # How far over, so an agent who pasted a long text knows how much to cut; the words
+            # stay in the box.
+            t = self.t
+            message = (
+                t.gettext("Your note has {count} characters; the limit is {limit}.")
+                if self.note_mode
+                else t.gettext("Your reply has {count} characters; the limit is {limit}.")
+            )
+            self.say_why(message.format(count=f"{len(event.value):,}", limit=f"{limit:,}"))
             return
         if self.note_mode:
             if await self._note(event.value):
