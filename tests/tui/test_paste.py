@@ -8,16 +8,35 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from chatbot.config import Settings
 from chatbot.desk.models import Author, ChatEvent, Note
 from chatbot.desk.service import DeskService
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
 from tests.tui.helpers import wait_until
 
 PASTED = "I was charged twice\r\nfor the same ride.\n\n   Can I get my money back?\n"
 JOINED = "I was charged twice for the same ride. Can I get my money back?"
+
+
+def asked_for_a_person(other: DeskService) -> int:
+    conversation = other.start_conversation().id
+    other.talk_to_person(conversation)
+    return conversation
+
+
+async def claim(pilot: Pilot[None], other: DeskService, conversation: int) -> ConversationView:
+    """Open `conversation` in the console and claim it, the reply box ready."""
+    app = pilot.app
+    assert isinstance(app, HelpDeskApp)
+    view = await app.open_conversation(conversation)
+    await pilot.press("ctrl+l")
+    await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
+    return view
 
 
 @pytest.fixture
@@ -46,13 +65,10 @@ async def test_a_customer_pastes_a_question_of_several_lines(
 async def test_an_agent_pastes_a_reply_and_an_editor_a_title(
     make_app: MakeApp, other: DeskService
 ) -> None:
-    conversation = other.start_conversation().id
-    other.talk_to_person(conversation)
+    conversation = asked_for_a_person(other)
     app = make_app("agent", bot=False)
     async with app.run_test(size=SIZE) as pilot:
-        view = await app.open_conversation(conversation)
-        await pilot.press("ctrl+l")
-        await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
+        view = await claim(pilot, other, conversation)
         view.reply_input.focus()
         app.post_message(events.Paste("Step 1: dock the bike.\nStep 2: wait for the beep."))
         await wait_until(pilot, lambda: bool(view.reply_input.value))
@@ -77,13 +93,10 @@ async def test_a_reply_or_note_over_the_limit_says_how_far_and_keeps_the_words(
 ) -> None:
     """With whole pastes kept, a log pasted by mistake would reach the customer whole: a reply
     is at most as long as a passage, a note as before, and the box says by how much."""
-    conversation = other.start_conversation().id
-    other.talk_to_person(conversation)
+    conversation = asked_for_a_person(other)
     app = make_app("agent", bot=False)
     async with app.run_test(size=SIZE) as pilot:
-        view = await app.open_conversation(conversation)
-        await pilot.press("ctrl+l")
-        await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
+        view = await claim(pilot, other, conversation)
         box = view.reply_input
         box.focus()
         app.post_message(events.Paste("line\n" * 1000))  # 4,999 characters once joined.
