@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
+from textual.widgets import Input
 
 from chatbot.desk.service import DeskService
 from chatbot.tui.localize import styled
@@ -12,23 +14,46 @@ from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueList
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp
-from tests.tui.helpers import ask, flat, screen_text, type_into, wait_until
+from tests.tui.helpers import (
+    RecordingDriver,
+    ask,
+    flat,
+    screen_text,
+    terminal_output,
+    type_into,
+    wait_until,
+)
 
 MARKUP = "[bold red]x[/] and [link=https://example.com]click[/link]"
 ESCAPE = "\x1b[31mred\x1b[0m and a bell\x07"
 ESCAPE_SHOWN = "\\x1b[31mred\\x1b[0m and a bell\\x07"
 
 
-async def test_customer_text_is_shown_literally_to_customer_and_agent(make_app: MakeApp) -> None:
+async def test_customer_text_is_shown_literally_to_customer_and_agent(
+    make_app: MakeApp, other: DeskService
+) -> None:
     app = make_app("all")
-    async with app.run_test(size=SIZE) as pilot:
+    app.driver_class = RecordingDriver
+    async with app.run_test(size=SIZE, headless=False) as pilot:
         await pilot.press("ctrl+t")  # A person, so the bot stays out of the way.
         await ask(pilot, MARKUP)
-        await ask(pilot, ESCAPE)
-
-        chat = flat(screen_text(app, app.screen.query_one(ChatPanel)))
+        # Escapes pasted into the question box never reach the terminal, even while the box
+        # holds them: it keeps the words and drops the codes (colour copied from a terminal).
+        box = app.screen.query_one("#question", Input)
+        box.focus()
+        app.post_message(events.Paste(ESCAPE))
+        await wait_until(pilot, lambda: box.value == "red and a bell")
+        await pilot.pause()
+        assert "\x1b[31mred" not in terminal_output(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(other.messages(1)) == 2)
+        assert other.messages(1)[-1].text == "red and a bell"
+        # Escapes that reach the desk another way (an older client, the API) are spelled out.
+        other.ask(1, ESCAPE)
+        panel = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: ESCAPE_SHOWN in flat(screen_text(app, panel)))
+        chat = flat(screen_text(app, panel))
         assert MARKUP in chat
-        assert ESCAPE_SHOWN in chat
         assert "\x1b" not in app.export_screenshot()
 
         # The bubble holds a Text object: nothing parsed it as markup on the way.
@@ -38,14 +63,14 @@ async def test_customer_text_is_shown_literally_to_customer_and_agent(make_app: 
         await app.open_conversation(1)
         await pilot.pause()
         await pilot.press("ctrl+l")
-        await type_into(pilot, "#reply", "[i]agent[/i] \x1b[2J")
+        await type_into(pilot, "#reply", "[i]agent[/i] \x1b[2Jthere")
         view = app.screen.query_one(ConversationView)
         transcript = flat(screen_text(app, view.query_one(Transcript)))
         assert MARKUP in transcript
         assert ESCAPE_SHOWN in transcript
-        assert "[i]agent[/i] \\x1b[2J" in transcript
-        panel = app.screen.query_one(ChatPanel)
-        await wait_until(pilot, lambda: "[i]agent[/i] \\x1b[2J" in flat(screen_text(app, panel)))
+        assert "[i]agent[/i] there" in transcript
+        await wait_until(pilot, lambda: "[i]agent[/i] there" in flat(screen_text(app, panel)))
+        assert "\x1b[2Jthere" not in terminal_output(app)
 
 
 async def test_the_queue_shows_the_question_literally(

@@ -18,7 +18,7 @@ from chatbot.text import strip_control
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.widgets.footer import Footer
-from chatbot.tui.widgets.one_line_input import OneLineInput
+from chatbot.tui.widgets.plain_input import PlainInput
 
 MAX_NAME_CHARS = 40
 """A display name fits a status line and a chat bubble's heading."""
@@ -62,7 +62,7 @@ class NameDialog(Dialog[str | None]):
                 ),
                 classes="dialog-text",
             )
-            yield OneLineInput(
+            yield PlainInput(
                 value=self.suggestion, placeholder=t.gettext("e.g. Ana"), id="name-input"
             )
             yield Static(id="name-error", classes="dialog-error")

@@ -20,7 +20,7 @@ from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
-from chatbot.tui.widgets.one_line_input import OneLineInput
+from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.queue_list import one_line
 
 DEBOUNCE_S = 0.15
@@ -61,7 +61,7 @@ class FindScreen(Dialog[int | None]):
             t = translations(self.services.locale)
             yield Static(t.gettext("Find a conversation: words from it, or its number"),
                          classes="section-title")  # fmt: skip
-            yield OneLineInput(
+            yield PlainInput(
                 value=self.text, placeholder=t.gettext("e.g. helmet, or #12"), id="find-input"
             )
             yield OptionList(id="find-results")

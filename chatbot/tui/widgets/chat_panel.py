@@ -46,7 +46,7 @@ from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
-from chatbot.tui.widgets.one_line_input import OneLineInput
+from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
 from chatbot.tui.widgets.typing_line import TypingLine
@@ -154,7 +154,7 @@ class ChatPanel(Vertical):
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
-        yield OneLineInput(
+        yield PlainInput(
             placeholder=self.gettext(PLACEHOLDER), id="question", select_on_focus=False
         )
 

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
-from chatbot.tui.widgets.one_line_input import OneLineInput
+from chatbot.tui.widgets.plain_input import PlainInput
 
 WELCOME = N_(
     "Hi! Ask anything about renting, riding, returning or paying for a bike. "
@@ -39,7 +39,7 @@ class ChatShell(Vertical):
         yield Horizontal(id="chat-top")
         with VerticalScroll(id="chat-log"):
             yield Static(Text(t.gettext(WELCOME)), classes="welcome", id="chat-welcome")
-        yield OneLineInput(placeholder=t.gettext(PLACEHOLDER), id="question", select_on_focus=False)
+        yield PlainInput(placeholder=t.gettext(PLACEHOLDER), id="question", select_on_focus=False)
 
     @property
     def question(self) -> Input:

@@ -35,7 +35,7 @@ from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
-from chatbot.tui.widgets.one_line_input import OneLineInput
+from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 from chatbot.tui.widgets.typing_line import TypingLine
@@ -160,7 +160,7 @@ class ConversationView(Vertical):
                 yield TypingLine(self.services.clock, id="typing-hint")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
-                yield OneLineInput(
+                yield PlainInput(
                     placeholder=self.t.gettext(REPLY_PLACEHOLDER), id="reply", select_on_focus=False
                 )
             with VerticalScroll(id="conversation-side", can_focus=False):

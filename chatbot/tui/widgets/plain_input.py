@@ -1,16 +1,33 @@
-"""A one-line field that never holds a control character, so what it shows is what it holds."""
+"""A one-line field that shows what it holds: no control character, and every line of a paste."""
 
 from __future__ import annotations
 
+from textual import events
+from textual.widgets import Input
+
 from chatbot.text import strip_control
-from chatbot.tui.widgets.one_line_input import OneLineInput
 
 
-class PlainInput(OneLineInput):
-    """A `OneLineInput` that drops control characters from whatever is typed, pasted or set.
+def joined_lines(text: str) -> str:
+    """Pasted text for a one-line field: its lines joined by single spaces, blank lines and the
+    spaces around each line dropped, so a paragraph copied from an email reads as one."""
+    lines = text.splitlines()
+    if len(lines) <= 1:
+        return lines[0] if lines else ""
+    return " ".join(stripped for line in lines if (stripped := line.strip()))
 
-    Textual draws a field's value as it is: an ESC pasted into it would reach the terminal. A
-    field cannot spell the character out (its cursor counts characters), so it keeps none."""
+
+class PlainInput(Input):
+    """An `Input` for everything people type in the app (a question, a reply, a search, a title).
+
+    - It drops control characters and escape sequences from whatever is typed, pasted or set.
+      Textual draws a field's value as it is, so an ESC pasted into it reached the terminal (a
+      customer's paste of `\\x1b[2J` cleared their screen). A field cannot spell the character
+      out (its cursor counts characters), so it keeps none; colour codes copied from a terminal
+      leave their words behind.
+    - A paste keeps every line, joined by spaces. Textual's `Input` keeps only the first line of
+      a paste and drops the rest without a word: a question written over three lines went out
+      as its first."""
 
     def validate_value(self, value: str) -> str:
         return strip_control(value, one_line=True)
@@ -18,3 +35,15 @@ class PlainInput(OneLineInput):
     def replace(self, text: str, start: int, end: int) -> None:
         # Cleaned here as well, so the cursor lands after what was really inserted.
         super().replace(strip_control(text, one_line=True), start, end)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.
+        event.prevent_default()
+        text = joined_lines(event.text)
+        if text:
+            selection = self.selection
+            if selection.is_empty:
+                self.insert_text_at_cursor(text)
+            else:
+                self.replace(text, *selection)
+        event.stop()
