@@ -220,6 +220,9 @@ def why_no_passages(decision: Decision, *, locale: Locale = DEFAULT_LOCALE) -> s
     if trace is None:
         return t.gettext("No passage shares a word with the question.")
     own = [term for term in trace.terms if not term.synonym]
+    if not own and not any(character.isalnum() for character in decision.question):
+        # "???" or "-": nothing was dropped as too common, there was nothing to search for.
+        return t.gettext("No passage retrieved: the question has no words to search for.")
     if not own:
         return t.gettext(
             "No passage retrieved: every word of the question is too common to search for."

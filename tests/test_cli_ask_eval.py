@@ -249,6 +249,8 @@ def test_ask_says_truthfully_why_nothing_was_retrieved(capsys: pytest.CaptureFix
     )
     code, out, _ = run_cli(capsys, "ask", "What is the and of it?")
     assert "every word of the question is too common to search for" in out
+    code, out, _ = run_cli(capsys, "ask", "-")
+    assert code == 0 and "the question has no words to search for" in out
 
 
 def test_k_option_limits_requests(

@@ -61,6 +61,13 @@ async def test_every_reason_reads_in_each_language() -> None:
         why_no_passages(nothing, locale="zh")
         == "未检索到段落：问题中的每个词都太常见，无法用于搜索。"
     )
+    # Punctuation only: there was no word at all, none was dropped as too common.
+    none = await engine().answer("???")
+    assert none.candidates == ()
+    assert why_no_passages(none) == (
+        "No passage retrieved: the question has no words to search for."
+    )
+    assert why_no_passages(none, locale="zh") == "未检索到段落：问题中没有可用于搜索的词。"
     untraced = nothing.model_copy(update={"retrieval": None})
     assert why_no_passages(untraced, locale="zh") == "没有段落与问题有共同的词。"
     assert "are each in half or more of the 10 passages" in why_no_passages(several)
