@@ -1,5 +1,5 @@
-"""What every screen of the app can rely on, whoever wrote it: toasts show text literally, and
-quitting asks first while a screen holds unsaved work."""
+"""What every screen of the app can rely on, whoever wrote it: toasts show text literally, no box
+draws a pasted escape sequence, and quitting asks first while a screen holds unsaved work."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from textual import events
 from textual.app import App
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Input
 
-from chatbot.text import printable
+from chatbot.text import printable, strip_control
+from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
 
 @runtime_checkable
@@ -51,6 +53,19 @@ class SafeApp(App[None]):
         # all of them, never markup, and every control character spelled out, never sent raw.
         super().notify(printable(message), title=printable(title), severity=severity,
                        timeout=timeout, markup=False)  # fmt: skip
+
+    async def on_event(self, event: events.Event) -> None:
+        # Our boxes (PlainInput) keep no control character; Textual's own, the command palette's,
+        # draws what it holds as it is, so a paste of `\x1b[2J` there reached the terminal.
+        # Such a box gets the paste as our boxes would keep it.
+        if (
+            isinstance(event, events.Paste)
+            and not event.is_forwarded
+            and isinstance(self.focused, Input)
+            and not isinstance(self.focused, PlainInput)
+        ):
+            event = events.Paste(strip_control(joined_lines(event.text), one_line=True))
+        await super().on_event(event)
 
     def on_app_focus(self, _event: events.AppFocus) -> None:
         # Textual focuses a screen's AUTO_FOCUS only while the app has the focus. A browser

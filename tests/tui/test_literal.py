@@ -103,3 +103,21 @@ def test_a_translated_sentence_keeps_its_styled_value_where_the_translation_puts
         start = text.plain.index("[red]")
         [span] = text.spans
         assert (span.start, span.end, span.style) == (start, start + len("[red]x[/red]"), "bold")
+
+
+async def test_a_paste_into_the_command_palette_reaches_the_terminal_as_text(
+    make_app: MakeApp,
+) -> None:
+    """The palette's box is Textual's, which draws what it holds as it is: it gets a paste as
+    the app's own boxes keep it."""
+    app = make_app("chat", bot=False)
+    app.driver_class = RecordingDriver
+    async with app.run_test(size=SIZE, headless=False) as pilot:
+        await pilot.press("ctrl+p")
+        await wait_until(pilot, lambda: isinstance(app.focused, Input))
+        box = app.focused
+        assert isinstance(box, Input)
+        app.post_message(events.Paste("talk to\n\x1b[2Ja person"))
+        await wait_until(pilot, lambda: box.value == "talk to a person")
+        await pilot.pause()
+        assert "\x1b[2Ja person" not in terminal_output(app)
