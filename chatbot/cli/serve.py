@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from chatbot.accounts.roles import Area
 from chatbot.cli.options import add_db_option, add_engine_options, settings_from
 from chatbot.errors import HelpdeskError
+from chatbot.text import counted
 
 # The server's modules are imported when it runs, so that registering it costs `helpdesk --help`
 # nothing.
@@ -205,7 +206,7 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     count = len(server.sessions)
-    print(f"helpdesk serve: stopping; ending {count} browser session(s)", flush=True)
+    print(f"helpdesk serve: stopping; ending {counted(count, 'browser session')}", flush=True)
     await server.shutdown()
     await bots.stop()
     print("helpdesk serve: stopped", flush=True)

@@ -45,6 +45,6 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
     page.screenshot(path=artifacts / "shutdown.png")
     assert not any(alive(pid) for pid in processes + bots)
     output = "".join(fresh_server.output)
-    assert "stopping; ending 1 browser session(s)" in output and "stopped" in output
+    assert "stopping; ending 1 browser session\n" in output and "stopped" in output
     assert fresh_server.sessions() == []  # Each one reported as ended.
     assert ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation)
