@@ -27,6 +27,7 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
+from chatbot.text import counted
 
 
 def worker_name() -> str:
@@ -193,4 +194,4 @@ class BotWorker:
             except HelpdeskError as error:
                 self.log.warning("cannot give questions back: %s", error)
                 return
-            self.log.info("gave back %d question(s) unjudged", given_back)
+            self.log.info("gave back %s unjudged", counted(given_back, "question"))

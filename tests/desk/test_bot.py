@@ -5,6 +5,7 @@ judges, escalates when the engine fails, and gives back what it holds when stopp
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -138,14 +139,18 @@ async def test_an_engine_crash_hands_the_customer_to_a_person(desk: AsyncDesk) -
     assert (conversation.state, conversation.reason) == (State.WAITING, Reason.VALEN_ERROR)
 
 
-async def test_stopping_gives_back_what_is_in_flight(desk: AsyncDesk) -> None:
+async def test_stopping_gives_back_what_is_in_flight(
+    desk: AsyncDesk, caplog: pytest.LogCaptureFixture
+) -> None:
     engine = GatedEngine(replay_engine())
     asked = await desk.ask(None, Q1)
     first = BotWorker(desk, lambda: engine, grace_s=0, poll_s=60)
     task = start(first)
     await until(lambda: engine.waiting == 1)
-    await stopped(first, task)
+    with caplog.at_level(logging.INFO):
+        await stopped(first, task)
     assert (await desk.conversation(asked.conversation.id)).pending == 1
+    assert "gave back 1 question unjudged" in caplog.text  # What `helpdesk bot -v` prints.
     # The next worker takes it at once (no lease to wait out), and it is still its first attempt.
     [again] = await desk.lease("next", limit=1, lease_s=30)
     assert (again.id, again.attempts) == (asked.message.id, 1)
