@@ -5,6 +5,7 @@ app's own bot worker answers; another connection (`other`) stands for another pr
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 
 from textual import events
 from textual.pilot import Pilot
@@ -16,11 +17,11 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
 from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.widgets.bot_working import BotWorking
+from chatbot.tui.widgets.bot_working import SLOW_S, BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.suggestion_list import SuggestedQuestion
-from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
+from tests.tui.conftest import Q1, Q2, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import (
     ask,
     engine_ready,
@@ -125,6 +126,33 @@ async def test_a_second_question_does_not_cancel_the_first(
         # Each stored question got its own decision; neither was dropped.
         assert sorted(d.decision.question for d in other.decisions(1)) == sorted([Q1, Q3])
         assert not app.screen.query_one(BotWorking).display
+
+
+async def test_a_question_no_bot_takes_offers_a_person_after_a_while(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock
+) -> None:
+    """With no bot running (`--no-bot`, or every worker busy) the customer watched "looking for
+    an answer" for ever. Past the bot's Valen budget the line says a person is one key away."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1, wait=False)
+        line = app.screen.query_one(BotWorking)
+        await wait_until(pilot, lambda: line.display)
+        text = partial(screen_text, app, line)
+        assert "looking for an answer" in flat(text())
+        clock.advance(SLOW_S - 1)
+        await pilot.pause()
+        assert "looking for an answer" in flat(text()) and not line.slow
+        clock.advance(1)
+        await wait_until(pilot, lambda: "Ctrl+T hands your question to a person." in flat(text()))
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: other.conversation(1).state is State.WAITING)
+        await wait_until(pilot, lambda: not line.display)
+        # A new conversation's question starts the wait again.
+        await pilot.press("ctrl+b")
+        await ask(pilot, Q2, wait=False)
+        await wait_until(pilot, lambda: line.display)
+        assert "looking for an answer" in flat(text()) and not line.slow
 
 
 async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp) -> None:

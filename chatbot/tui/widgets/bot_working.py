@@ -2,28 +2,74 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import Label, LoadingIndicator
 
+from chatbot.desk.clock import Clock
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 
 WORKING = N_("The bot is looking for an answer in the help center…")
+SLOW = N_("This is taking longer than usual. Ctrl+T hands your question to a person.")
+SLOW_S = 30.0
+"""How long the bot may look before the line offers a person. A bot spends at most 20 s on
+Valen (`valen.budget_s`), so a question still open after this has no bot answering it: none is
+running, or every one is busy."""
 
 
 class BotWorking(Horizontal):
-    """Shown while the engine judges the customer's question; the input stays usable meanwhile."""
+    """Shown while the engine judges the customer's question; the input stays usable meanwhile.
+    A customer left looking at it is told, after `SLOW_S`, that a person is one key away."""
 
-    def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
+    def __init__(self, *, clock: Clock, locale: Locale = DEFAULT_LOCALE, id: str | None = None):
         super().__init__(id=id)
+        self.clock = clock
         self.locale: Locale = locale
+        self.since: datetime | None = None
+        """When the bot started looking, as far as this chat saw; None while it is not."""
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield LoadingIndicator()
-        yield Label(translations(self.locale).gettext(WORKING))
+        yield Label(self._sentence())
+
+    def on_mount(self) -> None:
+        # The clock is checked once a second only while the line shows.
+        self._timer = self.set_interval(1.0, self._update, pause=self.since is None)
+
+    def start(self) -> None:
+        """The bot is looking (from now) for an answer to the customer's question."""
+        self.since = self.clock()
+        self.display = True
+        self._update()
+        if self._timer is not None:
+            self._timer.resume()
+
+    def stop(self) -> None:
+        self.since = None
+        self.display = False
+        if self._timer is not None:
+            self._timer.pause()
+
+    @property
+    def slow(self) -> bool:
+        return self.since is not None and self.clock() - self.since >= timedelta(seconds=SLOW_S)
+
+    def _sentence(self) -> str:
+        return translations(self.locale).gettext(SLOW if self.slow else WORKING)
+
+    def _update(self) -> None:
+        if self.is_mounted:
+            label = self.query_one(Label)
+            sentence = self._sentence()
+            if str(label.content) != sentence:
+                label.update(sentence)
+            self.set_class(self.slow, "-slow")
 
     def show_in(self, locale: Locale) -> None:
         """Say it in `locale` from now on."""
         self.locale = locale
-        if self.is_mounted:
-            self.query_one(Label).update(translations(locale).gettext(WORKING))
+        self._update()

@@ -148,7 +148,7 @@ class ChatPanel(Vertical):
                     classes="welcome",
                     id="chat-suggestions",
                 )
-        yield BotWorking(locale=self.locale, id="bot-working")
+        yield BotWorking(clock=self.services.clock, locale=self.locale, id="bot-working")
         yield TypingLine(self.services.clock, id="chat-typing")
         yield RatingPrompt(locale=self.locale, id="rating")
         yield Static(id="chat-error")
@@ -159,7 +159,7 @@ class ChatPanel(Vertical):
         )
 
     def on_mount(self) -> None:
-        self.query_one(BotWorking).display = False
+        self.query_one(BotWorking).stop()
         self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
@@ -180,7 +180,11 @@ class ChatPanel(Vertical):
 
     def watch_working(self, working: bool) -> None:
         if self.is_mounted:
-            self.query_one(BotWorking).display = working
+            line = self.query_one(BotWorking)
+            if working:
+                line.start()
+            else:
+                line.stop()
 
     # -- reading ----------------------------------------------------------------------------------
 
