@@ -9,15 +9,21 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input, OptionList, Static
 
 from chatbot.config import Settings
 from chatbot.desk.models import Author, ChatEvent, Note
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.editor import EditorScreen
+from chatbot.tui.screens.find import FindScreen
+from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.conversation_view import ConversationView
+from chatbot.tui.widgets.passage_list import PassageList
+from chatbot.tui.widgets.queue_list import QueueTable
+from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
-from tests.tui.helpers import wait_until
+from tests.tui.helpers import queue_rows, wait_until
 
 PASTED = "I was charged twice\r\nfor the same ride.\n\n   Can I get my money back?\n"
 JOINED = "I was charged twice for the same ride. Can I get my money back?"
@@ -118,3 +124,54 @@ async def test_a_reply_or_note_over_the_limit_says_how_far_and_keeps_the_words(
             for e in other.entries(conversation)
             if isinstance(e, ChatEvent) and isinstance(e.event, Note)
         ]
+
+
+async def test_a_paste_on_the_conversation_goes_to_the_box_below_it(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Typing on the customer's conversation or the agent's transcript already went to the box
+    below it; a paste there (a customer clicks the chat, then pastes) was lost without a word."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        log = app.screen.query_one(ChatLog)
+        log.focus()
+        await pilot.pause()
+        app.post_message(events.Paste(PASTED))
+        box = app.screen.query_one("#question", Input)
+        await wait_until(pilot, lambda: box.value == JOINED and box.has_focus)
+    conversation = asked_for_a_person(other)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await claim(pilot, other, conversation)
+        view.query_one(Transcript).focus()
+        await pilot.pause()
+        app.post_message(events.Paste("Dock it\nat any station."))
+        reply = view.reply_input
+        await wait_until(
+            pilot, lambda: reply.value == "Dock it at any station." and reply.has_focus
+        )
+
+
+async def test_a_paste_on_the_queue_or_the_passage_list_searches_for_it(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Letters typed on the queue start a search, and on the editor's list go to its search box;
+    a paste there does the same instead of vanishing."""
+    asked_for_a_person(other)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
+        app.screen.query_one(QueueTable).focus()
+        await pilot.pause()
+        app.post_message(events.Paste("helmet\n"))
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        assert app.screen.query_one("#find-input", Input).value == "helmet"
+        await pilot.press("escape")
+        await pilot.press("f2")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: isinstance(app.screen, EditorScreen))
+        app.screen.query_one(PassageList).query_one(OptionList).focus()
+        await pilot.pause()
+        app.post_message(events.Paste("refund\ntime"))
+        search = app.screen.query_one("#passage-search", Input)
+        await wait_until(pilot, lambda: search.value == "refund time" and search.has_focus)

@@ -73,10 +73,9 @@ class FindScreen(Dialog[int | None]):
         kept in `text` too until `on_mount` gives the box all of them (a box made but not yet
         in the screen was made with the text as it was then)."""
         self.text += character
-        field = self.query_one_optional("#find-input", Input)
+        field = self.query_one_optional("#find-input", PlainInput)
         if field is not None:
-            field.cursor_position = len(field.value)
-            field.insert_text_at_cursor(character)
+            field.append(character)
 
     def on_mount(self) -> None:
         field = self.query_one("#find-input", Input)

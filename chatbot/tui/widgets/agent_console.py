@@ -16,6 +16,7 @@ from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import QueueList
 
 # The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
@@ -160,6 +161,13 @@ class AgentConsole(Vertical):
             search.add_typed(event.character)
         else:
             self.action_find(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        # Pasted on the queue: a search for it, as letters typed there start one. (A text box
+        # keeps its own pastes; the conversation view sends its own to the reply box.)
+        event.stop()
+        if text := joined_lines(event.text).strip():
+            self.action_find(text)
 
     def palette_commands(self) -> list[PaletteCommand]:
         t = translations(self.services.locale)

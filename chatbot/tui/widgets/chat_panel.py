@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import getters, on
+from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -46,7 +46,7 @@ from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
-from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
 from chatbot.tui.widgets.typing_line import TypingLine
@@ -94,7 +94,7 @@ class ChatPanel(Vertical):
     """True while the bot has the conversation and a question of it is still pending."""
 
     log_view = getters.query_one("#chat-log", ChatLog)
-    question = getters.query_one("#question", Input)
+    question = getters.query_one("#question", PlainInput)
     error = getters.query_one("#chat-error", Static)
     rating = getters.query_one("#rating", RatingPrompt)
 
@@ -171,12 +171,21 @@ class ChatPanel(Vertical):
         # Typed on the conversation: the characters go to the question box, in order, and so
         # does the focus.
         event.stop()
+        self._to_question(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        # Pasted on the conversation or the rating (the question box keeps its own pastes): meant
+        # for the question box too, where it used to be lost without a word.
+        event.stop()
+        if text := joined_lines(event.text):
+            self._to_question(text)
+
+    def _to_question(self, text: str) -> None:
         field = self.question
         if field.disabled:
             return
         field.focus()
-        field.cursor_position = len(field.value)
-        field.insert_text_at_cursor(event.character)
+        field.append(text)
 
     def watch_working(self, working: bool) -> None:
         if self.is_mounted:

@@ -35,7 +35,7 @@ from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
-from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 from chatbot.tui.widgets.typing_line import TypingLine
@@ -96,7 +96,7 @@ class ConversationView(Vertical):
         entry_id: int
 
     transcript = getters.query_one(Transcript)
-    reply_input = getters.query_one("#reply", Input)
+    reply_input = getters.query_one("#reply", PlainInput)
     bars = getters.query_one(CandidateBars)
 
     def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
@@ -396,15 +396,22 @@ class ConversationView(Vertical):
             event.prevent_default()
             self._type(event.character)
 
+    def on_paste(self, event: events.Paste) -> None:
+        # Pasted on the transcript or the side pane (the box keeps its own pastes): meant for the
+        # box, like a key typed there, where it used to be lost without a word.
+        event.stop()
+        if text := joined_lines(event.text):
+            self._type(text)
+
     def _type(self, character: str) -> None:
-        """A key typed while the transcript had the focus goes to the box below it."""
+        """A key typed (or text pasted) while the transcript had the focus goes to the box below
+        it."""
         field = self.reply_input
         if field.disabled:
             self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
             return
         field.focus()
-        field.cursor_position = len(field.value)
-        field.insert_text_at_cursor(character)
+        field.append(character)
 
     # -- acting -----------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import printable
-from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
 DELETED_PREFIX = "deleted:"
 MAX_ROWS = 500
@@ -114,17 +114,20 @@ class PassageList(Vertical):
             return
         event.stop()
         event.prevent_default()
-        search = self.query_one("#passage-search", Input)
+        search = self.query_one("#passage-search", PlainInput)
         # Focused now, not on the app's next turn as `focus()` does, so the box's own focus
         # handling (it selects its text, for a Tab) comes before the key: typed keys add to the
         # search rather than replace it.
         self.screen.set_focus(search)
-        search.call_later(self._append, search, event.character)
+        search.call_later(search.append, event.character)
 
-    @staticmethod
-    def _append(search: Input, character: str) -> None:
-        search.cursor_position = len(search.value)
-        search.insert_text_at_cursor(character)
+    def on_paste(self, event: events.Paste) -> None:
+        # Pasted on the list: added to the search, as typed letters are (the box keeps its own).
+        event.stop()
+        if text := joined_lines(event.text):
+            search = self.query_one("#passage-search", PlainInput)
+            self.screen.set_focus(search)
+            search.call_later(search.append, text)
 
     @on(Input.Changed, "#passage-search")
     def _search(self, event: Input.Changed) -> None:

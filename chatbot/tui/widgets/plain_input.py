@@ -36,6 +36,12 @@ class PlainInput(Input):
         # Cleaned here as well, so the cursor lands after what was really inserted.
         super().replace(strip_control(text, one_line=True), start, end)
 
+    def append(self, text: str) -> None:
+        """`text` added after what the box holds, the cursor after it: keys typed or text pasted
+        on a part of the screen that takes none, and meant for this box."""
+        self.cursor_position = len(self.value)
+        self.insert_text_at_cursor(text)
+
     def _on_paste(self, event: events.Paste) -> None:
         # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.
         event.prevent_default()
