@@ -75,10 +75,13 @@ def test_a_wheel_installed_elsewhere_answers_from_its_own_data(tmp_path: Path) -
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    timeout=120)  # fmt: skip
     python = venv / "bin" / "python"
+    # Without PYTHONPATH: a checkout on it shows pip this project's egg-info, and pip then takes
+    # the wheel for installed already and installs nothing.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
          "--no-index", "--quiet", str(wheel)],
-        check=True, capture_output=True, timeout=120,
+        check=True, capture_output=True, timeout=120, env=clean,
     )  # fmt: skip
     [purelib] = Path(venv / "lib").glob("python3*/site-packages")
     (purelib / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
