@@ -91,6 +91,8 @@ def _service(args: argparse.Namespace, *, create: bool = False) -> AccountServic
 
 
 def read_password(args: argparse.Namespace) -> str:
+    from chatbot.accounts.models import check_password
+
     if args.password_stdin:
         line = sys.stdin.readline()
         if not line:
@@ -99,6 +101,7 @@ def read_password(args: argparse.Namespace) -> str:
     if not sys.stdin.isatty():
         raise HelpdeskError("no terminal to ask for the password on: use --password-stdin")
     first = getpass.getpass("Password: ")
+    check_password(first)  # Said before asking again: a short one need not be typed twice.
     if getpass.getpass("Password again: ") != first:
         raise HelpdeskError("the two passwords differ; nothing changed")
     return first
@@ -109,11 +112,19 @@ def _line(account: Account) -> str:
 
 
 def run_add(args: argparse.Namespace) -> int:
-    password = read_password(args)
+    from chatbot.accounts.models import check_display_name, check_name
+
+    # Everything that can be wrong without the password is said before asking for it (twice,
+    # on a terminal): a name that is not allowed, a display name, an account that exists.
+    name = check_name(args.name)
+    check_display_name(args.display_name if args.display_name is not None else name)
     service = _service(args, create=True)
     try:
+        if service.account(name) is not None:
+            raise HelpdeskError(f"account {name!r} exists already")
+        password = read_password(args)
         account = service.add(
-            args.name, role=Role(args.role), password=password, display_name=args.display_name
+            name, role=Role(args.role), password=password, display_name=args.display_name
         )
     finally:
         service.close()
@@ -146,10 +157,15 @@ def run_rm(args: argparse.Namespace) -> int:
 
 
 def run_passwd(args: argparse.Namespace) -> int:
-    password = read_password(args)
+    from chatbot.accounts.models import check_name
+
+    name = check_name(args.name)
     service = _service(args)
     try:
-        account = service.set_password(args.name, password)
+        if service.account(name) is None:  # Said before the password is typed twice for nothing.
+            raise HelpdeskError(f"no account is named {name!r}")
+        password = read_password(args)
+        account = service.set_password(name, password)
     finally:
         service.close()
     print(f"password changed for {account.name}; their sessions have ended")

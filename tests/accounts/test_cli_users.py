@@ -28,6 +28,25 @@ class Ran:
 Helpdesk = Callable[..., Ran]
 
 
+class Terminal(io.StringIO):
+    """A stdin that says it is a terminal, so the password is asked for with `getpass`."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Typist:
+    """Stands in for `getpass.getpass`: types `password` at each prompt, and notes the prompts."""
+
+    def __init__(self, password: str) -> None:
+        self.password = password
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str = "Password: ") -> str:
+        self.prompts.append(prompt)
+        return self.password
+
+
 @pytest.fixture
 def helpdesk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -36,8 +55,8 @@ def helpdesk(
     SQLiteStore.open(db).close()  # The desk's database: only `users add` would make one.
     monkeypatch.setenv("HELPDESK_DB", str(db))
 
-    def run(*args: str, stdin: str = "") -> Ran:
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    def run(*args: str, stdin: str = "", terminal: bool = False) -> Ran:
+        monkeypatch.setattr("sys.stdin", (Terminal if terminal else io.StringIO)(stdin))
         try:
             code = main(["users", *args])
         except SystemExit as exit:  # What argparse does with a command line it refuses.
@@ -82,3 +101,39 @@ def test_bad_input_is_one_line_and_status_2(
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) <= 2
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "Al ex", "--role", "agent"], "account name 'Al ex' is not allowed"),
+        (["add", "bo", "--role", "agent", "--display-name", " "], "display name is empty"),
+        (["add", "ANA", "--role", "agent"], "account 'ana' exists already"),
+        (["passwd", "nobody"], "no account is named 'nobody'"),
+    ],
+)
+def test_what_is_wrong_besides_the_password_is_said_before_asking_for_it(
+    helpdesk: Helpdesk, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    """On a terminal the password is typed twice: a bad name, or an account that exists (or
+    does not, for passwd), is said first, and the password is never asked for."""
+    assert helpdesk("add", "ana", "--role", "agent", "--password-stdin",
+                    stdin="correct horse\n").returncode == 0  # fmt: skip
+    typist = Typist("long enough")
+    monkeypatch.setattr("getpass.getpass", typist)
+    result = helpdesk(*args, terminal=True)
+    assert (result.returncode, typist.prompts) == (2, [])
+    assert message in result.stderr
+
+
+def test_a_short_password_is_said_before_it_is_asked_again(
+    helpdesk: Helpdesk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    typist = Typist("short")
+    monkeypatch.setattr("getpass.getpass", typist)
+    result = helpdesk("add", "ana", "--role", "agent", terminal=True)
+    assert (result.returncode, typist.prompts) == (2, ["Password: "])
+    assert "password is shorter than 8 characters" in result.stderr
+    typist.password = "long enough"
+    assert helpdesk("add", "ana", "--role", "agent", terminal=True).returncode == 0
+    assert typist.prompts[1:] == ["Password: ", "Password again: "]
