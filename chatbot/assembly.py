@@ -282,6 +282,10 @@ class DatabaseReport:
     schema_version: int
     latency_ms: float
     """The median of a few round trips of a one-row read."""
+    waiting_for_a_bot: int = 0
+    """Questions no bot holds now: asked, and not yet taken by any worker."""
+    oldest_wait_for_a_bot_s: float | None = None
+    """How long the oldest of them has waited (None: none waits). Long, and no bot is running."""
 
 
 def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
@@ -295,6 +299,7 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
             start = time.perf_counter()
             store.last_entry_id()
             timings.append((time.perf_counter() - start) * 1000)
+        backlog, oldest = store.bot_backlog()
         if is_postgres(db):
             from chatbot.store.postgres import PostgresStore
 
@@ -314,4 +319,6 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         server=server,
         schema_version=version,
         latency_ms=round(statistics.median(timings), 3),
+        waiting_for_a_bot=backlog,
+        oldest_wait_for_a_bot_s=None if oldest is None else round(oldest, 1),
     )

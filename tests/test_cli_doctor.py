@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,41 @@ def test_doctor_reports_the_database_without_its_password(
 
     assert main(["doctor", "--db", db]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == ["database", "server", "schema", "latency"]
+    assert [line.split()[0] for line in lines] == [
+        "database", "server", "schema", "latency", "bots",
+    ]  # fmt: skip
     assert lines[0] == f"database  {backend.location}"
+    assert lines[-1] == "bots      no question waits for a bot"
+
+
+def test_doctor_says_when_questions_wait_for_a_bot_and_none_takes_them(
+    backend: Backend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question just asked waits for a bot; one asked two minutes ago that no bot holds means
+    none is running (a bot spends at most 20 s on Valen)."""
+    two_minutes_ago = datetime.now(UTC) - timedelta(minutes=2)
+    desk = backend.service(lambda: two_minutes_ago)
+    desk.ask(None, "Is anyone there?")
+    desk.close()
+    db = str(backend.location)
+    assert main(["doctor", "--db", db, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["waiting_for_a_bot"] == 1
+    assert 120 <= report["oldest_wait_for_a_bot_s"] < 180
+    assert main(["doctor", "--db", db]) == 0
+    bots = capsys.readouterr().out.splitlines()[-1]
+    assert bots.startswith("bots      1 question waits for a bot, the oldest for 2m ")
+    assert bots.endswith("; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app "
+                         "without --no-bot)?")  # fmt: skip
+    desk = backend.service()
+    desk.ask(None, "Anyone?")
+    [taken] = desk.lease("bot-1", limit=1, lease_s=30)
+    desk.close()
+    assert taken.text == "Is anyone there?"  # A bot holds the older one now.
+    assert main(["doctor", "--db", db]) == 0
+    bots = capsys.readouterr().out.splitlines()[-1]
+    assert bots.startswith("bots      1 question waits for a bot, the oldest for ")
+    assert "is a bot running" not in bots
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,16 @@ from dataclasses import asdict
 
 from chatbot.cli.options import add_db_option, settings_from
 
+STALLED_S = 30.0
+"""A question older than this that no bot holds has none taking it: a bot spends at most 20 s on
+Valen (`valen.budget_s`), as the chat's waiting line counts too."""
+
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "doctor", help="check the database: where, which server, schema version, latency"
+        "doctor",
+        help="check the database: where, which server, schema version, latency, and whether"
+        " questions wait for a bot",
     )
     add_db_option(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -36,4 +42,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"server    {report.server}")
     print(f"schema    version {report.schema_version}")
     print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
+    print(f"bots      {_backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s)}")
     return 0
+
+
+def _backlog(count: int, oldest_s: float | None) -> str:
+    """The questions waiting for a bot, and a hint when they have waited longer than a bot takes
+    (at most `valen.budget_s`, 20 s, on Valen): then no bot is taking them."""
+    from chatbot.desk.stats import duration
+    from chatbot.text import counted
+
+    if count == 0 or oldest_s is None:
+        return "no question waits for a bot"
+    verb = "waits" if count == 1 else "wait"
+    line = f"{counted(count, 'question')} {verb} for a bot, the oldest for {duration(oldest_s)}"
+    if oldest_s >= STALLED_S:
+        line += "; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app without --no-bot)?"
+    return line

@@ -200,6 +200,11 @@ class ConversationStore(Protocol):
         """Seconds until the earliest lease held runs out (None: no lease held)."""
         ...
 
+    def bot_backlog(self) -> tuple[int, float | None]:
+        """Questions no bot holds now (never taken, given back, or their lease ran out), and the
+        seconds since the oldest of them was asked (None: there is none)."""
+        ...
+
     def record_decision(
         self,
         question_id: int,

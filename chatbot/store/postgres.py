@@ -810,6 +810,16 @@ class PostgresStore:
         )
         return None if until is None else max(0.0, until - self._now())
 
+    def bot_backlog(self) -> tuple[int, float | None]:
+        now = self._now()
+        [(count, oldest)] = self._rows(
+            "SELECT count(*), min(e.created_at)"
+            " FROM questions q JOIN entries e ON e.id = q.entry_id"
+            " WHERE q.lease_until IS NULL OR q.lease_until <= %s",
+            (now,),
+        )
+        return int(count), None if oldest is None else max(0.0, now - oldest)
+
     def record_decision(
         self,
         question_id: int,

@@ -786,6 +786,16 @@ class SQLiteStore:
         ).fetchone()
         return None if until is None else max(0.0, until - self._now())
 
+    def bot_backlog(self) -> tuple[int, float | None]:
+        now = self._now()
+        count, oldest = self._db.execute(
+            "SELECT count(*), min(e.created_at)"
+            " FROM questions q JOIN entries e ON e.id = q.entry_id"
+            " WHERE q.lease_until IS NULL OR q.lease_until <= ?",
+            (now,),
+        ).fetchone()
+        return int(count), None if oldest is None else max(0.0, now - oldest)
+
     def record_decision(
         self,
         question_id: int,

@@ -454,6 +454,27 @@ def test_an_expired_lease_passes_to_another_worker_who_alone_may_decide(
     assert len(bots) == 1 and len(store.decisions(question.conversation_id)) == 1
 
 
+def test_the_bot_backlog_counts_what_no_bot_holds_and_its_oldest_wait(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    """What `helpdesk doctor` reports: questions no bot has taken (or whose lease ran out)."""
+    assert store.bot_backlog() == (0, None)
+    first = ask(store, "first?")
+    clock.advance(40)
+    ask(store, "second?")
+    clock.advance(5)
+    assert store.bot_backlog() == (2, 45.0)
+    [taken] = store.lease_questions(worker=W1, limit=1, lease_s=30)
+    assert taken.id == first.id
+    assert store.bot_backlog() == (1, 5.0)  # The first is held: the second is the oldest left.
+    clock.advance(30)  # The lease runs out: nobody holds the first any more.
+    assert store.bot_backlog() == (2, 75.0)
+    [again] = store.lease_questions(worker=W2, limit=1, lease_s=30)
+    store.record_decision(again.id, worker=W2, expect=State.BOT, decision=answered(),
+                          answer=True, escalation=None)  # fmt: skip
+    assert store.bot_backlog() == (1, 35.0)
+
+
 def test_a_heartbeat_keeps_the_lease(store: ConversationStore, clock: FakeClock) -> None:
     question = ask(store, "charged twice?")
     store.lease_questions(worker=W1, limit=1, lease_s=30)
