@@ -12,10 +12,6 @@ from dataclasses import asdict
 
 from chatbot.cli.options import add_db_option, settings_from
 
-STALLED_S = 30.0
-"""A question older than this that no bot holds has none taking it: a bot spends at most 20 s on
-Valen (`valen.budget_s`), as the chat's waiting line counts too."""
-
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
@@ -48,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _backlog(count: int, oldest_s: float | None) -> str:
     """The questions waiting for a bot, and a hint when they have waited longer than a bot takes
-    (at most `valen.budget_s`, 20 s, on Valen): then no bot is taking them."""
+    (`BOT_STALLED_S`): then no bot is taking them."""
+    from chatbot.desk.models import BOT_STALLED_S
     from chatbot.desk.stats import duration
     from chatbot.text import counted
 
@@ -56,6 +53,6 @@ def _backlog(count: int, oldest_s: float | None) -> str:
         return "no question waits for a bot"
     verb = "waits" if count == 1 else "wait"
     line = f"{counted(count, 'question')} {verb} for a bot, the oldest for {duration(oldest_s)}"
-    if oldest_s >= STALLED_S:
+    if oldest_s >= BOT_STALLED_S:
         line += "; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app without --no-bot)?"
     return line

@@ -161,6 +161,10 @@ MAX_NOTE_CHARS = 4000
 MAX_REPLY_CHARS = 4000
 """An agent's reply, as long as the longest passage (which a reply can be): a log or a document
 pasted by mistake would otherwise reach the customer's chat whole."""
+BOT_STALLED_S = 30.0
+"""A question no bot has taken or decided for this long has none answering it (none running, or
+every one busy): a bot spends at most 20 s on Valen (`valen.budget_s`). The chat then offers the
+customer a person, and `helpdesk doctor` asks whether a bot runs."""
 
 
 class Rated(_Frozen):

@@ -490,10 +490,6 @@ class DeskService:
     def next_lease_expiry(self) -> float | None:
         return self.store.next_lease_expiry()
 
-    def bot_backlog(self) -> tuple[int, float | None]:
-        """Questions waiting for a bot to take them, and how long the oldest has waited."""
-        return self.store.bot_backlog()
-
     def record_decision(
         self, worker: str, question: PendingQuestion, decision: Decision
     ) -> DecisionResult:

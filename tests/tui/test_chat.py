@@ -11,13 +11,13 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from chatbot.desk.models import Author, ChatEvent, Feedback, FeedbackGiven, State
+from chatbot.desk.models import BOT_STALLED_S, Author, ChatEvent, Feedback, FeedbackGiven, State
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
 from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.widgets.bot_working import SLOW_S, BotWorking
+from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.suggestion_list import SuggestedQuestion
@@ -140,7 +140,7 @@ async def test_a_question_no_bot_takes_offers_a_person_after_a_while(
         await wait_until(pilot, lambda: line.display)
         text = partial(screen_text, app, line)
         assert "looking for an answer" in flat(text())
-        clock.advance(SLOW_S - 1)
+        clock.advance(BOT_STALLED_S - 1)
         await pilot.pause()
         assert "looking for an answer" in flat(text()) and not line.slow
         clock.advance(1)

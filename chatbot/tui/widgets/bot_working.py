@@ -10,19 +10,16 @@ from textual.timer import Timer
 from textual.widgets import Label, LoadingIndicator
 
 from chatbot.desk.clock import Clock
+from chatbot.desk.models import BOT_STALLED_S
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 
 WORKING = N_("The bot is looking for an answer in the help center…")
 SLOW = N_("This is taking longer than usual. Ctrl+T hands your question to a person.")
-SLOW_S = 30.0
-"""How long the bot may look before the line offers a person. A bot spends at most 20 s on
-Valen (`valen.budget_s`), so a question still open after this has no bot answering it: none is
-running, or every one is busy."""
 
 
 class BotWorking(Horizontal):
     """Shown while the engine judges the customer's question; the input stays usable meanwhile.
-    A customer left looking at it is told, after `SLOW_S`, that a person is one key away."""
+    A customer left looking at it is told, after `BOT_STALLED_S`, that a person is one key away."""
 
     def __init__(self, *, clock: Clock, locale: Locale = DEFAULT_LOCALE, id: str | None = None):
         super().__init__(id=id)
@@ -34,7 +31,7 @@ class BotWorking(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield LoadingIndicator()
-        yield Label(self._sentence())
+        yield Label(self._sentence(self.slow))
 
     def on_mount(self) -> None:
         # The clock is checked once a second only while the line shows.
@@ -56,18 +53,20 @@ class BotWorking(Horizontal):
 
     @property
     def slow(self) -> bool:
-        return self.since is not None and self.clock() - self.since >= timedelta(seconds=SLOW_S)
+        stalled = timedelta(seconds=BOT_STALLED_S)
+        return self.since is not None and self.clock() - self.since >= stalled
 
-    def _sentence(self) -> str:
-        return translations(self.locale).gettext(SLOW if self.slow else WORKING)
+    def _sentence(self, slow: bool) -> str:
+        return translations(self.locale).gettext(SLOW if slow else WORKING)
 
     def _update(self) -> None:
         if self.is_mounted:
+            slow = self.slow
             label = self.query_one(Label)
-            sentence = self._sentence()
-            if str(label.content) != sentence:
+            sentence = self._sentence(slow)
+            if str(label.content) != sentence:  # Redrawn only when it changes, not each second.
                 label.update(sentence)
-            self.set_class(self.slow, "-slow")
+            self.set_class(slow, "-slow")
 
     def show_in(self, locale: Locale) -> None:
         """Say it in `locale` from now on."""
