@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,40 @@ def test_eval_prints_the_cookbooks_table_by_default(capsys: pytest.CaptureFixtur
     assert "damage-report ✗" in row and "card-charged-twice 0.899 ✓" in row
     assert row.rstrip().endswith("card-charged-twice")
     assert any("late-return 0.644 ✓" in line and "escalated (low-score)" in line for line in lines)
-    assert (
-        "keyword top-1 correct 2/3 · reranked top-1 correct 3/3 · answered 2 · escalated 1" in out
-    )
+    assert "top-1 correct: keyword 2/3, reranked 3/3\nanswered 2, escalated 1" in out
+
+
+def cell_width(line: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_eval_fits_the_terminal_and_keeps_each_questions_cells_with_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    # A terminal of 80 columns had every question row wrap into the next (up to 126 cells).
+    monkeypatch.setenv("COLUMNS", str(columns))
+    data = ROOT / "tests" / "data" / "customer_questions.json"
+    for argv in (
+        [str(SEED_DATA), "--retriever", "overlap", "--sweep"],
+        [str(data), "--passages", str(SHIPPED_KB)],
+    ):
+        code, out, err = run_cli(capsys, "eval", *argv)
+        assert code == 0, err
+        lines = out.splitlines()
+        assert max(map(cell_width, lines)) <= columns, max(lines, key=cell_width)
+        start = lines.index("Questions (✓: a correct passage):") + 2
+        rows = lines[start : lines.index("", start)]
+        count = len(json.loads(Path(argv[0]).read_text())["queries"])
+        if columns == 80:  # a question on its line, its cells indented below
+            assert len(rows) == 2 * count
+            assert all(r.startswith("    ") for r in rows[1::2])
+            assert not any(r.startswith("    ") for r in rows[0::2])
+        else:  # the table, the questions cut to fit
+            assert len(rows) == count
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith("Do I get a helmet"))
+    cells = lines[row + 1] if columns == 80 else lines[row].split("bike?", 1)[1]
+    assert cells.split() == ["helmet", "✓", "not", "judged", "escalated", "(not-judged)"]
 
 
 def retrieval_rows(out: str) -> dict[str, tuple[int, float]]:
@@ -145,7 +177,7 @@ def test_eval_sweep_marks_the_lowest_threshold_with_all_answers_correct(
     code, out, _ = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap", "--sweep")
     marked = [line for line in out.splitlines() if "←" in line]
     assert len(marked) == 1 and marked[0].split()[0] == "0.50"
-    assert "lowest with every answer correct" in marked[0]
+    assert marked[0].endswith("← lowest, all correct")
 
 
 def test_the_sweep_finds_the_threshold_that_reaches_a_target_precision() -> None:

@@ -109,13 +109,69 @@ def _mark(correct: bool) -> str:
     return "✓" if correct else "✗"
 
 
-def render(report: dict[str, Any], *, data: Path) -> str:
-    """The report for a person: retrieval step by step, each question, the sweep."""
+def _cut(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut with … (no padding)."""
+    return _short(text, width).rstrip() if sum(map(_cells, text)) > width else text
+
+
+def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
+    """One row per question; on a terminal too narrow for the table, each question on a line of
+    its own with its cells below, so nothing wraps into the next row."""
+    cells = []
+    for q in report["queries"]:
+        keyword = q["keyword_order"][0] if q["keyword_order"] else "none"
+        judged = [r for r in q["reranked"] if r["answers"] is not None]
+        if judged:
+            best = judged[0]
+            reranked = (
+                f"{printable(best['id'])} {best['answers']:.3f} {_mark(q['reranked_top_correct'])}"
+            )
+        else:
+            reranked = "not judged"
+        answer = printable(q["answer_with"]) if q["answer_with"] else f"escalated ({q['reason']})"
+        cells.append(
+            (
+                printable(q["query"]),
+                f"{printable(keyword)} {_mark(q['keyword_top_correct'])}",
+                reranked,
+                answer,
+            )
+        )
+    headers = ("question", "keyword top", "reranked top", "answer")
+    if width is None:
+        # Not a terminal (a pipe, a file): the fixed layout, the same on every machine.
+        q_width, k_width, r_width = QUESTION_WIDTH, 22, 28
+    else:
+        k_width, r_width, a_width = (
+            max([len(headers[i]), *(len(c[i]) for c in cells)]) for i in (1, 2, 3)
+        )
+        longest = max([len(headers[0]), *(sum(map(_cells, c[0])) for c in cells)])
+        q_width = min(longest, width - (2 + 2 + k_width + 2 + r_width + 2 + a_width))
+        if q_width < 24:
+            lines = [f"  question, then its {headers[1]} · {headers[2]} · {headers[3]}"]
+            for question, keyword, reranked, answer in cells:
+                lines.append(f"  {_cut(question, width - 2)}")
+                lines.append(f"    {keyword:<{k_width}}  {reranked:<{r_width}}  {answer}".rstrip())
+            return lines
+    row = "  {:<{}}  {:<{}}  {:<{}}  {}"
+    lines = [row.format(headers[0], q_width, headers[1], k_width, headers[2], r_width, headers[3])]
+    for question, keyword, reranked, answer in cells:
+        lines.append(
+            row.format(
+                _short(question, q_width), q_width, keyword, k_width, reranked, r_width, answer
+            )
+        )
+    return lines
+
+
+def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> str:
+    """The report for a person: retrieval step by step, each question, the sweep. `width` is the
+    terminal's, which the question table and the predicate lines fit; None for a pipe."""
     k = report["k"]
     count = len(report["queries"])
     lines = [
         f"{printable(str(data))}: {counted(report['passages'], 'passage')}, "
-        f"{counted(count, 'question')}; "
+        f"{counted(count, 'question')}",
         f"k={k}, threshold {report['threshold']:g}, retriever {report['retriever']}",
         "",
         f"Retrieval (no Valen): is a correct passage among the {k} retrieved?",
@@ -124,57 +180,52 @@ def render(report: dict[str, Any], *, data: Path) -> str:
     for row in report["retrieval"]:
         recall = f"{row['hits']}/{row['questions']} {row['recall_at_k']:.2f}"
         lines.append(f"  {row['retriever']:<26} {recall:>12}  {row['mrr']:5.3f}")
+    lines += ["", "Questions (✓: a correct passage):", *_question_rows(report, width)]
     lines += [
         "",
-        "Questions (✓: a correct passage):",
-        f"  {'question':<{QUESTION_WIDTH}}  {'keyword top':<22} {'reranked top':<28} answer",
-    ]
-    for q in report["queries"]:
-        keyword = q["keyword_order"][0] if q["keyword_order"] else "none"
-        keyword_cell = f"{printable(keyword)} {_mark(q['keyword_top_correct'])}"
-        judged = [r for r in q["reranked"] if r["answers"] is not None]
-        if judged:
-            best = judged[0]
-            reranked_cell = (
-                f"{printable(best['id'])} {best['answers']:.3f} {_mark(q['reranked_top_correct'])}"
-            )
-        else:
-            reranked_cell = "not judged"
-        answer = printable(q["answer_with"]) if q["answer_with"] else f"escalated ({q['reason']})"
-        lines.append(f"  {_short(q['query'])}  {keyword_cell:<22} {reranked_cell:<28} {answer}")
-    lines += [
-        "",
-        f"keyword top-1 correct {report['keyword_top1']}/{count} · reranked top-1 correct "
-        f"{report['reranked_top1']}/{count} · answered {report['answered']} · escalated "
-        f"{report['escalated']}",
+        f"top-1 correct: keyword {report['keyword_top1']}/{count}, "
+        f"reranked {report['reranked_top1']}/{count}",
+        f"answered {report['answered']}, escalated {report['escalated']}",
     ]
     if "predicates" in report:
         lines += ["", "Predicate wordings (mean probability: relevant / other passages, gap):"]
+        predicate_width = 70 if width is None else max(20, width - 29)
         for p in report["predicates"]:
             values = [p["relevant_mean"], p["non_relevant_mean"], p["gap"]]
             shown = " / ".join("–" if v is None else f"{v:.3f}" for v in values[:2])
             gap = "–" if values[2] is None else f"{values[2]:+.3f}"
-            lines.append(f"  {shown}  gap {gap}  {_short(p['predicate'], 70)}")
+            lines.append(
+                f"  {shown}  gap {gap}  {_cut(printable(p['predicate']), predicate_width)}"
+            )
     if "sweep" in report:
         sweep = report["sweep"]
         target = sweep["target_precision"]
-        goal = "every answer correct" if target >= 1 else f"at least {target:.0%} correct"
+        goal = "all correct" if target >= 1 else f"≥ {target:.0%} correct"
         lines += [
             "",
-            "Threshold sweep (answer from the top judged passage when it reaches the threshold):",
+            "Threshold sweep (answer when the top judged passage reaches the threshold):",
             f"  {'threshold':>9} {'answered':>9} {'correct':>8} {'escalated':>10} "
             f"{'precision':>10}",
         ]
         for row in sweep["rows"]:
             precision = "–" if row["precision"] is None else f"{row['precision']:.2f}"
-            marker = f"  ← lowest with {goal}" if row["threshold"] == sweep["lowest"] else ""
+            marker = f"  ← lowest, {goal}" if row["threshold"] == sweep["lowest"] else ""
             lines.append(
                 f"  {row['threshold']:>9.2f} {row['answered']:>9} {row['correct']:>8} "
                 f"{row['escalated']:>10} {precision:>10}{marker}"
             )
         if sweep["lowest"] is None:
-            lines.append(f"  No threshold here answers anything with {goal}.")
+            what = "every answer correct" if target >= 1 else f"at least {target:.0%} correct"
+            lines.append(f"  No threshold here answers anything with {what}.")
     return "\n".join(lines)
+
+
+def _terminal_width() -> int | None:
+    """The width to fit, from $COLUMNS or the terminal on stdout; None when it is neither."""
+    import shutil  # Not at the top: `helpdesk --help` need not load it.
+
+    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    return columns if columns > 0 else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -186,5 +237,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(render(report, data=args.data))
+        print(render(report, data=args.data, width=_terminal_width()))
     return 0
