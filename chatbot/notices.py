@@ -26,7 +26,7 @@ from chatbot.desk.models import (
     Resolved,
     State,
 )
-from chatbot.engine.models import Decision, Reason
+from chatbot.engine.models import Decision, QueryTerm, Reason
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, N_, Locale, translations
 
 Reader = Literal["customer", "agent"]
@@ -227,8 +227,14 @@ def why_no_passages(decision: Decision, *, locale: Locale = DEFAULT_LOCALE) -> s
         return t.gettext(
             "No passage retrieved: every word of the question is too common to search for."
         )
-    common = [term for term in own if trace.common(term)]
-    missing = [term for term in trace.terms if term.passages == 0]
+    # A Chinese word becomes several terms (its character pairs): name each word once, and say it
+    # is in no passage only when none of its terms is.
+    common: list[QueryTerm] = []
+    for term in own:
+        if trace.common(term) and all(term.word != other.word for other in common):
+            common.append(term)
+    found = {term.word for term in trace.terms if term.passages}
+    missing = list(dict.fromkeys(term.word for term in trace.terms if term.word not in found))
     parts = []
     if len(common) == 1:
         parts.append(
@@ -248,7 +254,7 @@ def why_no_passages(decision: Decision, *, locale: Locale = DEFAULT_LOCALE) -> s
             ).format(words=counts, total=trace.passages)
         )
     if missing:
-        words = t.gettext(", ").join(f"“{term.word}”" for term in missing)
+        words = t.gettext(", ").join(f"“{word}”" for word in missing)
         parts.append(
             t.ngettext(
                 "{words} is in no passage", "{words} are in no passage", len(missing)

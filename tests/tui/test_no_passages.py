@@ -74,6 +74,16 @@ async def test_every_reason_reads_in_each_language() -> None:
     assert "各自出现在 10 个段落中的一半或以上" in why_no_passages(several, locale="zh")
 
 
+async def test_a_chinese_word_is_named_once() -> None:
+    # A Chinese word searches as its character pairs: "退款多久到账" is five terms, and the reason
+    # named the word once per term ("“退款多久到账”, “退款多久到账”, …).
+    decision = await engine().answer("退款多久到账？")
+    assert decision.candidates == () and decision.retrieval is not None
+    assert len(decision.retrieval.terms) > 1
+    assert why_no_passages(decision) == "No passage retrieved: “退款多久到账” is in no passage."
+    assert why_no_passages(decision, locale="zh") == "未检索到段落：“退款多久到账”不在任何段落中。"
+
+
 class TryItApp(App[None]):
     def __init__(self) -> None:
         super().__init__()
