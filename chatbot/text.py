@@ -54,3 +54,47 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
     the app's screens use the catalogs' plural forms instead)."""
     noun = singular if count == 1 else (plural or singular + "s")
     return f"{count:,} {noun}"
+
+
+def cells(text: str) -> int:
+    """Terminal cells `text` takes: two for each wide character (Chinese), one for the others."""
+    import unicodedata  # Not at the top: only the command line's tables and wrapping need it.
+
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+# Where a line may break: at spaces, and between any two wide characters (Chinese has no spaces).
+_PIECES = re.compile(r"\s+|[\u1100-\uffff]|[^\s\u1100-\uffff]+")
+
+
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """`text` as lines of at most `width` cells, each starting with `indent`: for prose printed on
+    a terminal, which would otherwise break it mid-word (and mid-table)."""
+    room = max(width - len(indent), 10)
+    lines: list[str] = []
+    line, used, space = "", 0, False
+    for piece in _PIECES.findall(text):
+        if piece.isspace():
+            space = bool(line)
+            continue
+        size = cells(piece)
+        gap = 1 if space else 0
+        if line and used + gap + size > room:
+            lines.append(line)
+            line, used, gap = "", 0, 0
+        while size > room:  # A piece wider than a line (a URL, a path) is cut where it must be.
+            head = ""
+            for char in piece:
+                if cells(head + char) > room - used - gap:
+                    break
+                head += char
+            lines.append(line + " " * gap + head)
+            line, used, gap = "", 0, 0
+            piece = piece[len(head) :]
+            size = cells(piece)
+        line += " " * gap + piece
+        used += gap + size
+        space = False
+    if line or not lines:
+        lines.append(line)
+    return [indent + one for one in lines]

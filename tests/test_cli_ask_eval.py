@@ -285,6 +285,34 @@ def test_ask_says_truthfully_why_nothing_was_retrieved(capsys: pytest.CaptureFix
     assert code == 0 and "the question has no words to search for" in out
 
 
+def test_ask_wraps_its_prose_to_the_terminal_between_words(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On an 80-column terminal the passage (148 cells), a replay miss's row (118) and its note
+    # (283) ran past the edge, broken mid-word, the row into the next one.
+    passage = json.loads((SHIPPED_KB / "card-charged-twice.json").read_text())["text"]
+    code, piped, _ = run_cli(capsys, "ask", Q1)
+    assert code == 0 and max(map(cell_width, piped.splitlines())) > 80  # a pipe: lines as they are
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_cli(capsys, "ask", Q1)
+    lines = out.splitlines()
+    assert code == 0 and max(map(cell_width, lines)) <= 80
+    answer = lines[1 : lines.index("")]
+    assert len(answer) > 1 and all(line.startswith("  ") for line in answer)
+    assert " ".join(line.strip() for line in answer) == " ".join(passage.split())
+    row = lines.index(next(line for line in lines if line.strip().startswith("refund-time")))
+    assert lines[row].split() == ["refund-time", "bm25=", "1.750", "not", "judged"]
+    assert lines[row + 1].strip().startswith("replay-miss: no recorded answer")
+    note = lines[lines.index("", row) + 1 :]
+    assert " ".join(note) == next(line for line in piped.splitlines() if line.startswith("replay-"))
+    # Chinese has no spaces: it breaks between characters, by cells (two each).
+    monkeypatch.setenv("COLUMNS", "30")
+    code, out, _ = run_cli(capsys, "ask", "退款多久到账？我的钱在哪里")
+    reason = out.splitlines()[3:]
+    assert max(map(cell_width, reason)) <= 30 and len(reason) > 1
+    assert "".join(reason).replace(" ", "").startswith("none.Nopassageretrieved:")
+
+
 def test_k_option_limits_requests(
     capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
 ) -> None:

@@ -7,9 +7,9 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import add_engine_options, settings_from
+from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import printable
+from chatbot.text import cells, printable, wrap
 
 # The engine (numpy, pydantic, httpx) is imported when the command runs, so that registering it
 # costs `helpdesk --help` nothing.
@@ -63,14 +63,19 @@ def question_from_argv(question: str) -> str:
     return question
 
 
-def render(decision: Decision, *, cache: str = "the replay cache") -> str:
+def render(decision: Decision, *, cache: str = "the replay cache", width: int | None = None) -> str:
     """The decision for a person: answer or escalation first, then every candidate, then what a
-    replay miss means when there is one (a newcomer would otherwise read it as a failure)."""
+    replay miss means when there is one (a newcomer would otherwise read it as a failure). With
+    the terminal's `width`, prose is wrapped to it and a candidate's error goes below its row."""
+
+    def prose(text: str, indent: str = "") -> list[str]:
+        return [indent + text] if width is None else wrap(text, width, indent)
+
     lines = []
     if decision.answer is not None:
         answer = decision.answer
         lines.append(f"Answer from {answer.id} (probability {answer.probability:.3f}):")
-        lines.append(f"  {printable(answer.text)}")
+        lines += prose(printable(answer.text), "  ")
     else:
         top = decision.top_probability
         best = f", best probability {top:.3f}" if top is not None else ""
@@ -83,13 +88,17 @@ def render(decision: Decision, *, cache: str = "the replay cache") -> str:
         # answered question never needs.
         from chatbot.notices import why_no_passages
 
-        lines.append(f"  none. {why_no_passages(decision)}")
+        lines += prose(f"none. {why_no_passages(decision)}", "  ")
     for c in decision.candidates:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
-        error = f"  {printable(c.error)}" if c.error else ""
-        lines.append(f"  {c.id:<28} bm25={c.bm25:7.3f}  {judged}{error}")
+        row = f"  {c.id:<28} bm25={c.bm25:7.3f}  {judged}"
+        error = printable(c.error) if c.error else ""
+        if error and width is not None and cells(f"{row}  {error}") > width:
+            lines += [row, *wrap(error, width, "      ")]
+        else:
+            lines.append(f"{row}  {error}" if error else row)
     if any(c.error_kind == "replay-miss" for c in decision.candidates):
-        lines += ["", printable(REPLAY_MISS_NOTE.format(cache=cache))]
+        lines += ["", *prose(printable(REPLAY_MISS_NOTE.format(cache=cache)))]
     return "\n".join(lines)
 
 
@@ -109,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(decision))
     else:
-        print(render(decision, cache=str(settings.valen.cache)))
+        print(render(decision, cache=str(settings.valen.cache), width=terminal_width()))
     return 0

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import unicodedata
 from pathlib import Path
 from typing import Any
 
-from chatbot.cli.options import add_engine_options, settings_from
+from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import counted, printable
+from chatbot.text import cells, counted, printable
 
 QUESTION_WIDTH = 48
 
@@ -86,23 +85,18 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         )
 
 
-def _cells(char: str) -> int:
-    """Terminal cells a character takes: two for wide ones (Chinese), else one."""
-    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
-
-
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:
     """`text` in exactly `width` cells: cut with … or padded, so Chinese questions line up."""
     text = printable(text)
-    if sum(map(_cells, text)) > width:
+    if cells(text) > width:
         kept, used = [], 1
         for char in text:
-            if used + _cells(char) > width:
+            if used + cells(char) > width:
                 break
             kept.append(char)
-            used += _cells(char)
+            used += cells(char)
         text = "".join(kept) + "…"
-    return text + " " * (width - sum(map(_cells, text)))
+    return text + " " * (width - cells(text))
 
 
 def _mark(correct: bool) -> str:
@@ -111,13 +105,13 @@ def _mark(correct: bool) -> str:
 
 def _cut(text: str, width: int) -> str:
     """`text` in at most `width` cells, cut with … (no padding)."""
-    return _short(text, width).rstrip() if sum(map(_cells, text)) > width else text
+    return _short(text, width).rstrip() if cells(text) > width else text
 
 
 def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
     """One row per question; on a terminal too narrow for the table, each question on a line of
     its own with its cells below, so nothing wraps into the next row."""
-    cells = []
+    table = []
     for q in report["queries"]:
         keyword = q["keyword_order"][0] if q["keyword_order"] else "none"
         judged = [r for r in q["reranked"] if r["answers"] is not None]
@@ -129,7 +123,7 @@ def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
         else:
             reranked = "not judged"
         answer = printable(q["answer_with"]) if q["answer_with"] else f"escalated ({q['reason']})"
-        cells.append(
+        table.append(
             (
                 printable(q["query"]),
                 f"{printable(keyword)} {_mark(q['keyword_top_correct'])}",
@@ -143,19 +137,19 @@ def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
         q_width, k_width, r_width = QUESTION_WIDTH, 22, 28
     else:
         k_width, r_width, a_width = (
-            max([len(headers[i]), *(len(c[i]) for c in cells)]) for i in (1, 2, 3)
+            max([len(headers[i]), *(len(c[i]) for c in table)]) for i in (1, 2, 3)
         )
-        longest = max([len(headers[0]), *(sum(map(_cells, c[0])) for c in cells)])
+        longest = max([len(headers[0]), *(cells(c[0]) for c in table)])
         q_width = min(longest, width - (2 + 2 + k_width + 2 + r_width + 2 + a_width))
         if q_width < 24:
             lines = [f"  question, then its {headers[1]} · {headers[2]} · {headers[3]}"]
-            for question, keyword, reranked, answer in cells:
+            for question, keyword, reranked, answer in table:
                 lines.append(f"  {_cut(question, width - 2)}")
                 lines.append(f"    {keyword:<{k_width}}  {reranked:<{r_width}}  {answer}".rstrip())
             return lines
     row = "  {:<{}}  {:<{}}  {:<{}}  {}"
     lines = [row.format(headers[0], q_width, headers[1], k_width, headers[2], r_width, headers[3])]
-    for question, keyword, reranked, answer in cells:
+    for question, keyword, reranked, answer in table:
         lines.append(
             row.format(
                 _short(question, q_width), q_width, keyword, k_width, reranked, r_width, answer
@@ -220,14 +214,6 @@ def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> s
     return "\n".join(lines)
 
 
-def _terminal_width() -> int | None:
-    """The width to fit, from $COLUMNS or the terminal on stdout; None when it is neither."""
-    import shutil  # Not at the top: `helpdesk --help` need not load it.
-
-    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
-    return columns if columns > 0 else None
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
@@ -237,5 +223,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(render(report, data=args.data, width=_terminal_width()))
+        print(render(report, data=args.data, width=terminal_width()))
     return 0

@@ -137,3 +137,12 @@ def configure_logging() -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(PrintableFormatter("helpdesk: warning: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+def terminal_width() -> int | None:
+    """The width to fit printed text to, from $COLUMNS or the terminal on stdout; None for a pipe
+    or a file, which get the same layout on every machine."""
+    import shutil  # Not at the top: `helpdesk --help` need not load it.
+
+    columns = shutil.get_terminal_size(fallback=(0, 0)).columns
+    return columns if columns > 0 else None

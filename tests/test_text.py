@@ -1,0 +1,29 @@
+"""`chatbot.text.wrap`: prose fitted to a terminal's cells, broken between words (or between two
+Chinese characters), and a word wider than a line cut where it must be."""
+
+from __future__ import annotations
+
+from chatbot.text import cells, wrap
+
+
+def test_words_stay_whole_and_lines_fit() -> None:
+    text = "replay-miss is not a failure: the bot uses only recorded Valen judgments"
+    lines = wrap(text, 24, "  ")
+    assert all(line.startswith("  ") and cells(line) <= 24 for line in lines)
+    assert " ".join(line.strip() for line in lines) == text
+    assert lines[0] == "  replay-miss is not a"
+
+
+def test_chinese_breaks_between_characters_by_cells() -> None:
+    lines = wrap("标准单车不提供头盔。里斯本和波尔图的电动车配有头盔。", 12)
+    assert [cells(line) for line in lines] == [12, 12, 12, 12, 4]
+    assert "".join(lines) == "标准单车不提供头盔。里斯本和波尔图的电动车配有头盔。"
+
+
+def test_a_word_wider_than_a_line_is_cut() -> None:
+    path = "/var/lib/helpdesk/caches/" + "a" * 30 + "/rerank.json"
+    lines = wrap(f"from {path}, and", 20, "  ")
+    assert all(cells(line) <= 20 for line in lines)
+    assert lines[0] == "  from"
+    assert "".join(line.strip() for line in lines[1:-1]) + lines[-1].strip() == path + ", and"
+    assert wrap("", 20, "  ") == ["  "]
