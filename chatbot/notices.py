@@ -184,6 +184,20 @@ def waiting_for(duration: str, *, short: bool = False, locale: Locale = DEFAULT_
     return translations(locale).gettext("waiting {duration}").format(duration=duration)
 
 
+def bots_stalled(count: int, duration: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
+    """The queue's warning that questions wait for a bot longer than a bot takes: customers are
+    waiting where no agent sees them, and someone should start one."""
+    return (
+        translations(locale)
+        .ngettext(
+            "{count} question has waited {duration} for a bot: is one running?",
+            "{count} questions have waited up to {duration} for a bot: is one running?",
+            count,
+        )
+        .format(count=f"{count:,}", duration=duration)
+    )
+
+
 def claimed_for(
     agent: str, duration: str, *, short: bool = False, locale: Locale = DEFAULT_LOCALE
 ) -> str:

@@ -268,6 +268,9 @@ class AsyncDesk:
     async def next_lease_expiry(self) -> float | None:
         return await self._run(self._service.next_lease_expiry)
 
+    async def bot_backlog(self) -> tuple[int, float | None]:
+        return await self._run(self._service.bot_backlog)
+
     async def record_decision(
         self, worker: str, question: PendingQuestion, decision: Decision
     ) -> DecisionResult:

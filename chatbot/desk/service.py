@@ -490,6 +490,11 @@ class DeskService:
     def next_lease_expiry(self) -> float | None:
         return self.store.next_lease_expiry()
 
+    def bot_backlog(self) -> tuple[int, float | None]:
+        """Questions no bot holds now, and the seconds the oldest of them has waited: past
+        `BOT_STALLED_S`, no bot is answering."""
+        return self.store.bot_backlog()
+
     def record_decision(
         self, worker: str, question: PendingQuestion, decision: Decision
     ) -> DecisionResult:

@@ -3,13 +3,15 @@ the queue updating live; a lost claim; the command palette."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from textual import events
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from chatbot.desk.models import Author, State
+from chatbot.desk.models import BOT_STALLED_S, Author, State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.passage_picker import PassagePicker
@@ -364,3 +366,33 @@ async def test_an_agent_in_another_window_hears_the_news_from_the_bell(
         third = waiting("Where do I park?")
         await wait_until(pilot, lambda: queue.table.item(third) is not None)
         assert len(rung) == 2
+
+
+async def test_the_queue_says_when_questions_wait_for_a_bot_too_long(
+    make_app: MakeApp, other: DeskService, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no bot running, customers' questions waited where no agent saw them: the queue said
+    "Nobody is waiting". Past a bot's longest turn the queue says how many wait, and how long."""
+    monkeypatch.setattr(QueueList, "BOT_CHECK_S", 0.05)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        queue = app.screen.query_one(QueueList)
+        line = queue.query_one("#queue-bots")
+        first = other.start_conversation()
+        other.ask(first.id, Q1)  # A customer in another process, no bot anywhere.
+        clock.advance(BOT_STALLED_S - 1)
+        await queue.check_bots().wait()  # A wait shorter than a bot's turn is no news.
+        assert not line.display
+        clock.advance(1 + 95)
+        text = partial(screen_text, app, queue)
+        await wait_until(pilot, lambda: "1 question has waited 2m 05s for a bot" in flat(text()))
+        assert "is one running?" in flat(text()) and "Nobody is waiting." in text()
+        second = other.start_conversation()
+        other.ask(second.id, Q3)
+        await wait_until(
+            pilot, lambda: "2 questions have waited up to 2m 05s for a bot" in flat(text())
+        )
+        # A bot starts and takes both: the line goes.
+        assert len(other.lease("bot-1", limit=10, lease_s=60)) == 2
+        await wait_until(pilot, lambda: not line.display)
+        assert "for a bot" not in flat(text())

@@ -14,13 +14,13 @@ import asyncio
 import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -30,10 +30,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from chatbot.desk.models import QueueItem, State
+from chatbot.desk.models import BOT_STALLED_S, QueueItem, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
-from chatbot.notices import claimed_for, waiting_for
+from chatbot.notices import bots_stalled, claimed_for, waiting_for
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
@@ -509,6 +509,10 @@ class QueueList(Vertical):
 
         rows: int
 
+    BOT_CHECK_S = 5.0
+    """How often to ask the desk whether questions wait for a bot (a wait grows with no change
+    to hear of); tests shorten it."""
+
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.services = services
@@ -525,6 +529,7 @@ class QueueList(Vertical):
     def compose(self) -> ComposeResult:
         t = translations(self.services.locale)
         yield Static(t.gettext("Handoff queue"), classes="section-title", id="queue-title")
+        yield Static(id="queue-bots")
         yield QueueTable(self.services, id="queue-table")
         yield EmptyQueue(
             Text(t.gettext("Nobody is waiting. Escalated questions appear here.")), id="queue-empty"
@@ -545,6 +550,7 @@ class QueueList(Vertical):
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._store_changed)
         self.set_interval(1.0, self.table.tick)
+        self.set_interval(self.BOT_CHECK_S, self.check_bots)
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.reload)
 
@@ -565,6 +571,7 @@ class QueueList(Vertical):
             self._show_empty()
             self.loaded.set()
         self.post_message(self.Loaded(len(items)))
+        self.check_bots()
 
     async def _store_changed(self, _version: int) -> None:
         if self._updating.locked():
@@ -588,6 +595,8 @@ class QueueList(Vertical):
                     self.notify(str(error), severity="error", markup=False)
                     return
                 self.cursor = changes.cursor
+                if ids and self.query_one("#queue-bots").display:
+                    self.check_bots()  # A bot may have taken them: the line goes at once.
                 if ids:
                     table = self.table
                     news = any(needs_attention(table.item(i.conversation_id), i) for i in items)
@@ -600,6 +609,24 @@ class QueueList(Vertical):
                         self.app.bell()
                 if not self._again:
                     return
+
+    @work(exclusive=True, group="queue-bots")
+    async def check_bots(self) -> None:
+        """Show, above the rows, how long questions have waited for a bot once that is longer
+        than a bot takes: with no bot running, customers wait where no agent would see them."""
+        try:
+            count, oldest = await self.services.desk.bot_backlog()
+        except HelpdeskError:
+            return  # The queue's own reads say what is wrong with the desk.
+        line = self.query_one("#queue-bots", Static)
+        stalled = count > 0 and oldest is not None and oldest >= BOT_STALLED_S
+        if stalled:
+            assert oldest is not None
+            now = self.services.clock()
+            wait = wait_time(now - timedelta(seconds=oldest), now)
+            line.update(Text(bots_stalled(count, wait, locale=self.services.locale)))
+        if line.display != stalled:
+            line.display = stalled
 
     def mark_read(self, conversation_id: int, entry_id: int) -> None:
         """This agent read the conversation up to `entry_id`: drop its unread mark at once."""
