@@ -67,6 +67,11 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
+    # The terminal's width, which `helpdesk ask` and `eval` fit (as argparse's help does): test
+    # workers under pytest-xdist start with COLUMNS=80 and LINES=24 set, so tests that want a width
+    # set it.
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HELPDESK_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
