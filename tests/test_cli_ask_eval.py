@@ -486,3 +486,17 @@ def test_env_knowledge_base_is_used(
     monkeypatch.setenv("HELPDESK_KB", str(kb))
     code, out, _ = run_cli(capsys, "ask", "Do you rent tandems?", "--json")
     assert [c["id"] for c in json.loads(out)["candidates"]] == ["tandem"]
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
+    # `helpdesk stats | head -3` printed a BrokenPipeError traceback once head had its lines.
+    # The reader here is gone before the first write, so the write fails every time.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatbot", "ask", Q1], cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141  # As a tool stopped by SIGPIPE.
+    assert stderr == ""

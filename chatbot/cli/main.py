@@ -50,12 +50,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         result: int = args.func(args)
+        # Here rather than at exit: a reader that went away is found inside the `try`.
+        sys.stdout.flush()
         return result
     except HelpdeskError as error:
         print_error(str(error))
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The status after the output's reader went away (`helpdesk stats | head -3`): no
+    traceback, and 141 as a C tool stopped by SIGPIPE gives. Python would flush stdout again at
+    exit, and fail again: it is pointed at /dev/null first (the recipe of Python's docs)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
 
 
 if __name__ == "__main__":
