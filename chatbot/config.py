@@ -108,6 +108,25 @@ class ValenSettings(BaseModel):
     retry_gateway_timeout: bool = False
     """Retry 504 too; off by default because the same input would most likely time out again."""
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        # Anything else failed only at the first question, after every retry ("ftp://host":
+        # UnsupportedProtocol four times per passage), and `valen check` blamed the server.
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 - raises for a port that is not a number, or too large
+            ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+        except ValueError:  # An unclosed [, or that port.
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{value!r} is not an http:// or https:// URL like https://api.example.com/v1"
+            )
+        return value.strip()
+
     @model_validator(mode="after")
     def _systemone_default_url(self) -> ValenSettings:
         # Self-hosted System One listens locally; the hosted default would only answer 404.

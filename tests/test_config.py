@@ -70,6 +70,26 @@ def test_bad_values_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.Monk
         load_settings()
 
 
+@pytest.mark.parametrize(
+    "url", ["ftp://valen.example", "api.example.com/v1", "http://", "https://[::1", "http://a:xx/"]
+)
+def test_a_base_url_that_is_not_http_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    # "ftp://host" used to be taken: each passage then failed four times (UnsupportedProtocol)
+    # at the first question, and `valen check` asked whether the server was running.
+    monkeypatch.setenv("VALEN_BASE_URL", url)
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == (
+        f"invalid setting valen.base_url: {url!r} is not an http:// or https:// URL like "
+        "https://api.example.com/v1"
+    )
+    monkeypatch.delenv("VALEN_BASE_URL")
+    for good in ("http://127.0.0.1:8080/v1", "HTTPS://[::1]:8443/v1", " https://a.example/v1 "):
+        assert load_settings(valen={"base_url": good}).valen.base_url == good.strip()
+
+
 def test_a_deeply_nested_or_hostile_file_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
