@@ -500,3 +500,20 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 141  # As a tool stopped by SIGPIPE.
     assert stderr == ""
+
+
+def test_a_bad_option_is_named_as_typed(
+    run_main: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "invalid setting engine.threshold" sent the person typing --threshold to the config docs.
+    assert_one_line_error(
+        run_main("ask", "--threshold", "2", Q1),
+        "invalid option --threshold: Input should be less than or equal to 1",
+    )
+    assert_one_line_error(
+        run_main("ask", "--base-url", "ftp://valen.example", Q1),
+        "invalid option --base-url: 'ftp://valen.example' is not an http:// or https:// URL",
+    )
+    # From the environment it is still the setting (and its variable's value) that is wrong.
+    monkeypatch.setenv("VALEN_BASE_URL", "ftp://valen.example")
+    assert_one_line_error(run_main("ask", Q1), "invalid setting valen.base_url: 'ftp://valen.")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from chatbot.errors import HelpdeskError
 from chatbot.paths import default_database, default_knowledge_base
 from chatbot.text import printable
 
@@ -97,22 +98,33 @@ def settings_from(args: argparse.Namespace) -> Settings:
     from chatbot.config import load_settings
 
     overrides: dict[str, dict[str, Any]] = {}
+    flags: dict[str, str] = {}
+    """The option each given setting came from: "valen.base_url" -> "--base-url"."""
 
-    def put(section: str, key: str, value: Any) -> None:
+    def put(section: str, key: str, option: str) -> None:
+        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
         if value is not None:
             overrides.setdefault(section, {})[key] = value
+            flags[f"{section}.{key}"] = option
 
-    put("knowledge_base", "path", getattr(args, "kb", None))
-    put("store", "db", getattr(args, "db", None))
-    put("valen", "cache", getattr(args, "cache", None))
-    put("valen", "replay", getattr(args, "replay", None))
-    put("valen", "base_url", getattr(args, "base_url", None))
-    put("valen", "dialect", getattr(args, "dialect", None))
-    put("engine", "threshold", getattr(args, "threshold", None))
-    put("engine", "k", getattr(args, "k", None))
-    put("bot", "concurrency", getattr(args, "concurrency", None))
-    put("ui", "locale", getattr(args, "locale", None))
-    return load_settings(**overrides)
+    put("knowledge_base", "path", "--kb")
+    put("store", "db", "--db")
+    put("valen", "cache", "--cache")
+    put("valen", "replay", "--replay")
+    put("valen", "base_url", "--base-url")
+    put("valen", "dialect", "--dialect")
+    put("engine", "threshold", "--threshold")
+    put("engine", "k", "-k")
+    put("bot", "concurrency", "--concurrency")
+    put("ui", "locale", "--locale")
+    try:
+        return load_settings(**overrides)
+    except HelpdeskError as error:
+        # Named as typed: "invalid option --threshold: ..." rather than the setting it sets.
+        setting, _, problem = str(error).removeprefix("invalid setting ").partition(": ")
+        if setting in flags and str(error).startswith("invalid setting "):
+            raise HelpdeskError(f"invalid option {flags[setting]}: {problem}") from None
+        raise
 
 
 def print_error(message: str) -> None:

@@ -14,7 +14,7 @@ from chatbot.cli.main import main
     [
         (["--db", "{tmp}"], "is a directory, expected a database file"),
         (["--db", "postgresql://u:secret@127.0.0.1:1/db"], "database unavailable"),
-        (["--db", "{tmp}/x.db", "--concurrency", "0"], "invalid setting bot.concurrency"),
+        (["--db", "{tmp}/x.db", "--concurrency", "0"], "invalid option --concurrency: "),
         (["--db", "{tmp}/x.db", "--kb", "{tmp}/missing"], "knowledge base not found"),
     ],
 )

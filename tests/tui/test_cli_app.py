@@ -109,7 +109,10 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         ),
         (["chat", "--db", "mysql://db/x"], "unknown database scheme 'mysql'"),
         (["--db", "sqlite:///{tmp}"], "is a directory, expected a database file"),
-        (["--threshold", "7"], "invalid setting engine.threshold"),
+        (
+            ["--threshold", "7"],
+            "invalid option --threshold: Input should be less than or equal to 1",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_a_nonzero_exit(
