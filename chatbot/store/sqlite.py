@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -200,6 +201,24 @@ class SQLiteChangeFeed:
         self._db.close()
 
 
+def _not_a_file(path: Path) -> str | None:
+    """What `path` is when it exists and is not a regular file: SQLite on a FIFO or a device
+    said only "disk I/O error"."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None  # Missing (it is made), or unreadable: opening it says why.
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
 class SQLiteStore:
     """The conversation store over one SQLite file. One instance per thread."""
 
@@ -214,8 +233,9 @@ class SQLiteStore:
     def open(cls, path: Path, *, clock: Clock = utc_now) -> SQLiteStore:
         """Open (creating it, private, with its folders if needed) and migrate the database."""
         path = Path(path).expanduser()
-        if path.is_dir():
-            raise StoreError(f"{path}: is a directory, expected a database file")
+        kind = _not_a_file(path)
+        if kind is not None:
+            raise StoreError(f"{path}: is {kind}, expected a database file")
         _private_file(path)
         connection = _connect(path)
         store = cls(connection, path=path, clock=clock)

@@ -302,6 +302,19 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
         SQLiteStore.open(path)
 
 
+def test_a_fifo_or_a_device_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    # SQLite said only "disk I/O error" for both, which reads like a failing disk.
+    fifo = tmp_path / "db.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(StoreError) as error:
+        SQLiteStore.open(fifo)
+    assert str(error.value) == f"{fifo}: is a FIFO (named pipe), expected a database file"
+    with pytest.raises(StoreError) as error:
+        SQLiteStore.open(Path("/dev/null"))
+    assert str(error.value) == "/dev/null: is a device, expected a database file"
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # Left as it was.
+
+
 def test_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="is a directory"):
         SQLiteStore.open(tmp_path)
