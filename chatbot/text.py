@@ -67,12 +67,20 @@ def cells(text: str) -> int:
 _PIECES = re.compile(r"\s+|[\u1100-\uffff]|[^\s\u1100-\uffff]+")
 
 
-def wrap(text: str, width: int, indent: str = "") -> list[str]:
-    """`text` as lines of at most `width` cells, each starting with `indent`: for prose printed on
-    a terminal, which would otherwise break it mid-word (and mid-table)."""
-    room = max(width - len(indent), 10)
+def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+    """`text` as lines of at most `width` cells, each starting with `indent` (the first with
+    `first`, when given: a hanging indent): for prose printed on a terminal, which would
+    otherwise break it mid-word (and mid-table)."""
     lines: list[str] = []
+    prefix = indent if first is None else first
+    room = max(width - cells(prefix), 10)
     line, used, space = "", 0, False
+
+    def flush(text: str) -> None:
+        nonlocal prefix, room
+        lines.append(prefix + text)
+        prefix, room = indent, max(width - cells(indent), 10)
+
     for piece in _PIECES.findall(text):
         if piece.isspace():
             space = bool(line)
@@ -80,15 +88,15 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
         size = cells(piece)
         gap = 1 if space else 0
         if line and used + gap + size > room:
-            lines.append(line)
+            flush(line)
             line, used, gap = "", 0, 0
-        while size > room:  # A piece wider than a line (a URL, a path) is cut where it must be.
+        while size > room - used - gap:  # A piece wider than a line (a URL, a path) is cut.
             head = ""
             for char in piece:
                 if cells(head + char) > room - used - gap:
                     break
                 head += char
-            lines.append(line + " " * gap + head)
+            flush(line + " " * gap + head)
             line, used, gap = "", 0, 0
             piece = piece[len(head) :]
             size = cells(piece)
@@ -96,5 +104,5 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
         used += gap + size
         space = False
     if line or not lines:
-        lines.append(line)
-    return [indent + one for one in lines]
+        flush(line)
+    return lines

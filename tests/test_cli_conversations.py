@@ -216,3 +216,32 @@ def test_text_times_say_utc_and_a_new_day_is_named(
     turn = lines.index(f"{day_two:%Y-%m-%d} (UTC)")
     assert "Where can I park the bike?" in "\n".join(lines[1:turn])
     assert f"{day_two:%H:%M:%S}  ana (agent): Any dock will do." in lines[turn + 1 :]
+
+
+def test_show_keeps_each_message_under_its_time(
+    db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A message's second line started at column 0, where the next time belongs; on a terminal a
+    # long message ran past the edge, broken mid-word.
+    reply = (
+        "When a station is full, the app gives you 15 extra minutes and shows the nearest station "
+        "with free docks.\nSteps:\n1. open the app"
+    )
+    desk = open_service(load_settings(store={"db": db}), clock=FakeClock())
+    try:
+        desk.reply(3, agent="ana", text=reply)
+    finally:
+        desk.close()
+    code, piped, _ = run(capsys, "show", "3", "--db", str(db))
+    assert code == 0
+    assert "ana (agent): When a station is full" in piped  # A pipe: one line per line written.
+    assert "\n          Steps:\n          1. open the app\n" in piped
+    monkeypatch.setenv("COLUMNS", "60")
+    code, out, _ = run(capsys, "show", "3", "--db", str(db))
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 60
+    start = next(i for i, line in enumerate(lines) if "ana (agent): When" in line)
+    block = lines[start : start + 5]
+    assert all(line.startswith(" " * 10) for line in block[1:])
+    assert " ".join(line.strip() for line in block[:3]).endswith(reply.split("\n")[0])
+    assert [line.strip() for line in block[3:]] == ["Steps:", "1. open the app"]

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from chatbot.cli.options import add_db_option, settings_from
+from chatbot.cli.options import add_db_option, settings_from, terminal_width
 from chatbot.desk.state import State
-from chatbot.text import counted, printable
+from chatbot.text import counted, printable, wrap
 
 # The desk's models and service (pydantic, the engine) are imported where they are used, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -194,6 +194,7 @@ def run_show(args: argparse.Namespace) -> int:
         decisions = desk.decisions(conversation.id)
     finally:
         desk.close()
+    width = terminal_width()
     owner = f" by {printable(conversation.agent)}" if conversation.agent else ""
     started = conversation.created_at.astimezone(UTC)
     print(
@@ -212,19 +213,34 @@ def run_show(args: argparse.Namespace) -> int:
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent")
             if sentence is not None:
-                print(f"{when}  — {printable(sentence)}")
+                print("\n".join(_message_lines(f"{when}  — ", printable(sentence), width)))
             continue
         who = entry.author.value if entry.agent is None else f"{entry.agent} (agent)"
         source = f" [{entry.source}]" if entry.source else ""
         extra = " (pending)" if entry.pending else ""
         if entry.feedback is not None:
             extra += f" ({entry.feedback.value})"
-        print(f"{when}  {printable(who)}{printable(source)}{extra}: {printable(entry.text)}")
+        head = f"{when}  {printable(who)}{printable(source)}{extra}: "
+        print("\n".join(_message_lines(head, printable(entry.text), width)))
     for stored in decisions:
         made = stored.decision
         verdict = f"answered from {made.answer.id}" if made.answer else f"escalated: {made.reason}"
         print(f"decision {stored.id} on message {stored.message_id}: {verdict}")
     return 0
+
+
+def _message_lines(head: str, text: str, width: int | None) -> list[str]:
+    """A message under its time and author: its own lines (and, on a terminal, the lines it is
+    wrapped to) indented under the text, so the next time stays at the start of a line."""
+    indent = " " * len("HH:MM:SS  ")
+    lines: list[str] = []
+    for number, paragraph in enumerate(text.split("\n")):
+        prefix = head if number == 0 else indent
+        if width is None:
+            lines.append(prefix + paragraph)
+        else:
+            lines += wrap(paragraph, width, indent, first=prefix)
+    return lines
 
 
 def run_export(args: argparse.Namespace) -> int:
