@@ -63,6 +63,20 @@ def cells(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` cells: cut with … when longer (wide characters count two)."""
+    if cells(text) <= width:
+        return text
+    kept, used = [], 1
+    for char in text:
+        size = cells(char)
+        if used + size > width:
+            break
+        kept.append(char)
+        used += size
+    return "".join(kept) + "…"
+
+
 # Where a line may break: at spaces, and between any two wide characters (Chinese has no spaces).
 _PIECES = re.compile(r"\s+|[\u1100-\uffff]|[^\s\u1100-\uffff]+")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import cells, counted, printable
+from chatbot.text import cells, clip, counted, printable
 
 QUESTION_WIDTH = 48
 
@@ -87,25 +87,12 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:
     """`text` in exactly `width` cells: cut with … or padded, so Chinese questions line up."""
-    text = printable(text)
-    if cells(text) > width:
-        kept, used = [], 1
-        for char in text:
-            if used + cells(char) > width:
-                break
-            kept.append(char)
-            used += cells(char)
-        text = "".join(kept) + "…"
+    text = clip(printable(text), width)
     return text + " " * (width - cells(text))
 
 
 def _mark(correct: bool) -> str:
     return "✓" if correct else "✗"
-
-
-def _cut(text: str, width: int) -> str:
-    """`text` in at most `width` cells, cut with … (no padding)."""
-    return _short(text, width).rstrip() if cells(text) > width else text
 
 
 def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
@@ -144,7 +131,7 @@ def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
         if q_width < 24:
             lines = [f"  question, then its {headers[1]} · {headers[2]} · {headers[3]}"]
             for question, keyword, reranked, answer in table:
-                lines.append(f"  {_cut(question, width - 2)}")
+                lines.append(f"  {clip(question, width - 2)}")
                 lines.append(f"    {keyword:<{k_width}}  {reranked:<{r_width}}  {answer}".rstrip())
             return lines
     row = "  {:<{}}  {:<{}}  {:<{}}  {}"
@@ -189,7 +176,7 @@ def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> s
             shown = " / ".join("–" if v is None else f"{v:.3f}" for v in values[:2])
             gap = "–" if values[2] is None else f"{values[2]:+.3f}"
             lines.append(
-                f"  {shown}  gap {gap}  {_cut(printable(p['predicate']), predicate_width)}"
+                f"  {shown}  gap {gap}  {clip(printable(p['predicate']), predicate_width)}"
             )
     if "sweep" in report:
         sweep = report["sweep"]

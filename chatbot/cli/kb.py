@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import kb_help, print_warning, settings_from
-from chatbot.text import counted, printable
+from chatbot.cli.options import kb_help, print_warning, settings_from, terminal_width
+from chatbot.text import cells, clip, counted, printable, wrap
 
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
 # these commands costs `helpdesk --help` nothing.
@@ -165,22 +165,35 @@ def run_list(args: argparse.Namespace) -> int:
     for line in scan.skipped:
         print_warning(line)
     stored = scan.passages
+    width = terminal_width()
     for item in stored:
         p = item.passage
-        print(f"{p.id:<28} {len(p.text):>5} chars  {printable(p.title)}")
+        row = f"{p.id:<28} {len(p.text):>5} chars  "
+        title = printable(p.title)
+        print(row + (title if width is None else clip(title, max(width - cells(row), 4))))
     print(counted(len(stored), "passage"), file=sys.stderr)
     return 0
 
 
-def _describe(item: StoredPassage) -> str:
+def _describe(item: StoredPassage, width: int | None = None) -> str:
+    """The passage for a person; on a terminal (`width`) its text wrapped between words, each of
+    its own lines kept."""
     p = item.passage
+
+    def field(label: str, value: str) -> str:
+        head = f"{label + ':':<10}"
+        return head + value if width is None else "\n".join(wrap(value, width, " " * 10, head))
+
+    text = printable(p.text)
+    if width is not None:
+        text = "\n".join("\n".join(wrap(line, width)) for line in text.split("\n"))
     return "\n".join([
         f"id:       {p.id}",
-        f"title:    {printable(p.title)}",
-        f"tags:     {printable(', '.join(p.tags))}",
+        field("title", printable(p.title)),
+        field("tags", printable(", ".join(p.tags))),
         f"revision: {item.revision}",
         "",
-        printable(p.text),
+        text,
     ])  # fmt: skip
 
 
@@ -191,7 +204,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         print(passage_file_text(item.passage), end="")
     else:
-        print(_describe(item))
+        print(_describe(item, terminal_width()))
     return 0
 
 
@@ -244,13 +257,16 @@ def run_history(args: argparse.Namespace) -> int:
 
     store = _store(args)
     versions = store.history(args.id)
+    width = terminal_width()
     for v in versions:
         when = v.archived_at.strftime("%Y-%m-%d %H:%M:%S UTC")
         try:
             preview = printable(v.passage().text.replace("\n", " "))
         except KnowledgeBaseError:  # A hand-broken file was archived as it was.
             preview = "(not a valid passage) " + printable(v.content.replace("\n", " "))
-        print(f"{v.number:>4}  {when}  replaced by {v.reason:<7}  {preview[:60]}")
+        row = f"{v.number:>4}  {when}  replaced by {v.reason:<7}  "
+        room = 60 if width is None else max(width - cells(row), 4)
+        print(row + clip(preview, room))
     current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
     print(f"   -  {current}")
     return 0

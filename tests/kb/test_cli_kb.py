@@ -11,6 +11,7 @@ import pytest
 
 from chatbot.cli.main import main
 from chatbot.knowledge_base import load_knowledge_base
+from chatbot.text import cells
 from tests.conftest import ROOT, SEED_DATA
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
@@ -171,3 +172,34 @@ def test_kb_before_the_subcommand_is_kept(
     code, _, err = run_cli(capsys, "--kb", str(kb_copy), "kb", "add", "--id", "top", "--text", "x")
     assert code == 0, err
     assert (kb_copy / "top.json").is_file() and not elsewhere.exists()
+
+
+def test_list_show_and_history_fit_the_terminal(
+    kb_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 80 columns a long title or a passage's text ran past the edge, broken mid-word; the
+    # history's preview was cut at 60 characters, 120 cells of Chinese.
+    title = "Charged twice for one ride: what the hold of one euro on your card means, and when"
+    kb = ["--kb", str(kb_copy)]
+    assert run_cli(capsys, "kb", "edit", "card-charged-twice", "--title", title, *kb)[0] == 0
+    assert run_cli(capsys, "kb", "add", "--id", "refund-zh", "--text", CHINESE * 3, *kb)[0] == 0
+    assert run_cli(capsys, "kb", "edit", "refund-zh", "--text", CHINESE, *kb)[0] == 0
+    _, piped, _ = run_cli(capsys, "kb", "show", "card-charged-twice", *kb)
+    assert f"title:    {title}\n" in piped  # A pipe: as stored.
+    monkeypatch.setenv("COLUMNS", "60")
+    _, listed, _ = run_cli(capsys, "kb", "list", *kb)
+    row = next(line for line in listed.splitlines() if line.startswith("card-charged-twice"))
+    assert len(row) == 60 and row.endswith("  Charged twice for…")
+    _, shown, _ = run_cli(capsys, "kb", "show", "card-charged-twice", *kb)
+    lines = shown.splitlines()
+    assert max(map(len, lines)) <= 60
+    start = lines.index(next(line for line in lines if line.startswith("title:")))
+    end = lines.index(next(line for line in lines if line.startswith("tags:")))
+    assert [line[:10].strip() for line in lines[start + 1 : end]] == [""] * (end - start - 1)
+    assert " ".join(line[10:] for line in lines[start:end]) == title
+    text = lines[lines.index("") + 1 :]
+    assert len(text) > 1 and " ".join(text).startswith("Charged twice for one ride? The first")
+    _, history, _ = run_cli(capsys, "kb", "history", "refund-zh", *kb)
+    [version, current] = history.splitlines()
+    widths = cells(version)
+    assert widths <= 60 and version.endswith("…") and current.strip() == "-  current"
