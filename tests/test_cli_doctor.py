@@ -66,6 +66,12 @@ def test_doctor_says_when_questions_wait_for_a_bot_and_none_takes_them(
     assert bots.startswith("bots      1 question waits for a bot, the oldest for 2m ")
     assert bots.endswith("; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app "
                          "without --no-bot)?")  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:  # On a terminal, wrapped under the values.
+        patch.setenv("COLUMNS", "80")
+        assert main(["doctor", "--db", db]) == 0
+        wrapped = capsys.readouterr().out.splitlines()[-2:]
+    assert all(len(line) <= 80 for line in wrapped) and wrapped[1].startswith(" " * 10 + "(")
+    assert " ".join(" ".join(wrapped).split()) == " ".join(bots.split())
     desk = backend.service()
     desk.ask(None, "Anyone?")
     [taken] = desk.lease("bot-1", limit=1, lease_s=30)

@@ -83,6 +83,28 @@ def test_the_table_names_every_figure_with_text_shown_literally(
     assert "\x1b" not in out and "my bike \\x1b[31mis red\\x1b[0m" in out
 
 
+def test_the_table_fits_the_terminal(
+    db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 80 columns the resolution line and a content gap's question ran past the edge.
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "--db", str(db))
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80, max(lines, key=len)
+    rate = lines.index(next(line for line in lines if line.startswith("Bot resolution rate")))
+    assert lines[rate + 1].startswith(" " * 37)  # Under its own column, not the labels'.
+    assert " ".join(lines[rate][37:].split() + lines[rate + 1].split()) == (
+        "2 resolved by the bot of 10; it answered in 4"
+    )
+    spark = lines.index(next(line for line in lines if line.startswith("Conversations per day")))
+    assert lines[spark + 1].startswith(" " * 26) and "at most" in lines[spark + 1]
+    monkeypatch.setenv("COLUMNS", "60")  # The gaps' questions are cut to what is left.
+    lines = run(capsys, "--db", str(db))[1].splitlines()
+    gaps = lines.index("Top content gaps (asked, last asked, question)")
+    assert lines[gaps + 1].endswith("…") and len(lines[gaps + 1]) == 60
+    assert DOCKS.startswith(lines[gaps + 1][26:-1])
+
+
 def test_a_window_by_date_and_by_span(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "2026-01-05T09:10")
     assert code == 0

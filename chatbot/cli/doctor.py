@@ -10,7 +10,8 @@ import argparse
 import json
 from dataclasses import asdict
 
-from chatbot.cli.options import add_db_option, settings_from
+from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.text import wrap
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,7 +39,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"server    {report.server}")
     print(f"schema    version {report.schema_version}")
     print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
-    print(f"bots      {_backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s)}")
+    backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s)
+    width = terminal_width()
+    if width is None:
+        print(f"bots      {backlog}")
+    else:  # Its hint is long: wrapped under the values, not into the labels' column.
+        print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
     return 0
 
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import add_db_option, settings_from
-from chatbot.text import counted, printable
+from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.text import clip, counted, printable, wrap
 
 # The desk and its statistics are imported when the command runs, so that registering it costs
 # `helpdesk --help` nothing.
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats.to_json(), ensure_ascii=False, indent=2))
     else:
-        print("\n".join(line.rstrip() for line in report(stats)))
+        print("\n".join(line.rstrip() for line in report(stats, width=terminal_width())))
     return 0
 
 
@@ -93,18 +93,23 @@ def _when(stats: DeskStats) -> str:
     return f"Since {stats.since.strftime('%Y-%m-%d %H:%M UTC')}, to {to}"
 
 
-def report(stats: DeskStats) -> Iterator[str]:
-    """The readable table: one figure per line, bars beside counts."""
+def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
+    """The readable table: one figure per line, bars beside counts. On a terminal (`width`), a
+    line's words wrap under its own column and the gaps' questions are cut to fit."""
     from chatbot.desk.stats import duration, milliseconds, percent
 
     yield _when(stats)
     yield ""
     yield f"{'Conversations':<26}{stats.conversations:>8}   {stats.asked} with a customer message"
-    yield (
-        f"{'Bot resolution rate':<26}{percent(stats.bot_resolution_rate):>8}   "
+    resolution = (
         f"{stats.bot_resolved} resolved by the bot of {stats.asked}; it answered in "
         f"{stats.bot_answered}"
     )
+    head = f"{'Bot resolution rate':<26}{percent(stats.bot_resolution_rate):>8}   "
+    if width is None:
+        yield head + resolution
+    else:
+        yield from wrap(resolution, width, " " * len(head), first=head)
     yield f"{'Questions':<26}{stats.questions:>8}   {stats.bot_answers} bot answers"
     yield f"{'Waiting now':<26}{stats.waiting_now:>8}   oldest {duration(stats.oldest_wait_s)}"
     for label, figures in (("First human reply", stats.first_reply_s),
@@ -172,7 +177,8 @@ def report(stats: DeskStats) -> Iterator[str]:
         yield "  none"
     for g in stats.content_gaps:
         question = " ".join(printable(g.question).split())
-        yield f"  {g.count:>4}  {g.last_at.strftime('%Y-%m-%d %H:%M')}  {question}"
+        row = f"  {g.count:>4}  {g.last_at.strftime('%Y-%m-%d %H:%M')}  "
+        yield row + (question if width is None else clip(question, max(width - len(row), 4)))
 
     yield ""
     hours = stats.questions_by_hour
@@ -182,7 +188,10 @@ def report(stats: DeskStats) -> Iterator[str]:
     if days:
         shown = days[-DAYS_SHOWN:]
         counts = [d.conversations for d in shown]
-        yield (
-            f"Conversations per day     {sparkline(counts)}  "
-            f"{shown[0].day} to {shown[-1].day}, at most {max(counts)}"
-        )
+        line = f"Conversations per day     {sparkline(counts)}"
+        span = f"{shown[0].day} to {shown[-1].day}, at most {max(counts)}"
+        if width is None or len(line) + 2 + len(span) <= width:
+            yield f"{line}  {span}"
+        else:  # 30 days of bars and their span take 94 cells: the span goes below the bars.
+            yield line
+            yield " " * 26 + span
