@@ -118,7 +118,7 @@ class TryItPanel(Vertical):
 
     def show(self, decision: Decision, *, judged_by: str) -> None:
         line = describe(decision, timings=self._timings, locale=self.locale)
-        line.append("  · " + self.gettext("judgments {judged_by}").format(judged_by=judged_by))
+        line.append(" · " + self.gettext("judgments {judged_by}").format(judged_by=judged_by))
         self.query_one("#try-decision", Static).update(line)
         table = self.query_one("#try-candidates", DataTable)
         table.clear()
