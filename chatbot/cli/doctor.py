@@ -39,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"server    {report.server}")
     print(f"schema    version {report.schema_version}")
     print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
-    backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s)
+    from chatbot.desk.models import bot_stalled_after
+
+    stalled_s = bot_stalled_after(settings.valen.budget_s)
+    backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s, stalled_s)
     width = terminal_width()
     if width is None:
         print(f"bots      {backlog}")
@@ -48,10 +51,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backlog(count: int, oldest_s: float | None) -> str:
+def _backlog(count: int, oldest_s: float | None, stalled_s: float) -> str:
     """The questions waiting for a bot, and a hint when they have waited longer than a bot takes
-    (`BOT_STALLED_S`): then no bot is taking them."""
-    from chatbot.desk.models import BOT_STALLED_S
+    (`stalled_s`): then no bot is taking them."""
     from chatbot.desk.stats import duration
     from chatbot.text import counted
 
@@ -59,6 +61,6 @@ def _backlog(count: int, oldest_s: float | None) -> str:
         return "no question waits for a bot"
     verb = "waits" if count == 1 else "wait"
     line = f"{counted(count, 'question')} {verb} for a bot, the oldest for {duration(oldest_s)}"
-    if oldest_s >= BOT_STALLED_S:
+    if oldest_s >= stalled_s:
         line += "; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app without --no-bot)?"
     return line

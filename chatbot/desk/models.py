@@ -162,9 +162,16 @@ MAX_REPLY_CHARS = 4000
 """An agent's reply, as long as the longest passage (which a reply can be): a log or a document
 pasted by mistake would otherwise reach the customer's chat whole."""
 BOT_STALLED_S = 30.0
-"""A question no bot has taken or decided for this long has none answering it (none running, or
-every one busy): a bot spends at most 20 s on Valen (`valen.budget_s`). The chat then offers the
-customer a person, and `helpdesk doctor` asks whether a bot runs."""
+"""The least time after which a question no bot has taken or decided has none answering it (none
+running, or every one busy): see `bot_stalled_after`."""
+
+
+def bot_stalled_after(budget_s: float) -> float:
+    """How long a question may wait before no bot is answering it: longer than a bot spends on
+    Valen for one (`valen.budget_s`, 20 s by default) with 10 s for retrieval and the store, and
+    never under `BOT_STALLED_S`. The chat then offers the customer a person, the queue says how
+    many wait, and `helpdesk doctor` asks whether a bot runs."""
+    return max(BOT_STALLED_S, budget_s + 10.0)
 
 
 class Rated(_Frozen):

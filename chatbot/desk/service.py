@@ -492,7 +492,7 @@ class DeskService:
 
     def bot_backlog(self) -> tuple[int, float | None]:
         """Questions no bot holds now, and the seconds the oldest of them has waited: past
-        `BOT_STALLED_S`, no bot is answering."""
+        `bot_stalled_after` the Valen budget, no bot is answering."""
         return self.store.bot_backlog()
 
     def record_decision(

@@ -133,6 +133,9 @@ class Prepared:
     knowledge_base: Path | str | None
     locale: Locale
     suggestions: tuple[Suggestion, ...]
+    bot_stalled_s: float
+    """After how long a question with no decision has no bot answering it (`bot_stalled_after`
+    of this host's Valen budget)."""
     opened: Conversation | None = None
     """The conversation the app was opened on, as read while checking it exists."""
 
@@ -265,6 +268,7 @@ class HelpDeskApp(SafeApp):
             clock=self._clock,
             agent=prepared.agent,
             changed=Signal(self, "store-changed"),
+            bot_stalled_s=prepared.bot_stalled_s,
             timings=self._timings,
             fixed_conversation=self._fixed_conversation,
             suggestions=prepared.suggestions,
@@ -654,6 +658,7 @@ def _prepare(
     """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`."""
     from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
     from chatbot.desk.aio import AsyncDesk
+    from chatbot.desk.models import bot_stalled_after
 
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     passages = None
@@ -738,5 +743,6 @@ def _prepare(
         # screens are in the language set for them, else in their terminal's or browser's.
         locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale or agent_locale,
         suggestions=suggestions,
+        bot_stalled_s=bot_stalled_after(settings.valen.budget_s),
         opened=opened,
     )

@@ -32,6 +32,9 @@ class Services:
     on the first claim)."""
     changed: Signal[int]
     """Published whenever anyone (this process or another) commits a change."""
+    bot_stalled_s: float
+    """After how long a question with no decision has no bot answering it: the chat then offers
+    a person, and the queue says so."""
     timings: bool = True
     """Show latencies; snapshot tests turn this off because latencies differ from run to run."""
     fixed_conversation: bool = False

@@ -6,17 +6,28 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from pathlib import Path
 
+import httpx
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from chatbot.desk.models import BOT_STALLED_S, Author, ChatEvent, Feedback, FeedbackGiven, State
+from chatbot.config import load_settings
+from chatbot.desk.models import (
+    BOT_STALLED_S,
+    Author,
+    ChatEvent,
+    Feedback,
+    FeedbackGiven,
+    State,
+    bot_stalled_after,
+)
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
 from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE
-from chatbot.tui import HelpDeskApp
+from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
@@ -156,6 +167,25 @@ async def test_a_question_no_bot_takes_offers_a_person_after_a_while(
         await ask(pilot, Q2, wait=False)
         await wait_until(pilot, lambda: line.display)
         assert "looking for an answer" in flat(text()) and not line.slow
+
+
+async def test_a_longer_valen_budget_waits_longer_before_offering_a_person(
+    db_path: Path, http: httpx.AsyncClient, clock: FrozenClock
+) -> None:
+    # A bot may spend `valen.budget_s` on one question: with 50 s a fixed 30 s offered a person
+    # while a bot was still at work. The line now waits the budget and 10 s more.
+    settings = load_settings(store={"db": db_path}, valen={"budget_s": 50.0})
+    app = create_app(settings, mode="chat", http=http, clock=clock, timings=False, bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1, wait=False)
+        line = app.screen.query_one(BotWorking)
+        await wait_until(pilot, lambda: line.display)
+        assert bot_stalled_after(50.0) == 60.0 and bot_stalled_after(5.0) == BOT_STALLED_S
+        clock.advance(59)
+        await pilot.pause()
+        assert not line.slow and "looking for an answer" in flat(screen_text(app, line))
+        clock.advance(1)
+        await wait_until(pilot, lambda: "hands your question" in flat(screen_text(app, line)))
 
 
 async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp) -> None:

@@ -11,7 +11,6 @@ from textual.timer import Timer
 from textual.widgets import Label, LoadingIndicator
 
 from chatbot.desk.clock import Clock
-from chatbot.desk.models import BOT_STALLED_S
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 
 WORKING = N_("The bot is looking for an answer in the help center…")
@@ -31,11 +30,19 @@ class _Dots(LoadingIndicator):
 
 class BotWorking(Horizontal):
     """Shown while the engine judges the customer's question; the input stays usable meanwhile.
-    A customer left looking at it is told, after `BOT_STALLED_S`, that a person is one key away."""
+    A customer left looking at it is told, after `stalled_s`, that a person is one key away."""
 
-    def __init__(self, *, clock: Clock, locale: Locale = DEFAULT_LOCALE, id: str | None = None):
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        stalled_s: float,
+        locale: Locale = DEFAULT_LOCALE,
+        id: str | None = None,
+    ):
         super().__init__(id=id)
         self.clock = clock
+        self.stalled_s = stalled_s
         self.locale: Locale = locale
         self.since: datetime | None = None
         """When the bot started looking, as far as this chat saw; None while it is not."""
@@ -65,7 +72,7 @@ class BotWorking(Horizontal):
 
     @property
     def slow(self) -> bool:
-        stalled = timedelta(seconds=BOT_STALLED_S)
+        stalled = timedelta(seconds=self.stalled_s)
         return self.since is not None and self.clock() - self.since >= stalled
 
     def _sentence(self, slow: bool) -> str:

@@ -148,7 +148,12 @@ class ChatPanel(Vertical):
                     classes="welcome",
                     id="chat-suggestions",
                 )
-        yield BotWorking(clock=self.services.clock, locale=self.locale, id="bot-working")
+        yield BotWorking(
+            clock=self.services.clock,
+            stalled_s=self.services.bot_stalled_s,
+            locale=self.locale,
+            id="bot-working",
+        )
         yield TypingLine(self.services.clock, id="chat-typing")
         yield RatingPrompt(locale=self.locale, id="rating")
         yield Static(id="chat-error")

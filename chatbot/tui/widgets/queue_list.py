@@ -30,7 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from chatbot.desk.models import BOT_STALLED_S, QueueItem, State
+from chatbot.desk.models import QueueItem, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import bots_stalled, claimed_for, waiting_for
@@ -619,7 +619,7 @@ class QueueList(Vertical):
         except HelpdeskError:
             return  # The queue's own reads say what is wrong with the desk.
         line = self.query_one("#queue-bots", Static)
-        stalled = count > 0 and oldest is not None and oldest >= BOT_STALLED_S
+        stalled = count > 0 and oldest is not None and oldest >= self.services.bot_stalled_s
         if stalled:
             assert oldest is not None
             now = self.services.clock()
