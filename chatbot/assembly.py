@@ -246,9 +246,18 @@ def build_locale_engines(
 def require_database(settings: Settings) -> None:
     """For the commands that only read (or change what is there): a SQLite file that does not
     exist is one line, where opening it would make an empty database, folders and all, at a
-    mistyped path and report on that. A PostgreSQL database is never made by connecting."""
+    mistyped path and report on that. A PostgreSQL database is never made by connecting, but
+    opening would make the help desk's tables in one that has none (another application's, or
+    `postgres` typed for `helpdesk`): that is refused the same way."""
     db = settings.store.db
     if is_postgres(db):
+        from chatbot.store.postgres import stored_version
+
+        if stored_version(db) is None:
+            raise HelpdeskError(
+                f"{store_name(db)}: no help-desk tables there (the app, `helpdesk bot` and "
+                "`helpdesk serve` make them on first use)"
+            )
         return
     path = store_location(db)
     if not path.exists():

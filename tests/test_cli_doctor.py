@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from chatbot.cli.main import main
+from chatbot.dburl import display
 from chatbot.store.postgres_schema import MIGRATIONS as POSTGRES_MIGRATIONS
 from chatbot.store.schema import MIGRATIONS as SQLITE_MIGRATIONS
-from tests.backends import Backend
+from tests.backends import Backend, postgres_server
 
 
 def test_doctor_reports_the_database_without_its_password(
@@ -92,11 +93,12 @@ def test_doctor_says_when_questions_wait_for_a_bot_and_none_takes_them(
     assert "is a bot running" not in bots
 
 
-@pytest.mark.parametrize(
-    "command",
-    [["doctor"], ["stats"], ["conversations", "list"], ["conversations", "export"],
-     ["conversations", "show", "1"], ["users", "list"], ["users", "rm", "ana"]],
-)  # fmt: skip
+READERS = [["doctor"], ["stats"], ["conversations", "list"], ["conversations", "export"],
+           ["conversations", "show", "1"], ["users", "list"], ["users", "rm", "ana"]]  # fmt: skip
+"""The commands that only read (or change what is there): none makes a database."""
+
+
+@pytest.mark.parametrize("command", READERS)
 def test_a_command_that_reads_makes_no_database_at_a_mistyped_path(
     tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -109,6 +111,29 @@ def test_a_command_that_reads_makes_no_database_at_a_mistyped_path(
         "`helpdesk serve` make it on first use)\n"
     )
     assert not typo.parent.exists()
+
+
+def test_a_command_that_reads_makes_no_tables_in_a_postgresql_database_without_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A database that exists but has no help-desk tables (another application's, or `postgres`
+    typed for `helpdesk`) got them all made by `stats` or `doctor`, and a report on them."""
+    import psycopg
+
+    server = postgres_server()
+    url = server.create(migrated=False)
+    try:
+        for command in READERS:
+            assert main([*command, "--db", url]) == 2, command
+            assert capsys.readouterr().err == (
+                f"helpdesk: error: {display(url)}: no help-desk tables there (the app, "
+                "`helpdesk bot` and `helpdesk serve` make them on first use)\n"
+            )
+        with psycopg.connect(url) as conn:
+            tables = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            assert tables.fetchone() == (0,)
+    finally:
+        server.drop(url)
 
 
 def test_adding_the_first_account_makes_the_database(

@@ -172,6 +172,26 @@ def migrate(link: Link) -> int:
     return len(MIGRATIONS)
 
 
+def stored_version(url: str) -> int | None:
+    """The help desk's schema version in the database at `url`, or None when it has no help-desk
+    tables; nothing is created (for the commands that only read)."""
+    link = Link(url)
+    try:
+        conn = link.connection()
+        try:
+            (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
+            if table is None:
+                return None
+            row = conn.execute(
+                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+            ).fetchone()
+        except psycopg.Error as error:
+            raise link.fail(error, "cannot read the database") from None
+        return None if row is None else int(row[0])
+    finally:
+        link.drop()
+
+
 class PostgresChangeFeed:
     """Wakes on any process's commit: `LISTEN helpdesk` on a connection of its own. After its
     connection is lost and made again it reports a change, since some may have been missed."""
