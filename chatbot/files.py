@@ -1,4 +1,5 @@
-"""Crash-safe file writes: a reader sees the old file or the new one, never half of one.
+"""Crash-safe file writes: a reader sees the old file or the new one, never half of one; and
+what a path that is not a regular file is, for the errors that refuse it.
 
 Shared by the knowledge base (passage files, history, imports, exports) and the Valen replay cache.
 New files get the permissions the person's umask gives (`umask 077` keeps them private); a file
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
 TEMPORARY_SUFFIX = ".tmp"
@@ -96,3 +98,14 @@ def remove_durably(path: Path) -> None:
     """Delete `path` and flush the directory, so an undone delete cannot reappear after a crash."""
     path.unlink()
     fsync_directory(path.parent)
+
+
+def special_kind(mode: int) -> str:
+    """What a path that is not a regular file is, from its `st_mode`, for a one-line error."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device or other special file"

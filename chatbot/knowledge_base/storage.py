@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 # Defined there (light enough for the settings and an app's first screen), named here too.
+from chatbot.files import special_kind
 from chatbot.knowledge_base.errors import KnowledgeBaseError as KnowledgeBaseError
 from chatbot.knowledge_base.errors import require_directory as require_directory
 from chatbot.knowledge_base.errors import shipped_knowledge_base as shipped_knowledge_base
@@ -67,11 +68,7 @@ def parse_passage(raw: Any, *, where: str) -> Passage:
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "is a directory, expected a JSON file"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    return "is a device or other special file, not a regular file"
+    return f"is {special_kind(mode)}, not a regular file"
 
 
 def read_regular_file(path: Path, *, limit: int | None = None) -> bytes:

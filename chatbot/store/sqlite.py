@@ -48,6 +48,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Answer, Decision, Reason
+from chatbot.files import special_kind
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -208,15 +209,7 @@ def _not_a_file(path: Path) -> str | None:
         mode = path.stat().st_mode
     except OSError:
         return None  # Missing (it is made), or unreadable: opening it says why.
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device"
+    return None if stat.S_ISREG(mode) else special_kind(mode)
 
 
 class SQLiteStore:
