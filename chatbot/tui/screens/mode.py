@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, LoadingIndicator
+from textual.widgets import Input
 
 from chatbot.i18n import DEFAULT_LOCALE, Locale
 from chatbot.tui.base_app import auto_focus
+from chatbot.tui.widgets.busy_dots import BusyDots
 from chatbot.tui.widgets.chat_shell import ChatShell
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class ModeScreen(Screen[None]):
         if self.services is not None:
             return make(self.services)
         self._pending[id] = make
-        return ChatShell(locale=self.customer_locale, id=id) if shell else LoadingIndicator(id=id)
+        return ChatShell(locale=self.customer_locale, id=id) if shell else BusyDots(id=id)
 
     async def start(self, services: Services) -> None:
         """Put the real panels in place of what stood in for them."""

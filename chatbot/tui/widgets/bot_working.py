@@ -4,28 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from rich.text import Text
-from textual.app import ComposeResult, RenderResult
+from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import Label, LoadingIndicator
+from textual.widgets import Label
 
 from chatbot.desk.clock import Clock
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+from chatbot.tui.widgets.busy_dots import BusyDots
 
 WORKING = N_("The bot is looking for an answer in the help center…")
 SLOW = N_("This is taking longer than usual. Ctrl+T hands your question to a person.")
-
-
-class _Dots(LoadingIndicator):
-    """Textual's pulsing dots; still dots, not its "Loading...", when animations are off
-    (`TEXTUAL_ANIMATIONS=none`, which people set to calm their screen): cut to the six cells
-    here, that read "LoadinThe bot is looking…", in English beside a Chinese sentence too."""
-
-    def render(self) -> RenderResult:
-        if self.app.animation_level == "none":
-            return Text("● ● ●")
-        return super().render()
 
 
 class BotWorking(Horizontal):
@@ -49,7 +38,7 @@ class BotWorking(Horizontal):
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield _Dots()
+        yield BusyDots()
         yield Label(self._sentence(self.slow))
 
     def on_mount(self) -> None:
