@@ -120,3 +120,15 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
     if line or not lines:
         flush(line)
     return lines
+
+
+def wrap_lines(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+    """Each line of `text` wrapped on its own, as `wrap` does, keeping the spaces it starts with
+    (a list's indent, a quoted block) for it and the lines it wraps to."""
+    lines: list[str] = []
+    for number, line in enumerate(text.split("\n")):
+        body = line.lstrip(" ")
+        lead = " " * (len(line) - len(body))
+        start = first if number == 0 and first is not None else indent
+        lines += wrap(body, width, indent + lead, first=start + lead)
+    return lines

@@ -225,7 +225,7 @@ def test_show_keeps_each_message_under_its_time(
     # long message ran past the edge, broken mid-word.
     reply = (
         "When a station is full, the app gives you 15 extra minutes and shows the nearest station "
-        "with free docks.\nSteps:\n1. open the app"
+        "with free docks.\nSteps:\n  1. open the app"
     )
     desk = open_service(load_settings(store={"db": db}), clock=FakeClock())
     try:
@@ -235,7 +235,7 @@ def test_show_keeps_each_message_under_its_time(
     code, piped, _ = run(capsys, "show", "3", "--db", str(db))
     assert code == 0
     assert "ana (agent): When a station is full" in piped  # A pipe: one line per line written.
-    assert "\n          Steps:\n          1. open the app\n" in piped
+    assert "\n          Steps:\n            1. open the app\n" in piped
     monkeypatch.setenv("COLUMNS", "60")
     code, out, _ = run(capsys, "show", "3", "--db", str(db))
     lines = out.splitlines()
@@ -244,4 +244,4 @@ def test_show_keeps_each_message_under_its_time(
     block = lines[start : start + 5]
     assert all(line.startswith(" " * 10) for line in block[1:])
     assert " ".join(line.strip() for line in block[:3]).endswith(reply.split("\n")[0])
-    assert [line.strip() for line in block[3:]] == ["Steps:", "1. open the app"]
+    assert block[3:] == [" " * 10 + "Steps:", " " * 12 + "1. open the app"]  # Its indent kept.

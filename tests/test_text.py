@@ -3,7 +3,7 @@ Chinese characters), and a word wider than a line cut where it must be."""
 
 from __future__ import annotations
 
-from chatbot.text import cells, wrap
+from chatbot.text import cells, wrap, wrap_lines
 
 
 def test_words_stay_whole_and_lines_fit() -> None:
@@ -27,3 +27,13 @@ def test_a_word_wider_than_a_line_is_cut() -> None:
     assert lines[0] == "  from"
     assert "".join(line.strip() for line in lines[1:-1]) + lines[-1].strip() == path + ", and"
     assert wrap("", 20, "  ") == ["  "]
+
+
+def test_each_line_keeps_its_indent_and_wraps_under_it() -> None:
+    text = "Steps:\n  1. open the app and find the refunds page\n  2. tap Report"
+    assert wrap_lines(text, 30, "    ", first="ana: ") == [
+        "ana: Steps:",
+        "      1. open the app and find",
+        "      the refunds page",
+        "      2. tap Report",
+    ]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from chatbot.cli.options import add_db_option, settings_from, terminal_width
 from chatbot.desk.state import State
-from chatbot.text import counted, printable, wrap
+from chatbot.text import counted, printable, wrap_lines
 
 # The desk's models and service (pydantic, the engine) are imported where they are used, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -233,14 +233,10 @@ def _message_lines(head: str, text: str, width: int | None) -> list[str]:
     """A message under its time and author: its own lines (and, on a terminal, the lines it is
     wrapped to) indented under the text, so the next time stays at the start of a line."""
     indent = " " * len("HH:MM:SS  ")
-    lines: list[str] = []
-    for number, paragraph in enumerate(text.split("\n")):
-        prefix = head if number == 0 else indent
-        if width is None:
-            lines.append(prefix + paragraph)
-        else:
-            lines += wrap(paragraph, width, indent, first=prefix)
-    return lines
+    if width is not None:
+        return wrap_lines(text, width, indent, first=head)
+    first, *rest = text.split("\n")
+    return [head + first, *(indent + line for line in rest)]
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import kb_help, print_warning, settings_from, terminal_width
-from chatbot.text import cells, clip, counted, printable, wrap
+from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
 
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
 # these commands costs `helpdesk --help` nothing.
@@ -186,7 +186,7 @@ def _describe(item: StoredPassage, width: int | None = None) -> str:
 
     text = printable(p.text)
     if width is not None:
-        text = "\n".join("\n".join(wrap(line, width)) for line in text.split("\n"))
+        text = "\n".join(wrap_lines(text, width))
     return "\n".join([
         f"id:       {p.id}",
         field("title", printable(p.title)),
