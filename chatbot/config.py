@@ -418,6 +418,15 @@ class Settings(BaseSettings):
         )
 
 
+class InvalidSetting(HelpdeskError):
+    """A setting's value is refused: `setting` like "engine.threshold", and why."""
+
+    def __init__(self, setting: str, problem: str) -> None:
+        super().__init__(f"invalid setting {setting}: {problem}")
+        self.setting = setting
+        self.problem = problem
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Read settings from file and environment, with `overrides` (nested dicts) on top.
 
@@ -429,9 +438,9 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         settings = Settings(**overrides)
     except ValidationError as error:
-        from chatbot.knowledge_base.storage import describe_validation_error
+        from chatbot.knowledge_base.storage import first_problem
 
-        raise HelpdeskError(f"invalid setting {describe_validation_error(error)}") from None
+        raise InvalidSetting(*first_problem(error)) from None
     except (OSError, ValueError) as error:  # An unreadable or malformed value in the file.
         raise HelpdeskError(f"cannot read configuration: {error}") from None
     except RecursionError:

@@ -95,7 +95,7 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 def settings_from(args: argparse.Namespace) -> Settings:
     """Settings from file and environment, with whichever options were given on top."""
     # Imported here: pydantic-settings costs ~0.2 s, which `helpdesk --help` need not pay.
-    from chatbot.config import load_settings
+    from chatbot.config import InvalidSetting, load_settings
 
     overrides: dict[str, dict[str, Any]] = {}
     flags: dict[str, str] = {}
@@ -119,12 +119,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
     put("ui", "locale", "--locale")
     try:
         return load_settings(**overrides)
-    except HelpdeskError as error:
+    except InvalidSetting as error:
         # Named as typed: "invalid option --threshold: ..." rather than the setting it sets.
-        setting, _, problem = str(error).removeprefix("invalid setting ").partition(": ")
-        if setting in flags and str(error).startswith("invalid setting "):
-            raise HelpdeskError(f"invalid option {flags[setting]}: {problem}") from None
-        raise
+        if error.setting not in flags:
+            raise
+        raise HelpdeskError(f"invalid option {flags[error.setting]}: {error.problem}") from None
 
 
 def print_error(message: str) -> None:

@@ -42,11 +42,16 @@ class MissingFileError(KnowledgeBaseError):
     """The file is not there (a caller may take that to mean "no such passage")."""
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """Condense pydantic's multi-line report to the first problem, on one line."""
+def first_problem(error: ValidationError) -> tuple[str, str]:
+    """Pydantic's first problem: where (dotted, "" for the whole value) and what, on one line."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
-    message = str(first["msg"]).removeprefix("Value error, ")
+    return where, str(first["msg"]).removeprefix("Value error, ")
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """Condense pydantic's multi-line report to the first problem, on one line."""
+    where, message = first_problem(error)
     return f"{where}: {message}" if where else message
 
 
