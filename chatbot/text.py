@@ -81,12 +81,14 @@ def clip(text: str, width: int) -> str:
 _PIECES = re.compile(r"\s+|[\u1100-\uffff]|[^\s\u1100-\uffff]+")
 
 
-def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+def wrap(text: str, width: int | None, indent: str = "", first: str | None = None) -> list[str]:
     """`text` as lines of at most `width` cells, each starting with `indent` (the first with
     `first`, when given: a hanging indent): for prose printed on a terminal, which would
-    otherwise break it mid-word (and mid-table)."""
-    lines: list[str] = []
+    otherwise break it mid-word (and mid-table). With no `width` (a pipe), one line as it is."""
     prefix = indent if first is None else first
+    if width is None:
+        return [prefix + text]
+    lines: list[str] = []
     room = max(width - cells(prefix), 10)
     line, used, space = "", 0, False
 
@@ -122,7 +124,9 @@ def wrap(text: str, width: int, indent: str = "", first: str | None = None) -> l
     return lines
 
 
-def wrap_lines(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+def wrap_lines(
+    text: str, width: int | None, indent: str = "", first: str | None = None
+) -> list[str]:
     """Each line of `text` wrapped on its own, as `wrap` does, keeping the spaces it starts with
     (a list's indent, a quoted block) for it and the lines it wraps to."""
     lines: list[str] = []

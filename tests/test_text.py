@@ -37,3 +37,8 @@ def test_each_line_keeps_its_indent_and_wraps_under_it() -> None:
         "      the refunds page",
         "      2. tap Report",
     ]
+
+
+def test_with_no_width_a_pipe_gets_the_text_as_written() -> None:
+    assert wrap("a  b " * 30, None, "  ", first="x: ") == ["x: " + "a  b " * 30]
+    assert wrap_lines("one\n  two", None, "    ", first="> ") == ["> one", "      two"]

@@ -68,14 +68,11 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
     replay miss means when there is one (a newcomer would otherwise read it as a failure). With
     the terminal's `width`, prose is wrapped to it and a candidate's error goes below its row."""
 
-    def prose(text: str, indent: str = "") -> list[str]:
-        return [indent + text] if width is None else wrap(text, width, indent)
-
     lines = []
     if decision.answer is not None:
         answer = decision.answer
         lines.append(f"Answer from {answer.id} (probability {answer.probability:.3f}):")
-        lines += prose(printable(answer.text), "  ")
+        lines += wrap(printable(answer.text), width, "  ")
     else:
         top = decision.top_probability
         best = f", best probability {top:.3f}" if top is not None else ""
@@ -88,7 +85,7 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
         # answered question never needs.
         from chatbot.notices import why_no_passages
 
-        lines += prose(f"none. {why_no_passages(decision)}", "  ")
+        lines += wrap(f"none. {why_no_passages(decision)}", width, "  ")
     for c in decision.candidates:
         judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
         row = f"  {c.id:<28} bm25={c.bm25:7.3f}  {judged}"
@@ -98,7 +95,7 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
         else:
             lines.append(f"{row}  {error}" if error else row)
     if any(c.error_kind == "replay-miss" for c in decision.candidates):
-        lines += ["", *prose(printable(REPLAY_MISS_NOTE.format(cache=cache)))]
+        lines += ["", *wrap(printable(REPLAY_MISS_NOTE.format(cache=cache)), width)]
     return "\n".join(lines)
 
 

@@ -232,11 +232,7 @@ def run_show(args: argparse.Namespace) -> int:
 def _message_lines(head: str, text: str, width: int | None) -> list[str]:
     """A message under its time and author: its own lines (and, on a terminal, the lines it is
     wrapped to) indented under the text, so the next time stays at the start of a line."""
-    indent = " " * len("HH:MM:SS  ")
-    if width is not None:
-        return wrap_lines(text, width, indent, first=head)
-    first, *rest = text.split("\n")
-    return [head + first, *(indent + line for line in rest)]
+    return wrap_lines(text, width, " " * len("HH:MM:SS  "), first=head)
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     # Imported here, so that registering the command costs `helpdesk --help` nothing.
     from chatbot.assembly import check_database, require_database
+    from chatbot.desk.models import bot_stalled_after
 
     settings = settings_from(args)
     require_database(settings)  # A mistyped path is the problem, not a new database to report.
@@ -39,15 +40,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"server    {report.server}")
     print(f"schema    version {report.schema_version}")
     print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
-    from chatbot.desk.models import bot_stalled_after
-
     stalled_s = bot_stalled_after(settings.valen.budget_s)
     backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s, stalled_s)
-    width = terminal_width()
-    if width is None:
-        print(f"bots      {backlog}")
-    else:  # Its hint is long: wrapped under the values, not into the labels' column.
-        print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
+    # Its hint is long: on a terminal, wrapped under the values, not into the labels' column.
+    print("\n".join(wrap(backlog, terminal_width(), " " * 10, first="bots      ")))
     return 0
 
 

@@ -180,20 +180,16 @@ def _describe(item: StoredPassage, width: int | None = None) -> str:
     its own lines kept."""
     p = item.passage
 
-    def field(label: str, value: str) -> str:
-        head = f"{label + ':':<10}"
-        return head + value if width is None else "\n".join(wrap(value, width, " " * 10, head))
+    def field(label: str, value: str) -> list[str]:
+        return wrap(value, width, " " * 10, first=f"{label + ':':<10}")
 
-    text = printable(p.text)
-    if width is not None:
-        text = "\n".join(wrap_lines(text, width))
     return "\n".join([
         f"id:       {p.id}",
-        field("title", printable(p.title)),
-        field("tags", printable(", ".join(p.tags))),
+        *field("title", printable(p.title)),
+        *field("tags", printable(", ".join(p.tags))),
         f"revision: {item.revision}",
         "",
-        text,
+        *wrap_lines(printable(p.text), width),
     ])  # fmt: skip
 
 

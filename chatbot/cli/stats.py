@@ -106,10 +106,7 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
         f"{stats.bot_answered}"
     )
     head = f"{'Bot resolution rate':<26}{percent(stats.bot_resolution_rate):>8}   "
-    if width is None:
-        yield head + resolution
-    else:
-        yield from wrap(resolution, width, " " * len(head), first=head)
+    yield from wrap(resolution, width, " " * len(head), first=head)
     yield f"{'Questions':<26}{stats.questions:>8}   {stats.bot_answers} bot answers"
     yield f"{'Waiting now':<26}{stats.waiting_now:>8}   oldest {duration(stats.oldest_wait_s)}"
     for label, figures in (("First human reply", stats.first_reply_s),

@@ -619,9 +619,9 @@ class QueueList(Vertical):
         except HelpdeskError:
             return  # The queue's own reads say what is wrong with the desk.
         line = self.query_one("#queue-bots", Static)
-        stalled = count > 0 and oldest is not None and oldest >= self.services.bot_stalled_s
-        if stalled:
-            assert oldest is not None
+        stalled = False
+        if count and oldest is not None and oldest >= self.services.bot_stalled_s:
+            stalled = True
             now = self.services.clock()
             wait = wait_time(now - timedelta(seconds=oldest), now)
             line.update(Text(bots_stalled(count, wait, locale=self.services.locale)))
