@@ -8,6 +8,7 @@ terminal. Fields a person edits cannot spell characters out, so they drop them w
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # C0 and C1 control characters other than newline and tab, plus DEL. An ESC reaching a terminal
 # starts an escape sequence (colours, cursor moves, even clipboard writes), so it is shown instead.
@@ -57,10 +58,11 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
 
 
 def cells(text: str) -> int:
-    """Terminal cells `text` takes: two for each wide character (Chinese), one for the others."""
-    import unicodedata  # Not at the top: only the command line's tables and wrapping need it.
+    """Terminal cells `text` takes, as the app's screens count them: two for each wide character
+    (Chinese), none for a combining accent or a zero-width space, one for the others."""
+    from rich.cells import cell_len  # Not at the top: `helpdesk --help` need not load it.
 
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return cell_len(text)
 
 
 def clip(text: str, width: int) -> str:
@@ -77,8 +79,28 @@ def clip(text: str, width: int) -> str:
     return "".join(kept) + "…"
 
 
-# Where a line may break: at spaces, and between any two wide characters (Chinese has no spaces).
-_PIECES = re.compile(r"\s+|[\u1100-\uffff]|[^\s\u1100-\uffff]+")
+_SPACES = re.compile(r"(\s+)")
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """`text` cut where a line may break: runs of spaces, and words, a wide character (Chinese,
+    which has no spaces) being a word of its own. Wide by its cells, not by a range of code
+    points: "don’t" and "café—bar" are one word each."""
+    for part in _SPACES.split(text):
+        if part.isspace():
+            yield part
+            continue
+        run = ""
+        for char in part:
+            if cells(char) < 2:
+                run += char
+                continue
+            if run:
+                yield run
+            run = ""
+            yield char
+        if run:
+            yield run
 
 
 def wrap(text: str, width: int | None, indent: str = "", first: str | None = None) -> list[str]:
@@ -97,7 +119,7 @@ def wrap(text: str, width: int | None, indent: str = "", first: str | None = Non
         lines.append(prefix + text)
         prefix, room = indent, max(width - cells(indent), 10)
 
-    for piece in _PIECES.findall(text):
+    for piece in _pieces(text):
         if piece.isspace():
             space = bool(line)
             continue

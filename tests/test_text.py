@@ -3,7 +3,7 @@ Chinese characters), and a word wider than a line cut where it must be."""
 
 from __future__ import annotations
 
-from chatbot.text import cells, wrap, wrap_lines
+from chatbot.text import cells, clip, wrap, wrap_lines
 
 
 def test_words_stay_whole_and_lines_fit() -> None:
@@ -18,6 +18,23 @@ def test_chinese_breaks_between_characters_by_cells() -> None:
     lines = wrap("标准单车不提供头盔。里斯本和波尔图的电动车配有头盔。", 12)
     assert [cells(line) for line in lines] == [12, 12, 12, 12, 4]
     assert "".join(lines) == "标准单车不提供头盔。里斯本和波尔图的电动车配有头盔。"
+
+
+def test_a_word_with_typographic_punctuation_stays_whole() -> None:
+    # Phones and word processors write "don’t" and "café—bar": punctuation outside ASCII, which
+    # is narrow and so no place to break, wherever the line ends around it.
+    for width in range(12, 20):
+        for text in ("aaaaaaaaaa don’t stop", "see the café—bar now", "in 7 days’ time, “ok”"):
+            words = text.split()
+            lines = wrap(text, width)
+            assert [word for line in lines for word in line.split()] == words, (width, lines)
+
+
+def test_accents_written_as_two_characters_take_one_cell() -> None:
+    decomposed = "cafe\u0301 "  # "café" spelled with a combining accent, as macOS files do.
+    assert cells(decomposed * 4) == 20
+    assert wrap(decomposed * 4, 10) == ["cafe\u0301 cafe\u0301", "cafe\u0301 cafe\u0301"]
+    assert cells(clip(decomposed * 4, 8)) == 8
 
 
 def test_a_word_wider_than_a_line_is_cut() -> None:
