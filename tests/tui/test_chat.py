@@ -205,7 +205,7 @@ async def test_seed_question_3_escalates_into_the_queue_panel(make_app: MakeApp)
 
 async def test_talk_to_a_person_at_any_moment(make_app: MakeApp, other: DeskService) -> None:
     app = make_app("all")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await pilot.press("ctrl+t")  # Before any question at all.
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         # The notice reaches the chat on its own way (the conversation's update), maybe later.
@@ -213,6 +213,30 @@ async def test_talk_to_a_person_at_any_moment(make_app: MakeApp, other: DeskServ
         [row] = queue_rows(app)
         assert row[3] == "customer-asked"
         assert other.conversation(1).reason is Reason.CUSTOMER_ASKED
+        # Again, before anyone claimed it: nobody "already has" it, the customer is queued.
+        await pilot.press("ctrl+t")
+        await wait_until(
+            pilot, lambda: "You are already waiting for a person." in flat(screen_text(app))
+        )
+        assert "already has" not in flat(screen_text(app))
+
+
+async def test_enter_and_ctrl_t_together_make_one_conversation(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # Enter and Ctrl+T arrive together: Ctrl+T reaches the chat first (the question box sends
+    # its Submitted after the keys it already holds), and started a conversation of its own
+    # while the question started another: an empty one waited in the queue ahead of the
+    # customer. Keys as a terminal sends them, with no wait between them.
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_text(pilot, Q1)
+        app.simulate_key("enter")
+        app.simulate_key("ctrl+t")
+        await wait_until(pilot, lambda: Q1 in chat_text(app) and ASKED_NOTICE in chat_text(app))
+        [conversation] = other.conversations()
+        assert (conversation.state, conversation.reason) == (State.WAITING, Reason.CUSTOMER_ASKED)
+        assert [m.text for m in other.messages(conversation.id)] == [Q1]
 
 
 async def test_talk_to_a_person_while_the_bot_is_working(

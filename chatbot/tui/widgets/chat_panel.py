@@ -111,6 +111,10 @@ class ChatPanel(Vertical):
         self._answers: dict[int, MessageBubble] = {}
         self._latest_answer: MessageBubble | None = None
         self._loading = asyncio.Lock()
+        self._starting = asyncio.Lock()
+        """Held by each write that may start the conversation: Ctrl+T pressed while Enter's
+        question is being stored must reach the conversation that question starts, not start
+        a second, empty one that waits in the queue ahead of the customer."""
         self._typing = TypingSignal(services, Author.CUSTOMER)
         """Tells the agent holding the conversation that the customer types."""
         self._ahead: int | None = None
@@ -418,11 +422,14 @@ class ChatPanel(Vertical):
                     ).format(count=f"{len(text):,}", limit=f"{MAX_QUESTION_CHARS:,}")
                 )
             check_question(text)
-            result = await self.services.desk.ask(self.conversation_id, text, locale=self._chosen)
+            async with self._starting:
+                result = await self.services.desk.ask(
+                    self.conversation_id, text, locale=self._chosen
+                )
+                self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_error(str(error))
             return
-        self.conversation_id = result.conversation.id
         self.error.display = False
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
         if self.question.value == text:  # Not what they started typing meanwhile.
@@ -439,24 +446,32 @@ class ChatPanel(Vertical):
 
     # -- actions ----------------------------------------------------------------------------------
 
-    async def action_talk_to_person(self) -> None:
+    def action_talk_to_person(self) -> None:
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
+        # A worker: the key is handled at once even while a question is still being stored.
+        self.run_worker(self._talk_to_person(), group="talk-to-person")
+
+    async def _talk_to_person(self) -> None:
         try:
-            # Before any message, the conversation starts with the escalation, in one write;
-            # unless it is not in English (picked, or a browser's), which it keeps first.
-            conversation_id = self.conversation_id
-            if (kept := self._kept()) is not None:
-                if conversation_id is None:
-                    conversation_id = await self._ensure_conversation()
-                else:  # A browser's conversation, made empty with its page.
-                    await self.services.desk.set_locale(conversation_id, kept)
-            result = await self.services.desk.talk_to_person(conversation_id)
+            async with self._starting:
+                # Before any message, the conversation starts with the escalation, in one write;
+                # unless it is not in English (picked, or a browser's), which it keeps first.
+                conversation_id = self.conversation_id
+                if (kept := self._kept()) is not None:
+                    if conversation_id is None:
+                        conversation_id = await self._ensure_conversation()
+                    else:  # A browser's conversation, made empty with its page.
+                        await self.services.desk.set_locale(conversation_id, kept)
+                result = await self.services.desk.talk_to_person(conversation_id)
+                self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_error(str(error))
             return
-        self.conversation_id = result.conversation.id
         if not result.escalated:
-            self.notify(self.gettext("A person already has this conversation."))
+            if result.conversation.state is State.WAITING:
+                self.notify(self.gettext("You are already waiting for a person."))
+            else:
+                self.notify(self.gettext("A person already has this conversation."))
         await self.refresh_log()
 
     async def action_switch_locale(self) -> None:
@@ -468,15 +483,16 @@ class ChatPanel(Vertical):
         their first message starts one."""
         if locale == self.locale:
             return
-        if self.conversation_id is None:
-            self._chosen = locale
-            self._show_in(locale)
-            return
-        try:
-            await self.services.desk.set_locale(self.conversation_id, locale)
-        except HelpdeskError as error:
-            self._show_error(str(error))
-            return
+        async with self._starting:  # The question being stored keeps the choice, or its chat.
+            if self.conversation_id is None:
+                self._chosen = locale
+                self._show_in(locale)
+                return
+            try:
+                await self.services.desk.set_locale(self.conversation_id, locale)
+            except HelpdeskError as error:
+                self._show_error(str(error))
+                return
         await self.refresh_log()
 
     async def action_new_conversation(self) -> None:
