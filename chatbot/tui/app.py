@@ -220,6 +220,8 @@ class HelpDeskApp(SafeApp):
         self._first_locale = customer_locale if mode == "chat" else agent_locale
         """The language the app's keys and title are in from the start: the person's side's (a
         customer's chat, or an agent's screens, whose settings may name another)."""
+        self._shown_locale: Locale = DEFAULT_LOCALE
+        """The language the app's own keys and title are shown in now."""
         if self._first_locale != DEFAULT_LOCALE:
             self.show_in(self._first_locale)
         self._first_screen: ModeScreen | None = None
@@ -285,6 +287,7 @@ class HelpDeskApp(SafeApp):
     def show_in(self, locale: Locale) -> None:
         """The app's own keys and sub-title in `locale`: a customer's chat alone follows its
         conversation's language (with the agent console beside it, the agent's stays)."""
+        self._shown_locale = locale
         self.sub_title = translations(locale).gettext(SUBTITLES[self.mode_name])
         localize_bindings(self, locale)
 
@@ -528,6 +531,14 @@ class HelpDeskApp(SafeApp):
         for queue in self.screen.query(QueueList):
             await queue.reload()  # Claims under this name, from an earlier session, show up.
         return True
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C, pressed where there is nothing to copy: say how to quit. Textual's own hint
+        is markup, which toasts here never read, and English."""
+        t = translations(self._shown_locale)
+        self.notify(
+            t.gettext("Press Ctrl+Q to quit the app."), title=t.gettext("Do you want to quit?")
+        )
 
     async def action_quit(self) -> None:
         """Offer to hand back this agent's claims before quitting: a claim left behind would

@@ -360,3 +360,19 @@ async def test_a_chinese_customer_is_asked_for_a_rating_in_chinese(
         assert "评分：5（非常好）" in titles and "新对话" in titles
         await chat(app).rate(5)
         await wait_until(pilot, lambda: "您给这次对话打了 5 分" in chat_text(app))
+
+
+@pytest.mark.parametrize(
+    ("customer_locale", "hint"), [("en", "Press Ctrl+Q to quit the app."), ("zh", "按 Ctrl+Q 退出")]
+)
+async def test_ctrl_c_says_how_to_quit_in_the_chats_language_without_markup(
+    make_app: MakeApp, customer_locale: str, hint: str
+) -> None:
+    # Ctrl+C with nothing to copy: Textual's hint is markup ("Press [b]ctrl+q[/b]…"), which
+    # this app's toasts show literally, and English whatever the chat's language.
+    app = make_app("chat", customer_locale=customer_locale)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        app.screen.set_focus(None)
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: hint in flat(screen_text(app)))
+        assert "[b]" not in screen_text(app)
