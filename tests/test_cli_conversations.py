@@ -47,7 +47,10 @@ def db(tmp_path: Path) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    code = main(["conversations", *arguments])
+    try:
+        code = main(["conversations", *arguments])
+    except SystemExit as leaving:  # What argparse does with a command line it refuses.
+        code = leaving.code if isinstance(leaving.code, int) else 1
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -245,3 +248,42 @@ def test_show_keeps_each_message_under_its_time(
     assert all(line.startswith(" " * 10) for line in block[1:])
     assert " ".join(line.strip() for line in block[:3]).endswith(reply.split("\n")[0])
     assert block[3:] == [" " * 10 + "Steps:", " " * 12 + "1. open the app"]  # Its indent kept.
+
+
+@pytest.mark.parametrize("given", ["99999999999999999999999", "9223372036854775808", "0", "-5"])
+def test_an_id_no_row_can_have_is_one_line_not_a_traceback(
+    db: Path, capsys: pytest.CaptureFixture[str], given: str
+) -> None:
+    # 10**23 reached SQLite as an OverflowError (a traceback, exit 1) where PostgreSQL said "not
+    # found": the command line refuses ids outside 1..2**63-1 before either is asked.
+    code, out, err = run(capsys, "show", given, "--db", str(db))
+    assert code == 2 and out == ""
+    assert err == (
+        f"helpdesk conversations show: error: argument ID: invalid id {given!r}: expected a whole"
+        " number from 1 to 9223372036854775807\n"
+    )
+    # The largest id a row can have is asked for, and is not there.
+    code, _, err = run(capsys, "show", str(2**63 - 1), "--db", str(db))
+    assert (code, err) == (2, "helpdesk: error: conversation 9223372036854775807 not found\n")
+
+
+def test_the_app_refuses_such_an_id_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--conversation", "99999999999999999999999"], ["chat", "--conversation", "0"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.count("\n") == 1
+        assert "argument --conversation: invalid id" in err
+
+
+@pytest.mark.parametrize("limit", ["-1", "0"])
+def test_a_limit_below_one_is_one_line(
+    db: Path, capsys: pytest.CaptureFixture[str], limit: str
+) -> None:
+    # `--limit -1` printed "0 conversations" and exited 0, as if there were none.
+    code, out, err = run(capsys, "list", "--db", str(db), "--limit", limit)
+    assert code == 2 and out == ""
+    assert err == (
+        f"helpdesk conversations list: error: argument --limit: invalid value {limit!r}:"
+        " expected a whole number, 1 or more\n"
+    )

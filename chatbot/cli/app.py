@@ -16,6 +16,7 @@ from chatbot.cli.options import (
     add_db_option,
     add_engine_options,
     add_locale_option,
+    row_id,
     settings_from,
 )
 from chatbot.errors import HelpdeskError
@@ -35,7 +36,10 @@ def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> N
             "asked for on your first claim)",
         )
     parser.add_argument(
-        "--conversation", type=int, metavar="ID", help="open this conversation instead of a new one"
+        "--conversation",
+        type=row_id,
+        metavar="ID",
+        help="open this conversation instead of a new one",
     )
     parser.add_argument(
         "--no-bot",

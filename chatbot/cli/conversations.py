@@ -15,7 +15,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.cli.options import (
+    add_db_option,
+    positive_int,
+    row_id,
+    settings_from,
+    terminal_width,
+)
 from chatbot.desk.state import State
 from chatbot.text import counted, printable, wrap_lines
 
@@ -38,13 +44,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     p = sub.add_parser("list", help="one line per conversation, oldest first", parents=[common])
     p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
-    p.add_argument("--limit", type=int, metavar="N", help="at most N conversations")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="at most N conversations")
     p.add_argument("--json", action="store_true", help="a JSON array of conversations")
     p.set_defaults(func=run_list)
 
     p = sub.add_parser("show", help="one conversation: messages, events, decisions",
                        parents=[common])  # fmt: skip
-    p.add_argument("id", type=int, metavar="ID")
+    p.add_argument("id", type=row_id, metavar="ID")
     p.add_argument("--json", action="store_true", help="the conversation as one JSON object")
     p.set_defaults(func=run_show)
 

@@ -23,6 +23,39 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+ID_MAX = 2**63 - 1
+"""The largest id a row can have: SQLite's INTEGER and PostgreSQL's BIGINT are 64-bit signed."""
+
+
+def row_id(text: str) -> int:
+    """An id as typed (`conversations show ID`, `--conversation ID`): a whole number a row can
+    have. A plain `int` let 10**23 through to SQLite, which raised OverflowError (a traceback)
+    where PostgreSQL said "not found"; refused here, both backends say the same."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= ID_MAX:
+        raise argparse.ArgumentTypeError(
+            f"invalid id {text!r}: expected a whole number from 1 to {ID_MAX}"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count such as `--limit N`, 1 or more: `--limit -1` listed nothing and exited 0, as if
+    there were nothing to list."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: expected a whole number, 1 or more"
+        )
+    return value
+
+
 def _literal(path: Path) -> str:
     """A path as argparse help shows it: help texts are %-formatted, and a path may hold a %."""
     return str(path).replace("%", "%%")
