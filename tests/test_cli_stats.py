@@ -130,3 +130,30 @@ def test_a_bad_since_is_one_line_and_exit_2(
     code, out, err = run(capsys, "--db", str(db), "--since", since)
     assert code == 2 and out == ""
     assert err.startswith(f"helpdesk: error: {says}") and err.count("\n") == 1
+
+
+def test_a_since_with_an_offset_is_shown_in_utc(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 10:10+01:00 was printed as "10:10 UTC" and kept as +01:00 in the JSON; the window itself
+    # was right (09:10 UTC, as `test_a_window_by_date_and_by_span` counts it).
+    code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "2026-01-05T10:10+01:00")
+    figures = json.loads(out)
+    assert (code, figures["since"]) == (0, "2026-01-05T09:10:00Z")
+    assert (figures["conversations"], figures["escalations"]) == (6, 4)
+    code, out, _ = run(capsys, "--db", str(db), "--since", "2026-01-05T10:10+01:00")
+    assert code == 0 and out.splitlines()[0].startswith("Since 2026-01-05 09:10 UTC, to ")
+
+
+def test_no_questions_have_no_busiest_hour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty desk said "busiest 00:00" of zero questions; other empty figures say "none".
+    path = tmp_path / "empty.sqlite3"
+    open_service(load_settings(store={"db": path})).close()
+    code, out, _ = run(capsys, "--db", str(path))
+    lines = out.splitlines()
+    assert code == 0 and "busiest" not in out
+    hours = lines.index("Questions by hour (UTC)")
+    assert lines[hours + 1] == "  none"
+    assert lines.count("  none") == 4  # Valen errors, feedback, content gaps, and these.

@@ -179,8 +179,13 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
 
     yield ""
     hours = stats.questions_by_hour
-    yield f"Questions by hour (UTC)   {sparkline(hours)}  busiest {hours.index(max(hours)):02d}:00"
-    yield "                          0     6     12    18   23"
+    if any(hours):
+        busiest = hours.index(max(hours))
+        yield f"Questions by hour (UTC)   {sparkline(hours)}  busiest {busiest:02d}:00"
+        yield "                          0     6     12    18   23"
+    else:  # No question, no busiest hour: "none", as the other empty figures say.
+        yield "Questions by hour (UTC)"
+        yield "  none"
     days = stats.per_day
     if days:
         shown = days[-DAYS_SHOWN:]

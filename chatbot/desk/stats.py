@@ -196,7 +196,9 @@ def parse_since(text: str, now: datetime) -> datetime:
         moment = moment.replace(tzinfo=UTC)
     if moment > now:
         raise HelpdeskError(f"--since {text!r}: that is in the future")
-    return moment
+    # In UTC, as every time the figures show: an offset kept here was printed as if it were UTC
+    # (10:00+02:00 as "10:00 UTC") and left `since` in the JSON as +02:00 rather than Z.
+    return moment.astimezone(UTC)
 
 
 def duration(seconds: float | None) -> str:
