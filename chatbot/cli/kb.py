@@ -396,19 +396,25 @@ def run_check(args: argparse.Namespace) -> int:
     store = _store(args)
     report = store.check()
     try:
-        for group in unmatched_synonyms(store.passages(), store.synonyms()):
+        groups = store.synonyms()
+    except KnowledgeBaseError as error:  # A broken synonyms.toml stops the engine loading.
+        report.problems.append(str(error))
+    else:
+        # The passages that can be read: `store.passages()` raised the first broken file's
+        # problem, which the check above had already reported, so each was said and counted twice.
+        readable = [stored.passage for stored in store.scan().passages]
+        for group in unmatched_synonyms(readable, groups):
             report.notes.append(
                 f"synonyms {group_line(group)!r}: no passage has any of these words, so they "
                 "find nothing"
             )
-    except KnowledgeBaseError as error:  # A broken synonyms.toml stops the engine loading.
-        report.problems.append(str(error))
     for problem in report.problems:
         print(f"problem: {printable(problem)}")
     for note in report.notes:
         print(f"note: {printable(note)}")
     if report.problems:
-        print(f"{len(report.problems)} problems, {report.passages} good passages", file=sys.stderr)
+        problems = counted(len(report.problems), "problem")
+        print(f"{problems}, {counted(report.passages, 'good passage')}", file=sys.stderr)
         return 1
     print(f"ok: {counted(report.passages, 'passage')}")
     return 0

@@ -216,3 +216,24 @@ def test_the_import_file_loader_survives_every_broken_form(tmp_path: Path) -> No
         path.write_bytes(content)
         with pytest.raises(KnowledgeBaseError, match=message):
             load_passages_file(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff", "not UTF-8 text"),
+        (b"{", "malformed JSON"),
+        (b'{"id": "other", "text": "x"}', "id does not match the file name"),
+    ],
+)
+def test_kb_check_reports_a_bad_file_once(
+    kb_copy: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    # The synonyms check read the passages again, and raised the first bad file's problem a
+    # second time: two "problem:" lines and "2 problems" for one file.
+    good = len(list(kb_copy.glob("*.json")))
+    (kb_copy / "bad.json").write_bytes(content)
+    code, out, err = run_cli(capsys, "kb", "check", "--kb", str(kb_copy))
+    [problem] = [line for line in out.splitlines() if line.startswith("problem:")]
+    assert code == 1 and f"{kb_copy / 'bad.json'}: " in problem and message in problem
+    assert err == f"1 problem, {good} good passages\n"
