@@ -113,8 +113,16 @@ class ValenSettings(BaseModel):
     def _http_url(cls, value: str) -> str:
         # Anything else failed only at the first question, after every retry ("ftp://host":
         # UnsupportedProtocol four times per passage), and `valen check` blamed the server.
+        import re
         from urllib.parse import urlsplit
 
+        # "user:password@" would be sent as Basic auth in place of the API key, and then shown by
+        # every message that names the URL: refused, and never repeated in the refusal.
+        if re.search(r"//[^/?#]*@", value):
+            raise ValueError(
+                "the URL holds a user name or password (before an @): give the API key as "
+                "VALEN_API_KEY instead, and the URL without them"
+            )
         try:
             parts = urlsplit(value.strip())
             parts.port  # noqa: B018 - raises for a port that is not a number, or too large

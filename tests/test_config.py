@@ -90,6 +90,32 @@ def test_a_base_url_that_is_not_http_is_refused_at_start(
         assert load_settings(valen={"base_url": good}).valen.base_url == good.strip()
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://bob:PWSECRET@127.0.0.1:8080/v1",
+        "https://PWSECRET@api.example/v1",
+        "http://:PWSECRET@[::1",
+    ],
+)
+def test_a_base_url_with_credentials_is_refused_without_repeating_them(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    # httpx sent "user:password@" as Basic auth in place of the API key, and the password went,
+    # base64-encoded, into `valen check`'s output and a bot's stored errors.
+    monkeypatch.setenv("VALEN_BASE_URL", url)
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == (
+        "invalid setting valen.base_url: the URL holds a user name or password (before an @): "
+        "give the API key as VALEN_API_KEY instead, and the URL without them"
+    )
+    assert "PWSECRET" not in str(error.value)
+    # An @ after the host is a path or query, not credentials.
+    for good in ("http://127.0.0.1:8080/v1/@team", "https://a.example/v1?by=a@b"):
+        assert load_settings(valen={"base_url": good}).valen.base_url == good
+
+
 def test_a_deeply_nested_or_hostile_file_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
