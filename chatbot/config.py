@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Field,
     SecretStr,
     StringConstraints,
@@ -60,7 +61,14 @@ PostgresURL = Annotated[str, StringConstraints(pattern=r"^(?i)postgres(ql)?://")
 would fold its `//`)."""
 
 
-class KnowledgeBaseSettings(BaseModel):
+class Section(BaseModel):
+    """A section of the settings. No number in them is infinite: `lease_s = inf` was taken,
+    and the bot then failed with a traceback when it worked out when its lease ends."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class KnowledgeBaseSettings(Section):
     """Where the help-center passages live."""
 
     path: PostgresURL | Path = Field(default_factory=default_knowledge_base)
@@ -69,7 +77,7 @@ class KnowledgeBaseSettings(BaseModel):
     the first time."""
 
 
-class ValenSettings(BaseModel):
+class ValenSettings(Section):
     """How to reach Valen, and whether to replay recorded answers instead."""
 
     base_url: str = DEFAULT_BASE_URL
@@ -143,7 +151,7 @@ class ValenSettings(BaseModel):
         return self
 
 
-class EngineSettings(BaseModel):
+class EngineSettings(Section):
     """The answer-or-escalate policy."""
 
     threshold: float = Field(default=0.7, ge=0.0, le=1.0)
@@ -152,7 +160,7 @@ class EngineSettings(BaseModel):
     """How many passages BM25 retrieves, each one Valen request."""
 
 
-class StoreSettings(BaseModel):
+class StoreSettings(Section):
     """Where conversations and the handoff queue are kept."""
 
     db: str = Field(default_factory=lambda: str(default_database()))
@@ -166,7 +174,7 @@ class StoreSettings(BaseModel):
         return str(value) if isinstance(value, os.PathLike) else value
 
 
-class BotSettings(BaseModel):
+class BotSettings(Section):
     """Bot workers: how they take pending questions from the store."""
 
     lease_s: float = Field(default=30.0, gt=0)
@@ -185,7 +193,7 @@ class BotSettings(BaseModel):
     gives them back for another worker."""
 
 
-class WebSettings(BaseModel):
+class WebSettings(Section):
     """`helpdesk serve`: the browser front end."""
 
     host: str = "127.0.0.1"
@@ -217,7 +225,7 @@ class WebSettings(BaseModel):
     """Bot worker processes `serve` runs itself (0: `helpdesk bot` runs elsewhere)."""
 
 
-class UiSettings(BaseModel):
+class UiSettings(Section):
     """The screens a person of the help desk works in."""
 
     locale: Locale | None = None
@@ -233,7 +241,7 @@ class UiSettings(BaseModel):
         return parse_locale(value) if isinstance(value, str) else value
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(Section):
     """Who this person is in the agent console."""
 
     name: str | None = None

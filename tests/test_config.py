@@ -200,3 +200,21 @@ def test_a_postgresql_knowledge_base_is_kept_as_its_url(monkeypatch: pytest.Monk
     assert load_settings(knowledge_base={"path": "POSTGRES://h/d"}).knowledge_base.path == (
         "POSTGRES://h/d"
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "name"),
+    [
+        ("HELPDESK_BOT__LEASE_S", "bot.lease_s"),
+        ("HELPDESK_VALEN__READ_TIMEOUT_S", "valen.read_timeout_s"),
+    ],
+)
+def test_an_infinite_number_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, variable: str, name: str
+) -> None:
+    # `inf` passed "greater than 0": the bot took it and failed with an OverflowError traceback
+    # when it worked out when its lease would end.
+    monkeypatch.setenv(variable, "inf")
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == f"invalid setting {name}: Input should be a finite number"
