@@ -246,9 +246,9 @@ def build_locale_engines(
 def require_database(settings: Settings) -> None:
     """For the commands that only read (or change what is there): a SQLite file that does not
     exist is one line, where opening it would make an empty database, folders and all, at a
-    mistyped path and report on that. A PostgreSQL database is never made by connecting, but
-    opening would make the help desk's tables in one that has none (another application's, or
-    `postgres` typed for `helpdesk`): that is refused the same way."""
+    mistyped path and report on that. Opening would also make the help desk's tables in a
+    database that has none (another application's SQLite file or PostgreSQL database, an empty
+    file, or `postgres` typed for `helpdesk`): that is refused the same way."""
     db = settings.store.db
     if is_postgres(db):
         from chatbot.store.postgres import stored_version
@@ -264,6 +264,14 @@ def require_database(settings: Settings) -> None:
         raise HelpdeskError(
             f"{path}: no database there (the app, `helpdesk bot` and `helpdesk serve` make it "
             "on first use)"
+        )
+    from chatbot.store.sqlite import stored_version as sqlite_version
+
+    # As for PostgreSQL: opening would add the help desk's tables to another application's file.
+    if not path.is_dir() and sqlite_version(path) is None:
+        raise HelpdeskError(
+            f"{path}: no help-desk tables there (the app, `helpdesk bot` and `helpdesk serve` "
+            "make them on first use)"
         )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -134,6 +135,35 @@ def test_a_command_that_reads_makes_no_tables_in_a_postgresql_database_without_t
             assert tables.fetchone() == (0,)
     finally:
         server.drop(url)
+
+
+def test_a_command_that_reads_makes_no_tables_in_a_sqlite_file_without_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another application's SQLite file, or an empty one, got the help desk's tables made by
+    `stats` or `doctor` (exit 0, and a report on an empty desk): refused as for PostgreSQL, and
+    the file is left as it was, byte for byte."""
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER)")
+    conn.close()
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()
+    for path in (other, empty):
+        before = path.read_bytes()
+        for command in READERS:
+            assert main([*command, "--db", str(path)]) == 2, command
+            assert capsys.readouterr().err == (
+                f"helpdesk: error: {path}: no help-desk tables there (the app, "
+                "`helpdesk bot` and `helpdesk serve` make them on first use)\n"
+            )
+        assert path.read_bytes() == before
+    not_sqlite = tmp_path / "notes.txt"
+    not_sqlite.write_text("hello\n")
+    assert main(["stats", "--db", str(not_sqlite)]) == 2
+    assert capsys.readouterr().err == (
+        f"helpdesk: error: {not_sqlite}: cannot read database: file is not a database\n"
+    )
 
 
 def test_adding_the_first_account_makes_the_database(

@@ -146,6 +146,23 @@ def _connect(path: Path, *, thread_safe: bool = False) -> sqlite3.Connection:
     return connection
 
 
+def stored_version(path: Path) -> int | None:
+    """The help desk's schema version in the SQLite file at `path`, or None when it has no
+    help-desk tables (another application's database, or an empty file). The file is opened
+    read-only: nothing is created or changed (for the commands that only read)."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: cannot open database: {error}") from None
+    try:
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error as error:  # "file is not a database"
+        raise StoreError(f"{path}: cannot read database: {error}") from None
+    finally:
+        connection.close()
+    return int(version) or None
+
+
 WAL_RETRY_S = 0.005
 """The pause between tries to switch a new database to WAL while another connection does."""
 
