@@ -275,6 +275,9 @@ class ConfigFileSource(PydanticBaseSettingsSource):
         return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
 
     def __call__(self) -> dict[str, Any]:
+        if os.environ.get(CONFIG_ENV) and not os.path.lexists(self.path):
+            # Named on purpose, so a typo would otherwise leave the defaults in force unsaid.
+            warn_once(f"{CONFIG_ENV}={self.path}: no such file; settings from it not used")
         data = read_config_file(self.path)
         for key in unknown_keys(data, self.settings_cls):
             warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key, self.path)}")

@@ -72,7 +72,9 @@ def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     # set it.
     for name in ("COLUMNS", "LINES"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HELPDESK_CONFIG", str(tmp_path / "no-config.toml"))
+    # The settings file is the one under the test's own XDG_CONFIG_HOME, absent unless a test
+    # writes it (a HELPDESK_CONFIG naming a missing file is warned about).
+    monkeypatch.delenv("HELPDESK_CONFIG", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
 

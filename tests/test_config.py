@@ -143,6 +143,26 @@ def test_a_fifo_as_the_config_file_is_refused_not_waited_on(tmp_path: Path) -> N
     )
 
 
+def test_a_config_file_named_but_missing_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A typo in HELPDESK_CONFIG left every default in force, and nothing said so.
+    typo = tmp_path / "confg.toml"
+    monkeypatch.setenv("HELPDESK_CONFIG", str(typo))
+    with caplog.at_level(logging.WARNING):
+        assert load_settings().engine.threshold == 0.7
+        load_settings()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"HELPDESK_CONFIG={typo}: no such file; settings from it not used"
+    ]
+    # The file at the XDG path is optional: none there is said nothing about.
+    caplog.clear()
+    monkeypatch.delenv("HELPDESK_CONFIG")
+    with caplog.at_level(logging.WARNING):
+        load_settings()
+    assert caplog.records == []
+
+
 def test_a_misspelled_key_or_variable_is_named_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

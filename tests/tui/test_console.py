@@ -6,7 +6,6 @@ placed where they help."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from functools import partial
 from pathlib import Path
@@ -19,7 +18,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Button, Input
 
-from chatbot.config import load_settings
+from chatbot.config import config_file, load_settings
 from chatbot.desk.models import Author, ChatEvent, Note, State
 from chatbot.desk.service import DeskService
 from chatbot.notices import notice, status_line
@@ -332,7 +331,8 @@ threshold = 0.75  # tuned in March
 async def test_the_name_is_asked_on_the_first_claim_and_remembered_with_the_file_kept(
     tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
 ) -> None:
-    config = Path(os.environ["HELPDESK_CONFIG"])
+    config = config_file()  # Under the test's own XDG_CONFIG_HOME.
+    config.parent.mkdir(parents=True)
     config.write_text(CONFIG)
     settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
     assert settings.agent.name is None
@@ -387,7 +387,8 @@ async def test_cancelling_the_name_claims_nothing_and_a_broken_file_is_left_alon
         await pilot.pause()
         assert other.conversation(conversation).state is State.WAITING
         # The file turned invalid meanwhile: the name is used, the file is not overwritten.
-        config = Path(os.environ["HELPDESK_CONFIG"])
+        config = config_file()  # Under the test's own XDG_CONFIG_HOME.
+        config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text("[agent\nname = 'x'\n")
         await pilot.press("ctrl+l")
         await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))

@@ -344,7 +344,6 @@ def server_environment(home: Path) -> dict[str, str]:
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_DATA_HOME": str(home / "data"),
-        "HELPDESK_CONFIG": str(home / "no-config.toml"),
         "PYTHONUNBUFFERED": "1",
     }
     return environment
