@@ -22,6 +22,8 @@ from chatbot.text import counted
 if TYPE_CHECKING:
     from chatbot.config import Settings
     from chatbot.desk.aio import AsyncDesk
+    from chatbot.web.bots import BotWorkers
+    from chatbot.web.server import HelpdeskServer
     from chatbot.web.spec import SessionSpec
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -159,8 +161,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> int:
-    import asyncio  # Not at the top: `helpdesk --help` need not load it.
-
     from chatbot.web.server import HelpdeskServer
 
     assert isinstance(server, HelpdeskServer)
@@ -178,6 +178,24 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
         environment=dict(os.environ) | server.environment,
         grace_s=settings.bot.shutdown_grace_s,
     )
+    try:
+        await _run(server, settings, port, bots, no_accounts=no_accounts)
+    finally:
+        # However serving ends (a signal, a bot that would not start, the terminal's pipe closed
+        # under `| head`), nothing it started outlives it to hold the port or the pipe.
+        await server.shutdown()
+        await bots.stop()
+    print("helpdesk serve: stopped", flush=True)
+    return 0
+
+
+async def _run(
+    server: HelpdeskServer, settings: Settings, port: int, bots: BotWorkers, *, no_accounts: bool
+) -> None:
+    """Start the bots, say where the server listens, and serve until SIGTERM or SIGINT."""
+    import asyncio  # Not at the top: `helpdesk --help` need not load it.
+
+    web = settings.web
     await bots.start()
     shown = f"[{web.host}]" if ":" in web.host else web.host
     print(f"helpdesk serve: listening on http://{shown}:{port}", flush=True)
@@ -207,7 +225,3 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
     await stop.wait()
     count = len(server.sessions)
     print(f"helpdesk serve: stopping; ending {counted(count, 'browser session')}", flush=True)
-    await server.shutdown()
-    await bots.stop()
-    print("helpdesk serve: stopped", flush=True)
-    return 0

@@ -663,7 +663,41 @@ class HelpdeskServer(Server):
         return {}
 
     async def start(self) -> int:
-        """Start the zygote, then listen; returns the port (useful with port 0)."""
+        """Start the zygote, then listen; returns the port (useful with port 0).
+
+        An address that cannot be listened on fails before the zygote starts; any failure after
+        it started ends it (and removes its folder) before the error goes on, so a server that
+        did not start leaves no process behind to hold the terminal or the pipe it writes to."""
+        await self._check_address()
+        started = False
+        try:
+            port = await self._start()
+            started = True
+        finally:
+            if not started:
+                await self._undo_start()
+        return port
+
+    async def _check_address(self) -> None:
+        """Bind the address as listening will, then let it go: one taken, not this machine's or
+        not an address at all raises the same OSError here, in milliseconds."""
+        probe = await asyncio.get_running_loop().create_server(
+            asyncio.Protocol, self.settings.host, self.settings.port, start_serving=False
+        )
+        probe.close()
+        await probe.wait_closed()
+
+    async def _undo_start(self) -> None:
+        try:
+            if self._runner is not None:
+                await self._runner.cleanup()
+        finally:
+            self._runner = None
+            zygote, self.zygote = self.zygote, None
+            if zygote is not None:
+                await zygote.stop()
+
+    async def _start(self) -> int:
         if self.preload:
             zygote = Zygote(self.zygote_environment())
             try:

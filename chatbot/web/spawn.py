@@ -113,21 +113,28 @@ class Zygote:
         return self._process is not None and self._process.returncode is None
 
     async def start(self) -> None:
+        """Start the zygote and wait until it is ready; if it is not (it failed, or the wait was
+        cancelled), it is ended and its folder removed before the error goes on."""
         self._folder = Path(tempfile.mkdtemp(prefix="helpdesk-serve-"))  # Mode 0700.
-        self._process = await asyncio.create_subprocess_exec(
-            *python_command("chatbot.web.zygote", str(self.socket_path)),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            env=self.environment,
-        )
-        assert self._process.stdout is not None
+        ready = False
         try:
-            line = await asyncio.wait_for(self._process.stdout.readline(), ZYGOTE_START_S)
-        except TimeoutError:
-            line = b""
-        if line.strip() != b"ready":
-            await self.stop()
-            raise RuntimeError("the session zygote did not start")
+            self._process = await asyncio.create_subprocess_exec(
+                *python_command("chatbot.web.zygote", str(self.socket_path)),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                env=self.environment,
+            )
+            assert self._process.stdout is not None
+            try:
+                line = await asyncio.wait_for(self._process.stdout.readline(), ZYGOTE_START_S)
+            except TimeoutError:
+                line = b""
+            if line.strip() != b"ready":
+                raise RuntimeError("the session zygote did not start")
+            ready = True
+        finally:
+            if not ready:
+                await self.stop()
 
     def _request(self, message: bytes, fds: list[int]) -> tuple[int, int]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
