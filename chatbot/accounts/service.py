@@ -45,6 +45,7 @@ class AccountService:
         name = check_name(name)
         display = check_display_name(display_name if display_name is not None else name)
         check_password(password)
+        self._check_unique(display, name=name)
         return self.store.add_account(
             name=name, display_name=display, role=role, password_hash=self.hasher.hash(password)
         )
@@ -72,17 +73,30 @@ class AccountService:
     def update(
         self, name: str, *, display_name: str | None = None, role: Role | None = None
     ) -> Account:
-        """A new display name or role; a new role ends the account's sessions."""
+        """A new display name or role; either ends the account's sessions (a session signed in
+        under the old name would go on claiming under it)."""
         name = check_name(name)
         display = None if display_name is None else check_display_name(display_name)
-        if display is None and role is None:
-            stored = self.store.get_account(name)
-            if stored is None:
-                raise AccountNotFound(f"no account is named {name!r}")
+        stored = self.store.get_account(name)
+        if stored is None:
+            raise AccountNotFound(f"no account is named {name!r}")
+        if display == stored.account.display_name:
+            display = None
+        if display is None and (role is None or role is stored.account.role):
             return stored.account
-        return self.store.update_account(
-            name, display_name=display, role=role, end_sessions=role is not None
-        )
+        if display is not None:
+            self._check_unique(display, name=name)
+        return self.store.update_account(name, display_name=display, role=role, end_sessions=True)
+
+    def _check_unique(self, display: str, *, name: str) -> None:
+        """Claims, replies and notes are kept under an agent's display name: two accounts with
+        one name would each own the other's conversations."""
+        for account in self.store.accounts():
+            if account.name != name and account.display_name.casefold() == display.casefold():
+                raise HelpdeskError(
+                    f"display name {display!r} is account {account.name!r}'s already: "
+                    "conversations are claimed under it, so each account needs its own"
+                )
 
     def authenticate(self, name: str, password: str) -> Account | None:
         """The account if `password` is its password, else None (never saying which was wrong).

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from chatbot.accounts.roles import Role
 from chatbot.cli.options import add_db_option, settings_from
 from chatbot.errors import HelpdeskError
-from chatbot.text import printable
+from chatbot.text import counted, printable
 
 # The account service (pydantic, password hashing) is imported when a command runs, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -172,9 +172,34 @@ def run_passwd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_claims_under(account: Account | None, args: argparse.Namespace) -> None:
+    """Conversations are claimed under an agent's display name: renamed, the agent would no
+    longer own those they hold, and their customers would wait for a name nobody signs in as."""
+    from chatbot.accounts.models import check_display_name
+    from chatbot.assembly import open_service
+
+    if account is None or check_display_name(args.display_name) == account.display_name:
+        return
+    desk = open_service(settings_from(args))
+    try:
+        claims = desk.claimed_by(account.display_name)
+    finally:
+        desk.close()
+    if claims:
+        listed = ", ".join(f"#{number}" for number in claims)
+        raise HelpdeskError(
+            f"{account.name} holds {counted(len(claims), 'conversation')} as "
+            f"{account.display_name!r} ({listed}): resolve or hand them back first, or they stay "
+            "with a name nobody signs in as"
+        )
+
+
 def run_edit(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
+        before = service.account(args.name)
+        if args.display_name is not None:
+            _no_claims_under(before, args)
         account = service.update(
             args.name,
             display_name=args.display_name,
@@ -182,5 +207,6 @@ def run_edit(args: argparse.Namespace) -> int:
         )
     finally:
         service.close()
-    print(f"now {_line(account)}")
+    ended = before is not None and account.session_epoch != before.session_epoch
+    print(f"now {_line(account)}" + ("; their sessions have ended" if ended else ""))
     return 0

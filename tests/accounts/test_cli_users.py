@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.cli.main import main
+from chatbot.desk.service import DeskService
 from chatbot.store.sqlite import SQLiteStore
 
 
@@ -137,3 +138,36 @@ def test_a_short_password_is_said_before_it_is_asked_again(
     typist.password = "long enough"
     assert helpdesk("add", "ana", "--role", "agent", terminal=True).returncode == 0
     assert typist.prompts[1:] == ["Password: ", "Password again: "]
+
+
+def test_an_agent_holding_claims_is_not_renamed_from_under_them(
+    helpdesk: Helpdesk, tmp_path: Path
+) -> None:
+    # Claims are kept under the display name: renamed, Ana lost hers (her console showed none,
+    # and "Ana P. owns this conversation" refused her replies) and her customers waited.
+    added = helpdesk("add", "ana", "--role", "agent", "--display-name", "Ana P.",
+                     "--password-stdin", stdin="correct horse\n")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    desk = DeskService(SQLiteStore.open(tmp_path / "helpdesk.sqlite3"))
+    try:
+        first = desk.talk_to_person(None).conversation.id
+        second = desk.talk_to_person(None).conversation.id
+        desk.claim(first, agent="Ana P.")
+        desk.claim(second, agent="Ana P.")
+        refused = helpdesk("edit", "ana", "--display-name", "Ana Q.")
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            f"helpdesk: error: ana holds 2 conversations as 'Ana P.' (#{first}, #{second}): "
+            "resolve or hand them back first, or they stay with a name nobody signs in as\n"
+        )
+        assert helpdesk("list").stdout.splitlines() == ["ana  agent  Ana P."]
+        desk.resolve(first, agent="Ana P.")
+        desk.hand_back(second, agent="Ana P.")
+    finally:
+        desk.close()
+    renamed = helpdesk("edit", "ana", "--display-name", "Ana Q.")
+    assert renamed.returncode == 0, renamed.stderr
+    assert renamed.stdout == "now ana  agent  Ana Q.; their sessions have ended\n"
+    taken = helpdesk("add", "ad", "--role", "admin", "--display-name", "ana q.",
+                     "--password-stdin", stdin="correct horse\n")  # fmt: skip
+    assert taken.returncode == 2 and "is account 'ana''s already" in taken.stderr

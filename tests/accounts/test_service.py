@@ -83,7 +83,7 @@ def test_roles_open_their_areas() -> None:
     assert ALLOWED[Role.ADMIN] == {Area.AGENT, Area.EDITOR}
 
 
-def test_password_and_role_changes_end_sessions_display_name_does_not(
+def test_password_role_and_display_name_changes_end_sessions(
     service: AccountService,
 ) -> None:
     epoch = service.add("ana", role=Role.AGENT, password="correct horse").session_epoch
@@ -91,9 +91,30 @@ def test_password_and_role_changes_end_sessions_display_name_does_not(
     assert after_password == epoch + 1
     assert service.authenticate("ana", "correct horse") is None
     assert service.authenticate("ana", "battery staple") is not None
+    # A session signed in under the old display name went on claiming under it.
     renamed = service.update("ana", display_name="Ana")
-    assert renamed.session_epoch == after_password and renamed.display_name == "Ana"
-    assert service.update("ana", role=Role.ADMIN).session_epoch == after_password + 1
+    assert renamed.session_epoch == after_password + 1 and renamed.display_name == "Ana"
+    assert service.update("ana", role=Role.ADMIN).session_epoch == after_password + 2
+    # The same name or role again changes nothing, and ends nothing.
+    same = service.update("ana", display_name="Ana", role=Role.ADMIN)
+    assert same.session_epoch == after_password + 2
+
+
+def test_two_accounts_cannot_share_a_display_name(service: AccountService) -> None:
+    # Claims are kept under the display name: a second "Ana P." owned the first one's claims.
+    service.add("ana", role=Role.AGENT, password="correct horse", display_name="Ana P.")
+    with pytest.raises(HelpdeskError) as error:
+        service.add("ad", role=Role.ADMIN, password="correct horse", display_name="ana p.")
+    assert str(error.value) == (
+        "display name 'ana p.' is account 'ana''s already: conversations are claimed under it, "
+        "so each account needs its own"
+    )
+    service.add("ad", role=Role.ADMIN, password="correct horse")
+    with pytest.raises(HelpdeskError) as error:
+        service.update("ad", display_name="ANA P.")
+    assert str(error.value).startswith("display name 'ANA P.' is account 'ana''s already")
+    assert service.account("ad").display_name == "ad"  # type: ignore[union-attr]
+    assert service.update("ana", display_name="ana p.").display_name == "ana p."  # Its own.
 
 
 def test_remove_and_missing_accounts(service: AccountService) -> None:
