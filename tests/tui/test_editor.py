@@ -340,6 +340,37 @@ async def test_a_concurrent_change_is_refused_not_overwritten(
         assert editor.query_one("#form-text", TextArea).text == "Mine."  # Not thrown away.
 
 
+async def test_the_history_follows_another_process_save_and_the_typing_stays(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    """Another app saved the open passage: this app's save was refused, rightly, but its History
+    still said `no earlier versions` where the other's listed `v1 … replaced by edit`."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = editor.query_one("#history-options")
+        assert "no earlier versions" in flat(screen_text(app, rows))
+        await type_into(pilot, "#form-text", "Mine.")
+        other = PassageStore(kb_copy)  # Another process: the app learns of it by its poll.
+        seen = other.get("helmet")
+        other.save(seen.passage.model_copy(update={"text": "Theirs."}), based_on=seen.revision)
+        await wait_until(pilot, lambda: "replaced by edit" in flat(screen_text(app, rows)))
+        # Restoring v1 would replace what is stored now, their text.
+        diff = editor.query_one("#history-diff")
+        await wait_until(pilot, lambda: "[-Theirs.-]" in flat(screen_text(app, diff)))
+        assert editor.query_one("#form-text", TextArea).text == "Mine."  # The typing stays.
+        assert editor.form.dirty
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert problem(editor) == (
+            "passage 'helmet' was changed by someone else since you opened it"
+        )
+        assert editor.query_one("#form-text", TextArea).text == "Mine."
+
+
 async def test_a_content_gap_becomes_a_passage_and_is_marked_handled(
     make_app: MakeApp, kb_copy: Path, other: DeskService
 ) -> None:

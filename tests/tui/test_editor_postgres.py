@@ -18,7 +18,7 @@ from chatbot.tui import kb_index
 from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
-from tests.tui.helpers import wait_until
+from tests.tui.helpers import flat, screen_text, wait_until
 from tests.tui.test_editor import open_editor, problem, settle, type_into
 
 __all__ = ["pg_url"]
@@ -104,6 +104,34 @@ async def test_another_process_change_reaches_the_app_by_notification(
         await wait_until(pilot, lambda: len(app.services.engine.passages) == 11, timeout=10)
         # The editor's list follows the rebuilt index.
         await wait_until(pilot, lambda: "lost-item" in editor_ids(app), timeout=10)
+
+
+async def test_another_process_save_reaches_the_open_passage_history(
+    make_app: MakeApp, kb_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two apps on one passage: after the other's save, this one's History said `no earlier
+    versions` still, though its own save was refused as changed by someone else."""
+    monkeypatch.setattr(kb_index, "POLL_SECONDS", 3600.0)  # Only the notification is in time.
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = await open_editor(pilot)
+        await type_into(pilot, "#passage-search", "helmet")
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = editor.query_one("#history-options")
+        assert "no earlier versions" in flat(screen_text(app, rows))
+        await type_into(pilot, "#form-text", "Mine.")
+        await wait_until(pilot, lambda: _listening(kb_url), timeout=10)
+        saved = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "chatbot", "kb", "edit", "helmet", "--text", "Theirs.",
+             "--kb", kb_url],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert saved.returncode == 0, saved.stderr
+        await wait_until(pilot, lambda: "replaced by edit" in flat(screen_text(app, rows)),
+                         timeout=10)  # fmt: skip
+        assert editor.query_one("#form-text", TextArea).text == "Mine."
 
 
 def editor_ids(app: object) -> set[str]:

@@ -19,7 +19,9 @@ from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
 from tests.tui.helpers import (
     flat,
+    footer_current,
     footer_line,
+    footer_offers,
     palette_ready,
     screen_text,
     steady,
@@ -233,3 +235,109 @@ async def test_restore_is_in_the_command_palette(make_app: MakeApp, kb_copy: Pat
         await pilot.press("y")
         await app.workers.wait_for_complete()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are not")
+
+
+async def test_the_footer_greys_save_and_delete_as_their_buttons_are(make_app: MakeApp) -> None:
+    """On a deleted passage, and for F8 on a new one, the footer showed `^s Save` and `f8 Delete`
+    at full brightness while the buttons were greyed; the keys did nothing and said nothing."""
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        save, delete = editor.query_one("#form-save", Button), editor.query_one("#form-delete")
+
+        def agree() -> bool:
+            return (footer_offers(app, "save"), footer_offers(app, "delete")) == (
+                not save.disabled,
+                not delete.disabled,
+            )
+
+        await footer_current(pilot)
+        assert footer_offers(app, "save") and footer_offers(app, "delete") and agree()
+
+        await pilot.press("f8", "y")  # Delete the open passage: it stays open, read-only.
+        await wait_until(pilot, lambda: editor.form.deleted)
+        await footer_current(pilot)
+        assert save.disabled and delete.disabled
+        assert not footer_offers(app, "save") and not footer_offers(app, "delete")
+
+        await pilot.press("ctrl+n")  # A new passage: nothing to delete, no id to save under.
+        await wait_until(pilot, lambda: not editor.form.deleted)
+        await footer_current(pilot)
+        assert not footer_offers(app, "delete") and not footer_offers(app, "save") and agree()
+        await pilot.press("f8")
+        await pilot.pause()
+        assert app.screen is editor  # F8 asked nothing.
+
+        await type_text(pilot, "fresh")
+        editor.query_one("#form-text").focus()
+        await type_text(pilot, "Fresh text.")
+        await footer_current(pilot)
+        assert footer_offers(app, "save") and not footer_offers(app, "delete") and agree()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not editor.form.is_new)
+        await footer_current(pilot)
+        assert footer_offers(app, "save") and footer_offers(app, "delete") and agree()
+
+
+async def test_ctrl_s_is_greyed_on_the_synonyms_tab_while_a_line_is_bad(make_app: MakeApp) -> None:
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        await pilot.press("ctrl+n")  # An empty passage, which cannot be saved...
+        await pilot.press("ctrl+o")
+        await footer_current(pilot)
+        assert footer_offers(app, "save")  # ...but Ctrl+S saves the synonyms here.
+        await type_text(pilot, "bike")  # One word: not a group.
+        await wait_until(pilot, lambda: bool(editor.synonyms.problems))
+        await footer_current(pilot)
+        assert not footer_offers(app, "save")
+        await type_text(pilot, " = bicycle")
+        await wait_until(pilot, lambda: not editor.synonyms.problems)
+        await footer_current(pilot)
+        assert footer_offers(app, "save")
+
+
+def list_rows(app: HelpDeskApp, options: OptionList) -> list[str]:
+    """The passage list's rows as drawn, without its scrollbar."""
+    region = options.scrollable_content_region
+    lines = screen_text(app).splitlines()
+    return [lines[y][region.x : region.right].strip() for y in range(region.y, region.bottom)]
+
+
+async def test_a_title_too_long_for_the_list_is_cut_with_an_ellipsis(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    """With the list's scrollbar showing (80x24), `Reporting a damaged bike` was drawn as
+    `Reporting a damaged`, and after scrolling `bike` showed as a row of its own."""
+    titles = {p.id: p.title for p in PassageStore(kb_copy).passages()}
+    app = make_app("agent")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await open_editor(pilot)
+        options = editor.query_one("#passage-options", OptionList)
+        assert options.show_vertical_scrollbar
+
+        def shows(title: str, whole: str) -> bool:
+            return title == whole or (title.endswith("…") and whole.startswith(title[:-1]))
+
+        def pairs_whole() -> bool:
+            """Every row is an id followed by its title on one line, whole or cut with …"""
+            rows = [row for row in list_rows(app, options) if row]
+            if rows and any(shows(rows[0], whole) for whole in titles.values()):
+                rows = rows[1:]  # Scrolled to a row's second line.
+            for passage_id, title in zip(rows[::2], rows[1::2], strict=False):
+                if passage_id not in titles or not shows(title, titles[passage_id]):
+                    raise AssertionError(f"{passage_id!r} shown with {title!r}: {rows}")
+            return True
+
+        assert pairs_whole()
+        rows = list_rows(app, options)
+        assert rows[rows.index("damage-report") + 1] == "Reporting a damaged bike"
+        cut = rows[rows.index("card-charged-twice") + 1]
+        assert cut.startswith("Charged twice for one") and cut.endswith("…")
+        options.focus()
+        await pilot.press("end")
+        await wait_until(pilot, lambda: "Student pass" in list_rows(app, options))
+        assert pairs_whole()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: "card-charged-twice" in list_rows(app, options))
+        assert pairs_whole()

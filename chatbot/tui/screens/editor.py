@@ -18,12 +18,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane, TextArea
+from textual.worker import get_current_worker
 
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
+from chatbot.knowledge_base.interface import PassageNotFoundError
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
@@ -180,6 +182,9 @@ class EditorScreen(Screen[None]):
 
     def _rebuilt(self, _count: int) -> None:
         self.refresh_list()
+        # Another process may have saved, deleted or restored the open passage: its history
+        # follows, while the form keeps what is typed (a save based on the old revision is refused).
+        self._reload_history()
         # Someone else's save shows, unless it would drop typing.
         if self.query(SynonymsPanel) and not self.synonyms.dirty:
             self.load_synonyms()
@@ -257,6 +262,37 @@ class EditorScreen(Screen[None]):
         # Read while they are on screen; showing the tab reads them again.
         if self.query_one(TabbedContent).active == "gaps":
             self.refresh_gaps()
+
+    @dataclass
+    class HistoryRead(Message):
+        """The open passage's history and current text ("" when deleted), re-read in a thread."""
+
+        passage_id: str
+        versions: list[Version]
+        current: str
+
+    def _reload_history(self) -> None:
+        if self.history.passage_id is not None:
+            self._read_history(self.history.passage_id)
+
+    @work(thread=True, exclusive=True, group="editor-history", exit_on_error=False)
+    def _read_history(self, passage_id: str) -> None:
+        try:
+            versions = self.passages.history(passage_id)
+            try:
+                current = self.passages.get(passage_id).passage.text
+            except PassageNotFoundError:
+                current = ""  # Deleted: each version is compared with nothing, as on opening.
+        except (HelpdeskError, OSError):  # The history shown stays; the next change reads again.
+            log.exception("re-reading the history of %s failed", passage_id)
+            return
+        if not get_current_worker().is_cancelled:  # A newer read is on its way.
+            self.post_message(self.HistoryRead(passage_id, versions, current))
+
+    @on(HistoryRead)
+    def _history_read(self, event: HistoryRead) -> None:
+        if self.history.passage_id == event.passage_id:  # Not another passage opened meanwhile.
+            self.history.update(event.versions, current=event.current)
 
     def open_passage(self, passage_id: str) -> None:
         try:
@@ -491,6 +527,7 @@ class EditorScreen(Screen[None]):
             )
             return
         self.synonyms.load(groups, revision=revision)
+        self.refresh_bindings()
 
     @on(SynonymsPanel.SaveRequested)
     def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
@@ -527,6 +564,30 @@ class EditorScreen(Screen[None]):
         await self._build_tab(tab)
         if tab == "gaps":
             self.refresh_gaps()
+        self.refresh_bindings()  # Ctrl+S saves the synonyms on their tab, the passage elsewhere.
+
+    @on(TextArea.Changed, "#synonyms-text")
+    def _synonyms_typed(self) -> None:
+        self.refresh_bindings()  # A bad line greys Save; fixing it brings Save back.
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None greys a key in the footer, as its button is greyed: a key that looks ready but
+        # does nothing also says nothing.
+        if action == "save":
+            return True if self._can_save() else None
+        if action == "delete":
+            forms = self.query(PassageForm)
+            return None if forms and forms.first().is_new else True
+        return True
+
+    def _can_save(self) -> bool:
+        """Whether Ctrl+S would save: the Save button of what it saves is enabled."""
+        tabs = self.query(TabbedContent)
+        if tabs and tabs.first().active == "synonyms":
+            panels = self.query(SynonymsPanel)
+            return not panels or not panels.first().problems
+        forms = self.query(PassageForm)
+        return not forms or forms.first().savable
 
     def action_save(self) -> None:
         if self.query_one(TabbedContent).active == "synonyms":

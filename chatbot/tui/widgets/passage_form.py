@@ -91,6 +91,9 @@ class PassageForm(Vertical):
         self.deleted = False
         """Showing a deleted passage's last version: read-only until it is restored."""
         self.taken: frozenset[str] = frozenset()
+        self.savable = False
+        """Whether Save would write the form as it is (not a deleted passage, nothing invalid);
+        a refused save can be tried again."""
         self._loading = False
         self._opened: tuple[str, ...] = ("", "", "", "")
 
@@ -167,6 +170,7 @@ class PassageForm(Vertical):
         # A draft from a gap counts as unsaved work, so leaving it asks first.
         self._opened = self._values() if gap_id is None else ("", "", "", "")
         self.validate_form()
+        self.refresh_bindings()  # The screen greys keys in the footer as their buttons are.
         (text if revision is not None or deleted else self.query_one("#form-id")).focus()
 
     def _values(self) -> tuple[str, ...]:
@@ -206,6 +210,11 @@ class PassageForm(Vertical):
     def validate_form(self) -> None:
         result = self.current()
         self.problem = result if isinstance(result, str) else ""
+        savable = not isinstance(result, str)
+        self.query_one("#form-save", Button).disabled = not savable
+        if savable != self.savable:
+            self.savable = savable
+            self.refresh_bindings()  # The screen greys Ctrl+S in the footer as Save is.
         length = len(self.text_area.text.strip())
         count = self.query_one("#form-count", Static)
         count.update(f"{length:,} / {MAX_TEXT_CHARS:,}")
@@ -214,7 +223,6 @@ class PassageForm(Vertical):
     def watch_problem(self, problem: str) -> None:
         # Messages quote what was typed (an id, a title): shown with control characters spelled out.
         self.query_one("#form-problem", Static).update(printable(problem))
-        self.query_one("#form-save", Button).disabled = bool(problem)
 
     @on(Input.Changed)
     @on(TextArea.Changed)

@@ -131,6 +131,17 @@ class PassageHistory(Vertical):
         if versions:
             options.highlighted = 0
 
+    def update(self, versions: Sequence[Version], *, current: str) -> None:
+        """The same passage's history as it is now (another process changed it): the version
+        highlighted stays highlighted while it is listed; nothing is redrawn if nothing changed."""
+        if list(versions) == list(self._versions.values()) and current == self.current_text:
+            return
+        highlighted = self.highlighted
+        self.show(self.passage_id, versions, current=current)
+        if highlighted is not None and str(highlighted.number) in self._versions:
+            options = self.query_one("#history-options", OptionList)
+            options.highlighted = options.get_option_index(str(highlighted.number))
+
     @property
     def highlighted(self) -> Version | None:
         option = self.query_one("#history-options", OptionList).highlighted_option

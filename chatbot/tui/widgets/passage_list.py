@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -33,6 +34,15 @@ def matches(haystack: str, query: str) -> bool:
     return all(word in haystack for word in query.casefold().split())
 
 
+def shortened(title: str, cells: int) -> str:
+    """`title` on one line of `cells` (0: as it is), cut with … where it is longer: a title is a
+    reminder under the id, and each row keeps to two lines."""
+    title = printable(title)
+    if not cells or cell_len(title) <= cells:
+        return title
+    return set_cell_size(title, cells - 1).rstrip() + "…"
+
+
 class PassageList(Vertical):
     """A search box over an option list; choosing a row posts `Chosen`."""
 
@@ -48,6 +58,8 @@ class PassageList(Vertical):
         self.locale: Locale = locale
         self._passages: list[tuple[Passage, str]] = []
         self._deleted: list[str] = []
+        self._title_cells = 0
+        """The width the titles were cut to (0: not cut, the list not laid out yet)."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
@@ -76,13 +88,13 @@ class PassageList(Vertical):
         current = options.highlighted_option.id if options.highlighted_option else None
         options.clear_options()
         found = [passage for passage, haystack in self._passages if matches(haystack, query)]
+        self._title_cells = cells = self._row_cells()
         rows: list[Option] = []
         for passage in found[:MAX_ROWS]:
             # Every string from a passage file passes through `printable`, even validated ones.
             label = Content(printable(passage.id))
             if passage.title:
-                label = Content.assemble(printable(passage.id), "\n",
-                                         (printable(passage.title), "dim"))  # fmt: skip
+                label = Content.assemble(label, "\n", (shortened(passage.title, cells), "dim"))
             rows.append(Option(label, id=passage.id))
         if len(found) > MAX_ROWS:
             more = t.gettext("{count} more: type to narrow the list").format(
@@ -104,6 +116,18 @@ class PassageList(Vertical):
         if options.highlighted is None and options.option_count:
             # After a search, Tab then Enter opens the first match: a row is always highlighted.
             options.highlighted = 0
+
+    def _row_cells(self) -> int:
+        """The cells a row's line has: the same with or without a scrollbar, whose gutter the
+        list keeps (`editor.tcss`); 0 before the list is laid out."""
+        options = self.options
+        padding = options.get_component_styles("option-list--option").padding
+        return max(options.scrollable_content_region.width - padding.width, 0)
+
+    def on_resize(self) -> None:
+        # Titles are cut to the rows' width, known once the list is laid out.
+        if self._row_cells() != self._title_cells:
+            self._render_rows()
 
     def on_key(self, event: events.Key) -> None:
         # A letter typed on the list narrows it, as on the agent's queue: an editor who tabbed to
