@@ -409,7 +409,9 @@ class HelpdeskServer(Server):
         page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"),
                         locale=page_locale(request))  # fmt: skip
         response = self._html(page)
-        if conversation is None:
+        # HEAD (uptime checks, link checkers) only asks whether the page is there: no browser
+        # will open a chat from it, so no conversation is started for it.
+        if conversation is None and request.method != "HEAD":
             conversation = await self.desk.start_conversation()
             self._set_cookie(
                 response,

@@ -16,6 +16,7 @@ from aiohttp import ClientSession, WSServerHandshakeError
 from playwright._impl._api_structures import SetCookieParam
 from playwright.sync_api import Browser, BrowserContext, Page
 
+from chatbot.store.sqlite import SQLiteStore
 from chatbot.web.security import CONTENT_SECURITY_POLICY
 from tests.web.conftest import PASSWORD, VIEWPORT
 from tests.web.harness import Served, run_async, settled, wait_for
@@ -76,6 +77,17 @@ def test_the_customer_cookie_is_signed_httponly_samesite(served: Served) -> None
     assert header.startswith("helpdesk-chat=")
     assert "HttpOnly" in header and "SameSite=Lax" in header and "Max-Age=" in header
     assert "conversation" not in response.text  # No id in the page for a script to change.
+
+
+def test_a_head_request_starts_no_conversation(served: Served) -> None:
+    # Every `curl -I /` (an uptime check) added an empty conversation to the desk's figures.
+    with SQLiteStore.open(served.db) as store:
+        before = len(store.conversations(limit=1000))
+        response = httpx.head(served.url + "/")
+        assert response.status_code == 200 and "set-cookie" not in response.headers
+        assert len(store.conversations(limit=1000)) == before
+        assert "set-cookie" in httpx.get(served.url + "/").headers  # A page view still does.
+        assert len(store.conversations(limit=1000)) == before + 1
 
 
 def test_a_sign_in_from_another_origin_is_refused(served: Served) -> None:
