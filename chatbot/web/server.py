@@ -41,6 +41,7 @@ from chatbot.config import WebSettings
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.web.cookies import CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page, title
+from chatbot.web.paste import PasteFilter
 from chatbot.web.security import (
     add_hsts,
     add_security_headers,
@@ -619,6 +620,7 @@ class HelpdeskServer(Server):
 
     async def _relay(self, websocket: web.WebSocketResponse, service: SessionProcess) -> None:
         """Keystrokes, resizes and focus changes to the app; anything malformed is dropped."""
+        pastes = PasteFilter()
         async for message in websocket:
             if message.type != WSMsgType.TEXT:
                 continue
@@ -628,7 +630,7 @@ class HelpdeskServer(Server):
             except (ValueError, TypeError, IndexError, KeyError):
                 continue
             if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(data.encode("utf-8"))
+                await service.send_bytes(pastes.feed(data).encode("utf-8"))
             elif kind == "resize" and isinstance(data, dict):
                 await service.set_terminal_size(
                     _clamp(str(data.get("width")), 80, MAX_COLUMNS),
