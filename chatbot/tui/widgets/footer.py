@@ -5,11 +5,20 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer as TextualFooter
+from textual.widgets._footer import FooterKey
 
-PALETTE_CELLS = 12
-"""What the command palette's key takes at the right: `▏^p palette`."""
+PALETTE_MARGIN = 2
+"""Cells the command palette's key takes at the right besides its label: a blank before it and
+its border, `▏`."""
+GIVE_WAY_FIRST = ("feedback('helpful')", "feedback('not-helpful')")
+"""Keys left out together first when the screen's keys do not fit (after the palette's): Helpful
+and Not helpful, whose buttons stay on the answer (the chat panel's `FEEDBACK_ACTIONS`, not
+imported: the footer comes with the first screen, the chat panel after it)."""
+ALWAYS = "quit"
+"""The one key never left out."""
 
 
 def _keys(screen: Screen[object]) -> tuple[object, ...]:
@@ -36,15 +45,19 @@ class Footer(TextualFooter):
     _asked = False
     """Textual's footer shows no keys until the first binding change; then `_shown` is kept."""
     _shown: tuple[object, ...] | None = None
+    _left_out: frozenset[str] = frozenset()
+    """The actions whose keys are left out, for want of room."""
 
     @property
     def is_current(self) -> bool:
-        """Whether the keys shown are the screen's keys now (no rebuild waiting to happen)."""
+        """Whether the keys shown are the screen's keys now, as many as fit the footer's width
+        now (no rebuild waiting to happen)."""
         return (
             not self._rebuild_pending
             and self._shown is not None
             and self.is_attached
             and self._shown == _keys(self.screen)
+            and self._fit() == (self._left_out, self.show_command_palette)
         )
 
     def bindings_changed(self, screen: Screen[object]) -> None:
@@ -63,23 +76,54 @@ class Footer(TextualFooter):
         # Taken as the keys are composed, so `_shown` is what the footer shows.
         if self._asked and self.is_attached:
             self._shown = _keys(self.screen)
-            # The palette's key gives way when the screen's own keys need its room: it is the
-            # one key the palette itself lists, and Ctrl+P works all the same.
-            self.set_reactive(TextualFooter.show_command_palette, self._palette_fits())
-        yield from super().compose()
+            self._left_out, palette = self._fit()
+            self.set_reactive(TextualFooter.show_command_palette, palette)
+        for widget in super().compose():
+            if not (isinstance(widget, FooterKey) and widget.action in self._left_out):
+                yield widget
 
-    def _palette_fits(self) -> bool:
+    def _fit(self) -> tuple[frozenset[str], bool]:
+        """The actions whose keys to leave out so that every key shown is whole, and whether the
+        palette's key fits too. Measured from the labels as shown (in the screen's language, a
+        Chinese character taking two cells): the palette's key gives way first (it is the one
+        key the palette itself lists, and Ctrl+P works all the same), then Helpful and Not
+        helpful, then the keys from the right (the app's, then the screen's; the focused part's
+        come first), never Quit. Keys left out work all the same."""
         width = self.size.width or self.app.size.width
-        keys = [
-            cell_len(self.app.get_key_display(active.binding))
-            + 1
-            + cell_len(active.binding.description)
-            for active in self.screen.active_bindings.values()
-            if active.binding.show and active.binding.action != "command_palette"
-        ]
-        return sum(keys) + len(keys) + PALETTE_CELLS <= width
+        cells: dict[str, int] = {}
+        palette = 0
+        for active in self.screen.active_bindings.values():
+            binding = active.binding
+            if binding.action == "command_palette":
+                palette = PALETTE_MARGIN + self._cells(binding)
+            elif binding.show:
+                # Textual's footer shows one key per action, the first bound.
+                cells.setdefault(binding.action, self._cells(binding))
+
+        def needed(actions: list[str]) -> int:
+            # One blank between keys (the compact footer's margin).
+            return sum(cells[action] for action in actions) + len(actions) - 1
+
+        shown = list(cells)
+        if needed(shown) + palette <= width:
+            return frozenset(), True
+        # Helpful and Not helpful go together: one without the other would look like a choice.
+        order = [[action for action in GIVE_WAY_FIRST if action in cells]]
+        order += [[action] for action in reversed(shown) if action not in GIVE_WAY_FIRST]
+        for actions in order:
+            if needed(shown) <= width:
+                break
+            shown = [action for action in shown if action == ALWAYS or action not in actions]
+        return frozenset(cells) - frozenset(shown), False
+
+    def _cells(self, binding: Binding) -> int:
+        """The cells a key takes in the compact footer: `^t Talk to a person`."""
+        key = cell_len(self.app.get_key_display(binding))
+        return key + 1 + cell_len(binding.description) if binding.description else key
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._asked and self.is_attached and self._palette_fits() != self.show_command_palette:
+        if not (self._asked and self.is_attached):
+            return
+        if self._fit() != (self._left_out, self.show_command_palette):
             self._shown = None
             self.bindings_changed(self.screen)
