@@ -188,8 +188,8 @@ async def test_in_the_half_screen_console_statuses_take_their_short_form(
         # The row comes when the customer asks for a person, its question a moment later.
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1 and queue_rows(app)[0][5] != "")
         [row] = queue_rows(app)
-        assert row[1:5] == ("1", "0s", "custo…", "–")
-        assert row[5].startswith("There were") and row[5].endswith("…")
+        assert row[1:5] == ("1", "0s", "customer-asked", "–")  # The reason whole.
+        assert row[5].startswith("There") and row[5].endswith("…")  # The question gives way.
         view = await app.open_conversation(1)
         await pilot.press("ctrl+l")
         await wait_until(pilot, lambda: view.is_mine)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +32,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from chatbot.desk.models import QueueItem, State
+from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import bots_stalled, claimed_for, waiting_for
@@ -45,11 +47,14 @@ SHORT_STATUS_HEADER = N_("Wait")
 NO_QUESTION = N_("(no question yet)")
 GAP = 1
 """Blank cells between two columns."""
-REASON_WIDTH = 14
-"""The longest reason, `customer-asked`."""
+REASON_WIDTH = max(len(reason.value) for reason in Reason)
+"""The longest reason, `customer-asked`: reasons are never shortened."""
 QUESTION_COMFORT = 16
-"""The question gives up cells first, down to this; then the status and reason shrink too."""
-STATUS_MIN, REASON_MIN = 9, 6
+"""The question gives up cells first, down to this, before the statuses take their short form."""
+QUESTION_MIN = 6
+"""Then the question shortens further, down to this: its first word or two (`I was…`)."""
+STATUS_MIN = 7
+"""A short status keeps this many cells (`59m 59s`); only a claim's long agent name is cut."""
 
 
 def wait_time(since: datetime, now: datetime) -> str:
@@ -116,8 +121,8 @@ def order(item: QueueItem) -> tuple[int, float, int]:
 
 @dataclass(frozen=True)
 class Columns:
-    """Cells per column for one width: every column is always shown, the question shortens
-    first."""
+    """Cells per column for one width: every column is always shown and no reason is ever
+    shortened; the question shortens first."""
 
     id: int
     status: int
@@ -128,28 +133,39 @@ class Columns:
     """Statuses in their short form (`3m 05s`, `ana 12m`): the long ones would crowd out the
     question."""
 
+    @property
+    def width(self) -> int:
+        """Cells a row takes: wider than the table's, the table scrolls sideways."""
+        return _fixed(self.id, self.top) + self.status + self.reason + self.question
+
     @classmethod
-    def for_width(cls, width: int, *, id_width: int, claims: bool) -> Columns:
+    def for_width(
+        cls, width: int, *, id_width: int, claims: bool, reason: int = REASON_WIDTH
+    ) -> Columns:
+        """`reason`: the cells of the longest reason shown (or its heading), never fewer."""
         top = 4
-        fixed = 1 + 1 + GAP + id_width + GAP + GAP + top + GAP + GAP  # Padding and the mark.
-        room = max(0, width - fixed)
+        room = max(0, width - _fixed(id_width, top))
         # "waiting 28m 32s" is 15 cells: at 14, a wait of ten minutes or more lost its seconds.
-        status_width, reason = (27 if claims else 15), REASON_WIDTH
-        short = room - status_width - reason < QUESTION_COMFORT
-        if short:
-            status_width = 14 if claims else 7
-        status_width = max(status_width, STATUS_MIN if not short else 6)
-        question = room - status_width - reason
-        if question < QUESTION_COMFORT:
-            # The reason shrinks towards its minimum, then the status; then the question again.
-            lacking = QUESTION_COMFORT - question
-            least = 6 if short else STATUS_MIN
-            give_reason = min(reason - REASON_MIN, lacking)
-            give_status = min(status_width - least, lacking - give_reason)
-            status_width -= give_status
-            reason -= give_reason
-            question = room - status_width - reason
-        return cls(id_width, status_width, reason, top, max(1, question), short)
+        status, short = (27 if claims else 15), False
+        if room - status - reason < QUESTION_COMFORT:
+            status, short = (14 if claims else 7), True
+        # The question gives up cells down to its least; then a short status down to its least
+        # (a claim's agent name cut); then the row is wider than the table, which scrolls
+        # sideways rather than cut a reason or drop a column.
+        question = max(QUESTION_MIN, room - status - reason)
+        status = max(STATUS_MIN, min(status, room - question - reason))
+        return cls(id_width, status, reason, top, question, short)
+
+
+def _reason(item: QueueItem) -> str:
+    """The reason a row shows (a dash for a conversation no escalation put there)."""
+    return item.reason.value if item.reason else "–"
+
+
+def _fixed(id_width: int, top: int) -> int:
+    """A row's cells besides its status, reason and question: padding, the mark, the id, the top
+    score and the gaps between the columns."""
+    return 1 + 1 + GAP + id_width + GAP + GAP + top + GAP + GAP
 
 
 @dataclass(frozen=True)
@@ -161,6 +177,11 @@ class _Pass:
     now: datetime
     focus: bool
     theme: str
+
+    @property
+    def drawn(self) -> int:
+        """Cells a row is drawn in: the table's, or the row's least where that is wider."""
+        return max(self.width, self.columns.width)
 
 
 class QueueTable(ScrollView, can_focus=True):
@@ -218,11 +239,14 @@ class QueueTable(ScrollView, can_focus=True):
         self._keys: list[tuple[int, float, int]] = []
         self._by_id: dict[int, QueueItem] = {}
         self._questions: dict[int, str] = {}
+        self._reasons: Counter[str] = Counter()
+        """How many rows show each reason: the column is as wide as the longest one shown, so a
+        queue of `low-score` leaves the question five more cells."""
         """Each question flattened and made literal once, not on every redraw."""
         self._claimed = 0
         self._id_width = 1
         """Digits of the largest id seen (never narrower, so columns do not jump)."""
-        self._columns: tuple[tuple[int, int, bool], Columns] | None = None
+        self._columns: tuple[tuple[int, int, bool, int], Columns] | None = None
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._pass: _Pass | None = None
         """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
@@ -262,6 +286,7 @@ class QueueTable(ScrollView, can_focus=True):
         self._questions = {item.conversation_id: self._flat(item) for item in self._rows}
         self._claimed = sum(item.state is State.CLAIMED for item in self._rows)
         self._id_width = len(str(max(self._by_id, default=1)))
+        self._reasons = Counter(_reason(item) for item in self._rows)
         self._settle(selected)
 
     def apply(self, changed: Iterable[int], items: Sequence[QueueItem]) -> None:
@@ -279,6 +304,7 @@ class QueueTable(ScrollView, can_focus=True):
                 self._questions[conversation_id] = self._flat(item)
                 self._claimed += item.state is State.CLAIMED
                 self._id_width = max(self._id_width, len(str(conversation_id)))
+                self._reasons[_reason(item)] += 1
         self._settle(selected)
 
     def update_item(self, item: QueueItem) -> None:
@@ -299,6 +325,7 @@ class QueueTable(ScrollView, can_focus=True):
         del self._rows[at]
         del self._questions[conversation_id]
         self._claimed -= old.state is State.CLAIMED
+        self._reasons[_reason(old)] -= 1
 
     def _flat(self, item: QueueItem) -> str:
         return " ".join(printable(item.question).split()) or self._no_question
@@ -308,17 +335,32 @@ class QueueTable(ScrollView, can_focus=True):
         if selected is not None and (item := self._by_id.get(selected)) is not None:
             self.cursor_row = bisect.bisect_left(self._keys, order(item))
         self.cursor_row = max(0, min(self.cursor_row, len(self._rows) - 1))
-        self.virtual_size = Size(self.size.width, len(self._rows) + 1)
+        self._fit_width()
         self.refresh()
+
+    def _fit_width(self) -> None:
+        """The rows' size: as wide as the table, or wider where the row's least does not fit in
+        it (the table scrolls sideways then)."""
+        row = self.columns().width
+        wide = row if row > self.scrollable_content_region.width else self.size.width
+        size = Size(wide, len(self._rows) + 1)
+        if size != self.virtual_size:
+            self.virtual_size = size
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_width()
 
     # -- drawing ----------------------------------------------------------------------------------
 
     def columns(self) -> Columns:
         """The column widths for the width on screen, worked out once per change of width."""
-        key = (self.scrollable_content_region.width, self._id_width, self._claimed > 0)
+        reason = max(
+            [cell_len(self._headers[2])] + [len(shown) for shown, n in self._reasons.items() if n]
+        )
+        key = (self.scrollable_content_region.width, self._id_width, self._claimed > 0, reason)
         if self._columns is None or self._columns[0] != key:
-            width, id_width, claims = key
-            layout = Columns.for_width(width, id_width=id_width, claims=claims)
+            width, id_width, claims, reason = key
+            layout = Columns.for_width(width, id_width=id_width, claims=claims, reason=reason)
             self._columns = (key, layout)
         return self._columns[1]
 
@@ -339,7 +381,15 @@ class QueueTable(ScrollView, can_focus=True):
             self.scrollable_content_region.width, self.columns(), self.services.clock(),
             self.has_focus, self.app.theme,
         )  # fmt: skip
-        width, columns = shared.width, shared.columns
+        strip = self._line(y, shared)
+        if shared.columns.width > shared.width:  # Wider than the table: scrolled sideways.
+            x = int(self.scroll_offset.x)
+            strip = strip.crop(x, x + shared.width)
+        return strip
+
+    def _line(self, y: int, shared: _Pass) -> Strip:
+        """Line `y` of the table on screen, whole (the header's at 0)."""
+        width, columns = shared.drawn, shared.columns
         if y == 0:
             headers = self._headers
             cells = [
@@ -360,7 +410,7 @@ class QueueTable(ScrollView, can_focus=True):
         return self._row(self._rows[index], index, shared)
 
     def _row(self, item: QueueItem, index: int, shared: _Pass) -> Strip:
-        columns, width = shared.columns, shared.width
+        columns, width = shared.columns, shared.drawn
         shown = status(item, shared.now, short=columns.short, locale=self.services.locale)
         key = (item, index == self.cursor_row, index % 2, columns, width, shown, shared.focus,
                shared.theme)  # fmt: skip
@@ -396,7 +446,7 @@ class QueueTable(ScrollView, can_focus=True):
                 fit(shown, columns.status), muted if item.state is State.CLAIMED else text_style
             ),
             gap,
-            Segment(fit(item.reason.value if item.reason else "–", columns.reason), base),
+            Segment(fit(_reason(item), columns.reason), base),
             gap,
             Segment(fit(top, columns.top), base),
             gap,
