@@ -250,16 +250,22 @@ class StatsScreen(Screen[None]):
             gaps.append("\n  " + t.gettext("none"), style="dim")
         self.query_one("#stats-gaps", Static).update(gaps)
         hours = stats.questions_by_hour
-        busiest = hours.index(max(hours))
-        self.query_one("#stats-hours-title", Static).update(
-            Text(
+        spark = self.query_one("#stats-hours", Sparkline)
+        if any(hours):
+            busiest = hours.index(max(hours))
+            heading = Text(
                 t.gettext("Questions by hour (UTC, 00 to 23): busiest {hour}:00, {count}").format(
                     hour=f"{busiest:02d}", count=max(hours)
                 ),
                 style="bold",
             )  # fmt: skip
-        )
-        spark = self.query_one("#stats-hours", Sparkline)
+        else:
+            # No question, no busiest hour (a flat line named "busiest 00:00" before): "none",
+            # as the other empty figures and `helpdesk stats` say.
+            heading = Text(t.gettext("Questions by hour (UTC)"), style="bold")
+            heading.append("\n  " + t.gettext("none"), style="not bold dim")
+        self.query_one("#stats-hours-title", Static).update(heading)
+        spark.display = any(hours)
         spark.data = list(hours)
         spark.styles.width = 48  # Two cells an hour.
 
