@@ -320,13 +320,25 @@ TOKEN = "tok-0123456789"
 
 
 def with_credentials(base_url: str) -> str:
-    scheme, rest = base_url.split("://", 1)
-    return f"{scheme}://valen-user:{PASSWORD}@{rest}?api_key={TOKEN}&region=eu"
+    """A gateway's key in the query: a user name and password (`user:pass@`) are refused at
+    start instead, since httpx would send them as Basic auth in place of the API key."""
+    return f"{base_url}?api_key={TOKEN}&region=eu"
 
 
 def assert_no_url_secrets(text: str) -> None:
     for secret in (PASSWORD, TOKEN, "valen-user"):
         assert secret not in text, text
+
+
+def test_a_user_and_password_in_the_base_url_are_refused_unrepeated() -> None:
+    url = f"http://valen-user:{PASSWORD}@127.0.0.1:9/v1"
+    for command in (["valen", "check"], ["ask", "Can I get a refund?", "--replay", "off"]):
+        result = helpdesk(*command, "--base-url", url)
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr == (
+            "helpdesk: error: invalid option --base-url: the URL holds a user name or password "
+            "(before an @): give the API key as VALEN_API_KEY instead, and the URL without them\n"
+        )
 
 
 def test_valen_check_hides_credentials_in_the_base_url(valen_server: ValenTestServer) -> None:
@@ -339,19 +351,16 @@ def test_valen_check_hides_credentials_in_the_base_url(valen_server: ValenTestSe
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert_no_url_secrets(result.stdout + result.stderr)
     host = valen_server.base_url.split("://", 1)[1].removesuffix("/v1")
-    assert f"  base URL     http://[redacted]@{host}/v1?api_key=[redacted]&region=[redacted]" in (
-        text.stdout
-    )
+    assert f"  base URL     http://{host}/v1?api_key=[redacted]&region=[redacted]" in text.stdout
     assert json.loads(as_json.stdout)["url"].endswith("/v1/decisions?api_key=[redacted]"
                                                       "&region=[redacted]")  # fmt: skip
-    # The credentials were used: the route comes before the query, the password as basic auth.
+    # The credentials were used: the route comes before the query.
     request = valen_server.received[0]
     assert request.path == "/v1/decisions" and request.query == f"api_key={TOKEN}&region=eu"
-    assert request.headers["authorization"].startswith("Basic ")
 
 
 async def test_credentials_in_the_base_url_never_reach_a_decision(tmp_path: Path) -> None:
     decision = await ask(settings_for(with_credentials(closed_port_url()), tmp_path))
     assert kinds(decision) == {"connection"}
-    assert all("[redacted]@127.0.0.1" in str(c.error) for c in decision.candidates)
+    assert all("api_key=[redacted]" in str(c.error) for c in decision.candidates)
     assert_no_url_secrets(decision.model_dump_json())
