@@ -438,12 +438,30 @@ class Settings(BaseSettings):
 
 
 class InvalidSetting(HelpdeskError):
-    """A setting's value is refused: `setting` like "engine.threshold", and why."""
+    """A setting's value is refused: `setting` like "engine.threshold", and why; `source`, where
+    the value came from (an environment variable or the settings file), when known."""
 
-    def __init__(self, setting: str, problem: str) -> None:
-        super().__init__(f"invalid setting {setting}: {problem}")
+    def __init__(self, setting: str, problem: str, source: str | None = None) -> None:
+        where = f" {source}" if source else ""
+        super().__init__(f"invalid setting {setting}{where}: {problem}")
         self.setting = setting
         self.problem = problem
+        self.source = source
+
+
+def _source(setting: str, overrides: dict[str, Any]) -> str | None:
+    """Where the refused value of `setting` came from, in the order the sources win: given by
+    the caller (the command line names its own options), an environment variable, the file."""
+    section, _, key = setting.partition(".")
+    if isinstance(overrides.get(section), dict) and key in overrides[section]:
+        return None
+    names = [name for name, place in SHORT_ENV_NAMES.items() if place == (section, key)]
+    names += [f"HELPDESK_{section}__{key}".upper(), f"HELPDESK_{section}".upper()]
+    for name in names:
+        if os.environ.get(name):
+            return f"from {name}"
+    path = config_file()
+    return f"in {path}" if path.is_file() else None
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -459,7 +477,8 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as error:
         from chatbot.knowledge_base.storage import first_problem
 
-        raise InvalidSetting(*first_problem(error)) from None
+        setting, problem = first_problem(error)
+        raise InvalidSetting(setting, problem, _source(setting, overrides)) from None
     except (OSError, ValueError) as error:  # An unreadable or malformed value in the file.
         raise HelpdeskError(f"cannot read configuration: {error}") from None
     except RecursionError:

@@ -516,4 +516,6 @@ def test_a_bad_option_is_named_as_typed(
     )
     # From the environment it is still the setting (and its variable's value) that is wrong.
     monkeypatch.setenv("VALEN_BASE_URL", "ftp://valen.example")
-    assert_one_line_error(run_main("ask", Q1), "invalid setting valen.base_url: 'ftp://valen.")
+    assert_one_line_error(
+        run_main("ask", Q1), "invalid setting valen.base_url from VALEN_BASE_URL: 'ftp://valen."
+    )

@@ -14,10 +14,11 @@ from chatbot.knowledge_base.store import PassageStore
 from tests.conftest import ROOT, SHIPPED_KB
 
 
-def write_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+def write_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
     path = tmp_path / "config.toml"
     path.write_text(text)
     monkeypatch.setenv("HELPDESK_CONFIG", str(path))
+    return path
 
 
 def test_defaults_replay_offline() -> None:
@@ -61,10 +62,28 @@ def test_api_key_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bad_values_are_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VALEN_REPLAY", "sometimes")
-    with pytest.raises(HelpdeskError, match=r"^invalid setting valen\.replay: ") as error:
+    # Where the value came from is named: the variable, or the file.
+    with pytest.raises(HelpdeskError, match=r"^invalid setting valen\.replay from VALEN_REPLAY: "):
         load_settings()
-    assert "\n" not in str(error.value)
     monkeypatch.delenv("VALEN_REPLAY")
+    monkeypatch.setenv("HELPDESK_ENGINE__THRESHOLD", "abc")
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == (
+        "invalid setting engine.threshold from HELPDESK_ENGINE__THRESHOLD: Input should be a "
+        "valid number, unable to parse string as a number"
+    )
+    monkeypatch.delenv("HELPDESK_ENGINE__THRESHOLD")
+    path = write_config(tmp_path, monkeypatch, "[engine]\nthreshold = 2\n")
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == (
+        f"invalid setting engine.threshold in {path}: Input should be less than or equal to 1"
+    )
+    # A value the caller gave (the command line names its own options) is not blamed on them.
+    with pytest.raises(HelpdeskError) as error:
+        load_settings(engine={"threshold": 3})
+    assert str(error.value).startswith("invalid setting engine.threshold: ")
     write_config(tmp_path, monkeypatch, "[engine\n")
     with pytest.raises(HelpdeskError, match="cannot read configuration"):
         load_settings()
@@ -82,7 +101,8 @@ def test_a_base_url_that_is_not_http_is_refused_at_start(
     with pytest.raises(HelpdeskError) as error:
         load_settings()
     assert str(error.value) == (
-        f"invalid setting valen.base_url: {url!r} is not an http:// or https:// URL like "
+        f"invalid setting valen.base_url from VALEN_BASE_URL: {url!r} is not an http:// or "
+        "https:// URL like "
         "https://api.example.com/v1"
     )
     monkeypatch.delenv("VALEN_BASE_URL")
@@ -107,7 +127,8 @@ def test_a_base_url_with_credentials_is_refused_without_repeating_them(
     with pytest.raises(HelpdeskError) as error:
         load_settings()
     assert str(error.value) == (
-        "invalid setting valen.base_url: the URL holds a user name or password (before an @): "
+        "invalid setting valen.base_url from VALEN_BASE_URL: the URL holds a user name or "
+        "password (before an @): "
         "give the API key as VALEN_API_KEY instead, and the URL without them"
     )
     assert "PWSECRET" not in str(error.value)
@@ -237,4 +258,6 @@ def test_an_infinite_number_is_refused_at_start(
     monkeypatch.setenv(variable, "inf")
     with pytest.raises(HelpdeskError) as error:
         load_settings()
-    assert str(error.value) == f"invalid setting {name}: Input should be a finite number"
+    assert str(error.value) == (
+        f"invalid setting {name} from {variable}: Input should be a finite number"
+    )
