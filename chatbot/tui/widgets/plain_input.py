@@ -7,6 +7,11 @@ from textual.widgets import Input
 
 from chatbot.text import strip_control
 
+JOINERS = frozenset("\u200c\u200d")
+"""The zero-width non-joiner and joiner: Python counts them unprintable, so Textual's boxes
+dropped them as they were typed, and 👨‍👩‍👧 came out as three faces and Persian or Hindi words lost
+the joins they are written with."""
+
 
 def joined_lines(text: str) -> str:
     """Pasted text for a one-line field: its lines joined by single spaces, blank lines and the
@@ -41,6 +46,16 @@ class PlainInput(Input):
         on a part of the screen that takes none, and meant for this box."""
         self.cursor_position = len(self.value)
         self.insert_text_at_cursor(text)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character in JOINERS:
+            event.prevent_default()  # `Input`'s own handler would drop it.
+            event.stop()
+            selection = self.selection
+            if selection.is_empty:
+                self.insert_text_at_cursor(event.character)
+            else:
+                self.replace(event.character, *selection)
 
     def _on_paste(self, event: events.Paste) -> None:
         # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
 from chatbot.text import strip_control
+from chatbot.tui.widgets.plain_input import JOINERS
 
 
 class PlainTextArea(TextArea):
@@ -21,3 +23,10 @@ class PlainTextArea(TextArea):
 
     def load_text(self, text: str) -> None:
         super().load_text(strip_control(text))
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.character in JOINERS and not self.read_only:
+            event.prevent_default()  # `TextArea`'s own handler would drop it (see `JOINERS`).
+            event.stop()
+            start, end = self.selection
+            self.replace(event.character, start, end, maintain_selection_offset=False)
