@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Self
 
 from rich.text import Text
+from textual import events
 from textual.widgets import RichLog
 
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
@@ -125,6 +127,13 @@ class Transcript(RichLog):
         self.locale: Locale = locale
         """The agent's language: events are said in it, messages shown as written."""
         self._entries: list[Entry] = []
+        self._texts: list[Text] = []
+        """What is shown, as written (each message's time as of then): a log wraps its lines when
+        they are written, so a new width writes them all again (`_wrap`)."""
+        self._wrapped_at = 0
+        """The width the lines shown are wrapped to (0: not laid out, or hidden)."""
+        self._rows = 0
+        """The lines the view showed at its last resize: was the end in view before this one?"""
         self._hidden = 0
         self._exact = True
 
@@ -143,14 +152,14 @@ class Transcript(RichLog):
         self._entries = list(page.entries)
         self._hidden, self._exact = page.earlier, page.earlier_exact
         self.clear()
-        self.write(self._shown_text())
+        self._write(self._shown_text())
 
     def add(self, entries: Sequence[Entry]) -> None:
         """Entries newer than any written."""
         if not entries:
             return
         self._entries.extend(entries)
-        self.write(transcript_text(entries, locale=self.locale, now=self.clock()))
+        self._write(transcript_text(entries, locale=self.locale, now=self.clock()))
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
@@ -158,11 +167,61 @@ class Transcript(RichLog):
         lines_before, scroll_y = len(self.lines), self.scroll_y
         self._entries[:0] = page.entries
         self._hidden, self._exact = page.earlier, page.earlier_exact
-        self.clear()
-        self.write(self._shown_text(), scroll_end=False)
+        self._texts = [self._shown_text()]
+        if not self._wrap():
+            return  # Not laid out: wrapped, at the top, once it is.
         # Everything below the newly shown entries wraps as before, so the added lines are all
         # above the view: scroll down by as many.
         self.scroll_to(y=scroll_y + len(self.lines) - lines_before, animate=False)
+
+    def clear(self) -> Self:
+        self._texts = []
+        super().clear()
+        self._wrapped_at = self._width()  # No lines: as good as wrapped to the width there is.
+        return self
+
+    def on_resize(self, _event: events.Resize) -> None:
+        # Shown again after being hidden counts as a resize too (Textual sends one). A new height
+        # alone changes no line: nothing to write again.
+        rows, self._rows = self._rows, self.scrollable_content_region.height
+        if self._width() == self._wrapped_at:
+            return
+        lines_before, scroll_y = len(self.lines), self.scroll_y
+        if not self._wrap():
+            return
+        if scroll_y + rows >= lines_before:  # The newest lines were in view: they stay.
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
+        else:  # About the same place in the conversation: wrapping changed every line count.
+            self.scroll_to(y=scroll_y * len(self.lines) // lines_before, animate=False)
+
+    def _width(self) -> int:
+        """The columns a line has now (0: not laid out, or hidden)."""
+        return self.scrollable_content_region.width
+
+    def _write(self, text: Text) -> None:
+        """Keep `text` to wrap again when the width changes, and show it now if the lines shown
+        are wrapped to the current width, with them all otherwise (hidden, the resize that shows it
+        again wraps them)."""
+        self._texts.append(text)
+        width = self._width()
+        if width and width == self._wrapped_at:
+            self.write(text, width=width)
+        elif width:
+            self._wrap()
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
+
+    def _wrap(self) -> bool:
+        """Write every text kept again, wrapped to the current width (False: there is none yet).
+        Only when the width changed: it costs a render of every line."""
+        width = self._width()
+        if not width:
+            return False
+        texts = self._texts
+        super().clear()
+        for text in texts:
+            self.write(text, width=width, scroll_end=False)
+        self._wrapped_at = width
+        return True
 
     def _shown_text(self) -> Text:
         text = transcript_text(self._entries, locale=self.locale, now=self.clock())
