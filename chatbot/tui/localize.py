@@ -3,7 +3,7 @@ message id in the catalog (marked with `N_` where the binding is declared)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from string import Formatter
 from weakref import WeakKeyDictionary
@@ -21,13 +21,10 @@ _SOURCE: WeakKeyDictionary[DOMNode, BindingsMap] = WeakKeyDictionary()
 """Each localized node's bindings in English, as first seen, to translate from again."""
 
 
-def localize_bindings(
-    node: DOMNode, locale: Locale, *, hidden: Collection[str] = (), **descriptions: str
-) -> None:
+def localize_bindings(node: DOMNode, locale: Locale, **descriptions: str) -> None:
     """Give `node` its bindings (as first built, in English) with descriptions and tooltips in
     `locale`. A binding whose action is a key of `descriptions` gets that text instead (already
-    in its words); one whose action is in `hidden` is left out of the footer, its key working
-    all the same.
+    in its words).
 
     Call it when the node is built, where its language is known then: a node is in the footer
     from its mount, and translated in `on_mount` its keys could be drawn in English first."""
@@ -46,7 +43,6 @@ def localize_bindings(
                     binding.action, t.gettext(binding.description) if binding.description else ""
                 ),
                 tooltip=t.gettext(binding.tooltip) if binding.tooltip else "",
-                show=binding.show and binding.action not in hidden,
             )
             for binding in items
         ]

@@ -55,11 +55,10 @@ RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
 """The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
-NARROW = 60
-"""Below this many columns (a phone's browser) the footer leaves out Helpful and Not helpful,
-whose buttons stay on the answer, so that the keys it shows fit, Talk to a person first. Their
-keys work all the same."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
+"""Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
+every key (a phone's browser), it leaves these out first, measured from their labels in the
+chat's language (see the footer's `GIVE_WAY_FIRST`). Their keys work all the same."""
 
 
 class ChatPanel(Vertical):
@@ -320,22 +319,7 @@ class ChatPanel(Vertical):
         return Text.assemble(("F9 ", "bold"), LANGUAGE_NAMES[self._next_locale()])
 
     def _localize_bindings(self) -> None:
-        self._keys_narrow = self._narrow
-        localize_bindings(
-            self,
-            self.locale,
-            hidden=FEEDBACK_ACTIONS if self._keys_narrow else (),
-            switch_locale=LANGUAGE_NAMES[self._next_locale()],
-        )
-
-    @property
-    def _narrow(self) -> bool:
-        # The footer's width, which is the screen's, not this panel's (half of it on the desk).
-        return self.is_attached and self.app.size.width < NARROW
-
-    def on_resize(self) -> None:
-        if self._narrow != self._keys_narrow:  # The footer's keys no longer suit the width.
-            self._localize_bindings()
+        localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
 
     def _next_locale(self) -> Locale:
         return LOCALES[(LOCALES.index(self.locale) + 1) % len(LOCALES)]
