@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
@@ -31,7 +32,7 @@ from chatbot.engine.live import LiveEngine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.tui.base_app import SafeApp
-from chatbot.tui.commands import HelpDeskCommands
+from chatbot.tui.commands import HelpDeskCommands, command_palette
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
@@ -445,8 +446,15 @@ class HelpDeskApp(SafeApp):
         await self.services.live.wait_ready()
         self.action_edit_knowledge_base()
 
+    def action_command_palette(self) -> None:
+        # Textual's own, with the search box in the language of the app's keys: a customer's
+        # chat's, or the agent's (whichever the footer's palette key is in).
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(command_palette(self._shown_locale))
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        t = translations(self.ui_locale)
+        # In the language of the app's keys, as the search box: a Chinese chat's are Chinese.
+        t = translations(self._shown_locale)
         for command in super().get_system_commands(screen):
             if command.title in TEXTUAL_COMMANDS and command.help in TEXTUAL_COMMANDS:
                 command = command._replace(

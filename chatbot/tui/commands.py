@@ -6,8 +6,21 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.widget import Widget
+
+from chatbot.i18n import N_, Locale, translations
+
+PLACEHOLDER = N_("Search for commands…")
+"""The palette's search box, Textual's words (it shows them in English whatever the screen's)."""
+
+
+def command_palette(locale: Locale) -> CommandPalette:
+    """The command palette as Textual opens it (its providers are the app's and the screen's),
+    its search box in `locale`."""
+    return CommandPalette(
+        placeholder=translations(locale).gettext(PLACEHOLDER), id="--command-palette"
+    )
 
 
 @dataclass(frozen=True)

@@ -277,13 +277,20 @@ async def test_a_lost_claim_says_who_won(make_app: MakeApp, other: DeskService) 
         view = await app.open_conversation(conversation.id)
         await wait_until(pilot, lambda: view.check_action("claim", ()) is True)
         app.services.changed.unsubscribe(view)  # So the claim below is pressed before it shows.
-        assert other.claim(conversation.id, agent="ben").won
+        assert other.claim(conversation.id, agent="Ben B.").won
         await pilot.press("ctrl+l")
         await pilot.pause()
-        assert other.conversation(conversation.id).agent == "ben"
-        # "Already claimed by ben." after the lost race, or, had a change notice already shown
-        # ben's claim, "Conversation 1 is already claimed by ben." when the key is pressed.
-        await wait_until(pilot, lambda: "already claimed by ben." in view_text(app).lower())
+        assert other.conversation(conversation.id).agent == "Ben B."
+        # "Ben B. claimed it first." after the lost race, or, had a change notice already shown
+        # ben's claim, "Conversation 1 is already claimed by Ben B." when the key is pressed.
+        await wait_until(
+            pilot,
+            lambda: (
+                "Ben B. claimed it first." in view_text(app)
+                or "already claimed by Ben B." in view_text(app)
+            ),
+        )
+        assert "B.." not in view_text(app)  # The name's full stop is not doubled.
         assert app.screen.query_one("#reply", Input).disabled
 
 

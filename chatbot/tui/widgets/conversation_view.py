@@ -432,7 +432,8 @@ class ConversationView(Vertical):
         await self.reload()
         if not result.won:
             owner = _shown_name(result.conversation.agent, self.t.gettext("someone else"))
-            self.say_why(self.t.gettext("Already claimed by {owner}.").format(owner=owner))
+            # Not "by {owner}.": a name ending in a full stop ("Ana P.") read "Ana P.."
+            self.say_why(self.t.gettext("{owner} claimed it first.").format(owner=owner))
 
     async def action_reopen(self) -> None:
         if not named(self, self.services, self.action_reopen):
