@@ -13,6 +13,11 @@ from collections.abc import Iterator
 # C0 and C1 control characters other than newline and tab, plus DEL. An ESC reaching a terminal
 # starts an escape sequence (colours, cursor moves, even clipboard writes), so it is shown instead.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# What `printable` spells out: those, and the bidi embeddings, overrides and isolates (U+202A-202E,
+# U+2066-2069), which reorder everything after them on screen until their end, so a message holding
+# one is no longer shown as written. The marks U+200E, U+200F and U+061C stay: they only steer the
+# neutral characters beside them, and right-to-left text uses them; so does the zero-width joiner.
+_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # The same, newline and tab included: what a one-line field may not hold.
 _CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BREAK = re.compile(r"\r\n|[\t\n\v\f\r]")
@@ -26,12 +31,14 @@ _SEQUENCE = re.compile(
 
 
 def _visible(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group(0)):02x}"
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """`text` with every control character spelled out (`\\x1b`), so printing it is harmless."""
-    return _CONTROL.sub(_visible, text)
+    """`text` with every control character spelled out (`\\x1b`, `\\u202e` for a bidi override),
+    so printing it is harmless and shows it as written."""
+    return _SHOWN.sub(_visible, text)
 
 
 def strip_control(text: str, *, one_line: bool = False) -> str:

@@ -3,7 +3,7 @@ Chinese characters), and a word wider than a line cut where it must be."""
 
 from __future__ import annotations
 
-from chatbot.text import cells, clip, wrap, wrap_lines
+from chatbot.text import cells, clip, printable, wrap, wrap_lines
 
 
 def test_words_stay_whole_and_lines_fit() -> None:
@@ -59,3 +59,18 @@ def test_each_line_keeps_its_indent_and_wraps_under_it() -> None:
 def test_with_no_width_a_pipe_gets_the_text_as_written() -> None:
     assert wrap("a  b " * 30, None, "  ", first="x: ") == ["x: " + "a  b " * 30]
     assert wrap_lines("one\n  two", None, "    ", first="> ") == ["> one", "      two"]
+
+
+def test_bidi_overrides_and_isolates_are_spelled_out_but_joiners_and_marks_kept() -> None:
+    # A right-to-left override in a customer's message reversed everything after it on screen:
+    # "evil" was shown as "live". Embeddings, overrides and isolates are shown as their codes.
+    assert printable("pay \u202eevil\u202c now") == "pay \\u202eevil\\u202c now"
+    for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]:
+        assert printable(chr(code)) == f"\\u{code:04x}"
+    # The zero-width joiner holds emoji sequences (and some scripts) together, and the marks
+    # steer only the punctuation beside them: right-to-left text needs both, so they stay.
+    family = "\U0001f469\u200d\U0001f467"
+    assert printable(family) == family
+    hebrew = "\u05e9\u05dc\u05d5\u05dd\u200f!\u200e"
+    assert printable(hebrew) == hebrew
+    assert printable("\x1b[2J\x9b") == "\\x1b[2J\\x9b"
