@@ -23,7 +23,7 @@ from chatbot.cli.options import (
     terminal_width,
 )
 from chatbot.desk.state import State
-from chatbot.text import counted, printable, wrap_lines
+from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
 
 # The desk's models and service (pydantic, the engine) are imported where they are used, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -35,8 +35,8 @@ PAGE = 500
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # With no command it prints its help and exits 2, as every command group does (`main`).
     parser = commands.add_parser("conversations", help="list, show or export conversations")
-    parser.set_defaults(func=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="conversations commands", metavar="COMMAND",
                                 parser_class=type(parser))  # fmt: skip
     common = argparse.ArgumentParser(add_help=False)
@@ -58,11 +58,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        parents=[common])  # fmt: skip
     p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
     p.set_defaults(func=run_export)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 0
 
 
 def _service(args: argparse.Namespace) -> DeskService:
@@ -177,13 +172,48 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([conversation_json(c) for c in conversations], indent=2))
         return 0
-    for c in conversations:
-        reason = "-" if c.reason is None else c.reason.value
-        agent = "-" if c.agent is None else printable(c.agent)
-        updated = c.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        print(f"{c.id:>6}  {c.state.value:<8}  {agent:<12}  {reason:<14}  {updated}")
+    for line in _list_lines(conversations, terminal_width()):
+        print(line)
     print(counted(len(conversations), "conversation"), file=sys.stderr)
     return 0
+
+
+def _list_lines(conversations: list[Conversation], width: int | None) -> list[str]:
+    """One line per conversation: id, state, agent, reason, last change. A pipe gets fixed columns
+    (the same on every machine); a terminal gets columns as wide as what they hold, and where even
+    those do not fit, the time goes on a line of its own below and a long agent's name is cut."""
+    rows = [
+        (
+            str(c.id),
+            c.state.value,
+            "-" if c.agent is None else printable(c.agent),
+            "-" if c.reason is None else c.reason.value,
+            c.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        )
+        for c in conversations
+    ]
+    if width is None:
+        return [f"{i:>6}  {state:<8}  {agent:<12}  {reason:<14}  {updated}"
+                for i, state, agent, reason, updated in rows]  # fmt: skip
+    id_w, state_w, agent_w, reason_w = (
+        max((cells(row[n]) for row in rows), default=0) for n in range(4)
+    )
+    fixed = id_w + 2 + state_w + 2 + 2 + reason_w
+    if fixed + agent_w + 2 + len("2026-01-05 09:00 UTC") <= width:
+        below = None
+    else:  # The time below, under the state; what is left of the line is the agent's.
+        below = " " * (id_w + 2)
+        agent_w = max(1, min(agent_w, width - fixed))
+    lines = []
+    for i, state, agent, reason, updated in rows:
+        agent = clip(agent, agent_w)
+        agent += " " * (agent_w - cells(agent))
+        line = f"{i:>{id_w}}  {state:<{state_w}}  {agent}  {reason:<{reason_w}}"
+        if below is None:
+            lines.append(f"{line}  {updated}")
+        else:
+            lines += [line.rstrip(), below + updated]
+    return lines
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -203,10 +233,11 @@ def run_show(args: argparse.Namespace) -> int:
     width = terminal_width()
     owner = f" by {printable(conversation.agent)}" if conversation.agent else ""
     started = conversation.created_at.astimezone(UTC)
-    print(
+    headline = (
         f"conversation {conversation.id}: {conversation.state.value}{owner},"
         f" started {started:%Y-%m-%d %H:%M} UTC"
     )
+    print("\n".join(wrap(headline, width, "  ", first="")))
     # Each line gives the time only; a line of its own names the date when it changes, so a
     # conversation followed up days later does not read as one afternoon.
     day = started.date()
@@ -219,26 +250,29 @@ def run_show(args: argparse.Namespace) -> int:
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent")
             if sentence is not None:
-                print("\n".join(_message_lines(f"{when}  — ", printable(sentence), width)))
+                print("\n".join(_message_lines(when, "— " + printable(sentence), width)))
             continue
         who = entry.author.value if entry.agent is None else f"{entry.agent} (agent)"
         source = f" [{entry.source}]" if entry.source else ""
         extra = " (pending)" if entry.pending else ""
         if entry.feedback is not None:
             extra += f" ({entry.feedback.value})"
-        head = f"{when}  {printable(who)}{printable(source)}{extra}: "
-        print("\n".join(_message_lines(head, printable(entry.text), width)))
+        # The label is wrapped with the text: a long source title left the text no room.
+        label = f"{printable(who)}{printable(source)}{extra}: "
+        print("\n".join(_message_lines(when, label + printable(entry.text), width)))
     for stored in decisions:
         made = stored.decision
         verdict = f"answered from {made.answer.id}" if made.answer else f"escalated: {made.reason}"
-        print(f"decision {stored.id} on message {stored.message_id}: {verdict}")
+        line = f"decision {stored.id} on message {stored.message_id}: {verdict}"
+        print("\n".join(wrap(line, width, "  ", first="")))
     return 0
 
 
-def _message_lines(head: str, text: str, width: int | None) -> list[str]:
-    """A message under its time and author: its own lines (and, on a terminal, the lines it is
-    wrapped to) indented under the text, so the next time stays at the start of a line."""
-    return wrap_lines(text, width, " " * len("HH:MM:SS  "), first=head)
+def _message_lines(when: str, text: str, width: int | None) -> list[str]:
+    """A message (its author's label first) after its time: its own lines (and, on a terminal, the
+    lines it is wrapped to) indented past the time, so the next time stays at the start of a
+    line."""
+    return wrap_lines(text, width, " " * len("HH:MM:SS  "), first=f"{when}  ")
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import cells, clip, counted, printable
+from chatbot.text import cells, clip, counted, printable, wrap
 
 QUESTION_WIDTH = 48
 
@@ -35,6 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--predicate",
         action="append",
+        type=_predicate,
         metavar="TEXT",
         help="predicate wording; repeat to compare wordings (first one decides)",
     )
@@ -60,6 +61,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_engine_options(parser, knowledge_base=False)
     parser.set_defaults(func=run)  # fmt: skip
+
+
+def _predicate(text: str) -> str:
+    """A wording for `--predicate`: a blank one was sent to Valen, and every passage went
+    unjudged as though Valen had failed."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a wording is needed, not a blank")
+    return text
 
 
 async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -129,10 +138,17 @@ def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
         longest = max([len(headers[0]), *(cells(c[0]) for c in table)])
         q_width = min(longest, width - (2 + 2 + k_width + 2 + r_width + 2 + a_width))
         if q_width < 24:
-            lines = [f"  question, then its {headers[1]} · {headers[2]} · {headers[3]}"]
+            legend = f"question, then its {headers[1]} · {headers[2]} · {headers[3]}"
+            lines = wrap(legend, width, "  ", first="  ")
             for question, keyword, reranked, answer in table:
                 lines.append(f"  {clip(question, width - 2)}")
-                lines.append(f"    {keyword:<{k_width}}  {reranked:<{r_width}}  {answer}".rstrip())
+                below = f"    {keyword:<{k_width}}  {reranked:<{r_width}}  {answer}".rstrip()
+                if cells(below) <= width:
+                    lines.append(below)
+                else:  # Still too narrow: a line for each cell, in the legend's order.
+                    lines += [
+                        f"    {clip(cell, width - 4)}" for cell in (keyword, reranked, answer)
+                    ]
             return lines
     row = "  {:<{}}  {:<{}}  {:<{}}  {}"
     lines = [row.format(headers[0], q_width, headers[1], k_width, headers[2], r_width, headers[3])]
@@ -145,59 +161,92 @@ def _question_rows(report: dict[str, Any], width: int | None) -> list[str]:
     return lines
 
 
+def _retrieval_rows(report: dict[str, Any], width: int | None) -> list[str]:
+    """Recall@k and MRR per retriever; on a terminal narrower than the 48 cells of the fixed
+    columns, the recall column as wide as its figures and the retrievers' names cut to fit."""
+    k = report["k"]
+    rows = [(row["retriever"], f"{row['hits']}/{row['questions']} {row['recall_at_k']:.2f}",
+             f"{row['mrr']:5.3f}") for row in report["retrieval"]]  # fmt: skip
+    name_width, recall_width = 26, 12
+    if width is not None and 2 + name_width + 1 + recall_width + 2 + 5 > width:
+        recall_width = max(len(f"recall@{k}"), *(len(recall) for _, recall, _ in rows))
+        name_width = max(8, width - (2 + 1 + recall_width + 2 + 5))
+    header = ("retriever", f"recall@{k}", "MRR")
+    return [
+        f"  {clip(name, name_width):<{name_width}} {recall:>{recall_width}}  {mrr:>5}"
+        for name, recall, mrr in (header, *rows)
+    ]
+
+
 def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> str:
     """The report for a person: retrieval step by step, each question, the sweep. `width` is the
     terminal's, which the question table and the predicate lines fit; None for a pipe."""
     k = report["k"]
     count = len(report["queries"])
+
+    def prose(text: str) -> list[str]:
+        return wrap(text, width, "  ", first="")
+
     lines = [
-        f"{printable(str(data))}: {counted(report['passages'], 'passage')}, "
-        f"{counted(count, 'question')}",
-        f"k={k}, threshold {report['threshold']:g}, retriever {report['retriever']}",
+        *prose(
+            f"{printable(str(data))}: {counted(report['passages'], 'passage')}, "
+            f"{counted(count, 'question')}"
+        ),
+        *prose(f"k={k}, threshold {report['threshold']:g}, retriever {report['retriever']}"),
         "",
-        f"Retrieval (no Valen): is a correct passage among the {k} retrieved?",
-        f"  {'retriever':<26} {f'recall@{k}':>12}  {'MRR':>5}",
-    ]
-    for row in report["retrieval"]:
-        recall = f"{row['hits']}/{row['questions']} {row['recall_at_k']:.2f}"
-        lines.append(f"  {row['retriever']:<26} {recall:>12}  {row['mrr']:5.3f}")
-    lines += ["", "Questions (✓: a correct passage):", *_question_rows(report, width)]
-    lines += [
+        *prose(f"Retrieval (no Valen): is a correct passage among the {k} retrieved?"),
+        *_retrieval_rows(report, width),
         "",
-        f"top-1 correct: keyword {report['keyword_top1']}/{count}, "
-        f"reranked {report['reranked_top1']}/{count}",
+        "Questions (✓: a correct passage):",
+        *_question_rows(report, width),
+        "",
+        *prose(
+            f"top-1 correct: keyword {report['keyword_top1']}/{count}, "
+            f"reranked {report['reranked_top1']}/{count}"
+        ),
         f"answered {report['answered']}, escalated {report['escalated']}",
     ]
     if "predicates" in report:
-        lines += ["", "Predicate wordings (mean probability: relevant / other passages, gap):"]
-        predicate_width = 70 if width is None else max(20, width - 29)
+        lines += [
+            "",
+            *prose("Predicate wordings (mean probability: relevant / other passages, gap):"),
+        ]
+        predicate_width = 70 if width is None else width - 29
         for p in report["predicates"]:
             values = [p["relevant_mean"], p["non_relevant_mean"], p["gap"]]
             shown = " / ".join("–" if v is None else f"{v:.3f}" for v in values[:2])
             gap = "–" if values[2] is None else f"{values[2]:+.3f}"
-            lines.append(
-                f"  {shown}  gap {gap}  {clip(printable(p['predicate']), predicate_width)}"
-            )
+            predicate = printable(p["predicate"])
+            if width is not None and predicate_width < 20:  # The wording on a line of its own.
+                lines += [f"  {shown}  gap {gap}", f"    {clip(predicate, width - 4)}"]
+            else:
+                lines.append(f"  {shown}  gap {gap}  {clip(predicate, predicate_width)}")
     if "sweep" in report:
         sweep = report["sweep"]
         target = sweep["target_precision"]
         goal = "all correct" if target >= 1 else f"≥ {target:.0%} correct"
         lines += [
             "",
-            "Threshold sweep (answer when the top judged passage reaches the threshold):",
+            *prose("Threshold sweep (answer when the top judged passage reaches the threshold):"),
             f"  {'threshold':>9} {'answered':>9} {'correct':>8} {'escalated':>10} "
             f"{'precision':>10}",
         ]
+        # The table's rows take 52 cells, the least this part of the report needs; the words
+        # beside the marked row move below the table when they do not fit beside it.
+        marker = f"  ← lowest, {goal}"
+        beside = width is None or 52 + len(marker) <= width
         for row in sweep["rows"]:
             precision = "–" if row["precision"] is None else f"{row['precision']:.2f}"
-            marker = f"  ← lowest, {goal}" if row["threshold"] == sweep["lowest"] else ""
+            mark = "" if row["threshold"] != sweep["lowest"] else marker if beside else "  ←"
             lines.append(
                 f"  {row['threshold']:>9.2f} {row['answered']:>9} {row['correct']:>8} "
-                f"{row['escalated']:>10} {precision:>10}{marker}"
+                f"{row['escalated']:>10} {precision:>10}{mark}"
             )
         if sweep["lowest"] is None:
             what = "every answer correct" if target >= 1 else f"at least {target:.0%} correct"
-            lines.append(f"  No threshold here answers anything with {what}.")
+            lines += wrap(f"No threshold here answers anything with {what}.", width, "    ", "  ")
+        elif not beside:
+            lines += wrap(f"← the lowest threshold with {goal}", width, "    ", "  ")
     return "\n".join(lines)
 
 

@@ -30,8 +30,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=argparse.SUPPRESS,
         help=kb_help(),
     )
+    # With no command it prints its help and exits 2, as every command group does (`main`).
     parser = commands.add_parser("kb", help="edit the knowledge base: list, add, rm, import, ...")
-    parser.set_defaults(func=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="kb commands", metavar="KB_COMMAND",
                                 parser_class=type(parser))  # fmt: skip
 
@@ -88,7 +88,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     synonyms = sub.add_parser("synonyms", help="list, add or remove synonym groups",
                               description="Words customers use for the same thing.")  # fmt: skip
-    synonyms.set_defaults(func=lambda _args: _usage(synonyms))
     ssub = synonyms.add_subparsers(title="synonyms commands", metavar="COMMAND",
                                    parser_class=type(parser))  # fmt: skip
     p = ssub.add_parser("list", help="every group, one a line: word = synonym, synonym",
@@ -115,11 +114,6 @@ def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) ->
                         help="a label for editors; repeat for several")  # fmt: skip
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 0
-
-
 def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
     from chatbot.assembly import open_knowledge_base
 
@@ -133,6 +127,8 @@ def _text(args: argparse.Namespace) -> str | None:
         text: str | None = args.text
         return text
     path: Path = args.text_file
+    if path.is_dir():  # `read_regular_file` would say "expected a JSON file": this is text.
+        raise KnowledgeBaseError(f"{path}: is a directory, expected a text file")
     content = read_regular_file(path)  # A FIFO or a folder is one line, never a hang.
     try:
         return content.decode("utf-8-sig")

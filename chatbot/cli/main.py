@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from collections.abc import Sequence
@@ -34,7 +35,27 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     names = MODULES if command is None else [COMMAND_MODULES[command]] if command else []
     for name in names:
         importlib.import_module(f"chatbot.cli.{name}").register(commands)
+    for group in commands.choices.values():
+        _require_command(group)
     return parser
+
+
+def _require_command(parser: argparse.ArgumentParser) -> None:
+    """Make `parser`, if it is a command group (`kb`, `kb synonyms`, `users`, ...), refuse to run
+    without one of its commands, all alike: `kb` and `conversations` printed their help and
+    exited 0, `users` a bare usage line, so a script's typo passed for success in some."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            names = ", ".join(action.choices)
+            parser.set_defaults(func=functools.partial(_missing_command, parser, names))
+            for sub in action.choices.values():
+                _require_command(sub)
+
+
+def _missing_command(parser: argparse.ArgumentParser, names: str, _args: object) -> int:
+    parser.print_help(sys.stderr)
+    print(f"{parser.prog}: error: missing command: one of {names}", file=sys.stderr)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

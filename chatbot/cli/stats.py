@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_db_option, settings_from, terminal_width
-from chatbot.text import clip, counted, printable, wrap
+from chatbot.text import cells, clip, counted, printable, wrap
 
 # The desk and its statistics are imported when the command runs, so that registering it costs
 # `helpdesk --help` nothing.
@@ -93,52 +93,86 @@ def _when(stats: DeskStats) -> str:
     return f"Since {stats.since.strftime('%Y-%m-%d %H:%M UTC')}, to {to}"
 
 
+LABEL = 26
+"""The labels' column; a figure's detail starts after the figure (8 cells) and 3 spaces."""
+DETAIL_ROOM = 30
+"""The least room worth wrapping a detail into beside its figure; with less, it goes below."""
+
+
+def _figure(label: str, figure: object, detail: str, width: int | None) -> Iterator[str]:
+    """`label`, `figure` and its `detail` on one line; on a terminal too narrow for that, the
+    detail wraps under its own column, or, with less than `DETAIL_ROOM` there, below the label."""
+    head = f"{label:<{LABEL}}{figure!s:>8}   "
+    if width is None or cells(head + detail) <= width:
+        yield head + detail
+    elif width - cells(head) >= DETAIL_ROOM:
+        yield from wrap(detail, width, " " * cells(head), first=head)
+    else:
+        yield head.rstrip()
+        yield from wrap(detail, width, "    ")
+
+
+def _bar_width(width: int | None, used: int) -> int:
+    """The longest bar on a line whose other cells take `used`: `BAR`, or what a narrow terminal
+    leaves (at least one cell; the counts beside the bars still say the figures)."""
+    return BAR if width is None else max(1, min(BAR, width - used))
+
+
 def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
-    """The readable table: one figure per line, bars beside counts. On a terminal (`width`), a
-    line's words wrap under its own column and the gaps' questions are cut to fit."""
+    """The readable table: one figure per line, bars beside counts. On a terminal (`width`, 40
+    columns or more), every line fits: a line's words wrap under its own column (or below it),
+    bars shorten, and names and the gaps' questions are cut with …."""
     from chatbot.desk.stats import duration, milliseconds, percent
 
-    yield _when(stats)
+    yield from wrap(_when(stats), width, "  ", first="")
     yield ""
-    yield f"{'Conversations':<26}{stats.conversations:>8}   {stats.asked} with a customer message"
+    yield from _figure("Conversations", stats.conversations,
+                       f"{stats.asked} with a customer message", width)  # fmt: skip
     resolution = (
         f"{stats.bot_resolved} resolved by the bot of {stats.asked}; it answered in "
         f"{stats.bot_answered}"
     )
-    head = f"{'Bot resolution rate':<26}{percent(stats.bot_resolution_rate):>8}   "
-    yield from wrap(resolution, width, " " * len(head), first=head)
-    yield f"{'Questions':<26}{stats.questions:>8}   {stats.bot_answers} bot answers"
-    yield f"{'Waiting now':<26}{stats.waiting_now:>8}   oldest {duration(stats.oldest_wait_s)}"
-    for label, figures in (("First human reply", stats.first_reply_s),
-                           ("Escalation to resolved", stats.resolution_s)):  # fmt: skip
-        yield (
-            f"{label:<26}{'p50':>8} {duration(figures.p50):<9} p90 {duration(figures.p90):<9}"
-            f" ({figures.count} measured)"
-        )
+    yield from _figure("Bot resolution rate", percent(stats.bot_resolution_rate), resolution, width)
+    yield from _figure("Questions", stats.questions, f"{stats.bot_answers} bot answers", width)
+    yield from _figure("Waiting now", stats.waiting_now,
+                       f"oldest {duration(stats.oldest_wait_s)}", width)  # fmt: skip
     judgment = stats.judgment_ms
-    yield (
-        f"{'Judgment latency':<26}{'p50':>8} {milliseconds(judgment.p50):<9} p90 "
-        f"{milliseconds(judgment.p90):<9} ({counted(judgment.count, 'decision')})"
-    )
+    for label, p50, p90, measured in (
+        ("First human reply", duration(stats.first_reply_s.p50),
+         duration(stats.first_reply_s.p90), f"{stats.first_reply_s.count} measured"),
+        ("Escalation to resolved", duration(stats.resolution_s.p50),
+         duration(stats.resolution_s.p90), f"{stats.resolution_s.count} measured"),
+        ("Judgment latency", milliseconds(judgment.p50), milliseconds(judgment.p90),
+         counted(judgment.count, "decision")),
+    ):  # fmt: skip
+        line = f"{label:<{LABEL}}{'p50':>8} {p50:<9} p90 {p90:<9} ({measured})"
+        if width is None or cells(line) <= width:
+            yield line  # The two lines' columns line up.
+        else:
+            yield from _figure(label, "", f"p50 {p50}, p90 {p90} ({measured})", width)
 
     yield ""
     yield f"{'Escalations by reason':<26}{stats.escalations:>8}"
     largest = max((r.count for r in stats.escalations_by_reason), default=0)
+    longest = _bar_width(width, 37)
     for r in stats.escalations_by_reason:
-        yield f"  {r.reason.value:<24}{r.count:>8}   {bar(r.count, largest)}"
+        yield f"  {r.reason.value:<24}{r.count:>8}   {bar(r.count, largest, longest)}"
 
     yield ""
     yield f"{'Valen errors by kind':<26}{sum(e.count for e in stats.valen_errors):>8}"
     if not stats.valen_errors:
         yield "  none"
     for e in stats.valen_errors:
-        yield f"  {printable(e.kind):<24}{e.count:>8}"
+        kind = printable(e.kind) if width is None else clip(printable(e.kind), 23)
+        yield f"  {kind:<24}{e.count:>8}"
 
     yield ""
     marked = "" if stats.threshold is None else f", threshold {stats.threshold:.2f} marked ◀"
     decisions = counted(stats.decisions, "decision")
-    yield f"Top scores of {decisions} ({stats.unscored} with none{marked})"
+    yield from wrap(f"Top scores of {decisions} ({stats.unscored} with none{marked})", width,
+                    "  ", first="")  # fmt: skip
     largest = max((b.count for b in stats.top_scores), default=0)
+    longest = _bar_width(width, 34)  # The bins' cells, and the mark.
     # Empty bins below the lowest score and the threshold say nothing: one line for them all.
     lowest = min(
         [n for n, b in enumerate(stats.top_scores) if b.count]
@@ -152,24 +186,23 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
     for b in reversed(stats.top_scores[lowest:]):
         here = stats.threshold is not None and b.low <= stats.threshold < b.high
         mark = " ◀" if here else ""
-        yield f"  {b.low:.2f}–{b.high:.2f}{b.count:>18}   {bar(b.count, largest)}{mark}"
+        yield f"  {b.low:.2f}–{b.high:.2f}{b.count:>18}   {bar(b.count, largest, longest)}{mark}"
     if lowest:
         yield f"  below {stats.top_scores[lowest].low:.2f}{0:>17}"
     yield "Answers each threshold would have given"
     for t in stats.would_answer:
-        current = "  (in force)" if t.threshold == stats.threshold else ""
-        yield f"  {t.threshold:<24.2f}{t.answers:>8}{current}"
+        line = f"  {t.threshold:<24.2f}{t.answers:>8}"
+        if t.threshold == stats.threshold:
+            # The scores' mark where the words do not fit: the heading above says what it is.
+            fits = width is None or len(line) + len("  (in force)") <= width
+            line += "  (in force)" if fits else " ◀"
+        yield line
 
     yield ""
-    yield f"{'Feedback per passage':<26}{'helpful':>8} {'not helpful':>12}"
-    if not stats.feedback:
-        yield "  none"
-    for f in stats.feedback:
-        name = printable(f.passage_id)
-        yield f"  {name:<24}{f.helpful:>8} {f.not_helpful:>12}"
+    yield from _feedback(stats, width)
 
     yield ""
-    yield "Top content gaps (asked, last asked, question)"
+    yield from wrap("Top content gaps (asked, last asked, question)", width, "  ", first="")
     if not stats.content_gaps:
         yield "  none"
     for g in stats.content_gaps:
@@ -181,8 +214,14 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
     hours = stats.questions_by_hour
     if any(hours):
         busiest = hours.index(max(hours))
-        yield f"Questions by hour (UTC)   {sparkline(hours)}  busiest {busiest:02d}:00"
-        yield "                          0     6     12    18   23"
+        line = f"Questions by hour (UTC)   {sparkline(hours)}  busiest {busiest:02d}:00"
+        if width is None or cells(line) <= width:
+            yield line
+            yield "                          0     6     12    18   23"
+        else:  # The 24 hours below their label, which a 40-column terminal has room for.
+            yield f"Questions by hour (UTC), busiest {busiest:02d}:00"
+            yield f"  {sparkline(hours)}"
+            yield "  0     6     12    18   23"
     else:  # No question, no busiest hour: "none", as the other empty figures say.
         yield "Questions by hour (UTC)"
         yield "  none"
@@ -194,6 +233,33 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
         span = f"{shown[0].day} to {shown[-1].day}, at most {max(counts)}"
         if width is None or len(line) + 2 + len(span) <= width:
             yield f"{line}  {span}"
-        else:  # 30 days of bars and their span take 94 cells: the span goes below the bars.
-            yield line
-            yield " " * 26 + span
+            return
+        # 30 days of bars and their span take 94 cells: the span goes below the bars, and on a
+        # terminal narrower than the bars' 56 cells, the bars below their label too.
+        column = 26 if cells(line) <= width else 2
+        if column == 2:
+            yield "Conversations per day"
+            line = f"  {sparkline(counts)}"
+        yield line
+        yield from wrap(span, width, " " * (column if column + len(span) <= width else 2))
+
+
+def _feedback(stats: DeskStats, width: int | None) -> Iterator[str]:
+    """Helpful and not-helpful counts per passage; on a terminal, a long passage id is cut to
+    leave the counts room, and a heading with no room beside it goes above them."""
+    name_width = 24 if width is None else max(4, min(24, width - 2 - 21))
+    heading = "Feedback per passage"
+    counts = f"{'helpful':>8} {'not helpful':>12}"
+    if len(heading) < 2 + name_width:
+        yield f"{heading:<{2 + name_width}}{counts}"
+    else:
+        yield heading
+        yield " " * (2 + name_width) + counts
+    if not stats.feedback:
+        yield "  none"
+    for f in stats.feedback:
+        name = printable(f.passage_id)
+        if width is not None:
+            name = clip(name, name_width)
+            name += " " * (name_width - cells(name))
+        yield f"  {name:<{name_width}}{f.helpful:>8} {f.not_helpful:>12}"
