@@ -40,13 +40,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _logger(verbose: bool) -> logging.Logger:
-    log = logging.getLogger("helpdesk.bot")
-    log.propagate = False
-    if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("helpdesk bot: %(message)s"))
-        log.addHandler(handler)
-    log.setLevel(logging.INFO if verbose else logging.WARNING)
+    # Made directly, not by getLogger: the shared `helpdesk.bot` logger, set not to propagate,
+    # stayed so for the rest of the process, and a later log capture (a test's) saw nothing.
+    log = logging.Logger("helpdesk.bot", logging.INFO if verbose else logging.WARNING)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("helpdesk bot: %(message)s"))
+    log.addHandler(handler)
     return log
 
 

@@ -27,7 +27,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     common = argparse.ArgumentParser(add_help=False)
     add_db_option(common)
     parser = commands.add_parser("users", help="accounts for `helpdesk serve`: add, list, rm, ...")
-    parser.set_defaults(func=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="users commands", metavar="USERS_COMMAND",
                                 parser_class=type(parser))  # fmt: skip
 
@@ -73,11 +72,6 @@ def _password_option(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="read the password as one line from stdin instead of asking",
     )
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_usage(sys.stderr)
-    return 2
 
 
 def _service(args: argparse.Namespace, *, create: bool = False) -> AccountService:

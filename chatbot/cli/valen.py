@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass
 
@@ -45,7 +44,6 @@ HINTS = {
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("valen", help="check the connection to Valen")
-    parser.set_defaults(func=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="valen commands", metavar="VALEN_COMMAND",
                                 parser_class=Parser)  # fmt: skip
     check = sub.add_parser(
@@ -61,11 +59,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(func=run_check)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 @dataclass

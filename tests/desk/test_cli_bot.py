@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,7 @@ def test_bad_settings_are_one_line(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
     assert "secret" not in err
+    # The shared logger is left as it was: set not to propagate, it hid every later bot's log
+    # lines from a test's capture in the same process.
+    shared = logging.getLogger("helpdesk.bot")
+    assert shared.propagate and not shared.handlers
