@@ -121,6 +121,16 @@ class Footer(TextualFooter):
         key = cell_len(self.app.get_key_display(binding))
         return key + 1 + cell_len(binding.description) if binding.description else key
 
+    def on_mount(self) -> None:
+        self.watch(self.app, "app_focus", self._app_focused, init=False)
+
+    def _app_focused(self, focused: bool) -> None:
+        # Textual's footer draws no keys while the app is blurred (a browser tab opened in the
+        # background), and draws them on the focus event; but a key press also focuses the app,
+        # with no such event, and the footer stayed empty for the whole session.
+        if focused and self.is_attached and not self.is_current:
+            self.bindings_changed(self.screen)
+
     def on_resize(self, event: events.Resize) -> None:
         if not (self._asked and self.is_attached):
             return
