@@ -63,28 +63,21 @@ def private_tmp() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_serve_that_cannot_listen_leaves_no_process_or_folder(
-    tmp_path: Path, taken_port: int, private_tmp: Path
-) -> None:
+def serve_environment(tmp_path: Path, private_tmp: Path) -> dict[str, str]:
+    """The test's own HOME, XDG folders and TMPDIR: serve's zygote makes its folder there."""
     home = tmp_path / "home"
-    environment = server_environment(home) | {
+    return server_environment(home) | {
         "XDG_CACHE_HOME": str(home / "cache"),
         "XDG_STATE_HOME": str(home / "state"),
         "TMPDIR": str(private_tmp),
     }
-    argv = [sys.executable, "-m", "chatbot", "serve", "--port", str(taken_port)]
-    process = subprocess.Popen(
-        [*argv, "--db", str(tmp_path / "h.sqlite3")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment,
-        cwd=tmp_path,
-    )
+
+
+def finished(process: subprocess.Popen[str], private_tmp: Path) -> tuple[str, str]:
+    """What serve printed, once every process holding its pipes has exited (their ends come
+    only then); after EXIT_TIMEOUT_S, whatever still runs is killed and the test fails."""
     try:
-        # Both pipes reach their end only once every process holding them has exited.
-        stdout, stderr = process.communicate(timeout=EXIT_TIMEOUT_S)
+        return process.communicate(timeout=EXIT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         left = processes_under(private_tmp)
         for pid in [process.pid, *left]:
@@ -92,6 +85,22 @@ def test_serve_that_cannot_listen_leaves_no_process_or_folder(
                 os.kill(pid, signal.SIGKILL)
         process.communicate()
         raise AssertionError(f"serve's pipes stayed open; still running: {left}") from None
+
+
+def test_serve_that_cannot_listen_leaves_no_process_or_folder(
+    tmp_path: Path, taken_port: int, private_tmp: Path
+) -> None:
+    argv = [sys.executable, "-m", "chatbot", "serve", "--port", str(taken_port)]
+    process = subprocess.Popen(
+        [*argv, "--db", str(tmp_path / "h.sqlite3")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=serve_environment(tmp_path, private_tmp),
+        cwd=tmp_path,
+    )
+    stdout, stderr = finished(process, private_tmp)
     assert process.returncode == 2
     assert stdout == ""
     assert stderr.splitlines() == [
@@ -148,12 +157,6 @@ def test_serve_whose_output_is_closed_leaves_no_process_or_folder(
 ) -> None:
     """`helpdesk serve | head -0`: the first line printed after listening fails (a broken pipe),
     and the zygote it had started lived on, holding stderr open."""
-    home = tmp_path / "home"
-    environment = server_environment(home) | {
-        "XDG_CACHE_HOME": str(home / "cache"),
-        "XDG_STATE_HOME": str(home / "state"),
-        "TMPDIR": str(private_tmp),
-    }
     read_end, write_end = os.pipe()
     os.close(read_end)  # Nobody reads what serve prints.
     process = subprocess.Popen(
@@ -172,19 +175,12 @@ def test_serve_whose_output_is_closed_leaves_no_process_or_folder(
         stdin=subprocess.DEVNULL,
         stdout=write_end,
         stderr=subprocess.PIPE,
-        env=environment,
+        text=True,
+        env=serve_environment(tmp_path, private_tmp),
         cwd=tmp_path,
     )
     os.close(write_end)
-    try:
-        process.communicate(timeout=EXIT_TIMEOUT_S)  # Stderr's end: every holder has exited.
-    except subprocess.TimeoutExpired:
-        left = processes_under(private_tmp)
-        for pid in [process.pid, *left]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        process.communicate()
-        raise AssertionError(f"serve's stderr stayed open; still running: {left}") from None
+    finished(process, private_tmp)
     assert process.returncode != 0
     assert processes_under(private_tmp) == []
     assert list(private_tmp.iterdir()) == []
