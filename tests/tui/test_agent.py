@@ -408,3 +408,22 @@ async def test_the_queue_says_when_questions_wait_for_a_bot_too_long(
         assert len(other.lease("bot-1", limit=10, lease_s=60)) == 2
         await wait_until(pilot, lambda: not line.display)
         assert "for a bot" not in flat(text())
+
+
+async def test_claiming_ones_own_conversation_says_it_is_already_yours(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # Ctrl+L on a conversation ana holds told ana "Conversation 1 is already claimed by ana.",
+    # as if it were someone else's.
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = other.start_conversation()
+        other.talk_to_person(conversation.id)
+        view = await app.open_conversation(conversation.id)
+        await wait_until(pilot, lambda: view.check_action("claim", ()) is True)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: other.conversation(conversation.id).agent == "ana")
+        await wait_until(pilot, lambda: view.check_action("claim", ()) is False)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: "You have this conversation already." in view_text(app))
+        assert "already claimed by ana" not in view_text(app)

@@ -366,6 +366,10 @@ class ConversationView(Vertical):
             next_state(conversation.state, move, role=Role.AGENT, owner=owner,
                        agent=self.services.agent, conversation_id=conversation.id)  # fmt: skip
         except Refused as refused:
+            mine = owner is not None and owner == self.services.agent
+            if move is Move.CLAIM and conversation.state is State.CLAIMED and mine:
+                # "Conversation 1 is already claimed by ana." read to ana as someone else's.
+                return self.t.gettext("You have this conversation already.")
             if move is Move.REPLY and conversation.state is State.CLAIMED and owner is not None:
                 return self.t.gettext(
                     "{owner} owns this conversation: only they can reply."
