@@ -28,6 +28,7 @@ from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
 from tests.tui.helpers import (
     engine_ready,
     flat,
+    footer_current,
     palette_ready,
     screen_text,
     type_text,
@@ -208,6 +209,9 @@ async def test_leaving_unsaved_changes_asks_first(make_app: MakeApp, kb_copy: Pa
         await pilot.press("escape")  # Leaving the editor asks too; this time, discard.
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
+        # The footer's Y says what the button says (it said "Yes" beside "Discard").
+        await footer_current(pilot)
+        assert "y Discard" in screen_text(app).splitlines()[-1]
         await pilot.press("y")
         await pilot.pause()
         assert not isinstance(app.screen, EditorScreen | Confirm)

@@ -198,7 +198,7 @@ async def test_enter_on_a_history_row_asks_before_restoring(
         assert isinstance(app.screen, Confirm)
         assert "Restore version 1 of helmet?" in str(app.screen.question)
         line = await footer_line(pilot)  # The dialog's keys, not the editor's beneath it.
-        assert "y Yes" in line and "Save" not in line, line
+        assert "y Restore" in line and "Save" not in line, line  # As its button says.
         await pilot.press("n")
         await pilot.pause()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are free")

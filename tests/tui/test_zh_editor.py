@@ -86,7 +86,8 @@ async def test_passages_history_and_confirmations_in_the_editors_language(
         assert shows(app, "删除", "取消")
         assert_english_gone(app, "Delete passage", "The bot stops answering", "Cancel")
         keys = {b.description for bs in app.screen._bindings.key_to_bindings.values() for b in bs}
-        assert {"是", "取消"} <= keys and not {"Yes", "Cancel"} & keys  # y, n and Escape.
+        # y says what its button says ("删除"), n and Escape cancel.
+        assert {"删除", "取消"} <= keys and not {"Yes", "Delete", "Cancel"} & keys
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is editor)
 

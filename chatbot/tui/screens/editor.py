@@ -69,7 +69,8 @@ class Confirm(Dialog[bool]):
         self.question = question
         self.yes = yes
         self.locale: Locale = locale
-        localize_bindings(self, locale)
+        # Y says what its button says ("Discard", "Delete"), not a "Yes" beside it.
+        localize_bindings(self, locale, **{"answer(True)": yes})
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
