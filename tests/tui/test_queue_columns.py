@@ -3,14 +3,17 @@ shortened, never a reason. At 80x24 it showed `custo…`, at 60x20 `not-h…` un
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Reason
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.queue_list import Columns, QueueTable
 from tests.tui.conftest import Q1, Q3, MakeApp
-from tests.tui.helpers import ask, queue_rows, screen_text, wait_until
+from tests.tui.helpers import ask, flat, queue_rows, screen_text, wait_until
 
 
 def waiting(desk: DeskService, question: str = Q1) -> int:
@@ -85,3 +88,18 @@ async def test_the_reason_column_is_as_wide_as_the_longest_reason_shown(
         await wait_until(pilot, lambda: len(queue_rows(app)) == 2)
         assert table.columns().reason == len("customer-asked")
         assert {row[3] for row in queue_rows(app)} == {"low-score", "customer-asked"}
+
+
+async def test_the_scores_beside_a_narrow_queue_are_whole(make_app: MakeApp) -> None:
+    # At 60 columns the passages pane (at least 34 wide) overflowed the half-screen console,
+    # and every score at its right was cut: "damage-fee ███████████████░ 0".
+    app = make_app("all")
+    async with app.run_test(size=(60, 24)) as pilot:
+        await ask(pilot, Q3)  # Judged, then sent to a person: the pane shows its candidates.
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
+        await app.open_conversation(1)
+        bars = app.screen.query_one(CandidateBars)
+        await wait_until(pilot, lambda: "late-return" in screen_text(app, bars))
+        rows = [line for line in screen_text(app, bars).splitlines() if "█" in line or "░" in line]
+        assert rows and all(re.search(r" [01]\.\d\d$", row) for row in rows), rows
+        assert "threshold 0.70" in flat(screen_text(app, bars))
