@@ -174,3 +174,19 @@ def test_snapshot(
         await open_stats(pilot)
 
     assert snap_compare(make(settings, clock, "agent"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.usefixtures("day")
+async def test_at_60_columns_the_charts_stack_and_the_scores_are_whole(make_app: MakeApp) -> None:
+    # Side by side, the score table ran past a 60-column screen, its threshold row cut off
+    # ("Top scores (5 decisi"), with no way to scroll to it.
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=(60, 20)) as pilot:
+        screen = await open_stats(pilot)
+        scores = screen.query_one("#stats-scores")
+        await wait_until(pilot, lambda: scores.region.right <= 60)
+        assert screen.query_one("#stats-reasons").region.bottom <= scores.region.y
+        await pilot.resize_terminal(120, 40)  # Room again: side by side.
+        await wait_until(
+            pilot, lambda: scores.region.y == screen.query_one("#stats-reasons").region.y
+        )

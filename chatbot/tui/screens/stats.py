@@ -268,6 +268,19 @@ class StatsScreen(Screen[None]):
         spark.display = any(hours)
         spark.data = list(hours)
         spark.styles.width = 48  # Two cells an hour.
+        self.call_after_refresh(self._fit_charts)  # Their widths follow what they now show.
+
+    def on_resize(self) -> None:
+        self._fit_charts()
+
+    def _fit_charts(self) -> None:
+        # Side by side where both fit, else one above the other: a Horizontal clips what does
+        # not fit, and at 60 columns the score table (and its threshold row) was cut off with
+        # no way to scroll to it.
+        reasons, scores = self.query_one("#stats-reasons"), self.query_one("#stats-scores")
+        needed = reasons.outer_size.width + 3 + scores.outer_size.width
+        room = self.query_one("#stats-body").scrollable_content_region.width
+        self.set_class(bool(room) and needed > room, "-narrow")
 
     def action_period(self) -> None:
         self.period = (self.period + 1) % len(PERIODS)
