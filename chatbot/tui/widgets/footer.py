@@ -70,7 +70,12 @@ class Footer(TextualFooter):
         if self._shown is not None and _keys(screen) == self._shown:
             return
         self._asked = True
-        super().bindings_changed(screen)
+        # Textual's footer draws nothing while the app is blurred. A browser session starts
+        # blurred (its driver says so) and the page's focus may come before that: then the
+        # footer stayed empty until a key was pressed. Blurred, it shows the screen's keys.
+        self._bindings_ready = True
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose)
 
     def compose(self) -> ComposeResult:
         # Taken as the keys are composed, so `_shown` is what the footer shows.
@@ -125,9 +130,8 @@ class Footer(TextualFooter):
         self.watch(self.app, "app_focus", self._app_focused, init=False)
 
     def _app_focused(self, focused: bool) -> None:
-        # Textual's footer draws no keys while the app is blurred (a browser tab opened in the
-        # background), and draws them on the focus event; but a key press also focuses the app,
-        # with no such event, and the footer stayed empty for the whole session.
+        # Focused again, the focused widget's keys come back: by the focus event, and also by a
+        # key press, which focuses the app with no such event.
         if focused and self.is_attached and not self.is_current:
             self.bindings_changed(self.screen)
 
