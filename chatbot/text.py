@@ -86,6 +86,13 @@ def clip(text: str, width: int) -> str:
     return "".join(kept) + "…"
 
 
+def fit(text: str, width: int) -> str:
+    """`text` in exactly `width` cells: cut with … (`clip`) or padded with spaces, so columns of
+    wide characters (Chinese) line up."""
+    text = clip(text, width)
+    return text + " " * (width - cells(text))
+
+
 _SPACES = re.compile(r"(\s+)")
 
 

@@ -3,7 +3,7 @@ Chinese characters), and a word wider than a line cut where it must be."""
 
 from __future__ import annotations
 
-from chatbot.text import cells, clip, printable, wrap, wrap_lines
+from chatbot.text import cells, clip, fit, printable, wrap, wrap_lines
 
 
 def test_words_stay_whole_and_lines_fit() -> None:
@@ -74,3 +74,10 @@ def test_bidi_overrides_and_isolates_are_spelled_out_but_joiners_and_marks_kept(
     hebrew = "\u05e9\u05dc\u05d5\u05dd\u200f!\u200e"
     assert printable(hebrew) == hebrew
     assert printable("\x1b[2J\x9b") == "\\x1b[2J\\x9b"
+
+
+def test_fit_pads_or_cuts_to_exactly_its_width() -> None:
+    assert fit("ana", 6) == "ana   "
+    assert fit("Ana Pérez-Villalobos", 8) == "Ana Pér…"
+    assert fit("客服人员", 5) == "客服…"  # Two cells each: the … takes the last.
+    assert all(cells(fit(text, 7)) == 7 for text in ("", "x", "客服人员客服", "a客b服c人d员"))

@@ -23,7 +23,7 @@ from chatbot.cli.options import (
     terminal_width,
 )
 from chatbot.desk.state import State
-from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
+from chatbot.text import cells, counted, fit, printable, wrap, wrap_lines
 
 # The desk's models and service (pydantic, the engine) are imported where they are used, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -206,9 +206,7 @@ def _list_lines(conversations: list[Conversation], width: int | None) -> list[st
         agent_w = max(1, min(agent_w, width - fixed))
     lines = []
     for i, state, agent, reason, updated in rows:
-        agent = clip(agent, agent_w)
-        agent += " " * (agent_w - cells(agent))
-        line = f"{i:>{id_w}}  {state:<{state_w}}  {agent}  {reason:<{reason_w}}"
+        line = f"{i:>{id_w}}  {state:<{state_w}}  {fit(agent, agent_w)}  {reason:<{reason_w}}"
         if below is None:
             lines.append(f"{line}  {updated}")
         else:

@@ -11,7 +11,7 @@ from typing import Any
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import cells, clip, counted, printable, wrap
+from chatbot.text import cells, clip, counted, fit, printable, wrap
 
 QUESTION_WIDTH = 48
 
@@ -96,8 +96,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:
     """`text` in exactly `width` cells: cut with … or padded, so Chinese questions line up."""
-    text = clip(printable(text), width)
-    return text + " " * (width - cells(text))
+    return fit(printable(text), width)
 
 
 def _mark(correct: bool) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_db_option, settings_from, terminal_width
-from chatbot.text import cells, clip, counted, printable, wrap
+from chatbot.text import cells, clip, counted, fit, printable, wrap
 
 # The desk and its statistics are imported when the command runs, so that registering it costs
 # `helpdesk --help` nothing.
@@ -260,6 +260,5 @@ def _feedback(stats: DeskStats, width: int | None) -> Iterator[str]:
     for f in stats.feedback:
         name = printable(f.passage_id)
         if width is not None:
-            name = clip(name, name_width)
-            name += " " * (name_width - cells(name))
+            name = fit(name, name_width)
         yield f"  {name:<{name_width}}{f.helpful:>8} {f.not_helpful:>12}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.cells import cell_len, set_cell_size
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -16,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.models import Passage
-from chatbot.text import printable
+from chatbot.text import clip, printable
 from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
 DELETED_PREFIX = "deleted:"
@@ -35,12 +34,11 @@ def matches(haystack: str, query: str) -> bool:
 
 
 def shortened(title: str, cells: int) -> str:
-    """`title` on one line of `cells` (0: as it is), cut with … where it is longer: a title is a
-    reminder under the id, and each row keeps to two lines."""
+    """`title` on one line of `cells` (0: as it is), cut with … where it is longer, with no blank
+    before the …: a title is a reminder under the id, and each row keeps to two lines."""
     title = printable(title)
-    if not cells or cell_len(title) <= cells:
-        return title
-    return set_cell_size(title, cells - 1).rstrip() + "…"
+    cut = clip(title, cells) if cells else title
+    return cut if cut == title else cut[:-1].rstrip() + "…"
 
 
 class PassageList(Vertical):
