@@ -127,9 +127,8 @@ def _text(args: argparse.Namespace) -> str | None:
         text: str | None = args.text
         return text
     path: Path = args.text_file
-    if path.is_dir():  # `read_regular_file` would say "expected a JSON file": this is text.
-        raise KnowledgeBaseError(f"{path}: is a directory, expected a text file")
-    content = read_regular_file(path)  # A FIFO or a folder is one line, never a hang.
+    # A FIFO or a folder is one line, never a hang.
+    content = read_regular_file(path, expected="a text file")
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError as error:

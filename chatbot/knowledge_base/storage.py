@@ -70,15 +70,18 @@ def parse_passage(raw: Any, *, where: str) -> Passage:
         raise KnowledgeBaseError(f"{where}: nested too deeply") from None
 
 
-def _kind(mode: int) -> str:
+def _kind(mode: int, expected: str = "a JSON file") -> str:
     if stat.S_ISDIR(mode):
-        return "is a directory, expected a JSON file"
+        return f"is a directory, expected {expected}"
     return f"is {special_kind(mode)}, not a regular file"
 
 
-def read_regular_file(path: Path, *, limit: int | None = None) -> bytes:
+def read_regular_file(
+    path: Path, *, limit: int | None = None, expected: str = "a JSON file"
+) -> bytes:
     """The bytes of a regular file. Anything else is a `KnowledgeBaseError` naming `path`: a FIFO
-    is refused without blocking on it, a directory or device without reading it."""
+    is refused without blocking on it, a directory or device without reading it (a directory as
+    not the `expected` kind of file)."""
     # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -86,13 +89,13 @@ def read_regular_file(path: Path, *, limit: int | None = None) -> bytes:
     except FileNotFoundError:
         raise MissingFileError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise KnowledgeBaseError(f"{path}: is a directory, expected a JSON file") from None
+        raise KnowledgeBaseError(f"{path}: {_kind(stat.S_IFDIR, expected)}") from None
     except OSError as error:
         raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode)}")
+            raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode, expected)}")
         cap = limit if limit is not None else sys.maxsize - 1
         if info.st_size > cap:
             raise KnowledgeBaseError(f"{path}: larger than {cap:,} bytes, not a passage")
