@@ -26,7 +26,8 @@ class PasteFilter:
     def __init__(self) -> None:
         self._in_paste = False
         self._held = ""
-        """The end of a message that may be the start of the paste's end marker."""
+        """The end of the last message, kept for the next: the start of a paste's marker, or an
+        escape sequence inside a paste, cut in two."""
 
     def feed(self, data: str) -> str:
         """What to pass on to the app for `data`, the next keystrokes from the browser."""
@@ -39,9 +40,9 @@ class PasteFilter:
                     # Keys as typed. A message may end inside the start marker; a lone escape is
                     # the Escape key, never held back.
                     kept = _partial(data, PASTE_START)
-                    kept = kept if kept > 1 else 0
-                    self._held = data[len(data) - kept :] if kept else ""
-                    out.append(data[: len(data) - kept])
+                    cut = len(data) - (kept if kept > 1 else 0)
+                    out.append(data[:cut])
+                    self._held = data[cut:]
                     break
                 out.append(data[: start + len(PASTE_START)])
                 data = data[start + len(PASTE_START) :]
@@ -53,9 +54,9 @@ class PasteFilter:
                 # escape on, it waits for the rest (cleaned in two halves, a colour code would
                 # leave "[31m" behind).
                 last = data.rfind("\x1b")
-                kept = len(data) - last if last >= 0 and len(data) - last <= MAX_HELD else 0
-                self._held = data[len(data) - kept :] if kept else ""
-                out.append(_clean(data[: len(data) - kept]))
+                cut = last if last >= 0 and len(data) - last <= MAX_HELD else len(data)
+                out.append(_clean(data[:cut]))
+                self._held = data[cut:]
                 break
             out.append(_clean(data[:end]) + PASTE_END)
             data = data[end + len(PASTE_END) :]

@@ -673,14 +673,11 @@ class HelpdeskServer(Server):
         it started ends it (and removes its folder) before the error goes on, so a server that
         did not start leaves no process behind to hold the terminal or the pipe it writes to."""
         await self._check_address()
-        started = False
         try:
-            port = await self._start()
-            started = True
-        finally:
-            if not started:
-                await self._undo_start()
-        return port
+            return await self._start()
+        except BaseException:  # Ctrl+C during the start too.
+            await self._undo_start()
+            raise
 
     async def _check_address(self) -> None:
         """Bind the address as listening will, then let it go: one taken, not this machine's or

@@ -116,7 +116,6 @@ class Zygote:
         """Start the zygote and wait until it is ready; if it is not (it failed, or the wait was
         cancelled), it is ended and its folder removed before the error goes on."""
         self._folder = Path(tempfile.mkdtemp(prefix="helpdesk-serve-"))  # Mode 0700.
-        ready = False
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *python_command("chatbot.web.zygote", str(self.socket_path)),
@@ -131,10 +130,9 @@ class Zygote:
                 line = b""
             if line.strip() != b"ready":
                 raise RuntimeError("the session zygote did not start")
-            ready = True
-        finally:
-            if not ready:
-                await self.stop()
+        except BaseException:  # Cancelled too: nothing is left behind.
+            await self.stop()
+            raise
 
     def _request(self, message: bytes, fds: list[int]) -> tuple[int, int]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
