@@ -446,7 +446,6 @@ class InvalidSetting(HelpdeskError):
         super().__init__(f"invalid setting {setting}{where}: {problem}")
         self.setting = setting
         self.problem = problem
-        self.source = source
 
 
 def _source(setting: str, overrides: dict[str, Any]) -> str | None:

@@ -27,15 +27,20 @@ ID_MAX = 2**63 - 1
 """The largest id a row can have: SQLite's INTEGER and PostgreSQL's BIGINT are 64-bit signed."""
 
 
+def _whole(text: str, largest: int) -> int | None:
+    """`text` as a whole number from 1 to `largest`, else None."""
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if 1 <= value <= largest else None
+
+
 def row_id(text: str) -> int:
     """An id as typed (`conversations show ID`, `--conversation ID`): a whole number a row can
     have. A plain `int` let 10**23 through to SQLite, which raised OverflowError (a traceback)
     where PostgreSQL said "not found"; refused here, both backends say the same."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= ID_MAX:
+    if (value := _whole(text, ID_MAX)) is None:
         raise argparse.ArgumentTypeError(
             f"invalid id {text!r}: expected a whole number from 1 to {ID_MAX}"
         )
@@ -45,11 +50,7 @@ def row_id(text: str) -> int:
 def positive_int(text: str) -> int:
     """A count such as `--limit N`, 1 or more: `--limit -1` listed nothing and exited 0, as if
     there were nothing to list."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    if (value := _whole(text, sys.maxsize)) is None:
         raise argparse.ArgumentTypeError(
             f"invalid value {text!r}: expected a whole number, 1 or more"
         )

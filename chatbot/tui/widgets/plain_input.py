@@ -51,20 +51,20 @@ class PlainInput(Input):
         if event.character in JOINERS:
             event.prevent_default()  # `Input`'s own handler would drop it.
             event.stop()
-            selection = self.selection
-            if selection.is_empty:
-                self.insert_text_at_cursor(event.character)
-            else:
-                self.replace(event.character, *selection)
+            self._put(event.character)
 
     def _on_paste(self, event: events.Paste) -> None:
         # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.
         event.prevent_default()
         text = joined_lines(event.text)
         if text:
-            selection = self.selection
-            if selection.is_empty:
-                self.insert_text_at_cursor(text)
-            else:
-                self.replace(text, *selection)
+            self._put(text)
         event.stop()
+
+    def _put(self, text: str) -> None:
+        """`text` in place of the selection, or at the cursor when nothing is selected."""
+        selection = self.selection
+        if selection.is_empty:
+            self.insert_text_at_cursor(text)
+        else:
+            self.replace(text, *selection)

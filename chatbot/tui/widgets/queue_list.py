@@ -239,10 +239,11 @@ class QueueTable(ScrollView, can_focus=True):
         self._keys: list[tuple[int, float, int]] = []
         self._by_id: dict[int, QueueItem] = {}
         self._questions: dict[int, str] = {}
+        """Each question flattened and made literal once, not on every redraw."""
         self._reasons: Counter[str] = Counter()
         """How many rows show each reason: the column is as wide as the longest one shown, so a
         queue of `low-score` leaves the question five more cells."""
-        """Each question flattened and made literal once, not on every redraw."""
+        self._reason_header = cell_len(self._headers[2])
         self._claimed = 0
         self._id_width = 1
         """Digits of the largest id seen (never narrower, so columns do not jump)."""
@@ -354,9 +355,7 @@ class QueueTable(ScrollView, can_focus=True):
 
     def columns(self) -> Columns:
         """The column widths for the width on screen, worked out once per change of width."""
-        reason = max(
-            [cell_len(self._headers[2])] + [len(shown) for shown, n in self._reasons.items() if n]
-        )
+        reason = max([self._reason_header] + [len(r) for r, n in self._reasons.items() if n])
         key = (self.scrollable_content_region.width, self._id_width, self._claimed > 0, reason)
         if self._columns is None or self._columns[0] != key:
             width, id_width, claims, reason = key
