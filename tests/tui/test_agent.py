@@ -33,6 +33,7 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
+from tests.tui.test_paste import asked_for_a_person, claim
 
 
 def chat_text(app: HelpDeskApp) -> str:
@@ -417,12 +418,7 @@ async def test_claiming_ones_own_conversation_says_it_is_already_yours(
     # as if it were someone else's.
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        conversation = other.start_conversation()
-        other.talk_to_person(conversation.id)
-        view = await app.open_conversation(conversation.id)
-        await wait_until(pilot, lambda: view.check_action("claim", ()) is True)
-        await pilot.press("ctrl+l")
-        await wait_until(pilot, lambda: other.conversation(conversation.id).agent == "ana")
+        view = await claim(pilot, other, asked_for_a_person(other))
         await wait_until(pilot, lambda: view.check_action("claim", ()) is False)
         await pilot.press("ctrl+l")
         await wait_until(pilot, lambda: "You have this conversation already." in view_text(app))

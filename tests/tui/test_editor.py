@@ -52,6 +52,13 @@ async def open_editor(pilot: Pilot[None]) -> EditorScreen:
     return screen
 
 
+async def open_passage(pilot: Pilot[None], passage_id: str) -> None:
+    """Search the list for `passage_id` and open the first match, as an editor would."""
+    await type_into(pilot, "#passage-search", passage_id)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
 async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
     """Focus a field, clear it, and enter `text`: typed key by key when short, pasted (as a
     terminal delivers a paste) when long, which keeps the tests fast."""
@@ -109,9 +116,7 @@ async def test_edit_a_passage(make_app: MakeApp, kb_copy: Path) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         assert editor.query_one("#form-id", Input).value == "helmet"
         assert editor.query_one("#form-id", Input).disabled  # A stored passage's id is fixed.
         await type_into(pilot, "#form-text", "Helmets are free at every station.")
@@ -151,9 +156,7 @@ async def test_delete_asks_first_and_can_be_undone_from_history(
 
         # The deleted passage is still listed; its history restores it.
         assert app.screen_stack[-1] is editor
-        await type_into(pilot, "#passage-search", "damage-fee")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "damage-fee")
         # It opens showing what it last said, read-only, not as a blank form.
         assert editor.query_one("#form-id", Input).value == "damage-fee"
         assert editor.query_one("#form-text", TextArea).text.startswith("Damage fees")
@@ -178,9 +181,7 @@ async def test_restore_an_earlier_version(make_app: MakeApp, kb_copy: Path) -> N
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "student")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "student")
         assert editor.query_one("#form-text", TextArea).text == "Students ride free."
         await pilot.click("#history-restore")  # The newest earlier version is highlighted.
         await pilot.pause()
@@ -197,9 +198,7 @@ async def test_leaving_unsaved_changes_asks_first(make_app: MakeApp, kb_copy: Pa
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
         await type_into(pilot, "#form-text", "Unsaved words.")
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         assert isinstance(app.screen, Confirm)
         await pilot.press("escape")  # Keep editing: the form still holds the words.
         await pilot.pause()
@@ -352,9 +351,7 @@ async def test_the_history_follows_another_process_save_and_the_typing_stays(
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         rows = editor.query_one("#history-options")
         assert "no earlier versions" in flat(screen_text(app, rows))
         await type_into(pilot, "#form-text", "Mine.")

@@ -19,7 +19,7 @@ from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import flat, screen_text, wait_until
-from tests.tui.test_editor import open_editor, problem, settle, type_into
+from tests.tui.test_editor import open_editor, open_passage, problem, settle, type_into
 
 __all__ = ["pg_url"]
 
@@ -47,9 +47,7 @@ async def test_open_edit_and_save_a_passage(make_app: MakeApp, kb_url: str) -> N
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         assert editor.query_one("#form-id", Input).value == "helmet"
         await type_into(pilot, "#form-text", "Helmets are free at every station.")
         await pilot.press("ctrl+s")
@@ -67,9 +65,7 @@ async def test_a_concurrent_change_is_refused_not_overwritten(
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         with PostgresPassageStore.open(kb_url) as other:  # Another editor, elsewhere.
             seen = other.get("helmet")
             other.save(seen.passage.model_copy(update={"text": "Theirs."}), based_on=seen.revision)
@@ -115,9 +111,7 @@ async def test_another_process_save_reaches_the_open_passage_history(
     app = make_app("agent")
     async with app.run_test(size=(80, 24)) as pilot:
         editor = await open_editor(pilot)
-        await type_into(pilot, "#passage-search", "helmet")
-        await pilot.press("enter")
-        await pilot.pause()
+        await open_passage(pilot, "helmet")
         rows = editor.query_one("#history-options")
         assert "no earlier versions" in flat(screen_text(app, rows))
         await type_into(pilot, "#form-text", "Mine.")
