@@ -1,7 +1,7 @@
 """Commands on a narrow terminal, and the small things around them: every line of
 `conversations`, `stats` and `eval` fits the terminal's width; bidi controls are shown as codes;
-a command group without its command is refused alike; `kb edit --text-file DIR`, a blank
-`eval --predicate`, and a `bot-failed` question reported by `bot -v`."""
+a command group without its command is refused alike; `kb edit --text-file DIR` and a blank
+`eval --predicate`."""
 
 from __future__ import annotations
 

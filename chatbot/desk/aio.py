@@ -31,6 +31,7 @@ from chatbot.desk.models import (
     Feedback,
     FeedbackResult,
     HandoffResult,
+    Leased,
     Page,
     PendingQuestion,
     QueueItem,
@@ -254,8 +255,16 @@ class AsyncDesk:
         # shows it (it updates that row itself), so nobody here needs waking.
         await self._run(self._service.mark_read, conversation_id, agent=agent, entry_id=entry_id)
 
+    async def take(self, worker: str, *, limit: int, lease_s: float) -> Leased:
+        # Not `_write`: a lease taken would wake the worker that took it, which would look again.
+        # Only a question sent to a person changes what others see.
+        leased = await self._run(self._service.take, worker, limit=limit, lease_s=lease_s)
+        if leased.failed:
+            self._changed()
+        return leased
+
     async def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
-        return await self._run(self._service.lease, worker, limit=limit, lease_s=lease_s)
+        return (await self.take(worker, limit=limit, lease_s=lease_s)).questions
 
     async def extend_leases(
         self, worker: str, question_ids: list[int], *, lease_s: float

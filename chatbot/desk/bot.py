@@ -112,15 +112,22 @@ class BotWorker:
 
     async def _take(self, limit: int) -> int:
         try:
-            questions = await self.desk.lease(self.name, limit=limit, lease_s=self.lease_s)
+            leased = await self.desk.take(self.name, limit=limit, lease_s=self.lease_s)
         except HelpdeskError as error:  # A database busy beyond its timeout: try again later.
             self.log.warning("cannot take questions: %s", error)
             return 0
-        for question in questions:
+        for question, result in leased.failed:
+            self.stats.count(result)
+            self.log.warning(
+                "question %d (conversation %d): %s (%s): taken %s, never judged",
+                question.id, question.conversation_id, result.outcome, Reason.BOT_FAILED.value,
+                counted(question.attempts - 1, "time"),
+            )  # fmt: skip
+        for question in leased.questions:
             self.stats.taken += 1
             task = asyncio.create_task(self._judge(question), name=f"judge {question.id}")
             self._in_flight[question.id] = task
-        return len(questions)
+        return len(leased.questions)
 
     async def _next_wake(self) -> float:
         """The safety-net poll, or sooner when someone's lease runs out (a dead worker's)."""

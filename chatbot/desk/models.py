@@ -431,6 +431,15 @@ class FeedbackResult(_Frozen):
     escalated: bool
 
 
+class Leased(_Frozen):
+    """What a bot worker took: questions to judge, and those sent to a person instead."""
+
+    questions: list[PendingQuestion]
+    failed: list[tuple[PendingQuestion, DecisionResult]]
+    """Taken more than `max_attempts` times (they kept killing their workers): escalated with
+    `bot-failed`, each with what came of it, so the worker can report them."""
+
+
 class ClaimResult(_Frozen):
     """The outcome of a claim attempt: exactly one of two racing agents gets `won=True`."""
 

@@ -35,6 +35,7 @@ from chatbot.desk.models import (
     FeedbackResult,
     HandedBack,
     HandoffResult,
+    Leased,
     LocaleSet,
     Page,
     PendingQuestion,
@@ -464,20 +465,27 @@ class DeskService:
 
     # -- the bot's side ---------------------------------------------------------------------------
 
-    def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
+    def take(self, worker: str, *, limit: int, lease_s: float) -> Leased:
         """Up to `limit` questions for `worker` to judge, each held for `lease_s` seconds.
 
         A question taken more than `max_attempts` times has killed the workers that took it (or
-        their hosts); it goes to a person instead of being judged again.
+        their hosts); it goes to a person instead of being judged again, and is listed apart.
         """
         leased = self.store.lease_questions(worker=worker, limit=limit, lease_s=lease_s)
         fresh = []
+        failed = []
         for question in leased:
             if question.attempts > self.max_attempts:
-                self.fail_question(worker, question, reason=Reason.BOT_FAILED)
+                failed.append(
+                    (question, self.fail_question(worker, question, reason=Reason.BOT_FAILED))
+                )
             else:
                 fresh.append(question)
-        return fresh
+        return Leased(questions=fresh, failed=failed)
+
+    def lease(self, worker: str, *, limit: int, lease_s: float) -> list[PendingQuestion]:
+        """`take`'s questions to judge."""
+        return self.take(worker, limit=limit, lease_s=lease_s).questions
 
     def extend_leases(self, worker: str, question_ids: list[int], *, lease_s: float) -> list[int]:
         """Heartbeat: keep judging; returns the questions still held."""

@@ -139,6 +139,28 @@ async def test_an_engine_crash_hands_the_customer_to_a_person(desk: AsyncDesk) -
     assert (conversation.state, conversation.reason) == (State.WAITING, Reason.VALEN_ERROR)
 
 
+async def test_a_question_that_kept_killing_workers_goes_to_a_person_and_is_reported(
+    desk: AsyncDesk, caplog: pytest.LogCaptureFixture
+) -> None:
+    asked = await desk.ask(None, Q1)
+    for dead in ("w1", "w2", "w3"):  # Each took it and died at once: its lease is already over.
+        assert [q.id for q in await desk.lease(dead, limit=1, lease_s=0)] == [asked.message.id]
+    worker = BotWorker(desk, replay_engine, poll_s=60)
+    with caplog.at_level(logging.INFO):
+        task = start(worker)
+        await until(lambda: worker.stats.settled == 1)
+        await stopped(worker, task)
+    # `helpdesk bot -v` said nothing of it: the question went to a person inside the lease.
+    assert worker.stats.outcomes == {"escalated": 1}
+    assert (
+        f"question {asked.message.id} (conversation {asked.conversation.id}): escalated "
+        "(bot-failed): taken 3 times, never judged"
+    ) in caplog.text
+    conversation = await desk.conversation(asked.conversation.id)
+    assert (conversation.state, conversation.reason) == (State.WAITING, Reason.BOT_FAILED)
+    assert await desk.decisions(asked.conversation.id) == []
+
+
 async def test_stopping_gives_back_what_is_in_flight(
     desk: AsyncDesk, caplog: pytest.LogCaptureFixture
 ) -> None:
