@@ -3,6 +3,7 @@ the queue updating live; a lost claim; the command palette."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from functools import partial
 
@@ -409,6 +410,28 @@ async def test_the_queue_says_when_questions_wait_for_a_bot_too_long(
         assert len(other.lease("bot-1", limit=10, lease_s=60)) == 2
         await wait_until(pilot, lambda: not line.display)
         assert "for a bot" not in flat(text())
+
+
+async def test_a_bot_check_that_outlives_the_queues_line_fails_nothing(make_app: MakeApp) -> None:
+    # Quitting took the queue's children down while a check awaited the desk; the check then
+    # looked for its line, and the app ended on NoMatches (seen once in a full run).
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE):
+        queue = app.screen.query_one(QueueList)
+        asked, answer = asyncio.Event(), asyncio.Event()
+        backlog = app.services.desk.bot_backlog
+
+        async def held() -> tuple[int, float | None]:
+            asked.set()
+            await answer.wait()
+            return await backlog()
+
+        app.services.desk.bot_backlog = held  # type: ignore[method-assign]
+        check = queue.check_bots()
+        await asked.wait()
+        await queue.remove_children()
+        answer.set()
+        await check.wait()  # WorkerFailed on the old code.
 
 
 async def test_claiming_ones_own_conversation_says_it_is_already_yours(

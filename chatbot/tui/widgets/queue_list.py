@@ -25,6 +25,7 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -667,7 +668,10 @@ class QueueList(Vertical):
             count, oldest = await self.services.desk.bot_backlog()
         except HelpdeskError:
             return  # The queue's own reads say what is wrong with the desk.
-        line = self.query_one("#queue-bots", Static)
+        try:
+            line = self.query_one("#queue-bots", Static)
+        except NoMatches:  # Taken down while the desk answered: the app is closing.
+            return
         stalled = False
         if count and oldest is not None and oldest >= self.services.bot_stalled_s:
             stalled = True
