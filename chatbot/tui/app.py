@@ -271,6 +271,7 @@ class HelpDeskApp(SafeApp):
             clock=self._clock,
             agent=prepared.agent,
             changed=Signal(self, "store-changed"),
+            suggestions_changed=Signal(self, "suggestions-changed"),
             bot_stalled_s=prepared.bot_stalled_s,
             timings=self._timings,
             fixed_conversation=self._fixed_conversation,
@@ -384,6 +385,25 @@ class HelpDeskApp(SafeApp):
             self.bot = self._prepared.make_bot(engines)
             self.bot.log.addHandler(_AppLog(self))
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
+        if self.services.suggestions and self.is_running:  # Not while quitting early.
+            self._decide_suggestions()
+            if self.kb_index is not None:
+                self.kb_index.rebuilt.subscribe(self, lambda _count: self._decide_suggestions())
+
+    def _decide_suggestions(self) -> None:
+        """Mark the suggested questions as the engine of this moment decides them."""
+
+        async def decide() -> None:
+            from chatbot.tui.suggestions import decided
+
+            services = self.services
+            fresh = await decided(services.suggestions, services.live.engine)
+            if fresh != services.suggestions:
+                services.suggestions = fresh
+                services.suggestions_changed.publish(fresh)
+
+        # Exclusive: a newer knowledge base's verdicts replace an older one's still on the way.
+        self.run_worker(decide(), group="suggestions", exclusive=True, name="decide suggestions")
 
     def on_queue_list_loaded(self, _event: QueueList.Loaded) -> None:
         # Everything alive now (the app, its widgets, the queue's rows) lives as long as the

@@ -32,6 +32,8 @@ class Services:
     on the first claim)."""
     changed: Signal[int]
     """Published whenever anyone (this process or another) commits a change."""
+    suggestions_changed: Signal[tuple[Suggestion, ...]]
+    """Published when `suggestions` change: decided again on a new knowledge base."""
     bot_stalled_s: float
     """After how long a question with no decision has no bot answering it: the chat then offers
     a person, and the queue says so."""

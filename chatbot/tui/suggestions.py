@@ -4,15 +4,26 @@ With recorded answers only, any other question is "not judged" and goes to a per
 newcomer who types their own question would only ever see escalations. A recorded question whose
 best recorded probability stays under the threshold goes to a person too, and says so: offering it
 among "questions with recorded answers" without that promised an answer the bot never gives.
+
+What the recordings say is only where it starts. Once the engine is built, each question is
+decided as the bot would decide it now (replaying is local and takes milliseconds), and again
+whenever the knowledge base changes: an edited or deleted passage no longer matches its recorded
+answer, and the bot then hands that question to a person.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from chatbot.errors import HelpdeskError
 from chatbot.valen.cache import CorruptCacheError, read_entries
 from chatbot.valen.protocol import PREDICATE
+
+if TYPE_CHECKING:
+    from chatbot.engine.engine import Engine
 
 PREFIX = "Customer question: "
 SEPARATOR = "\n\nHelp-center passage: "
@@ -60,3 +71,19 @@ def recorded_questions(
         best[question] = max(best.get(question, -1.0), float(probability))
     suggestions = (Suggestion(q, answered=p >= threshold) for q, p in best.items())
     return tuple(suggestions)[:MAX_SUGGESTIONS]
+
+
+async def decided(suggestions: tuple[Suggestion, ...], engine: Engine) -> tuple[Suggestion, ...]:
+    """`suggestions`, each marked as `engine` decides it now (with recorded answers only)."""
+
+    async def answers(question: str) -> bool:
+        try:
+            return not (await engine.answer(question)).escalated
+        except HelpdeskError:  # A recorded question the engine refuses (too long): a person.
+            return False
+
+    verdicts = await asyncio.gather(*(answers(s.question) for s in suggestions))
+    return tuple(
+        Suggestion(s.question, answered=verdict)
+        for s, verdict in zip(suggestions, verdicts, strict=True)
+    )

@@ -41,6 +41,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
+from chatbot.tui.suggestions import Suggestion
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_log import ChatLog
@@ -171,8 +172,13 @@ class ChatPanel(Vertical):
         self.rating.display = False
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
+        self.services.suggestions_changed.subscribe(self, self._suggestions_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
+
+    def _suggestions_changed(self, suggestions: tuple[Suggestion, ...]) -> None:
+        for shown in self.query(SuggestionList):
+            shown.set_suggestions(suggestions)
 
     @on(ChatLog.Typed)
     def _typed_aside(self, event: ChatLog.Typed) -> None:

@@ -108,6 +108,13 @@ class SuggestionList(Vertical):
         for suggestion in self.suggestions:
             yield SuggestedQuestion(suggestion, t.gettext(PERSON_REPLIES))
 
+    def set_suggestions(self, suggestions: Sequence[Suggestion]) -> None:
+        """The same questions, newly decided: each row says again whether a person replies."""
+        self.suggestions = tuple(suggestions)
+        for row, suggestion in zip(self.query(SuggestedQuestion), self.suggestions, strict=False):
+            row.suggestion = suggestion
+            row.refresh(layout=True)
+
     def show_in(self, locale: Locale) -> None:
         """Say the note and the person-replies marks in `locale` (the questions stay as
         recorded)."""
