@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from chatbot.assembly import open_service
 from chatbot.config import Settings
 from chatbot.desk.service import DeskService
+from chatbot.desk.stats import duration
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.screens import stats as stats_screen
 from chatbot.tui.screens.stats import StatsScreen
@@ -133,6 +134,30 @@ async def test_changes_by_another_process_show_up(
         await wait_until(pilot, lambda: screen.stats is not None and
                          screen.stats.conversations == 11)  # fmt: skip
         await wait_until(pilot, lambda: "· 11 conversations ·" in flat(screen_text(app)))
+
+
+@pytest.mark.usefixtures("day")
+async def test_the_oldest_wait_ticks_and_old_figures_are_read_again(
+    make_app: MakeApp, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With nobody changing anything, "oldest 6m 42s" stood still, and "Last 24 hours" never
+    # slid past what it held.
+    monkeypatch.setattr(stats_screen, "REFRESH_S", 0.05)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=LARGE) as pilot:
+        screen = await open_stats(pilot)
+        read = screen.stats
+        assert read is not None and read.oldest_wait_s is not None
+        clock.advance(30)  # Under a minute: the same figures, the wait grown by 30 s.
+        later = f"oldest {duration(read.oldest_wait_s + 30)}"
+        await wait_until(pilot, lambda: later in flat(screen_text(app)))
+        assert screen.stats is read
+        await pilot.press("p", "p")  # Last 30 days, then last 24 hours.
+        await wait_until(pilot, lambda: "Last 24 hours · 10 conversations" in
+                         flat(screen_text(app)))  # fmt: skip
+        clock.advance(24 * 3600)  # The day has gone by: read again, it holds nothing now.
+        await wait_until(pilot, lambda: "Last 24 hours · 0 conversations" in
+                         flat(screen_text(app)))  # fmt: skip
 
 
 @pytest.mark.parametrize("mode", ["all", "editor"])

@@ -3,7 +3,9 @@ long customers wait for a person, which passages help, where the knowledge base 
 
 The figures come from the desk service (`DeskService.stats`, computed in the database); this
 screen only draws them. It follows the desk: after anyone commits, the figures are read again at
-most every `REFRESH_S` seconds (a busy desk commits many times a second).
+most every `REFRESH_S` seconds (a busy desk commits many times a second), and at least every
+`MAX_AGE_S` seconds, so a window such as "Last 24 hours" slides with the clock. Between reads
+the oldest wait ticks on by itself, as the queue's wait times do.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ PERIODS = (
 )
 REFRESH_S = 5.0
 """At most this often the figures are read again while the desk changes."""
+MAX_AGE_S = 60.0
+"""Figures older than this are read again even if nobody changed anything."""
 GAPS_SHOWN = 5
 
 
@@ -89,6 +93,8 @@ class StatsScreen(Screen[None]):
         localize_bindings(self, services.locale)
         self.period = 0
         self.stats: DeskStats | None = None
+        self._loaded_at: datetime | None = None
+        """When `stats` were read: their oldest wait has grown by the time since."""
         self._stale = False
 
     def compose(self) -> ComposeResult:
@@ -117,14 +123,24 @@ class StatsScreen(Screen[None]):
         self.query_one("#stats-error").display = False
         self.services.changed.subscribe(self, self._changed)
         self.set_interval(REFRESH_S, self._refresh_if_stale)  # Read when the screen opens.
+        self.set_interval(1.0, self._tick)
         self.reload()
 
     def _changed(self, _version: int) -> None:
         self._stale = True
 
+    def _age_s(self) -> float:
+        if self._loaded_at is None:
+            return 0.0
+        return max(0.0, (self.services.clock() - self._loaded_at).total_seconds())
+
     def _refresh_if_stale(self) -> None:
-        if self._stale:
+        if self._stale or self._age_s() >= MAX_AGE_S:
             self.reload()
+
+    def _tick(self) -> None:
+        if self.stats is not None and self.stats.waiting_now:
+            self._show_summary(self.stats)
 
     @property
     def since(self) -> datetime | None:
@@ -149,10 +165,10 @@ class StatsScreen(Screen[None]):
         self.query_one("#stats-error").display = False
         self.show(stats)
 
-    def show(self, stats: DeskStats) -> None:
-        self.stats = stats
+    def _show_summary(self, stats: DeskStats) -> None:
         t = translations(self.services.locale)
         label = t.gettext(PERIODS[self.period].name)
+        oldest = None if stats.oldest_wait_s is None else stats.oldest_wait_s + self._age_s()
         summary = Text.assemble(
             styled(
                 t.ngettext(
@@ -170,7 +186,7 @@ class StatsScreen(Screen[None]):
                 asked=stats.asked,
                 waiting=stats.waiting_now,
             ),
-            t.gettext(", oldest {duration}").format(duration=duration(stats.oldest_wait_s))
+            t.gettext(", oldest {duration}").format(duration=duration(oldest))
             if stats.waiting_now
             else "",
             "\n",
@@ -196,6 +212,12 @@ class StatsScreen(Screen[None]):
             ),
         )
         self.query_one("#stats-summary", Static).update(summary)
+
+    def show(self, stats: DeskStats) -> None:
+        self.stats = stats
+        self._loaded_at = self.services.clock()
+        t = translations(self.services.locale)
+        self._show_summary(stats)
         self.query_one("#stats-reasons", BarChart).show(
             [
                 Bar(r.reason.value, ((r.count, "red"),), str(r.count))
