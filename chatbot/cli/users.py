@@ -11,7 +11,7 @@ import getpass
 import sys
 from typing import TYPE_CHECKING
 
-from chatbot.accounts.roles import Role
+from chatbot.accounts.roles import ALLOWED, Area, Role
 from chatbot.cli.options import add_db_option, settings_from
 from chatbot.errors import HelpdeskError
 from chatbot.text import counted, printable
@@ -143,11 +143,32 @@ def run_list(args: argparse.Namespace) -> int:
 def run_rm(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
+        before = service.account(args.name)
         service.remove(args.name)
     finally:
         service.close()
-    print(f"removed {args.name.strip().lower()}")
+    print(f"removed {args.name.strip().lower()}" + _released(before, args))
     return 0
+
+
+def _released(account: Account | None, args: argparse.Namespace) -> str:
+    """Put back in the queue what `account`, no longer an agent, holds: nobody else could reply
+    in those conversations, and their customers would wait on someone who cannot sign in.
+    Returns what to add to the command's line."""
+    from chatbot.assembly import open_service
+
+    if account is None or Area.AGENT not in ALLOWED[account.role]:
+        return ""
+    desk = open_service(settings_from(args))
+    try:
+        released = desk.release_claims(account.display_name)
+    finally:
+        desk.close()
+    if not released:
+        return ""
+    listed = ", ".join(f"#{number}" for number in released)
+    held = counted(len(released), "conversation")
+    return f"; {held} they held went back to the queue ({listed})"
 
 
 def run_passwd(args: argparse.Namespace) -> int:
@@ -202,5 +223,6 @@ def run_edit(args: argparse.Namespace) -> int:
     finally:
         service.close()
     ended = before is not None and account.session_epoch != before.session_epoch
-    print(f"now {_line(account)}" + ("; their sessions have ended" if ended else ""))
+    released = "" if Area.AGENT in ALLOWED[account.role] else _released(before, args)
+    print(f"now {_line(account)}" + ("; their sessions have ended" if ended else "") + released)
     return 0

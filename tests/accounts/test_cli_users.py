@@ -171,3 +171,44 @@ def test_an_agent_holding_claims_is_not_renamed_from_under_them(
     taken = helpdesk("add", "ad", "--role", "admin", "--display-name", "ana q.",
                      "--password-stdin", stdin="correct horse\n")  # fmt: skip
     assert taken.returncode == 2 and "is account 'ana''s already" in taken.stderr
+
+
+@pytest.mark.parametrize("change", [("rm", "bo"), ("edit", "bo", "--role", "editor")])
+def test_an_agent_removed_or_made_an_editor_gives_their_claims_back(
+    helpdesk: Helpdesk, tmp_path: Path, change: tuple[str, ...]
+) -> None:
+    # Their customers kept reading "Bo (support agent) is helping you" with nobody able to
+    # reply: the claim stayed under a name no agent signs in as.
+    added = helpdesk("add", "bo", "--role", "agent", "--display-name", "Bo",
+                     "--password-stdin", stdin="correct horse\n")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    desk = DeskService(SQLiteStore.open(tmp_path / "helpdesk.sqlite3"))
+    try:
+        held = desk.talk_to_person(None).conversation.id
+        resolved = desk.talk_to_person(None).conversation.id
+        desk.claim(held, agent="Bo")
+        desk.claim(resolved, agent="Bo")
+        desk.resolve(resolved, agent="Bo")
+        changed = helpdesk(*change)
+        assert changed.returncode == 0, changed.stderr
+        assert changed.stdout.endswith(
+            f"; 1 conversation they held went back to the queue (#{held})\n"
+        )
+        assert [item.conversation_id for item in desk.queue()] == [held]
+        assert desk.conversation(resolved).state.value == "resolved"
+    finally:
+        desk.close()
+
+
+def test_an_agent_made_an_admin_keeps_their_claims(helpdesk: Helpdesk, tmp_path: Path) -> None:
+    added = helpdesk("add", "bo", "--role", "agent", "--password-stdin", stdin="correct horse\n")
+    assert added.returncode == 0, added.stderr
+    desk = DeskService(SQLiteStore.open(tmp_path / "helpdesk.sqlite3"))
+    try:
+        held = desk.talk_to_person(None).conversation.id
+        desk.claim(held, agent="bo")  # Without --display-name, it is the account's name.
+        changed = helpdesk("edit", "bo", "--role", "admin")
+        assert changed.stdout == "now bo  admin  bo; their sessions have ended\n"
+        assert desk.conversation(held).agent == "bo"
+    finally:
+        desk.close()
