@@ -20,6 +20,7 @@ from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.passage_list import PassageList
+from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
@@ -66,6 +67,14 @@ async def test_a_customer_pastes_a_question_of_several_lines(
         await wait_until(pilot, lambda: bool(other.messages(conversation.id)))
         [question] = other.messages(conversation.id)
         assert question.text == "Hello. " + JOINED
+
+
+def test_a_paste_that_starts_with_a_space_keeps_it_apart_from_the_word_before() -> None:
+    # "abc" then a paste of " My\nline two" gave "abcMy line two".
+    assert joined_lines(" My\nline two") == " My line two"
+    assert joined_lines("\n  My\nline two\n") == " My line two"
+    assert joined_lines("My\nline two\n") == "My line two"
+    assert joined_lines(" \n \n") == ""
 
 
 async def test_an_agent_pastes_a_reply_and_an_editor_a_title(

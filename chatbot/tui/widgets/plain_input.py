@@ -15,11 +15,14 @@ the joins they are written with."""
 
 def joined_lines(text: str) -> str:
     """Pasted text for a one-line field: its lines joined by single spaces, blank lines and the
-    spaces around each line dropped, so a paragraph copied from an email reads as one."""
+    spaces around each line dropped, so a paragraph copied from an email reads as one. A paste
+    that starts with a space keeps one, to stay apart from the word it follows ("abc" then
+    " My\nline" was "abcMy line"); the line break a copied line ends with is dropped."""
     lines = text.splitlines()
     if len(lines) <= 1:
         return lines[0] if lines else ""
-    return " ".join(stripped for line in lines if (stripped := line.strip()))
+    joined = " ".join(stripped for line in lines if (stripped := line.strip()))
+    return " " + joined if joined and text[0].isspace() else joined
 
 
 class PlainInput(Input):
