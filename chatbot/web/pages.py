@@ -75,7 +75,12 @@ def signin_page(
         submit=t.gettext("Sign in"),
         next=f"/{area.value}",
         name=name,
-        markup={"message": alert},
+        # Refused, the page comes back with the name filled in: the password is what to type.
+        markup={
+            "message": alert,
+            "name_focus": "" if name else " autofocus",
+            "password_focus": " autofocus" if name else "",
+        },
     )
 
 

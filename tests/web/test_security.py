@@ -154,6 +154,7 @@ def test_agent_and_editor_show_the_sign_in_page(context: BrowserContext, served:
         page.goto(f"{served.url}/{area}")
         assert page.locator("form#signin").is_visible()
         assert page.inner_text("p.lead") == f"Sign in to open the {title}."
+        assert page.evaluate("document.activeElement.id") == "name"
     assert served.sessions() == []
 
 
@@ -162,6 +163,9 @@ def test_a_wrong_password_is_refused(context: BrowserContext, served: Served) ->
     assert sign_in(page, served, "agent", "eddie", "not the password") == 401
     assert page.inner_text("p.error") == "Wrong name or password."
     assert page.locator("form#signin").is_visible()
+    # The name came back filled in: the cursor waits in the password, not at the name's end.
+    assert page.input_value("#name") == "eddie"
+    assert page.evaluate("document.activeElement.id") == "password"
     assert not [c for c in context.cookies() if c["name"] == "helpdesk-session"]
 
 
