@@ -132,6 +132,15 @@ class SessionProcess(AppService):
     async def _close(self) -> None:
         await self._close_websocket()
 
+    async def run(self) -> None:
+        try:
+            await super().run()
+        finally:
+            # The app's output has ended. An app that quits says so first, and the page is
+            # closed then; one that failed to start (a broken install, a bad setting read at
+            # start) or crashed says nothing, and the page stayed on "connecting…" for good.
+            await self._close_websocket()
+
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
         for name in SESSION_SECRETS:

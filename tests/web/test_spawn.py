@@ -82,3 +82,38 @@ def test_sessions_fork_from_the_zygote_and_start_without_it(
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_session_that_fails_to_start_ends_its_page(browser: Browser, tmp_path: Path) -> None:
+    # A session whose process died before drawing anything (here: the installed code broken
+    # after the zygote died) left its page on "helpdesk: connecting…" for good.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    broken = tmp_path / "broken"
+    (hook / "sitecustomize.py").write_text(
+        f"import os, sys\nif os.path.exists({str(broken)!r}):\n"
+        "    sys.exit('the installed code is broken')\n"
+    )
+    db, kb = make_site(tmp_path / "site")
+    paths = [str(hook), *filter(None, [os.environ.get("PYTHONPATH")])]
+    served = start_server(tmp_path / "site", db=db, kb=kb,
+                          environment={"PYTHONPATH": os.pathsep.join(paths)})  # fmt: skip
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        zygotes = [
+            pid for pid in children(served.process.pid)
+            if "chatbot.web.zygote" in command_line(pid)
+        ]  # fmt: skip
+        for zygote in zygotes:
+            os.kill(zygote, signal.SIGKILL)
+            wait_for(lambda zygote=zygote: not alive(zygote), what="the zygote to die")
+        broken.touch()
+        page = context.new_page()
+        page.goto(served.url + "/")
+        page.wait_for_selector("body.-closed", state="attached", timeout=30_000)
+        assert page.locator(".closed-dialog").is_visible()
+        wait_for(lambda: served.sessions() == [], what="the session to be reported ended")
+        assert "the installed code is broken" in "".join(served.output)
+    finally:
+        context.close()
+        served.stop()
