@@ -40,6 +40,11 @@ def auto_focus(screen: Screen[Any]) -> None:
 class SafeApp(App[None]):
     """An `App` whose toasts and quit cannot be misused by any caller."""
 
+    _page_focused = False
+    """The page has told the app it has the keyboard (a browser session)."""
+    _blurred_once = False
+    """The first blur has come: in a browser session, the web driver's own."""
+
     def notify(
         self,
         message: str,
@@ -67,7 +72,18 @@ class SafeApp(App[None]):
             event = events.Paste(strip_control(joined_lines(event.text), one_line=True))
         await super().on_event(event)
 
+    async def _on_app_blur(self, event: events.AppBlur) -> None:
+        # The web driver blurs the app as it starts, from a callback queued behind what the page
+        # sent meanwhile; the page focuses its terminal once the app draws, so its focus could
+        # come first and be undone: the app drew itself inactive (no cursor, half its keys) and
+        # dropped a paste, until a key press. That first blur, after the page's focus, is moot.
+        # (Textual calls each class's handler in turn: preventing the default skips `App`'s.)
+        first, self._blurred_once = not self._blurred_once, True
+        if first and self._page_focused and self.is_web:
+            event.prevent_default()
+
     def on_app_focus(self, _event: events.AppFocus) -> None:
+        self._page_focused = True
         # Textual focuses a screen's AUTO_FOCUS only while the app has the focus. A browser
         # session starts without it (the page's terminal tells the app once it is focused), so
         # its first screen could come up with nothing focused, and what the customer typed then
