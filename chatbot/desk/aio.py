@@ -128,14 +128,22 @@ class AsyncDesk:
     def _watch(self, feed: ChangeFeed) -> None:
         loop = self._loop
         assert loop is not None
+        lost = False
         try:
             while not self._stop.is_set():
                 try:
                     changed = feed.wait(FEED_WAIT_S)
                 except HelpdeskError as error:
-                    log.warning("change feed: %s", error)
+                    # Said once, not at every retry: an outage of an hour was thousands of lines
+                    # from every app and worker.
+                    if not lost:
+                        log.warning("change feed: %s (retrying every second)", error)
+                        lost = True
                     self._stop.wait(1.0)
                     continue
+                if lost:
+                    log.warning("change feed: back")
+                    lost = False
                 if changed and not self._stop.is_set():
                     try:
                         loop.call_soon_threadsafe(self._changed)
@@ -187,8 +195,10 @@ class AsyncDesk:
             self._service.ask, conversation_id, text, locale=locale, to_person=to_person
         )
 
-    async def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
-        return await self._write(self._service.set_locale, conversation_id, locale)
+    async def set_locale(
+        self, conversation_id: int, locale: Locale, *, chosen: bool = True
+    ) -> Conversation:
+        return await self._write(self._service.set_locale, conversation_id, locale, chosen=chosen)
 
     async def talk_to_person(self, conversation_id: int | None) -> HandoffResult:
         return await self._write(self._service.talk_to_person, conversation_id)
