@@ -148,7 +148,7 @@ class Prepared:
 
 
 class _AppLog(logging.Handler):
-    """The embedded bot's log lines go to Textual's log, never onto the terminal it draws."""
+    """Log lines go to Textual's log, never onto the terminal the app draws on."""
 
     def __init__(self, app: App[None]) -> None:
         super().__init__()
@@ -227,6 +227,9 @@ class HelpDeskApp(SafeApp):
             self.show_in(self._first_locale)
         self._first_screen: ModeScreen | None = None
         self._closing = False
+        self._app_log = _AppLog(self)
+        self._terminal_logs: list[logging.Handler] = []
+        """The root logger's handlers that write to the terminal, set aside while the app runs."""
         self._engines: asyncio.Future[Engines] | None = None
         self._bot_task: asyncio.Task[None] | None = None
         self._kb_follow: asyncio.Task[None] | None = None
@@ -302,6 +305,16 @@ class HelpDeskApp(SafeApp):
         return self._first_screen
 
     async def on_mount(self) -> None:
+        # `helpdesk` logs warnings to stderr, its terminal: a line written there while the app
+        # draws lands in the middle of its screen (a database outage wrote one a second over the
+        # console's header). Until the app ends they go to its log; the app says what matters
+        # in its own widgets.
+        root = logging.getLogger()
+        self._terminal_logs = [h for h in root.handlers if type(h) is logging.StreamHandler]
+        for handler in self._terminal_logs:
+            root.removeHandler(handler)
+        if self._terminal_logs:
+            root.addHandler(self._app_log)
         if self._services is not None:
             await self._started()
         else:
@@ -383,7 +396,7 @@ class HelpDeskApp(SafeApp):
             self.set_interval(KB_POLL_S, translated.poll)
         if self._prepared is not None and self._prepared.make_bot is not None:
             self.bot = self._prepared.make_bot(engines)
-            self.bot.log.addHandler(_AppLog(self))
+            self.bot.log.addHandler(self._app_log)
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
         if self.services.suggestions and self.is_running:  # Not while quitting early.
             self._decide_suggestions()
@@ -492,6 +505,17 @@ class HelpDeskApp(SafeApp):
                                 self.action_analytics)  # fmt: skip
 
     async def on_unmount(self) -> None:
+        try:
+            await self._close()
+        finally:
+            # Closing may warn too (a desk that cannot be closed): still into the app's log.
+            root = logging.getLogger()
+            root.removeHandler(self._app_log)
+            for handler in self._terminal_logs:
+                root.addHandler(handler)
+            self._terminal_logs = []
+
+    async def _close(self) -> None:
         self._closing = True
         self._unsubscribe()
         if self._preparing is not None:
