@@ -242,7 +242,11 @@ async def test_ctrl_q_with_unsaved_changes_asks_first(make_app: MakeApp, kb_copy
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
         await settle(app)
-        # The form is filled after the list is read: keys sent before it takes focus go nowhere.
+        # The form is filled after the list is read; Enter on the list opens it to write in.
+        editor = app.screen
+        assert isinstance(editor, EditorScreen)
+        await wait_until(pilot, lambda: editor.form.passage_id == "card-charged-twice")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.focused, TextArea))
         await type_text(pilot, " and more")
         await pilot.press("ctrl+q")

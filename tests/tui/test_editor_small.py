@@ -151,7 +151,9 @@ async def test_the_text_cursor_starts_at_the_end(make_app: MakeApp) -> None:
     async with app.run_test(size=SMALL) as pilot:
         editor = await open_editor(pilot)
         text = editor.query_one("#form-text", TextArea)
-        assert app.focused is text
+        # The editor opens on the list (typing there searches); Enter opens its passage to write.
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.focused is text)
         assert text.cursor_location == text.document.end
         await type_text(pilot, " Ok.")
         assert text.text.endswith("never collected. Ok.")

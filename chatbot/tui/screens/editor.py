@@ -95,6 +95,9 @@ class EditorScreen(Screen[None]):
     """Edit passages while the desk runs; reachable from the customer app and the agent console."""
 
     TITLE = EDITOR_TITLE
+    # The list, where typing goes to the search: not the passage shown on opening, whose text
+    # took the keys of an editor who opened the editor to search (and Tab, Enter saved them).
+    AUTO_FOCUS = FOCUS_ON_TAB["passages"]
 
     BINDINGS = [
         Binding("ctrl+s", "save", N_("Save"), priority=True),
@@ -242,10 +245,11 @@ class EditorScreen(Screen[None]):
         select = first if event.open_first else event.select
         self.query_one(PassageList).show(event.passages, deleted=event.deleted, select=select)
         if event.open_first:
+            # Shown, not opened for writing: the focus stays where it was (the list).
             if first is None:
-                self.open_new()
+                self.open_new(focus=False)
             else:
-                self.open_passage(first)
+                self.open_passage(first, focus=False)
 
     def refresh_gaps(self) -> None:
         self._load_gaps()
@@ -295,14 +299,14 @@ class EditorScreen(Screen[None]):
         if self.history.passage_id == event.passage_id:  # Not another passage opened meanwhile.
             self.history.update(event.versions, current=event.current)
 
-    def open_passage(self, passage_id: str) -> None:
+    def open_passage(self, passage_id: str, *, focus: bool = True) -> None:
         try:
             stored = self.passages.get(passage_id)
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        self.form.open(stored.passage, revision=stored.revision)
+        self.form.open(stored.passage, revision=stored.revision, focus=focus)
         self.history.show(passage_id, versions, current=stored.passage.text)
 
     def open_deleted(self, passage_id: str) -> None:
@@ -317,8 +321,8 @@ class EditorScreen(Screen[None]):
         self.form.open(last, revision=None, deleted=True)
         self.history.show(passage_id, versions, current="")
 
-    def open_new(self) -> None:
-        self.form.open(None, revision=None, taken=self._ids())
+    def open_new(self, *, focus: bool = True) -> None:
+        self.form.open(None, revision=None, taken=self._ids(), focus=focus)
         self.history.show(None, [], current="")
 
     def _show_history(self, passage_id: str, *, current: str) -> None:

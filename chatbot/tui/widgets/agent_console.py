@@ -151,13 +151,16 @@ class AgentConsole(Vertical):
         # A printable key reaches the console only from a part of it that takes no text (a text
         # box keeps the keys it takes, the conversation view sends its own to the reply box).
         # The first letter of a quick burst opens the search before the others arrive: they go
-        # into the same search.
-        if not (event.is_printable and event.character) or event.character.isspace():
+        # into the same search, spaces too (`gift cards`). A space starts no search.
+        search = self._typed_search
+        searching = search is not None and self.app.screen is search
+        if not (event.is_printable and event.character) or (
+            event.character.isspace() and not searching
+        ):
             return
         event.stop()
         event.prevent_default()
-        search = self._typed_search
-        if search is not None and self.app.screen is search:
+        if search is not None and searching:
             search.add_typed(event.character)
         else:
             self.action_find(event.character)

@@ -139,9 +139,11 @@ class PassageForm(Vertical):
         taken: Iterable[str] = (),
         gap_id: int | None = None,
         deleted: bool = False,
+        focus: bool = True,
     ) -> None:
         """Show `passage` (stored, with its revision; a draft from a gap; or, with `deleted`, a
-        deleted passage's last version, read-only), or an empty form."""
+        deleted passage's last version, read-only), or an empty form. With `focus`, the cursor
+        goes into the form: the editor opened this passage (or a new one) to write in it."""
         self._loading = True
         self.revision = revision
         self.gap_id = gap_id
@@ -171,7 +173,8 @@ class PassageForm(Vertical):
         self._opened = self._values() if gap_id is None else ("", "", "", "")
         self.validate_form()
         self.refresh_bindings()  # The screen greys keys in the footer as their buttons are.
-        (text if revision is not None or deleted else self.query_one("#form-id")).focus()
+        if focus:
+            (text if revision is not None or deleted else self.query_one("#form-id")).focus()
 
     def _values(self) -> tuple[str, ...]:
         return (

@@ -131,12 +131,17 @@ class PassageList(Vertical):
         # A letter typed on the list narrows it, as on the agent's queue: an editor who tabbed to
         # the rows and types a passage's name means the search, and the list takes no text (the
         # keys were dropped). The search box keeps the keys it takes, so a printable key reaching
-        # here came from the list, even when the focus has moved on since. Space stays the list's.
-        if not (event.is_printable and event.character) or event.character.isspace():
+        # here came from the list, even when the focus has moved on since.
+        search = self.query_one("#passage-search", PlainInput)
+        # A space starts no search: it stays the list's. But one that finds the search focused
+        # was typed in a burst after letters already sent there (`late fee`), between two words.
+        redirected = self.screen.focused is search
+        if not (event.is_printable and event.character) or (
+            event.character.isspace() and not redirected
+        ):
             return
         event.stop()
         event.prevent_default()
-        search = self.query_one("#passage-search", PlainInput)
         # Focused now, not on the app's next turn as `focus()` does, so the box's own focus
         # handling (it selects its text, for a Tab) comes before the key: typed keys add to the
         # search rather than replace it.

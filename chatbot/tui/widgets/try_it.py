@@ -98,7 +98,9 @@ class TryItPanel(Vertical):
         event.stop()
         question = self.query_one("#try-question", Input).value
         if not question.strip():
-            self.query_one("#try-decision", Static).update(self.gettext("Type a question first."))
+            # A question still being tried would fill the results in again under the refusal.
+            self.workers.cancel_group(self, "try-it")
+            self.refuse(self.gettext("Type a question first."))
             return
         self.query_one("#try-decision", Static).update(self.gettext("Thinking…"))
         self.run_question(question)
@@ -108,13 +110,20 @@ class TryItPanel(Vertical):
         engine = self._engine()
         try:
             decision = await engine.answer(question)
-        except HelpdeskError as error:
-            self.query_one("#try-decision", Static).update(printable(str(error)))
+        except HelpdeskError as error:  # A question over the length limit, say.
+            self.refuse(printable(str(error)))
             return
         replay = engine.judge.replay
         judged_by = self.gettext(JUDGED_BY[replay]) if replay in JUDGED_BY else replay
         self.show(decision, judged_by=judged_by)
         self.post_message(self.Answered(decision))
+
+    def refuse(self, message: str) -> None:
+        """Say why the question was not tried, alone: the table and answer of the question tried
+        before read as this one's under it."""
+        self.query_one("#try-decision", Static).update(message)
+        self.query_one("#try-candidates", DataTable).clear()
+        self.query_one("#try-answer", Static).update("")
 
     def show(self, decision: Decision, *, judged_by: str) -> None:
         line = describe(decision, timings=self._timings, locale=self.locale)
