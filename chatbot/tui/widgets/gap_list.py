@@ -23,6 +23,12 @@ so no column runs past the window's edge (at 80 columns "agent replied" used to 
 MIN_QUESTION = 12
 """A question column narrower than this scrolls sideways instead: a few words are the least that
 tells one question from another."""
+QUESTION_COMFORT = 20
+"""Narrower than this, the question would be cut to its first words: the other columns give way
+first, the time dropped from "when" and "agent replied" headed "replied" (as the queue's statuses
+take a short form). Reasons are never shortened."""
+SHORT_REPLIED = N_("replied")
+"""The heading of "agent replied" where it gives way: as wide as its "not yet"."""
 
 
 class GapList(Vertical):
@@ -76,28 +82,25 @@ class GapList(Vertical):
         table = self.query_one("#gap-table", DataTable)
         row = table.cursor_row
         self._gaps = {str(g.id): g for g in gaps}
-        rows = []
-        for gap in gaps:
-            top = "–" if gap.top_probability is None else f"{gap.top_probability:.2f}"
-            rows.append(
-                (
-                    gap.created_at.astimezone().strftime("%m-%d %H:%M"),
-                    gap.reason.value,
-                    top,
-                    self.gettext("yes") if gap.agent_reply else self.gettext("not yet"),
-                )
-            )
-        headers = [self.gettext(column) for column in COLUMNS]
         # The question takes what the other columns leave of the table's width (each column
-        # is padded by a cell on either side).
+        # is padded by a cell on either side); they take their short forms where it would be
+        # left too little.
         self._width = table.scrollable_content_region.width
-        widths = [
-            max(cell_len(cell) for cell in (header, *column))
-            for header, column in zip(
-                headers[:-1], zip(*rows, strict=True) if rows else [()] * 4, strict=True
-            )
-        ]
-        room = self._width - sum(widths) - 2 * table.cell_padding * len(headers)
+        padding = 2 * table.cell_padding * len(COLUMNS)
+        for short in (False, True):
+            headers = [self.gettext(column) for column in COLUMNS]
+            if short:
+                headers[3] = self.gettext(SHORT_REPLIED)
+            rows = [self._cells(gap, short=short) for gap in gaps]
+            widths = [
+                max(cell_len(cell) for cell in (header, *column))
+                for header, column in zip(
+                    headers[:-1], zip(*rows, strict=True) if rows else [()] * 4, strict=True
+                )
+            ]
+            room = self._width - sum(widths) - padding
+            if room >= QUESTION_COMFORT:
+                break
         table.clear(columns=True)
         for header, width in zip(headers[:-1], widths, strict=True):
             table.add_column(header, width=width)
@@ -110,6 +113,13 @@ class GapList(Vertical):
             table.move_cursor(row=min(row, len(rows) - 1))
         self.query_one("#gap-write", Button).disabled = not gaps
         self._show_reply()
+
+    def _cells(self, gap: ContentGap, *, short: bool) -> tuple[str, str, str, str]:
+        """A gap's cells before its question; `short`: the date without its time."""
+        when = gap.created_at.astimezone().strftime("%m-%d" if short else "%m-%d %H:%M")
+        top = "–" if gap.top_probability is None else f"{gap.top_probability:.2f}"
+        replied = self.gettext("yes") if gap.agent_reply else self.gettext("not yet")
+        return (when, gap.reason.value, top, replied)
 
     def highlighted(self) -> ContentGap | None:
         table = self.query_one("#gap-table", DataTable)
