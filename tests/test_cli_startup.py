@@ -142,6 +142,22 @@ def test_a_line_starting_with_a_command_parses_as_with_every_command(argv: list[
     assert vars(fast) == vars(full)
 
 
+@pytest.mark.parametrize(
+    ("argv", "conversation", "agent"),
+    [(["--conversation", "7", "chat"], 7, None), (["chat", "--conversation", "7"], 7, None),
+     (["--agent", "bo", "--conversation", "3", "agent"], 3, "bo"),
+     (["agent", "--agent", "bo"], None, "bo"), (["chat"], None, None)],
+)  # fmt: skip
+def test_app_options_before_the_command_are_kept(
+    argv: list[str], conversation: int | None, agent: str | None
+) -> None:
+    # `helpdesk --conversation 7 chat` opened a new chat: the command's own `--conversation`,
+    # unset, overwrote the 7 (and `--agent` likewise), while `--db` and the others carried.
+    args = build_parser().parse_args(argv)
+    assert getattr(args, "conversation", None) == conversation
+    assert getattr(args, "agent", None) == agent
+
+
 def test_an_empty_line_parses_as_with_every_command() -> None:
     assert vars(build_parser("").parse_args([])) == vars(build_parser().parse_args([]))
 

@@ -26,12 +26,15 @@ if TYPE_CHECKING:
 
 
 def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    # Every option unset unless given (SUPPRESS), as the engine options are: `helpdesk
+    # --conversation 7 chat` opened a new chat, the subcommand's default overwriting the 7.
     add_db_option(parser)
     add_locale_option(parser)
     if agent:
         parser.add_argument(
             "--agent",
             metavar="NAME",
+            default=argparse.SUPPRESS,
             help="name to claim and reply under (default: the name saved in your settings file, "
             "asked for on your first claim)",
         )
@@ -39,6 +42,7 @@ def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> N
         "--conversation",
         type=row_id,
         metavar="ID",
+        default=argparse.SUPPRESS,
         help="open this conversation instead of a new one",
     )
     parser.add_argument(
@@ -79,7 +83,7 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         lambda: settings_from(args),
         mode=args.mode,
         agent=getattr(args, "agent", None),
-        conversation_id=args.conversation,
+        conversation_id=getattr(args, "conversation", None),
         bot=getattr(args, "bot", True),
         # `helpdesk chat`'s terminal is the customer's: their chat starts in its language until
         # their first message decides, as a browser's starts in its Accept-Language. Beside the
