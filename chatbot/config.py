@@ -26,6 +26,7 @@ from pydantic import (
     SecretStr,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -66,6 +67,17 @@ class Section(BaseModel):
     and the bot then failed with a traceback when it worked out when its lease ends."""
 
     model_config = ConfigDict(allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_are_not_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        # Pydantic takes true for 1 where it wants a number: `threshold = true` in the settings
+        # file became 1.0, and the bot never answered. (From the environment, "true" is text,
+        # and was refused.)
+        field = cls.model_fields.get(info.field_name or "")
+        if isinstance(value, bool) and field is not None and field.annotation in (int, float):
+            raise ValueError("expected a number, not true or false")
+        return value
 
 
 class KnowledgeBaseSettings(Section):

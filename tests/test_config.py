@@ -264,3 +264,20 @@ def test_an_infinite_number_is_refused_at_start(
     assert str(error.value) == (
         f"invalid setting {name} from {variable}: Input should be a finite number"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("[engine]\nthreshold = true\n", "engine.threshold"), ("[engine]\nk = true\n", "engine.k"),
+     ("[bot]\nconcurrency = false\n", "bot.concurrency")],
+)  # fmt: skip
+def test_true_or_false_is_no_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, name: str
+) -> None:
+    # `threshold = true` was taken as 1.0 (the bot then never answered), `k = true` as 1.
+    path = write_config(tmp_path, monkeypatch, text)
+    with pytest.raises(HelpdeskError) as error:
+        load_settings()
+    assert str(error.value) == (
+        f"invalid setting {name} in {path}: expected a number, not true or false"
+    )
