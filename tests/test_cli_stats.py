@@ -4,6 +4,7 @@ table, windows, literal text, and one-line errors for a bad `--since`."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,8 @@ def test_a_window_by_date_and_by_span(db: Path, capsys: pytest.CaptureFixture[st
         ("7x", "--since '7x': expected a span like 24h, 7d or 2w, or a date like 2026-11-01"),
         ("2026-13-01", "--since '2026-13-01': expected a span"),
         ("2999-01-01", "--since '2999-01-01': that is in the future"),
+        # A span is refused as a span, for what is wrong with it: too long.
+        ("99999999d", "--since '99999999d': that is before the year 1; leave --since out"),
     ],
 )
 def test_a_bad_since_is_one_line_and_exit_2(
@@ -130,6 +133,20 @@ def test_a_bad_since_is_one_line_and_exit_2(
     code, out, err = run(capsys, "--db", str(db), "--since", since)
     assert code == 2 and out == ""
     assert err.startswith(f"helpdesk: error: {says}") and err.count("\n") == 1
+
+
+def test_a_window_from_long_ago_counts_days_from_the_first_conversation(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--since 0001-01-01` counted 739,000 days of zeros (48 MB of JSON, 13 s) and its line
+    # read "Since 1-01-01". The days now start at the first conversation's, the scripted day.
+    code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "0001-01-01")
+    figures = json.loads(out)
+    assert (code, figures["since"], figures["conversations"]) == (0, "0001-01-01T00:00:00Z", 11)
+    days = [date.fromisoformat(day["day"]) for day in figures["per_day"]]
+    assert days[0] == date(2026, 1, 5) and days[-1] == datetime.now(UTC).date()
+    code, out, _ = run(capsys, "--db", str(db), "--since", "0001-01-01")
+    assert code == 0 and out.startswith("Since 0001-01-01 00:00 UTC, to ")
 
 
 def test_a_since_with_an_offset_is_shown_in_utc(

@@ -90,7 +90,8 @@ def _when(stats: DeskStats) -> str:
     to = stats.generated_at.strftime("%Y-%m-%d %H:%M UTC")
     if stats.since is None:
         return f"Everything recorded, to {to}"
-    return f"Since {stats.since.strftime('%Y-%m-%d %H:%M UTC')}, to {to}"
+    # isoformat, not strftime: %Y writes year 1 as "1" ("Since 1-01-01").
+    return f"Since {stats.since.isoformat(' ', 'minutes')[:16]} UTC, to {to}"
 
 
 LABEL = 26

@@ -174,7 +174,7 @@ class DeskStats(_Frozen):
         return self.model_dump(mode="json")
 
 
-_RELATIVE = re.compile(r"(\d{1,6})([hdw])")
+_RELATIVE = re.compile(r"(\d{1,12})([hdw])")
 _UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 
 
@@ -185,7 +185,13 @@ def parse_since(text: str, now: datetime) -> datetime:
     value = text.strip()
     relative = _RELATIVE.fullmatch(value)
     if relative:
-        return now - int(relative.group(1)) * _UNITS[relative.group(2)]
+        try:
+            return now - int(relative.group(1)) * _UNITS[relative.group(2)]
+        except OverflowError:  # Before the year 1: no span that long was meant.
+            raise HelpdeskError(
+                f"--since {text!r}: that is before the year 1; leave --since out for everything"
+                " recorded"
+            ) from None
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
