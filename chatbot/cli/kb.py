@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import kb_help, print_warning, settings_from, terminal_width
+from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
 
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
@@ -189,9 +190,18 @@ def _describe(item: StoredPassage, width: int | None = None) -> str:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from chatbot.knowledge_base.interface import PassageNotFoundError
     from chatbot.knowledge_base.store import passage_file_text
 
-    item = _store(args).get(args.id)
+    store = _store(args)
+    try:
+        item = store.get(args.id)
+    except PassageNotFoundError as error:
+        if args.id in store.deleted():  # Said with the way back, not as if it never was.
+            raise HelpdeskError(
+                f"{error}: it was deleted; `helpdesk kb restore {args.id}` brings it back"
+            ) from None
+        raise
     if args.json:
         print(passage_file_text(item.passage), end="")
     else:

@@ -132,6 +132,13 @@ def test_edit_rm_history_restore(kb_copy: Path, capsys: pytest.CaptureFixture[st
     lines = out.splitlines()
     assert "replaced by edit" in lines[0] and "replaced by delete" in lines[1]
     assert "Helmets: ask us." in lines[1] and "deleted" in lines[2]
+    # A deleted passage is said to be deleted, with the way back ("not found" alone, before).
+    code, out, err = run_cli(capsys, "kb", "show", "helmet", *kb)
+    assert (code, out) == (2, "")
+    assert (
+        err.endswith(": it was deleted; `helpdesk kb restore helmet` brings it back\n")
+        and err.count("\n") == 1
+    )
     code, out, _ = run_cli(capsys, "kb", "restore", "helmet", *kb)
     assert code == 0
     code, out, _ = run_cli(capsys, "kb", "show", "helmet", *kb)
