@@ -46,6 +46,11 @@ def first_problem(error: ValidationError) -> tuple[str, str]:
     """Pydantic's first problem: where (dotted, "" for the whole value) and what, on one line."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "string_too_long" and isinstance(first.get("input"), str):
+        # Said as the app says it, with both numbers: pydantic's "String should have at most
+        # 4000 characters" left the writer to count how far over they were.
+        limit = first.get("ctx", {}).get("max_length")
+        return where, f"{len(first['input']):,} characters; the limit is {limit:,}"
     return where, str(first["msg"]).removeprefix("Value error, ")
 
 

@@ -81,7 +81,10 @@ def test_a_chinese_passage_round_trips_through_add_export_and_import(
         (["add", "--id", "", "--text", "hi"], "id is empty"),
         (["add", "--id", "x" * 65, "--text", "hi"], "id is longer than 64 characters"),
         (["add", "--id", "new", "--text", "   "], "passage 'new': text: text is empty"),
-        (["add", "--id", "new", "--text", "a" * 4001], "text: String should have at most 4000"),
+        (
+            ["add", "--id", "new", "--text", "a" * 4001],
+            "text: 4,001 characters; the limit is 4,000",
+        ),
         (["add", "--id", "helmet", "--text", "hi"], "passage 'helmet' already exists"),
         (["show", "../../etc/passwd"], "is not a safe slug"),
         (["rm", "a/b"], "is not a safe slug"),
