@@ -529,6 +529,9 @@ async def test_the_team_view_lists_every_agents_claims_and_opens_one(
         text = flat(screen_text(app))
         assert f"#{mine} claimed by ana for 5m · Mine" in text
         assert f"#{bens} claimed by ben for 5m · Ben's question" in text
+        clock.advance(120)  # With nothing changed, the times go on: they stood at 5m.
+        await wait_until(pilot, lambda: f"#{mine} claimed by ana for 7m · Mine" in
+                         flat(screen_text(app)))  # fmt: skip
         other.release(bens, agent="ben")
         await wait_until(pilot, lambda: len(team.claims) == 1)
         await pilot.press("enter")

@@ -55,6 +55,13 @@ class TeamScreen(Dialog[int | None]):
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._changed)
         self.call_later(self.reload)
+        # The queue's times tick; these stood at what they said when last read ("for 17s").
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        options = self.query_one("#team-claims", OptionList)
+        for index, item in enumerate(self.claims):
+            options.replace_option_prompt_at_index(index, claim_line(item, self.services))
 
     async def _changed(self, _version: int) -> None:
         await self.reload()
