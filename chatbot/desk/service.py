@@ -177,15 +177,19 @@ class DeskService:
 
         return self._settle(attempt)
 
-    def set_locale(self, conversation_id: int, locale: Locale) -> Conversation:
-        """The customer chose the language of their chat: a `locale-set` event in any state;
-        nothing is written if it is the one in force already."""
+    def set_locale(
+        self, conversation_id: int, locale: Locale, *, chosen: bool = True
+    ) -> Conversation:
+        """The language of the customer's chat: a `locale-set` event in any state; nothing is
+        written if it is the one in force already. `chosen`: the customer picked it (else it is
+        the one their terminal or browser asked for, kept with a conversation that starts with
+        no message to tell its language)."""
 
         def attempt() -> Conversation:
             conversation = self.store.conversation(conversation_id)
             if conversation.locale == locale:
                 return conversation
-            event = LocaleSet(locale=locale, chosen_by_customer=True)
+            event = LocaleSet(locale=locale, chosen_by_customer=chosen)
             self.store.add_event(conversation_id, event, expect=conversation.state)
             return self.store.conversation(conversation_id)
 

@@ -81,6 +81,16 @@ def test_the_customer_switches_and_a_repeat_writes_nothing(desk: DeskService) ->
     assert desk.conversation(cid).state is State.BOT  # The state is untouched.
 
 
+def test_a_language_kept_from_the_terminal_is_not_called_the_customers_choice(
+    desk: DeskService,
+) -> None:
+    # A chat shown in Chinese because the terminal is: Ctrl+T before any message keeps the
+    # language, and agents read "The customer switched the chat to 中文", which they never did.
+    cid = desk.start_conversation().id
+    assert desk.set_locale(cid, "zh", chosen=False).locale == "zh"
+    assert locale_events(desk, cid) == [LocaleSet(locale="zh", chosen_by_customer=False)]
+
+
 def test_asking_for_a_person_first_leaves_the_language_to_the_first_message(
     desk: DeskService,
 ) -> None:
