@@ -104,9 +104,9 @@ def test_a_session_that_fails_to_start_ends_its_page(browser: Browser, tmp_path:
             pid for pid in children(served.process.pid)
             if "chatbot.web.zygote" in command_line(pid)
         ]  # fmt: skip
-        for zygote in zygotes:
-            os.kill(zygote, signal.SIGKILL)
-            wait_for(lambda zygote=zygote: not alive(zygote), what="the zygote to die")
+        [zygote] = zygotes
+        os.kill(zygote, signal.SIGKILL)
+        wait_for(lambda: not alive(zygote), what="the zygote to die")
         broken.touch()
         page = context.new_page()
         page.goto(served.url + "/")
