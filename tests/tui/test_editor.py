@@ -314,7 +314,7 @@ async def test_inline_validation_blocks_bad_ids_duplicates_and_oversized_text(
         assert problem(editor) == "text: text is empty"
         editor.query_one("#form-text", TextArea).load_text("a" * 4001)
         await pilot.pause()
-        assert "at most 4000 characters" in problem(editor)
+        assert "4,001 characters; the limit is 4,000" in problem(editor)
         assert editor.query_one("#form-count").has_class("over")
         await pilot.press("ctrl+s")  # Refused: nothing is written.
         await pilot.pause()
