@@ -633,13 +633,18 @@ async def test_a_double_enter_sends_a_reply_once_and_a_note_never_to_the_custome
         await pilot.press("enter")  # On the box the send emptied: no hint to type first.
         await pilot.press("ctrl+n")
         await double_enter("Internal: asked twice before.")
+
+        def notes() -> list[ChatEvent]:
+            return [e for e in other.entries(conversation) if isinstance(e, ChatEvent)
+                    and isinstance(e.event, Note)]  # fmt: skip
+
+        # Stored, not only still in the box: the box's own text satisfied a wait on the screen.
+        await wait_until(pilot, lambda: bool(notes()))
         await wait_until(pilot, lambda: "Internal: asked twice before." in view_text(app))
         await pilot.pause()
         agent = [m.text for m in other.messages(conversation) if m.author is Author.AGENT]
         assert agent == ["It is in the basket."]
-        notes = [e for e in other.entries(conversation) if isinstance(e, ChatEvent)
-                 and isinstance(e.event, Note)]  # fmt: skip
-        assert len(notes) == 1
+        assert len(notes()) == 1
         assert "Type a reply first." not in view_text(app)
 
 

@@ -39,7 +39,6 @@ from chatbot.notices import notice, status_line
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.services import Services
 from chatbot.tui.suggestions import Suggestion
 from chatbot.tui.typing_signal import TypingSignal
@@ -47,8 +46,9 @@ from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_shell import PLACEHOLDER, WELCOME
 from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
-from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
+from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
+from chatbot.tui.widgets.send_box import SendBox
 from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
 from chatbot.tui.widgets.typing_line import TypingLine
 
@@ -94,7 +94,7 @@ class ChatPanel(Vertical):
     """True while the bot has the conversation and a question of it is still pending."""
 
     log_view = getters.query_one("#chat-log", ChatLog)
-    question = getters.query_one("#question", PlainInput)
+    question = getters.query_one("#question", SendBox)
     error = getters.query_one("#chat-error", Static)
     rating = getters.query_one("#rating", RatingPrompt)
 
@@ -132,7 +132,6 @@ class ChatPanel(Vertical):
         conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
         """A language the customer picked before their first message: it wins over detection."""
-        self._send_guard = SendGuard()
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -163,9 +162,7 @@ class ChatPanel(Vertical):
         yield Static(id="chat-error")
         # Not select-on-focus: coming back to a half-typed question continues it, whether by Tab
         # or by typing into the conversation (which sends the keys here).
-        yield PlainInput(
-            placeholder=self.gettext(PLACEHOLDER), id="question", select_on_focus=False
-        )
+        yield SendBox(placeholder=self.gettext(PLACEHOLDER), id="question", select_on_focus=False)
 
     def on_mount(self) -> None:
         self.query_one(BotWorking).stop()
@@ -381,7 +378,6 @@ class ChatPanel(Vertical):
     def _typing_question(self, event: Input.Changed) -> None:
         # Only while a person holds the conversation: every signal is a write that wakes every
         # process on the desk, and a conversation with the bot, or waiting, has no one to tell.
-        self._send_guard.edited(event.value)
         conversation = self.conversation
         if (
             event.value.strip()
@@ -391,15 +387,32 @@ class ChatPanel(Vertical):
         ):
             self.run_worker(self._typing.typed(conversation.id), group="typing")
 
-    @on(Input.Submitted, "#question")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(SendBox.Submitted, "#question")
+    async def _submitted(self, event: SendBox.Submitted) -> None:
         event.stop()
-        if self._send_guard.stale(event):
+        field = self.question
+        # What was in the box at this Enter, less what earlier Enters sent since (a quick double
+        # Enter asks once); None: it asks for nothing.
+        words = field.words(event)
+        if words is None:
             return
-        await self.ask(event.value)
+        if not await self._store(words):
+            field.kept(words)
+            return
+        field.take(words)  # What was typed after this Enter stays.
+        await self.refresh_log()
 
     async def ask(self, text: str) -> None:
-        """Store the customer's message; the bot (anywhere) answers it if it has the turn."""
+        """Store the customer's message (a suggestion picked, or one asked from elsewhere than
+        the box); the bot (anywhere) answers it if it has the turn."""
+        if not await self._store(text):
+            return
+        if self.question.value == text:  # Not what they started typing meanwhile.
+            self.question.take(text)
+        await self.refresh_log()
+
+    async def _store(self, text: str) -> bool:
+        """Store the customer's message; False, saying why, if it was refused."""
         try:
             if not text.strip():
                 raise HelpdeskError(self.gettext("Please type a question first."))
@@ -419,13 +432,10 @@ class ChatPanel(Vertical):
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_error(str(error))
-            return
+            return False
         self.error.display = False
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
-        if self.question.value == text:  # Not what they started typing meanwhile.
-            self.question.clear()
-            self._send_guard.sent()
-        await self.refresh_log()
+        return True
 
     async def _ensure_conversation(self) -> int:
         if self.conversation_id is None:

@@ -31,12 +31,13 @@ from chatbot.text import printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
-from chatbot.tui.send_guard import SendGuard
+from chatbot.tui.send_guard import after
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
-from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
+from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import coarse_time, wait_time
+from chatbot.tui.widgets.send_box import SendBox
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 from chatbot.tui.widgets.typing_line import TypingLine
 
@@ -96,7 +97,7 @@ class ConversationView(Vertical):
         entry_id: int
 
     transcript = getters.query_one(Transcript)
-    reply_input = getters.query_one("#reply", PlainInput)
+    reply_input = getters.query_one("#reply", SendBox)
     bars = getters.query_one(CandidateBars)
 
     def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
@@ -130,7 +131,6 @@ class ConversationView(Vertical):
         self._passage_line = ""
         self._why: str | None = None
         """Why the last key pressed did nothing; shown until the next key or change."""
-        self._send_guard = SendGuard()
         self.loaded.clear()
         self.closed = False
 
@@ -140,7 +140,7 @@ class ConversationView(Vertical):
         async with self._loading:
             self._start(conversation_id)
             self.transcript.clear()
-            self.reply_input.value = ""
+            self.reply_input.put("")  # Enters still on their way were meant for the other one.
             self.query_one("#conversation-header", Static).update("")
             self.query_one(TypingLine).show("", None)
         self.transcript.focus()
@@ -160,7 +160,7 @@ class ConversationView(Vertical):
                 yield TypingLine(self.services.clock, id="typing-hint")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
-                yield PlainInput(
+                yield SendBox(
                     placeholder=self.t.gettext(REPLY_PLACEHOLDER), id="reply", select_on_focus=False
                 )
             with VerticalScroll(id="conversation-side", can_focus=False):
@@ -459,8 +459,7 @@ class ConversationView(Vertical):
         field = self.reply_input
         self._drafts[self.note_mode] = field.value
         self.note_mode = not self.note_mode
-        field.value = self._drafts[self.note_mode]
-        field.cursor_position = len(field.value)
+        field.put(self._drafts[self.note_mode])
         self._why = None
         self._show_reply_state()
         if self.note_mode or self.is_mine:
@@ -469,12 +468,19 @@ class ConversationView(Vertical):
             self.transcript.focus()
         self.refresh_bindings()
 
-    @on(Input.Submitted, "#reply")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(SendBox.Submitted, "#reply")
+    async def _submitted(self, event: SendBox.Submitted) -> None:
         event.stop()
-        if self._send_guard.stale(event):  # A note's words never go again, as a reply.
+        if self._why is not None:  # The box keeps its Enter: `on_key` never hears of it.
+            self._why = None
+            self._show_reply_state()
+        field = self.reply_input
+        # What was in the box at this Enter, less what earlier Enters sent since; nothing for a
+        # repeat, or for words put away since (a note's words never go again, as a reply).
+        words = field.words(event)
+        if words is None:
             return
-        if not event.value.strip():
+        if not words.strip():
             t = self.t
             self.say_why(
                 t.gettext("Type a note first.")
@@ -483,7 +489,7 @@ class ConversationView(Vertical):
             )
             return
         limit = MAX_NOTE_CHARS if self.note_mode else MAX_REPLY_CHARS
-        if len(event.value) > limit:
+        if len(words) > limit:
             # How far over, so an agent who pasted a long text knows how much to cut; the words
             # stay in the box.
             t = self.t
@@ -492,25 +498,39 @@ class ConversationView(Vertical):
                 if self.note_mode
                 else t.gettext("Your reply has {count} characters; the limit is {limit}.")
             )
-            self.say_why(message.format(count=f"{len(event.value):,}", limit=f"{limit:,}"))
+            self.say_why(message.format(count=f"{len(words):,}", limit=f"{limit:,}"))
+            field.kept(words)
             return
-        if self.note_mode:
-            if await self._note(event.value):
-                event.input.clear()
-                self._send_guard.sent()
+        note, conversation_id = self.note_mode, self.conversation_id
+        if note:
+            if not await self._note(words):
+                field.kept(words)
+            elif self._sent(note, conversation_id, words) and self.note_mode and not field.value:
+                # Back to the reply, unless more of a note was typed after this Enter: that
+                # stays, to go as a note with its own Enter.
                 await self.action_toggle_note()
             return
-        text, passage = event.value, self.passage
+        text, passage = words, self.passage
         if passage is not None and text == self._passage_line:
             text = passage.text  # Untouched: the passage as written, paragraphs and all.
-        if await self._send(text, passage):
-            event.input.clear()
-            self._send_guard.sent()
+        if not await self._send(text, passage):
+            field.kept(words)
+        elif self._sent(note, conversation_id, words):
             self._drop_passage()
+
+    def _sent(self, note: bool, conversation_id: int, words: str) -> bool:
+        """`words`, typed as a note (or a reply), went out: off the front of the box, or of its
+        draft if the box shows the other one by now. False if another conversation is shown."""
+        if self.conversation_id != conversation_id:
+            return False
+        if self.note_mode == note:
+            self.reply_input.take(words)
+        else:
+            self._drafts[note] = after(self._drafts[note], words)
+        return True
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
-        self._send_guard.edited(event.value)
         if (
             event.value.strip()
             and self.is_mine
@@ -585,8 +605,7 @@ class ConversationView(Vertical):
         self._passage_line = " ".join(passage.text.split())
         field = self.reply_input
         field.disabled = False
-        field.value = self._passage_line
-        field.cursor_position = len(field.value)
+        field.put(self._passage_line)
         field.focus()
         self._show_reply_state()
 
