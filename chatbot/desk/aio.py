@@ -45,6 +45,9 @@ from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import ChangeFeed
+from chatbot.store.interface import (
+    StoreError as StoreError,
+)  # For front ends: they may not import the store.
 
 if TYPE_CHECKING:
     from chatbot.knowledge_base.models import Passage

@@ -10,6 +10,7 @@ from textual import events
 from textual.command import CommandList, CommandPalette
 from textual.widgets._footer import FooterKey
 
+from chatbot.desk.aio import StoreError
 from chatbot.desk.models import (
     Author,
     ChatEvent,
@@ -293,3 +294,33 @@ async def test_each_message_says_when_it_was_written(
         }
         assert bubbles["My bike will not unlock."].startswith("You 01-04 17:30")
         assert bubbles["Try dock 4."].startswith("ben (support agent) 08:55")
+
+
+async def test_a_database_outage_is_said_in_the_customers_words_and_goes_by_itself(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # The customer read "postgresql://postgres@127.0.0.1:5499/hd: database unavailable:
+    # connection failed: ..." in English, and it stayed after the database came back.
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        desk = app.services.desk
+        stored = desk.ask
+        outage = "postgresql://postgres@db.internal:5499/hd: database unavailable: refused"
+
+        async def unreachable(*args: object, **kwargs: object) -> object:
+            raise StoreError(outage)
+
+        desk.ask = unreachable  # type: ignore[method-assign, assignment]
+        await type_text(pilot, Q1)
+        await pilot.press("enter")
+        shown = chat(app).query_one("#chat-error")
+        await wait_until(pilot, lambda: shown.display)
+        text = flat(screen_text(app))
+        assert "The help desk cannot be reached just now. What you typed stays here" in text
+        assert "postgresql" not in text and "db.internal" not in text
+        assert chat(app).question.value == Q1
+        desk.ask = stored  # type: ignore[method-assign]
+        other.start_conversation()  # Any commit: the desk answers again, and the line goes.
+        await wait_until(pilot, lambda: not shown.display)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(other.messages(2)))

@@ -173,6 +173,8 @@ async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_f
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: other.conversation(empty).state is State.WAITING)
         assert other.conversation(empty).locale == "zh"
+        # The browser's, not picked: agents read "writes 中文", not "switched the chat to 中文".
+        assert locale_events(other, empty) == [LocaleSet(locale="zh", chosen_by_customer=False)]
         await wait_until(pilot, lambda: "下一位就是您" in chat_text(app))
         assert "您好！关于租车" in chat_text(app)
 

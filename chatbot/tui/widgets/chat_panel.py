@@ -21,6 +21,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from chatbot.desk.aio import StoreError
 from chatbot.desk.models import (
     RATINGS,
     Author,
@@ -56,6 +57,10 @@ RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
 """The ends of the scale, named in the command palette (whose titles are only ever this text)."""
 PAGE = 100
 """Entries shown when a conversation is reopened; a customer rarely scrolls further back."""
+DESK_TROUBLE = N_(
+    "The help desk cannot be reached just now. What you typed stays here: try again in a moment."
+)
+"""Said to a customer for any database trouble (whose own words are for the operator)."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
@@ -131,6 +136,8 @@ class ChatPanel(Vertical):
         their choice), until then the one offered; the agent's `--locale` is not theirs. A
         conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
+        self._desk_trouble = False
+        """The error line says the desk cannot be reached: it goes once the desk answers."""
         """A language the customer picked before their first message: it wins over detection."""
         self._localize_bindings()
 
@@ -214,6 +221,8 @@ class ChatPanel(Vertical):
     async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
         if self.conversation_id is None:
+            # Called on a change notice: the desk is answering again.
+            self._desk_answers()
             return
         async with self._loading:  # One at a time, so each entry is shown once, in order.
             desk = self.services.desk
@@ -236,8 +245,9 @@ class ChatPanel(Vertical):
                 if conversation.state is State.CLAIMED:
                     typing = await desk.typing(self.conversation_id)
             except HelpdeskError as error:
-                self._show_error(str(error))
+                self._show_desk_error(error)
                 return
+            self._desk_answers()
             news = self._history_shown and any(
                 isinstance(entry, ChatMessage) and entry.author is not Author.CUSTOMER
                 for entry in entries
@@ -252,7 +262,7 @@ class ChatPanel(Vertical):
                 try:
                     entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
                 except HelpdeskError as error:
-                    self._show_error(str(error))
+                    self._show_desk_error(error)
                     return
             self._show_status()
             self.working = conversation.state is State.BOT and conversation.pending > 0
@@ -366,6 +376,21 @@ class ChatPanel(Vertical):
     def _show_error(self, text: str) -> None:
         self.error.update(Text(text))
         self.error.display = True
+        self._desk_trouble = False
+
+    def _desk_answers(self) -> None:
+        if self._desk_trouble:
+            self.error.display = False
+            self._desk_trouble = False
+
+    def _show_desk_error(self, error: HelpdeskError) -> None:
+        """What went wrong, for the customer: the database's own words (its address, the
+        driver's English) are the operator's, and the line goes once the desk answers again."""
+        if isinstance(error, StoreError):
+            self._show_error(self.gettext(DESK_TROUBLE))
+            self._desk_trouble = True
+        else:
+            self._show_error(str(error))
 
     # -- asking -----------------------------------------------------------------------------------
 
@@ -431,7 +456,7 @@ class ChatPanel(Vertical):
                 )
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
-            self._show_error(str(error))
+            self._show_desk_error(error)
             return False
         self.error.display = False
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
@@ -441,7 +466,9 @@ class ChatPanel(Vertical):
         if self.conversation_id is None:
             self.conversation_id = (await self.services.desk.start_conversation()).id
             if (kept := self._kept()) is not None:  # Before there was a conversation to keep it.
-                await self.services.desk.set_locale(self.conversation_id, kept)
+                await self.services.desk.set_locale(
+                    self.conversation_id, kept, chosen=self._chosen is not None
+                )
         return self.conversation_id
 
     # -- actions ----------------------------------------------------------------------------------
@@ -461,11 +488,14 @@ class ChatPanel(Vertical):
                     if conversation_id is None:
                         conversation_id = await self._ensure_conversation()
                     else:  # A browser's conversation, made empty with its page.
-                        await self.services.desk.set_locale(conversation_id, kept)
+                        # Picked (F9), or only the terminal's or browser's: agents are told which.
+                        await self.services.desk.set_locale(
+                            conversation_id, kept, chosen=self._chosen is not None
+                        )
                 result = await self.services.desk.talk_to_person(conversation_id)
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
-            self._show_error(str(error))
+            self._show_desk_error(error)
             return
         if not result.escalated:
             if result.conversation.state is State.WAITING:
@@ -491,7 +521,7 @@ class ChatPanel(Vertical):
             try:
                 await self.services.desk.set_locale(self.conversation_id, locale)
             except HelpdeskError as error:
-                self._show_error(str(error))
+                self._show_desk_error(error)
                 return
         await self.refresh_log()
 
@@ -527,7 +557,7 @@ class ChatPanel(Vertical):
         try:
             await self.services.desk.rate(self.conversation_id, rating=rating)
         except HelpdeskError as error:
-            self._show_error(str(error))
+            self._show_desk_error(error)
             return
         self.error.display = False
         if self.rating.has_focus:
@@ -569,7 +599,7 @@ class ChatPanel(Vertical):
             )
         except HelpdeskError as error:
             bubble.judging = False
-            self._show_error(str(error))
+            self._show_desk_error(error)
             return
         await bubble.show_feedback(feedback)
         await self.refresh_log()
