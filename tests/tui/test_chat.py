@@ -506,6 +506,21 @@ async def test_the_newest_entry_is_shown_whole_once_the_chat_overflows(make_app:
         assert ESCALATED_NOTICE in flat(screen_text(app, log))
 
 
+async def test_a_smaller_window_keeps_the_newest_entry_in_view(make_app: MakeApp) -> None:
+    # The chat fitted a large window, so it was not following its end; made small (a phone's
+    # keyboard opening), it overflowed and stayed at its top, the answer below the fold.
+    app = make_app("chat")
+    async with app.run_test(size=(140, 60)) as pilot:
+        await ask(pilot, Q1)
+        log = app.screen.query_one(ChatPanel).log_view
+        await wait_until(pilot, lambda: "Source: Charged twice" in flat(screen_text(app, log)))
+        assert log.max_scroll_y == 0  # It fits: nothing to follow yet.
+        await pilot.resize_terminal(48, 20)
+        await wait_until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y)
+        newest = log.children[-1]
+        assert newest.region.height > 0 and newest.region.bottom <= log.region.bottom
+
+
 async def test_at_80_columns_the_answer_buttons_are_whole_and_the_status_is_shortened(
     make_app: MakeApp,
 ) -> None:

@@ -28,3 +28,15 @@ class ChatLog(VerticalScroll):
             event.stop()
             event.prevent_default()
             self.post_message(self.Typed(event.character))
+
+    def on_resize(self, _event: events.Resize) -> None:
+        # The chat follows its newest entry once it overflows (anchored), not before. A window
+        # made smaller (a phone's keyboard opening, a split screen) could make it overflow with
+        # no new entry to anchor it, and the answer went below the fold. One the customer has
+        # scrolled back in is anchored, and left where they are.
+        if not self.is_anchored:
+            self.call_after_refresh(self._follow_if_overflowing)
+
+    def _follow_if_overflowing(self) -> None:
+        if self.max_scroll_y > 0 and not self.is_anchored:
+            self.anchor()
