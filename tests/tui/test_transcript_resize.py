@@ -108,3 +108,24 @@ async def test_a_notice_written_while_the_view_was_hidden_wraps_to_the_pane(
         transcript = view.query_one(Transcript)
         await wait_until(pilot, lambda: wrapped(transcript, RATED), timeout=2)
         assert wrapped(transcript, REPLY)
+
+
+async def test_a_shorter_view_keeps_the_newest_lines_in_view(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # Only the height changed (the reply hint or typing line shown as a conversation opens):
+    # nothing was wrapped again, and the view stopped two lines short of the newest.
+    app = make_app()
+    async with app.run_test(size=(140, 45)) as pilot:
+        conversation = claimed(other)
+        for n in range(30):
+            other.reply(conversation, agent="ana", text=f"Follow-up number {n}.")
+        view = await app.open_conversation(conversation)
+        transcript = view.query_one(Transcript)
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0)
+        first_line = transcript.lines[0]
+        await pilot.resize_terminal(140, 40)
+        await wait_until(pilot, lambda: app.size.height == 40)
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        assert transcript.lines[0] is first_line  # Not wrapped again: the same lines.
+        assert "Follow-up number 29." in screen_text(app, transcript)

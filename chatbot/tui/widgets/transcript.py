@@ -184,9 +184,14 @@ class Transcript(RichLog):
         # Shown again after being hidden counts as a resize too (Textual sends one). A new height
         # alone changes no line: nothing to write again.
         rows, self._rows = self._rows, self.scrollable_content_region.height
-        if self._width() == self._wrapped_at:
-            return
         lines_before, scroll_y = len(self.lines), self.scroll_y
+        if self._width() == self._wrapped_at:
+            # Shorter only (the reply hint or typing line shown as the conversation opens): the
+            # lines are the same, but the last ones went below the view, which stopped two
+            # lines short of the end in about half the openings.
+            if 0 < self._rows < rows and scroll_y + rows >= lines_before:
+                self.scroll_end(animate=False, immediate=False, x_axis=False)
+            return
         if not self._wrap():
             return
         if scroll_y + rows >= lines_before:  # The newest lines were in view: they stay.
