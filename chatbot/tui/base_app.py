@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from textual import events
 from textual.app import App
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
@@ -71,6 +72,15 @@ class SafeApp(App[None]):
         ):
             event = events.Paste(strip_control(joined_lines(event.text), one_line=True))
         await super().on_event(event)
+
+    def get_driver_class(self) -> type[Driver]:
+        # A terminal's pastes are cleaned as a browser's are (see `terminal_driver`).
+        driver = super().get_driver_class()
+        if driver.__name__ == "LinuxDriver":
+            from chatbot.tui.terminal_driver import TerminalDriver
+
+            return TerminalDriver
+        return driver
 
     async def _on_app_blur(self, event: events.AppBlur) -> None:
         # The web driver blurs the app as it starts, from a callback queued behind what the page

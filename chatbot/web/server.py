@@ -39,9 +39,9 @@ from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings
 from chatbot.i18n import N_, Locale, accepted_locale, translations
+from chatbot.paste import PasteFilter
 from chatbot.web.cookies import CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page, title
-from chatbot.web.paste import PasteFilter
 from chatbot.web.security import (
     add_hsts,
     add_security_headers,

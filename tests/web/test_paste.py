@@ -7,7 +7,7 @@ import pytest
 from textual import events
 from textual._xterm_parser import XTermParser
 
-from chatbot.web.paste import PasteFilter
+from chatbot.paste import PasteFilter
 
 COPIED = "aa \x1b[31mred\x1b[0m bb\rline two\x1b]0;PWNED\x07 end"
 """Colour codes and a window-title sequence copied from a terminal, and a line break as xterm.js

@@ -1,4 +1,4 @@
-"""Pastes from a browser, made safe for Textual's input parser.
+"""Pastes from a browser or a terminal, made safe for Textual's input parser.
 
 xterm.js sends a paste between bracketed-paste markers with every character as copied, escape
 characters included. Textual's parser ends the paste at the first escape it cannot read as its
