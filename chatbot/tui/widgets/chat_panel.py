@@ -221,8 +221,6 @@ class ChatPanel(Vertical):
     async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
         if self.conversation_id is None:
-            # Called on a change notice: the desk is answering again.
-            self._desk_answers()
             return
         async with self._loading:  # One at a time, so each entry is shown once, in order.
             desk = self.services.desk
