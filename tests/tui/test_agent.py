@@ -412,12 +412,17 @@ async def test_the_queue_says_when_questions_wait_for_a_bot_too_long(
         assert "for a bot" not in flat(text())
 
 
-async def test_a_bot_check_that_outlives_the_queues_line_fails_nothing(make_app: MakeApp) -> None:
+async def test_a_bot_check_that_outlives_the_queues_line_fails_nothing(
+    make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Quitting took the queue's children down while a check awaited the desk; the check then
     # looked for its line, and the app ended on NoMatches (seen once in a full run).
+    monkeypatch.setattr(QueueList, "BOT_CHECK_S", 3600)  # No timer's check to cancel this one.
     app = make_app("agent", bot=False)
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=SIZE) as pilot:
         queue = app.screen.query_one(QueueList)
+        await queue.loaded.wait()  # And the check the load starts has run: none cancels ours.
+        await wait_until(pilot, lambda: not queue.workers)
         asked, answer = asyncio.Event(), asyncio.Event()
         backlog = app.services.desk.bot_backlog
 
