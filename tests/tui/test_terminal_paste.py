@@ -60,8 +60,8 @@ def test_a_paste_with_colour_codes_in_a_terminal_is_sent_as_its_words(tmp_path: 
     reader = threading.Thread(target=read_all, args=(controller, output), daemon=True)
     reader.start()
     try:
-        # The question box is up once its placeholder is drawn.
-        until(lambda: b"Type your question" in output, "the chat to be drawn")
+        # The chat itself, not the first screen drawn while it loads: its suggestions' note.
+        until(lambda: b"Replay mode" in output, "the chat to be drawn")
         os.write(controller, PASTED.encode())
         os.write(controller, b"\r")
         desk = open_service(load_settings(store={"db": db}))
