@@ -9,6 +9,7 @@ from functools import partial
 
 import pytest
 from textual import events
+from textual.command import CommandList
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -315,6 +316,25 @@ async def test_command_palette_offers_the_main_actions(
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen.query_one(ConversationView).conversation_id == 1
+
+
+async def test_the_palettes_back_to_the_queue_does_not_read_as_resolving(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # Its help said "Close this conversation", which a tester took for resolving it.
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = other.start_conversation()
+        other.talk_to_person(conversation.id)
+        await app.open_conversation(conversation.id)
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "back to the queue")
+        await palette_ready(pilot, "back to the queue")
+        hits = app.screen.query_one(CommandList)
+        prompts = [str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count)]
+        [shown] = [p for p in prompts if "Back to the queue" in p]
+        assert "Leave this view; the conversation stays as it is" in shown
+        assert not any("Close this conversation" in p for p in prompts)
 
 
 async def test_back_to_the_queue_posts_closed(make_app: MakeApp, other: DeskService) -> None:

@@ -683,7 +683,9 @@ class ConversationView(Vertical):
                                  t.gettext("{count} not shown yet").format(
                                      count=self.transcript.hidden),
                                  self.action_show_earlier)  # fmt: skip
-        yield PaletteCommand(t.gettext("Back to the queue"), t.gettext("Close this conversation"),
+        # Not "close this conversation": agents read it as resolving it.
+        yield PaletteCommand(t.gettext("Back to the queue"),
+                             t.gettext("Leave this view; the conversation stays as it is"),
                              self.action_close)  # fmt: skip
 
 
