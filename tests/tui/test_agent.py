@@ -324,9 +324,7 @@ async def test_the_palettes_back_to_the_queue_does_not_read_as_resolving(
     # Its help said "Close this conversation", which a tester took for resolving it.
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        conversation = other.start_conversation()
-        other.talk_to_person(conversation.id)
-        await app.open_conversation(conversation.id)
+        await app.open_conversation(asked_for_a_person(other))
         await pilot.press("ctrl+p")
         await type_text(pilot, "back to the queue")
         await palette_ready(pilot, "back to the queue")

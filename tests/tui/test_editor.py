@@ -52,6 +52,14 @@ async def open_editor(pilot: Pilot[None]) -> EditorScreen:
     return screen
 
 
+async def try_question(pilot: Pilot[None], question: str) -> None:
+    """Ask `question` on the editor's Try it tab, and let the engine answer."""
+    await pilot.press("ctrl+t")
+    await type_into(pilot, "#try-question", question)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 async def open_passage(pilot: Pilot[None], passage_id: str) -> None:
     """Search the list for `passage_id` and open the first match, as an editor would."""
     await type_into(pilot, "#passage-search", passage_id)
@@ -223,10 +231,7 @@ async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp)
     async with app.run_test(size=SIZE, message_hook=lambda m: answered.append(m.decision)
                             if isinstance(m, TryItPanel.Answered) else None) as pilot:  # fmt: skip
         editor = await open_editor(pilot)
-        await pilot.press("ctrl+t")
-        await type_into(pilot, "#try-question", Q1)
-        await pilot.press("enter")
-        await settle(pilot)
+        await try_question(pilot, Q1)
         # The hook sees the message at every node it bubbles through: one decision, many sightings.
         [decision] = {id(d): d for d in answered}.values()
         assert decision.answer is not None and decision.answer.id == "card-charged-twice"
@@ -249,10 +254,7 @@ async def test_try_it_at_80_columns_names_a_miss_in_the_table_and_explains_it_be
     app = make_app("agent")
     async with app.run_test(size=(80, 24)) as pilot:
         editor = await open_editor(pilot)
-        await pilot.press("ctrl+t")
-        await type_into(pilot, "#try-question", Q1)
-        await pilot.press("enter")
-        await settle(pilot)
+        await try_question(pilot, Q1)
         table = editor.query_one("#try-candidates", DataTable)
         miss = table.get_row("refund-time")
         assert str(miss[3]) == "not judged: replay-miss"
@@ -286,10 +288,7 @@ async def test_try_it_uses_a_passage_saved_a_moment_before(make_app: MakeApp) ->
         await type_into(pilot, "#form-text", LOST_TEXT)
         await pilot.press("ctrl+s")
         await settle(pilot)
-        await pilot.press("ctrl+t")
-        await type_into(pilot, "#try-question", LOST)
-        await pilot.press("enter")
-        await settle(pilot)
+        await try_question(pilot, LOST)
         assert answered[-1].candidates[0].id == "lost-and-found"
 
 

@@ -14,7 +14,7 @@ from chatbot.config import Settings
 from chatbot.tui.screens.find import FindScreen
 from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.test_editor import open_editor, settle, type_into
+from tests.tui.test_editor import open_editor, settle, try_question, type_into
 
 
 @pytest.fixture
@@ -108,10 +108,7 @@ async def test_try_it_clears_the_results_of_the_question_before_a_refused_one(
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(pilot)
-        await pilot.press("ctrl+t")
-        await type_into(pilot, "#try-question", Q1)
-        await pilot.press("enter")
-        await settle(pilot)
+        await try_question(pilot, Q1)
         table = editor.query_one("#try-candidates", DataTable)
         answer = editor.query_one("#try-answer")
         decision = editor.query_one("#try-decision", Static)
