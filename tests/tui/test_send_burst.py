@@ -138,15 +138,15 @@ async def test_replies_sent_while_one_waits_on_the_desk_go_after_it(
         monkeypatch.setattr(app.services.desk, "reply", gate)
         burst(app, "one", ENTER)
         await held(lambda: gate.calls == 1)  # In flight.
-        for text in ("two", "three"):
+        for text in ("two", "three"):  # Each reaches the box while "one" waits on the desk.
             burst(app, text, ENTER)
-            await asyncio.sleep(0.05)
+            await held(lambda text=text: box.value.endswith(text))  # type: ignore[misc]
         burst(app, "four", ENTER, ENTER, "fi")  # A double Enter among them: "four" goes once.
         burst(app, "ve")
         await held(lambda: box.value.endswith("five"))
         gate.open.set()
         await wait_until(pilot, lambda: len(replies(other, conversation)) >= 4)
-        await pilot.pause(0.2)
+        await pilot.pause()  # Every Enter still queued is handled: none sends again.
         assert replies(other, conversation) == ["one", "two", "three", "four"]
         assert box.value == "five"
 
@@ -192,7 +192,7 @@ async def test_a_note_left_while_a_reply_waits_never_goes_as_a_reply(
         await held(lambda: box.value == "on its way later")
         gate.open.set()
         await wait_until(pilot, lambda: replies(other, conversation) == ["on its way"])
-        await pilot.pause(0.2)
+        await pilot.pause()  # Every Enter still queued is handled: none sends again.
         assert replies(other, conversation) == ["on its way"]
         assert notes(other, conversation) == []
         assert box.value == " later" and not view.note_mode
