@@ -27,12 +27,18 @@ from tests.tui.test_console import waiting
 ENTER = "\r"
 
 
+CTRL_N = "\x0e"
+
+
 def burst(app: HelpDeskApp, *parts: str) -> None:
     """Keys as a laggy link delivers them: all at once, with no wait between them (`ENTER` for
-    Enter, any other part typed character by character)."""
+    Enter, `CTRL_N` for Ctrl+N, any other part typed character by character)."""
     for part in parts:
         if part == ENTER:
             app.post_message(events.Key("enter", ENTER))
+            continue
+        if part == CTRL_N:
+            app.post_message(events.Key("ctrl+n", CTRL_N))
             continue
         for char in part:
             app.post_message(events.Key(char if char.isalnum() else _character_to_key(char), char))
@@ -255,3 +261,33 @@ def test_an_enter_pressed_on_words_put_away_sends_nothing() -> None:
     assert guard.read("note", reply) is None
     later = guard.entered()
     assert guard.read("draft", later) == "draft"
+
+
+@pytest.mark.parametrize("slow_desk", [False, True])
+async def test_a_note_typed_in_a_burst_after_a_reply_stays_a_note(
+    make_app: MakeApp, other: DeskService, monkeypatch: pytest.MonkeyPatch, slow_desk: bool
+) -> None:
+    """A tester's keys, "reply one", Enter, Ctrl+N, "SECRET note A", Enter, "reply two", Enter:
+    Ctrl+N, a binding, ran after the note's words had reached the reply box, and once the note
+    went to the customer as a reply; more often it was left in the reply's draft."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation, view = await claimed(app, pilot, other)
+        gate = Gate(app.services.desk.reply)
+        if slow_desk:
+            monkeypatch.setattr(app.services.desk, "reply", gate)
+        else:
+            gate.open.set()
+        burst(app, "reply one", ENTER, CTRL_N, "SECRET note A", ENTER, "reply two", ENTER)
+        if slow_desk:
+            await held(lambda: gate.calls == 1)
+            gate.open.set()
+        # The note a note. What was typed after its Enter, before the box went back to the
+        # reply, stays with the note too (as `test_a_burst_of_notes_saves_each…`): words meant
+        # for colleagues never go to the customer; a reply saved as a note is only late.
+        await wait_until(pilot, lambda: len(notes(other, conversation)) == 2)
+        await pilot.pause()
+        assert notes(other, conversation) == ["SECRET note A", "reply two"]
+        assert replies(other, conversation) == ["reply one"]
+        assert not any("SECRET" in text for text in replies(other, conversation))
+        assert "SECRET" not in view._drafts[False] and "SECRET" not in view.reply_input.value

@@ -160,8 +160,12 @@ class ConversationView(Vertical):
                 yield TypingLine(self.services.clock, id="typing-hint")
                 yield Static(id="reply-hint")
                 # Never select on focus: tabbing back and typing would replace a draft.
+                # Ctrl+N in order with the keys around it: see `_switch`.
                 yield SendBox(
-                    placeholder=self.t.gettext(REPLY_PLACEHOLDER), id="reply", select_on_focus=False
+                    placeholder=self.t.gettext(REPLY_PLACEHOLDER),
+                    id="reply",
+                    select_on_focus=False,
+                    switch_keys={"ctrl+n"},
                 )
             with VerticalScroll(id="conversation-side", can_focus=False):
                 yield Static(self.t.gettext("Passages the bot considered"), classes="section-title")
@@ -467,6 +471,18 @@ class ConversationView(Vertical):
         else:
             self.transcript.focus()
         self.refresh_bindings()
+
+    @on(SendBox.Switch, "#reply")
+    async def _switch(self, event: SendBox.Switch) -> None:
+        # Ctrl+N pressed on the box: the box keeps what was typed after it until the switch is
+        # made, in turn behind any send in progress (a binding ran apart from them, and a note
+        # typed in a burst went out as a reply).
+        event.stop()
+        before = self.note_mode
+        try:
+            await self.action_toggle_note()
+        finally:
+            await event.box.release(made=self.note_mode != before)
 
     @on(SendBox.Submitted, "#reply")
     async def _submitted(self, event: SendBox.Submitted) -> None:

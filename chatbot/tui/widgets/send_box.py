@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from textual import events, on
+from textual.message import Message
 from textual.widgets import Input
 
 from chatbot.tui.send_guard import SendGuard
-from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
 
 class SendBox(PlainInput):
@@ -23,24 +25,76 @@ class SendBox(PlainInput):
 
         revision: int = 0
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    @dataclass
+    class Switch(Message):
+        """A key that changes what the box writes (a note or a reply) was pressed on it: the
+        owner makes the change (or declines it), then calls `release`."""
+
+        box: SendBox
+        key: str
+
+        @property
+        def control(self) -> SendBox:
+            """The box, for `@on(SendBox.Switch, selector)`."""
+            return self.box
+
+    def __init__(self, *args: Any, switch_keys: Collection[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.guard = SendGuard()
+        self._switch_keys = frozenset(switch_keys)
+        self._held: list[events.Key | events.Paste] | None = None
+        """Keys and pastes that came after a switch key, kept until the switch is made: typed
+        in a burst, a note's words reached the reply box before Ctrl+N (a binding, run behind a
+        send in progress) made it a note box, and went to the customer with its Enter."""
 
     async def _on_key(self, event: events.Key) -> None:
         # Enter is `Input`'s binding, and a binding runs once its key has passed every widget up
         # to the app (held up behind a send in progress): keys typed after Enter were in the box
         # by then, and went with it. Here Enter is handled in turn with the keys around it.
-        if event.key == "enter":
+        if self._held is not None or event.key in self._switch_keys or event.key == "enter":
             event.prevent_default()
             event.stop()
+            await self._handle(events.Key(event.key, event.character))
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if self._held is not None:  # Else `PlainInput`'s handler pastes it.
+            event.prevent_default()
+            event.stop()
+            self._held.append(events.Paste(event.text))
+
+    async def _handle(self, event: events.Key) -> None:
+        if self._held is not None:
+            self._held.append(event)
+        elif event.key in self._switch_keys:
+            self._held = []
+            self.post_message(self.Switch(self, event.key))
+        elif event.key == "enter":
             await self.action_submit()
+        elif event.is_printable and event.character:
+            self._put(event.character)
+        else:  # The box's own keys (Backspace, arrows, …), as their bindings would run them.
+            for binding in self._bindings.key_to_bindings.get(event.key, []):
+                await self.run_action(binding.action)
+                break
+
+    async def release(self, *, made: bool = True) -> None:
+        """The switch is made (`made`) or declined: what was typed after it, in order, into the
+        box as it is now. Declined, its Enters are dropped: words meant for a note must not go
+        out as a reply. A second switch among them holds the rest again."""
+        held, self._held = self._held or [], None
+        for n, event in enumerate(held):
+            if self._held is not None:
+                self._held.extend(held[n:])
+                return
+            if isinstance(event, events.Paste):
+                self._put(joined_lines(event.text))
+            elif made or event.key != "enter":
+                await self._handle(event)
 
     async def action_submit(self) -> None:
         validation = self.validate(self.value) if "submitted" in self.validate_on else None
-        self.post_message(
-            self.Submitted(self, self.value, validation, revision=self.guard.entered())
-        )
+        revision = self.guard.entered()
+        self.post_message(self.Submitted(self, self.value, validation, revision))
 
     @on(Input.Changed)
     def _edited(self, event: Input.Changed) -> None:
