@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 
-from chatbot.web.spawn import python_command
+from chatbot.web.spawn import dies_with_this_process, python_command
 
 log = logging.getLogger("helpdesk.web")
 
@@ -39,6 +39,7 @@ class BotWorkers:
                 *python_command("chatbot", "bot"),
                 stdin=asyncio.subprocess.DEVNULL,
                 env=self.environment,
+                preexec_fn=dies_with_this_process(),  # SIGTERM: it gives back what it holds.
             )
             self.processes.append(process)
             if self._stopping:  # `stop` ran while this one was starting.

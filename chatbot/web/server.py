@@ -98,6 +98,10 @@ ChildArguments = Callable[[SessionSpec], list[str]]
 """The arguments of `chatbot.web.child` for a session."""
 
 
+SESSION_DRIVER = "chatbot.web.driver:SessionDriver"
+"""Textual's web driver, less one way to outlive the server (see `chatbot.web.driver`)."""
+
+
 class SessionProcess(AppService):
     """textual-serve's app service for one session: its process forked from the zygote (or
     exec'd without a shell when there is none), with the environment the server chose, and
@@ -145,7 +149,8 @@ class SessionProcess(AppService):
         environment = super()._build_environment(width, height)
         for name in SESSION_SECRETS:
             environment.pop(name, None)
-        return environment | self.environment | self.secrets
+        driver = {"TEXTUAL_DRIVER": SESSION_DRIVER}
+        return environment | self.environment | driver | self.secrets
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
         if self.zygote is not None and self.zygote.running:
@@ -658,7 +663,7 @@ class HelpdeskServer(Server):
         """What every session's process starts with: the server's environment, textual-serve's
         settings for a web driver, and the resolved settings."""
         textual = {  # As textual-serve's AppService sets them, less the size (per session).
-            "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver",
+            "TEXTUAL_DRIVER": SESSION_DRIVER,
             "TEXTUAL_FPS": "60",
             "TEXTUAL_COLOR_SYSTEM": "truecolor",
             "TERM_PROGRAM": "textual",

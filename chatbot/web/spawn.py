@@ -14,13 +14,36 @@ import signal
 import socket
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 log = logging.getLogger("helpdesk.web")
 
 ZYGOTE_START_S = 120.0
 """Preloading takes a second or two; a machine busy with test suites can take much longer."""
+
+
+def dies_with_this_process() -> Callable[[], None] | None:
+    """For `preexec_fn`: the child gets SIGTERM when this process ends, however it ends (a
+    `kill -9` too). Without it, a server killed so left its zygote, its sessions' processes and
+    its bot workers running for good, the bots still taking questions. Linux only."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # Looked up here: the child only calls it.
+    parent = os.getpid()
+
+    def arrange() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # Ended before that took hold: nothing would signal it.
+            os._exit(1)
+
+    return arrange
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when its parent dies."""
 
 
 def python_command(*args: str) -> list[str]:
@@ -122,6 +145,7 @@ class Zygote:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 env=self.environment,
+                preexec_fn=dies_with_this_process(),
             )
             assert self._process.stdout is not None
             try:

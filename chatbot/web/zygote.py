@@ -36,6 +36,7 @@ def preload() -> None:
     import chatbot.tui.app  # noqa: F401
     import chatbot.tui.screens.editor  # noqa: F401
     import chatbot.web.child  # noqa: F401
+    import chatbot.web.driver  # noqa: F401
 
     gc.collect()
     gc.freeze()

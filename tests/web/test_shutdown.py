@@ -3,6 +3,8 @@ nothing typed is lost, and `helpdesk serve` exits 0."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext
@@ -17,6 +19,7 @@ from tests.web.harness import (
     wait_for,
 )
 from tests.web.test_security import conversations_opened, open_chat
+from tests.web.test_spawn import parent
 
 
 def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
@@ -48,3 +51,27 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
     assert "stopping; ending 1 browser session\n" in output and "stopped" in output
     assert fresh_server.sessions() == []  # Each one reported as ended.
     assert ("customer", "Is the app down?", None) in transcript(fresh_server.db, conversation)
+
+
+def test_a_server_killed_outright_leaves_no_process_behind(
+    context: BrowserContext, fresh_server: Served
+) -> None:
+    """`kill -9` gives the server no time to end anything: its zygote, its bot worker and the
+    sessions' processes (one forked, one exec'd once the zygote is gone) ran on for good, the
+    sessions reading the database and the bot taking questions."""
+    open_chat(context, fresh_server)
+    wait_for(lambda: conversations_opened(fresh_server), what="the chat")
+    [zygote] = [  # Its forks, the sessions, have its command line too.
+        pid for pid in children(fresh_server.process.pid)
+        if "chatbot.web.zygote" in command_line(pid) and parent(pid) == fresh_server.process.pid
+    ]  # fmt: skip
+    os.kill(zygote, signal.SIGKILL)  # The next session is exec'd by the server itself.
+    wait_for(lambda: not alive(zygote), what="the zygote to die")
+    open_chat(context, fresh_server)
+    wait_for(lambda: len(fresh_server.sessions()) == 2, what="the second session")
+    left = children(fresh_server.process.pid) + [s.pid for s in fresh_server.sessions()]
+    bots = [pid for pid in left if command_line(pid)[-2:] == ["chatbot", "bot"]]
+    assert len(bots) == 1 and len(set(left)) >= 3
+    fresh_server.process.kill()
+    fresh_server.process.wait()
+    wait_for(lambda: not any(alive(pid) for pid in left), what="every process to end")
