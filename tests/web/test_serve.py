@@ -179,6 +179,34 @@ def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
         context.close()
 
 
+def test_ctrl_v_pastes_into_the_chat(browser: Browser, served: Served) -> None:
+    """xterm.js took Ctrl+V for the key ^V and stopped the browser's paste: a customer's Ctrl+V
+    did nothing (Ctrl+Shift+V worked)."""
+    question = "Pasted with Ctrl+V: can I pause a rental?"
+    before = {s.conversation for s in served.sessions()}
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.url)
+        page = context.new_page()
+        page.goto(served.url + "/")
+        page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+        settled(page)
+        page.evaluate("text => navigator.clipboard.writeText(text)", question)
+        page.keyboard.press("Control+v")
+        page.keyboard.press("Enter")
+        [mine] = wait_for(
+            lambda: [s.conversation for s in served.sessions() if s.conversation not in before],
+            what="the customer's session",
+        )
+        assert mine is not None
+        wait_for(
+            lambda: any(text == question for _, text, _ in transcript(served.db, mine)),
+            what="the pasted question",
+        )
+    finally:
+        context.close()
+
+
 def conversation_count(db: Path) -> int:
     with contextlib.closing(sqlite3.connect(db)) as connection:
         [(count,)] = connection.execute("SELECT count(*) FROM conversations").fetchall()
