@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -15,7 +16,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 from aiohttp import ClientSession, WSServerHandshakeError
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from chatbot.accounts.service import AccountService
 from chatbot.assembly import open_service
@@ -150,39 +151,11 @@ def test_an_agents_console_is_in_the_browsers_language(served: Served) -> None:
     assert "Handoff queue" in english and "转人工队列" not in english
 
 
-def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
-    browser: Browser, served: Served
+def a_new_customer_asks(
+    browser: Browser, served: Served, question: str, ask: Callable[[Page], None]
 ) -> None:
-    """The page gives the terminal the keyboard once the app has drawn: a customer who starts
-    typing at once is heard, and the app, told it has the focus, shows its keys."""
-    question = "Can I bring my dog on the bike?"
-    before = {s.conversation for s in served.sessions()}
-    context = browser.new_context(viewport=VIEWPORT)
-    try:
-        page = context.new_page()
-        page.goto(served.url + "/")
-        page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-        settled(page)
-        assert page.evaluate("document.activeElement.classList.contains('xterm-helper-textarea')")
-        page.keyboard.type(question)  # No click first.
-        page.keyboard.press("Enter")
-        [mine] = wait_for(
-            lambda: [s.conversation for s in served.sessions() if s.conversation not in before],
-            what="the customer's session",
-        )
-        assert mine is not None
-        wait_for(
-            lambda: any(text == question for _, text, _ in transcript(served.db, mine)),
-            what="the question typed on arrival",
-        )
-    finally:
-        context.close()
-
-
-def test_ctrl_v_pastes_into_the_chat(browser: Browser, served: Served) -> None:
-    """xterm.js took Ctrl+V for the key ^V and stopped the browser's paste: a customer's Ctrl+V
-    did nothing (Ctrl+Shift+V worked)."""
-    question = "Pasted with Ctrl+V: can I pause a rental?"
+    """A new customer's page, once drawn: `ask(page)` sends `question`, which reaches their
+    conversation in the store."""
     before = {s.conversation for s in served.sessions()}
     context = browser.new_context(viewport=VIEWPORT)
     try:
@@ -191,9 +164,7 @@ def test_ctrl_v_pastes_into_the_chat(browser: Browser, served: Served) -> None:
         page.goto(served.url + "/")
         page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
         settled(page)
-        page.evaluate("text => navigator.clipboard.writeText(text)", question)
-        page.keyboard.press("Control+v")
-        page.keyboard.press("Enter")
+        ask(page)
         [mine] = wait_for(
             lambda: [s.conversation for s in served.sessions() if s.conversation not in before],
             what="the customer's session",
@@ -201,10 +172,38 @@ def test_ctrl_v_pastes_into_the_chat(browser: Browser, served: Served) -> None:
         assert mine is not None
         wait_for(
             lambda: any(text == question for _, text, _ in transcript(served.db, mine)),
-            what="the pasted question",
+            what="the question in the store",
         )
     finally:
         context.close()
+
+
+def test_what_a_customer_types_on_arrival_reaches_the_chat_without_a_click(
+    browser: Browser, served: Served
+) -> None:
+    """The page gives the terminal the keyboard once the app has drawn: a customer who starts
+    typing at once is heard, and the app, told it has the focus, shows its keys."""
+    question = "Can I bring my dog on the bike?"
+
+    def type_at_once(page: Page) -> None:
+        assert page.evaluate("document.activeElement.classList.contains('xterm-helper-textarea')")
+        page.keyboard.type(question)  # No click first.
+        page.keyboard.press("Enter")
+
+    a_new_customer_asks(browser, served, question, type_at_once)
+
+
+def test_ctrl_v_pastes_into_the_chat(browser: Browser, served: Served) -> None:
+    """xterm.js took Ctrl+V for the key ^V and stopped the browser's paste: a customer's Ctrl+V
+    did nothing (Ctrl+Shift+V worked)."""
+    question = "Pasted with Ctrl+V: can I pause a rental?"
+
+    def paste(page: Page) -> None:
+        page.evaluate("text => navigator.clipboard.writeText(text)", question)
+        page.keyboard.press("Control+v")
+        page.keyboard.press("Enter")
+
+    a_new_customer_asks(browser, served, question, paste)
 
 
 def conversation_count(db: Path) -> int:
