@@ -23,6 +23,10 @@ ZYGOTE_START_S = 120.0
 """Preloading takes a second or two; a machine busy with test suites can take much longer."""
 
 
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when its parent dies."""
+
+
 def dies_with_this_process() -> Callable[[], None] | None:
     """For `preexec_fn`: the child gets SIGTERM when this process ends, however it ends (a
     `kill -9` too). Without it, a server killed so left its zygote, its sessions' processes and
@@ -40,10 +44,6 @@ def dies_with_this_process() -> Callable[[], None] | None:
             os._exit(1)
 
     return arrange
-
-
-PR_SET_PDEATHSIG = 1
-"""prctl(2): the signal a process gets when its parent dies."""
 
 
 def python_command(*args: str) -> list[str]:

@@ -14,6 +14,7 @@ from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.widgets.gap_list import QUESTION_COMFORT, GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from tests.tui.conftest import MakeApp, editor_settings
@@ -71,6 +72,19 @@ async def test_the_diff_of_a_version_is_on_screen_however_many_versions(
         assert "[-5.-]{+4.+}" in flat(screen_text(app, scroll))
 
 
+def message_whole_above_the_buttons(
+    app: HelpDeskApp, editor: EditorScreen, form: PassageForm
+) -> None:
+    """The form's message is on screen, whole, and the buttons below it are too."""
+    problem = editor.query_one("#form-problem")
+    assert on_screen(app, problem)
+    assert flat(screen_text(app, problem)) == flat(form.problem)
+    for button in ("#form-save", "#form-new", "#form-delete"):
+        assert on_screen(app, editor.query_one(button)), button
+    # The buttons are below the message, not drawn over it.
+    assert editor.query_one("#form-buttons").region.y >= problem.region.bottom
+
+
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "60x20"])
 async def test_a_long_message_wraps_whole_above_the_buttons(
     make_app: MakeApp, size: tuple[int, int]
@@ -85,13 +99,7 @@ async def test_a_long_message_wraps_whole_above_the_buttons(
         form = editor.query_one(PassageForm)
         await wait_until(pilot, lambda: "not a safe slug" in form.problem)
         await pilot.pause()
-        problem = editor.query_one("#form-problem")
-        assert on_screen(app, problem)
-        assert flat(screen_text(app, problem)) == flat(form.problem)
-        for button in ("#form-save", "#form-new", "#form-delete"):
-            assert on_screen(app, editor.query_one(button)), button
-        # The buttons are below the message, not drawn over it.
-        assert editor.query_one("#form-buttons").region.y >= problem.region.bottom
+        message_whole_above_the_buttons(app, editor, form)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "60x20"])
@@ -111,11 +119,7 @@ async def test_a_refused_save_says_why_whole_above_the_buttons(
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: "changed by someone else" in form.problem)
         await pilot.pause()
-        problem = editor.query_one("#form-problem")
-        assert on_screen(app, problem)
-        assert flat(screen_text(app, problem)) == flat(form.problem)
-        for button in ("#form-save", "#form-new", "#form-delete"):
-            assert on_screen(app, editor.query_one(button)), button
+        message_whole_above_the_buttons(app, editor, form)
 
 
 async def test_in_a_narrow_window_the_list_gives_way_to_the_text(make_app: MakeApp) -> None:

@@ -136,9 +136,9 @@ class ChatPanel(Vertical):
         their choice), until then the one offered; the agent's `--locale` is not theirs. A
         conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
+        """A language the customer picked before their first message: it wins over detection."""
         self._desk_trouble = False
         """The error line says the desk cannot be reached: it goes once the desk answers."""
-        """A language the customer picked before their first message: it wins over detection."""
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -376,10 +376,13 @@ class ChatPanel(Vertical):
         self.error.display = True
         self._desk_trouble = False
 
+    def _hide_error(self) -> None:
+        self.error.display = False
+        self._desk_trouble = False
+
     def _desk_answers(self) -> None:
         if self._desk_trouble:
-            self.error.display = False
-            self._desk_trouble = False
+            self._hide_error()
 
     def _show_desk_error(self, error: HelpdeskError) -> None:
         """What went wrong, for the customer: the database's own words (its address, the
@@ -456,7 +459,7 @@ class ChatPanel(Vertical):
         except HelpdeskError as error:
             self._show_desk_error(error)
             return False
-        self.error.display = False
+        self._hide_error()
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
         return True
 
@@ -539,7 +542,7 @@ class ChatPanel(Vertical):
             self._show_status()
             self.working = False
             self.rating.display = False
-            self.error.display = False
+            self._hide_error()
         self.question.focus()
         self.refresh_bindings()
 
@@ -557,7 +560,7 @@ class ChatPanel(Vertical):
         except HelpdeskError as error:
             self._show_desk_error(error)
             return
-        self.error.display = False
+        self._hide_error()
         if self.rating.has_focus:
             self.question.focus()
         await self.refresh_log()

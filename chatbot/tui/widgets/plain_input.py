@@ -59,10 +59,13 @@ class PlainInput(Input):
     def _on_paste(self, event: events.Paste) -> None:
         # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.
         event.prevent_default()
-        text = joined_lines(event.text)
-        if text:
-            self._put(text)
+        self.paste(event.text)
         event.stop()
+
+    def paste(self, text: str) -> None:
+        """`text` as pasted: its lines joined, in place of the selection or at the cursor."""
+        if joined := joined_lines(text):
+            self._put(joined)
 
     def _put(self, text: str) -> None:
         """`text` in place of the selection, or at the cursor when nothing is selected."""

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Input
 
 from chatbot.tui.send_guard import SendGuard
-from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
+from chatbot.tui.widgets.plain_input import PlainInput
 
 
 class SendBox(PlainInput):
@@ -87,7 +87,7 @@ class SendBox(PlainInput):
                 self._held.extend(held[n:])
                 return
             if isinstance(event, events.Paste):
-                self._put(joined_lines(event.text))
+                self.paste(event.text)
             elif made or event.key != "enter":
                 await self._handle(event)
 
