@@ -28,6 +28,21 @@ def fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
+def make_private_folders(folder: Path) -> None:
+    """Create `folder` and any missing parents readable by this user alone (0700), whatever the
+    umask: the folders that hold the database. Folders that exist are left as they are."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        try:
+            each.mkdir(mode=0o700)
+            each.chmod(0o700)  # mkdir's mode is masked by the umask; chmod's is not.
+        except FileExistsError:
+            pass  # Another process made it meanwhile.
+
+
 def write_new_file(path: Path, data: bytes) -> None:
     """Create `path` (it must not exist), write `data` and fsync it. The mode is 0666 less the
     umask, as for any file a program creates; the kernel applies the umask, so no thread's view of

@@ -12,7 +12,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from chatbot.files import fsync_directory, write_new_file
+from chatbot.files import fsync_directory, make_private_folders, write_new_file
 from chatbot.i18n import LOCALES
 from chatbot.knowledge_base.errors import shipped_knowledge_base
 
@@ -37,7 +37,9 @@ def seed_knowledge_base(target: Path, *, source: Path | None = None) -> bool:
     from chatbot.knowledge_base.storage import list_passage_files, read_regular_file
 
     source = source if source is not None else shipped_knowledge_base()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # The default knowledge base sits in the user's data folder beside the database, whose
+    # folder is private: made here first, it must be made private here too.
+    make_private_folders(target.parent)
     staging = target.parent / f".{target.name}.seeding-{secrets.token_hex(6)}"
     staging.mkdir()
     try:

@@ -48,7 +48,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Answer, Decision, Reason
-from chatbot.files import special_kind
+from chatbot.files import make_private_folders, special_kind
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -105,20 +105,12 @@ def _casefold(text: str | None) -> str | None:
 def _private_file(path: Path) -> None:
     """Create the database file and its missing folders readable by this user alone, whatever the
     umask. SQLite gives the `-wal` and `-shm` files the database file's permissions."""
-    missing: list[Path] = []
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=0o700)
-            folder.chmod(0o700)
-        except FileExistsError:
-            pass  # Another process made it meanwhile.
-        except OSError as error:
-            reason = error.strerror or str(error)
-            raise StoreError(f"{path}: cannot create folder {folder}: {reason}") from None
+    try:
+        make_private_folders(path.parent)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        folder = error.filename or path.parent
+        raise StoreError(f"{path}: cannot create folder {folder}: {reason}") from None
     if not path.parent.is_dir():
         raise StoreError(f"{path}: cannot create folder {path.parent}: a file is in the way")
     try:

@@ -58,3 +58,17 @@ def test_a_replaced_file_keeps_the_mode_it_was_given(tmp_path: Path, umask: int)
     write_text_atomic(path, '{"new": true}')
     assert mode(path) == 0o640
     assert list(tmp_path.glob(".*.tmp")) == []
+
+
+def test_the_data_folder_made_for_the_first_knowledge_base_is_private(
+    tmp_path: Path, umask: int
+) -> None:
+    """The default knowledge base is copied into the user's data folder, where the database is
+    kept too: the first run makes that folder, and it must be private like the database's."""
+    from chatbot.config import load_settings
+
+    settings = load_settings()
+    folder = tmp_path / "data" / "helpdesk"
+    assert settings.knowledge_base.path.parent == folder
+    assert (settings.knowledge_base.path / "refund-time.json").is_file()
+    assert mode(folder) == 0o700
