@@ -63,6 +63,7 @@ from chatbot.store.interface import (
     NotTheLatestAnswer,
     StaleState,
     StoreError,
+    UnseenMessage,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +90,10 @@ RESOLUTION_PAGE = 50
 
 class RatingRefused(HelpdeskError):
     """A rating for a conversation that is not resolved, or a second one."""
+
+
+class WroteMeanwhile(HelpdeskError):
+    """A resolve refused: the customer wrote after what the agent had on screen."""
 
 
 class FeedbackRefused(HelpdeskError):
@@ -376,11 +381,23 @@ class DeskService:
         return self._settle(attempt)
 
     def resolve(self, conversation_id: int, *, agent: str) -> Conversation:
-        """Close a conversation the agent owns (they stay on record as who closed it)."""
-        return self._let_go(conversation_id, agent, Move.RESOLVE, Resolved(agent=agent))
+        """Close a conversation the agent owns (they stay on record as who closed it).
+
+        `WroteMeanwhile` if the customer wrote after what the agent has read (their console's
+        read marker): closed then, the message would be answered by nobody, and the customer
+        asked to rate a conversation that ignored it."""
+        try:
+            return self._let_go(
+                conversation_id, agent, Move.RESOLVE, Resolved(agent=agent), seen=True
+            )
+        except UnseenMessage:
+            raise WroteMeanwhile(
+                "The customer has just written again: read it, then resolve"
+            ) from None
 
     def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
-        """Give a conversation the agent owns back to the bot."""
+        """Give a conversation the agent owns back to the bot; the bot answers the customer's
+        last message if nobody has."""
         return self._let_go(conversation_id, agent, Move.HAND_BACK, HandedBack(agent=agent))
 
     def release(self, conversation_id: int, *, agent: str) -> Conversation:
@@ -449,7 +466,7 @@ class DeskService:
         self.store.mark_read(conversation_id, agent=agent, entry_id=entry_id)
 
     def _let_go(
-        self, conversation_id: int, agent: str, move: Move, event: EventData
+        self, conversation_id: int, agent: str, move: Move, event: EventData, *, seen: bool = False
     ) -> Conversation:
         def attempt() -> Conversation:
             conversation = self.store.conversation(conversation_id)
@@ -462,8 +479,9 @@ class DeskService:
                 conversation_id=conversation_id,
             )
             return self.store.release(
-                conversation_id, agent=agent, expect=conversation.state, to=to, event=event
-            )
+                conversation_id, agent=agent, expect=conversation.state, to=to, event=event,
+                seen=seen,
+            )  # fmt: skip
 
         return self._settle(attempt)
 

@@ -50,6 +50,10 @@ class StaleState(StoreError):
     """The conversation is no longer in the state the write expected: someone got there first."""
 
 
+class UnseenMessage(StoreError):
+    """The customer wrote after what the agent letting go had on screen: they should read it."""
+
+
 class LeaseLost(StoreError):
     """The bot worker no longer holds the question's lease: another worker took it over."""
 
@@ -143,10 +147,21 @@ class ConversationStore(Protocol):
         ...
 
     def release(
-        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        to: State,
+        event: EventData,
+        seen: bool = False,
     ) -> Conversation:
         """The owner lets go (resolve, hand back, release): state `to` and `event`, if the state
-        is still `expect` and `agent` still holds the claim."""
+        is still `expect` and `agent` still holds the claim.
+
+        `seen`: only if `agent` has read every customer message (`UnseenMessage` otherwise), by
+        their read marker; an agent with no marker is not checked. Back to the bot (`to` is
+        `bot`), the customer's last message becomes the bot's question if nobody answered it."""
         ...
 
     def claimed_by(self, agent: str) -> list[int]:

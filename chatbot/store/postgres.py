@@ -65,6 +65,7 @@ from chatbot.store.interface import (
     NotTheLatestAnswer,
     StaleState,
     StoreError,
+    UnseenMessage,
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
@@ -675,7 +676,14 @@ class PostgresStore:
             return self._message(conn, entry)
 
     def release(
-        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        to: State,
+        event: EventData,
+        seen: bool = False,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -688,11 +696,37 @@ class PostgresStore:
             raise StoreError(f"cannot release a conversation to {to.value}")
         with self._write() as conn:
             self._require(conn, conversation_id, expect, agent=agent)
+            if (
+                seen
+                and conn.execute(
+                    "SELECT 1 FROM entries e JOIN read_markers r"
+                    " ON r.conversation_id = e.conversation_id AND r.agent = %s"
+                    " WHERE e.conversation_id = %s AND e.author = 'customer' AND e.id > r.entry_id"
+                    " LIMIT 1",
+                    (agent, conversation_id),
+                ).fetchone()
+            ):
+                raise UnseenMessage(
+                    f"conversation {conversation_id} has a message {agent} has not read"
+                )
             conn.execute(
                 f"UPDATE conversations SET state = %s, {assignments[to]} WHERE id = %s".encode(),
                 (to.value, conversation_id),
             )
             self._append(conn, conversation_id, event=event)
+            if to is State.BOT:
+                # The customer's last word, if nobody answered it, is for the bot now: left to a
+                # person who handed back without replying, it would wait for nobody.
+                conn.execute(
+                    "INSERT INTO questions (entry_id, conversation_id)"
+                    " SELECT e.id, e.conversation_id FROM entries e"
+                    " WHERE e.id = (SELECT max(m.id) FROM entries m"
+                    "  WHERE m.conversation_id = %s AND m.author IS NOT NULL)"
+                    " AND e.author = 'customer'"
+                    " AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.entry_id = e.id)"
+                    " AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.message_id = e.id)",
+                    (conversation_id,),
+                )
             return self._conversation(conn, conversation_id)
 
     def claimed_by(self, agent: str) -> list[int]:

@@ -56,6 +56,7 @@ from chatbot.store.interface import (
     NotTheLatestAnswer,
     StaleState,
     StoreError,
+    UnseenMessage,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
 from chatbot.store.stats_sql import SQLiteDialect, compute_stats
@@ -655,7 +656,14 @@ class SQLiteStore:
             return self._message(db, entry)
 
     def release(
-        self, conversation_id: int, *, agent: str, expect: State, to: State, event: EventData
+        self,
+        conversation_id: int,
+        *,
+        agent: str,
+        expect: State,
+        to: State,
+        event: EventData,
+        seen: bool = False,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -668,11 +676,37 @@ class SQLiteStore:
             raise StoreError(f"cannot release a conversation to {to.value}")
         with self._write() as db:
             self._require(db, conversation_id, expect, agent=agent)
+            if (
+                seen
+                and db.execute(
+                    "SELECT 1 FROM entries e JOIN read_markers r"
+                    " ON r.conversation_id = e.conversation_id AND r.agent = ?"
+                    " WHERE e.conversation_id = ? AND e.author = 'customer' AND e.id > r.entry_id"
+                    " LIMIT 1",
+                    (agent, conversation_id),
+                ).fetchone()
+            ):
+                raise UnseenMessage(
+                    f"conversation {conversation_id} has a message {agent} has not read"
+                )
             db.execute(
                 f"UPDATE conversations SET state = ?, {assignments[to]} WHERE id = ?",
                 (to.value, conversation_id),
             )
             self._append(db, conversation_id, event=event)
+            if to is State.BOT:
+                # The customer's last word, if nobody answered it, is for the bot now: left to a
+                # person who handed back without replying, it would wait for nobody.
+                db.execute(
+                    "INSERT INTO questions (entry_id, conversation_id)"
+                    " SELECT e.id, e.conversation_id FROM entries e"
+                    " WHERE e.id = (SELECT max(m.id) FROM entries m"
+                    "  WHERE m.conversation_id = ? AND m.author IS NOT NULL)"
+                    " AND e.author = 'customer'"
+                    " AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.entry_id = e.id)"
+                    " AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.message_id = e.id)",
+                    (conversation_id,),
+                )
             return self._conversation(db, conversation_id)
 
     def claimed_by(self, agent: str) -> list[int]:
