@@ -40,6 +40,14 @@ def validate_passage_id(value: str) -> str:
 
 PassageId = Annotated[str, AfterValidator(validate_passage_id)]
 
+_LINE_ENDING = re.compile(r"\r\n?")
+
+
+def unix_newlines(value: str) -> str:
+    """`value` with Windows (`\\r\\n`) and old Mac (a lone `\\r`) line endings as `\\n`: a text
+    file saved on Windows, or an import holding one, says what the same text typed here says."""
+    return _LINE_ENDING.sub("\n", value)
+
 
 def _no_control(value: str, *, field: str, one_line: bool) -> str:
     # A passage is shown to customers and agents in terminals: an ESC in it could retitle or clear
@@ -66,15 +74,17 @@ class Passage(BaseModel):
     tags: tuple[str, ...] = ()
     """Free-form labels for editors, each one line."""
 
+    # Every way in (`kb add --text-file`, an import, a file on disk, the editor) passes here, so
+    # line endings are made one before the checks, which refuse a carriage return.
     @field_validator("text", mode="before")
     @classmethod
     def _strip_text(cls, value: object) -> object:
-        return value.strip() if isinstance(value, str) else value
+        return unix_newlines(value).strip() if isinstance(value, str) else value
 
     @field_validator("title", mode="before")
     @classmethod
     def _strip_title(cls, value: object) -> object:
-        return value.strip() if isinstance(value, str) else value
+        return unix_newlines(value).strip() if isinstance(value, str) else value
 
     @field_validator("text")
     @classmethod

@@ -18,16 +18,41 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.text import first_control
 
 SYNONYMS_FILE = "synonyms.toml"
 MAX_WORD_CHARS = 100
 
 SynonymGroup = tuple[str, ...]
 
+_LINE_SEPARATORS = "\u2028\u2029"
+
+
+def word_problem(word: str) -> str | None:
+    """What keeps `word` (stripped) out of a synonym group, or None: anything the editor's line
+    format (`word = synonym, synonym`, `#` starting a comment) could not hold, so a group saved
+    from the command line or a file survives the editor's next save unchanged. Control
+    characters are spelled out."""
+    bad = first_control(word, one_line=True)
+    if bad is not None:
+        kinds = {"\\x0a": "a line break", "\\x0d": "a line break", "\\x09": "a tab"}
+        return f"holds {kinds.get(bad, f'a control character ({bad})')}"
+    separator = next((c for c in word if c in _LINE_SEPARATORS), None)
+    if separator is not None:  # Not control characters, but the editor's lines end at them.
+        return f"holds a line break (\\u{ord(separator):04x})"
+    if word.startswith("#"):
+        return "starts with '#', which starts a comment in the editor's lines"
+    if "," in word:
+        return "holds ',', which separates synonyms"
+    if "=" in word:
+        return "holds '=', which separates a word from its synonyms"
+    return None
+
 
 def parse_synonyms(data: Mapping[str, object], *, where: str) -> tuple[SynonymGroup, ...]:
     """Groups from a parsed mapping of word to synonyms (a comma-separated string or a list of
-    strings), refusing anything else with one line naming `where` and the entry."""
+    strings), refusing anything else with one line naming `where` and the entry. A word given
+    twice (ignoring case) is kept once, as first spelled; a group needs two different words."""
     groups: list[SynonymGroup] = []
     for key, value in data.items():
         label = f"{where}: {key!r}"
@@ -42,6 +67,11 @@ def parse_synonyms(data: Mapping[str, object], *, where: str) -> tuple[SynonymGr
         words = [w.strip() for w in (key, *others)]
         if not all(words):
             raise KnowledgeBaseError(f"{label}: an empty word (two commas, or a blank name)")
+        for number, word in enumerate(words):
+            problem = word_problem(word)
+            if problem is not None:
+                which = "the word" if number == 0 else f"the synonym {word!r}"
+                raise KnowledgeBaseError(f"{label}: {which} {problem}")
         long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
         if long is not None:
             raise KnowledgeBaseError(
@@ -49,12 +79,22 @@ def parse_synonyms(data: Mapping[str, object], *, where: str) -> tuple[SynonymGr
             )
         if len(words) < 2:
             raise KnowledgeBaseError(f"{label}: no synonyms given")
-        groups.append(tuple(dict.fromkeys(words)))
+        # Checked after the duplicates are dropped: `helmet = helmet` is a group of one word,
+        # which would be written back as `helmet = ""` and then refused by every reader.
+        kept: dict[str, str] = {}
+        for word in words:
+            kept.setdefault(word.casefold(), word)
+        group = tuple(kept.values())
+        if len(group) < 2:
+            raise KnowledgeBaseError(
+                f"{label}: {words[0]!r} is given as its own synonym; a group needs two "
+                "different words"
+            )
+        groups.append(group)
     return tuple(groups)
 
 
-def load_synonyms_file(path: Path) -> tuple[SynonymGroup, ...]:
-    """The synonym groups of a `synonyms.toml` file; every way it can fail is one line."""
+def _read_table(path: Path) -> dict[str, object]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -62,10 +102,28 @@ def load_synonyms_file(path: Path) -> tuple[SynonymGroup, ...]:
     except (OSError, UnicodeDecodeError) as error:
         raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise KnowledgeBaseError(f"{path}: malformed TOML: {error}") from None
-    return parse_synonyms(data, where=str(path))
+
+
+def load_synonyms_file(path: Path) -> tuple[SynonymGroup, ...]:
+    """The synonym groups of a `synonyms.toml` file; every way it can fail is one line."""
+    return parse_synonyms(_read_table(path), where=str(path))
+
+
+def groups_without(path: Path, word: str) -> tuple[tuple[SynonymGroup, ...], str] | None:
+    """For a `synonyms.toml` that does not load: the groups of every entry but the one `word`
+    starts (compared ignoring case), and that entry's key, so a bad group can be removed without
+    editing the file by hand. None when no entry starts with `word`; another bad entry, or a
+    file that is no TOML at all, is still refused with its one line."""
+    data = _read_table(path)
+    key = word.strip().casefold()
+    found = next((k for k in data if k.strip().casefold() == key), None)
+    if found is None:
+        return None
+    rest = {k: v for k, v in data.items() if k != found}
+    return parse_synonyms(rest, where=str(path)), found
 
 
 def load_synonyms(knowledge_base: Path) -> tuple[SynonymGroup, ...]:

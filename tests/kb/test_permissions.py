@@ -67,8 +67,8 @@ def test_the_data_folder_made_for_the_first_knowledge_base_is_private(
     kept too: the first run makes that folder, and it must be private like the database's."""
     from chatbot.config import load_settings
 
-    settings = load_settings()
+    kb = Path(load_settings().knowledge_base.path)
     folder = tmp_path / "data" / "helpdesk"
-    assert settings.knowledge_base.path.parent == folder
-    assert (settings.knowledge_base.path / "refund-time.json").is_file()
+    assert kb.parent == folder
+    assert (kb / "refund-time.json").is_file()
     assert mode(folder) == 0o700

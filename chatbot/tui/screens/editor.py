@@ -523,10 +523,14 @@ class EditorScreen(Screen[None]):
     def load_synonyms(self) -> None:
         """Show the synonyms as stored; a broken file is said under the box (saving replaces
         it with what is typed)."""
+        revision = None
         try:
             revision = self.passages.synonyms_revision()
             groups = self.passages.synonyms()
         except KnowledgeBaseError as error:
+            # Saved against the broken file's revision, so Save replaces it as promised (without
+            # one, the save read as a conflict: "changed by someone else").
+            self.synonyms.revision = revision
             self.synonyms.refuse(
                 self.gettext("{error} (saving replaces the file)").format(error=error)
             )
