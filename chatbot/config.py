@@ -11,6 +11,7 @@ the reading, and seeds the user's knowledge base from the shipped one the first 
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import os
 import stat
@@ -258,7 +259,22 @@ class AgentSettings(Section):
 
     name: str | None = None
     """The display name customers see on claims and replies (`--agent` wins over it); the
-    console asks for it on the first claim and saves it here."""
+    console asks for it on the first claim and saves it here. The rule of accounts' display
+    names holds for it: at most 64 characters, none of them control or invisible ones."""
+
+    @field_validator("name")
+    @classmethod
+    def _display_name(cls, value: str | None) -> str | None:
+        # Taken as it was, an escape sequence became the name conversations are claimed under,
+        # and 5,000 characters of name filled the conversation's heading.
+        from chatbot.accounts.models import check_display_name
+
+        if value is None:
+            return None
+        try:
+            return check_display_name(value)
+        except HelpdeskError as error:
+            raise ValueError(str(error)) from None
 
 
 # The documented short environment variable names, mapped to their place in the settings.
@@ -308,7 +324,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
     if info.st_size > MAX_CONFIG_BYTES:
         raise HelpdeskError(f"cannot read configuration {path}: larger than 1 MiB")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # A byte order mark first is UTF-8 too: Notepad saves one, which TOML takes for a key.
+        return tomllib.loads(path.read_text(encoding="utf-8").removeprefix("\ufeff"))
     except OSError as error:
         raise HelpdeskError(f"cannot read configuration {path}: {error.strerror}") from None
     except UnicodeDecodeError as error:
@@ -462,17 +479,67 @@ class InvalidSetting(HelpdeskError):
 
 def _source(setting: str, overrides: dict[str, Any]) -> str | None:
     """Where the refused value of `setting` came from, in the order the sources win: given by
-    the caller (the command line names its own options), an environment variable, the file."""
-    section, _, key = setting.partition(".")
-    if isinstance(overrides.get(section), dict) and key in overrides[section]:
+    the caller (the command line names its own options), a short environment variable, a long
+    one (`HELPDESK_ENGINE__K`, then the section's `HELPDESK_ENGINE` as JSON), the file. Each is
+    asked whether it holds the setting, not whether it is set to something: `HELPDESK_ENGINE__K=`
+    is an empty value, and was blamed on the file (or, with none, on nothing)."""
+    section, _, rest = setting.partition(".")
+    key = rest.partition(".")[0]  # A place inside a value (a list's item) is its setting's.
+    given = overrides.get(section)
+    if isinstance(given, Mapping) and key in given:
         return None
-    names = [name for name, place in SHORT_ENV_NAMES.items() if place == (section, key)]
-    names += [f"HELPDESK_{section}__{key}".upper(), f"HELPDESK_{section}".upper()]
-    for name in names:
-        if os.environ.get(name):
-            return f"from {name}"
+    if key:
+        for name, place in SHORT_ENV_NAMES.items():
+            if place == (section, key) and os.environ.get(name):  # Empty ones are not read.
+                return f"from {name}"
+    # pydantic-settings reads the long names in any case, and empty ones too.
+    variables = {name.upper(): name for name in os.environ}
+    if key and (long := variables.get(env_name(f"{section}.{key}"))) is not None:
+        return f"from {long}"
+    whole = variables.get(env_name(section))
+    if whole is not None:
+        try:
+            value = json.loads(os.environ[whole])
+        except (ValueError, RecursionError):
+            value = None
+        if not key or (isinstance(value, dict) and key in value):
+            return f"from {whole}"
     path = config_file()
-    return f"in {path}" if path.is_file() else None
+    try:
+        data = read_config_file(path)
+    except HelpdeskError:
+        data = {}
+    table = data.get(section)
+    if section in data and (not key or (isinstance(table, Mapping) and key in table)):
+        return f"in {path}"
+    # Not found where it should be (a rule across settings): the likeliest place.
+    for upper, variable in sorted(variables.items()):
+        if upper == env_name(section) or upper.startswith(env_name(section) + "__"):
+            return f"from {variable}"
+    return f"in {path}" if section in data else None
+
+
+def _check_json_sections(environ: Mapping[str, str]) -> None:
+    """A whole section given as one variable (`HELPDESK_ENGINE='{"k": 3}'`) is JSON, or one line
+    naming the variable: pydantic-settings said only `error parsing value for field "engine"
+    from source "EnvSettingsSource"`, naming neither the variable nor what was wrong."""
+    sections = {env_name(name): name for name, model in _sections(Settings) if model is not None}
+    for name in sorted(environ):
+        if (section := sections.get(name.upper())) is None:
+            continue
+        value = environ[name]
+        try:
+            json.loads(value)
+            continue
+        except json.JSONDecodeError as error:
+            detail = "empty" if not value.strip() else f"{error.msg} at character {error.pos + 1}"
+        except (ValueError, RecursionError):  # A number of thousands of digits; deep nesting.
+            detail = "too long or nested too deeply"
+        raise InvalidSetting(
+            section,
+            f"not valid JSON ({detail}): this variable sets the whole section as a JSON object",
+            f"from {name}",
+        )
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -483,6 +550,7 @@ def load_settings(**overrides: Any) -> Settings:
     """
     for name in unknown_env_names(os.environ):
         warn_once(f"unknown environment variable {name} ignored{_suggest(name)}")
+    _check_json_sections(os.environ)
     try:
         settings = Settings(**overrides)
     except ValidationError as error:

@@ -30,8 +30,11 @@ def save_setting(section: str, key: str, value: str, *, path: Path | None = None
         raise HelpdeskError(f"cannot update {path}: {_reason(error)}") from None
     if len(text) > MAX_CONFIG_BYTES:
         raise HelpdeskError(f"cannot update {path}: larger than 1 MiB")
+    # A byte order mark first (Notepad saves one) is read past, as the settings loader does, and
+    # written back: the file stays as its editor saved it.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
     try:
-        document = tomlkit.parse(text)
+        document = tomlkit.parse(text.removeprefix(bom))
         table = document.get(section)
         if table is None:
             table = tomlkit.table()
@@ -39,7 +42,7 @@ def save_setting(section: str, key: str, value: str, *, path: Path | None = None
         elif not isinstance(table, Table):
             raise HelpdeskError(f"cannot update {path}: {section!r} is not a table")
         table[key] = value
-        updated = tomlkit.dumps(document)
+        updated = bom + tomlkit.dumps(document)
     except TOMLKitError as error:
         raise HelpdeskError(f"cannot update {path}: not valid TOML ({error})") from None
     _replace(path, updated)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -16,6 +17,12 @@ from chatbot.text import first_control
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
 """Sign-in names: lower case (so `Ana` and `ana` are one account), no spaces, at most 64."""
 MAX_DISPLAY_NAME = 64
+"""One limit for every display name: an account's, `--agent`, `[agent] name` and the console's
+name dialog. 64, not less: accounts were made with names up to 64 long, and the web hands an
+account's name to the console as the agent's; the screens cut a long one where it is shown."""
+JOINERS = frozenset("\u200c\u200d")
+"""The zero-width non-joiner and joiner: the only invisible formatting characters a display name
+may hold, as Persian and Indic names and emoji sequences (👩‍💻) need them."""
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 """Longer is no safer, and a megabyte-long password would only make each hash slower."""
@@ -50,14 +57,49 @@ def check_name(name: str) -> str:
 
 
 def check_display_name(display_name: str) -> str:
+    """The display name as kept (spaces at its ends dropped, a run of spaces inside made one), or
+    a one-line error: the one rule for what customers see as an agent's name, wherever it comes
+    from (an account, `--agent`, `[agent] name`, the console's name dialog)."""
     cleaned = display_name.strip()
     if not cleaned:
         raise HelpdeskError("display name is empty")
-    if len(cleaned) > MAX_DISPLAY_NAME:
-        raise HelpdeskError(f"display name is longer than {MAX_DISPLAY_NAME} characters")
     if (bad := first_control(cleaned, one_line=True)) is not None:
         raise HelpdeskError(f"display name holds a control character ({bad})")
+    if (hidden := first_unshown(cleaned)) is not None:
+        raise HelpdeskError(f"display name holds an invisible or formatting character ({hidden})")
+    cleaned = " ".join(cleaned.split())
+    if len(cleaned) > MAX_DISPLAY_NAME:
+        raise HelpdeskError(f"display name is longer than {MAX_DISPLAY_NAME} characters")
     return cleaned
+
+
+def unshown(char: str) -> bool:
+    """Whether a name may not hold `char` because it is not shown as written: a formatting
+    character (category Cf: a zero-width space, a bidi override, a soft hyphen; not the joiners),
+    a line or paragraph separator, or half of a surrogate pair (undecodable bytes in argv)."""
+    category = unicodedata.category(char)
+    return category in ("Cs", "Zl", "Zp") or (category == "Cf" and char not in JOINERS)
+
+
+def first_unshown(text: str) -> str | None:
+    """The first character of `text` that `unshown` refuses, named (`U+200B ZERO WIDTH SPACE`),
+    or None."""
+    for char in text:
+        if unshown(char):
+            name = unicodedata.name(char, "")
+            return f"U+{ord(char):04X} {name}".rstrip()
+    return None
+
+
+def display_name_key(display_name: str) -> str:
+    """What two display names are compared by, so that names alike on screen are one name:
+    compatibility forms folded (NFKC: fullwidth `Ｂｏｂ` is `Bob`), formatting characters dropped
+    (with a zero-width space inside, `Bob` shows as `Bob`), case folded, and a run of spaces one
+    space."""
+    text = unicodedata.normalize("NFKC", display_name)
+    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    text = unicodedata.normalize("NFKC", text.casefold())
+    return " ".join(text.split())
 
 
 def check_password(password: str) -> str:

@@ -18,6 +18,7 @@ from chatbot.accounts.models import (
     check_display_name,
     check_name,
     check_password,
+    display_name_key,
 )
 from chatbot.errors import HelpdeskError
 from chatbot.store.users import AccountNotFound, UserStore
@@ -90,9 +91,12 @@ class AccountService:
 
     def _check_unique(self, display: str, *, name: str) -> None:
         """Claims, replies and notes are kept under an agent's display name: two accounts with
-        one name would each own the other's conversations."""
+        one name would each own the other's conversations. Names alike on screen are one name
+        (`display_name_key`): with a zero-width space inside, or fullwidth (`Ｂｏｂ`), `Bob` passed
+        for another name."""
+        key = display_name_key(display)
         for account in self.store.accounts():
-            if account.name != name and account.display_name.casefold() == display.casefold():
+            if account.name != name and display_name_key(account.display_name) == key:
                 raise HelpdeskError(
                     f"display name {display!r} is account {account.name!r}'s already: "
                     "conversations are claimed under it, so each account needs its own"

@@ -22,6 +22,7 @@ from chatbot.cli.options import (
 from chatbot.errors import HelpdeskError
 
 if TYPE_CHECKING:
+    from chatbot.config import Settings
     from chatbot.tui import HelpDeskApp
 
 
@@ -78,11 +79,10 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
 
     terminal = environment_locale(os.environ)
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
-    # cost more than the screen itself.
+    # cost more than the screen itself. `--agent` is checked there too, and comes with them.
     return create_app(
-        lambda: settings_from(args),
+        lambda: app_settings(args),
         mode=args.mode,
-        agent=getattr(args, "agent", None),
         conversation_id=getattr(args, "conversation", None),
         bot=getattr(args, "bot", True),
         # `helpdesk chat`'s terminal is the customer's: their chat starts in its language until
@@ -92,6 +92,23 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         customer_locale=terminal if args.mode == "chat" else DEFAULT_LOCALE,
         agent_locale=terminal,
     )
+
+
+def app_settings(args: argparse.Namespace) -> Settings:
+    """The settings the app runs with: `settings_from` the options, with `--agent`, when given,
+    as the agent's name. The name follows the rule of every display name (accounts', `[agent]
+    name`'s, the name dialog's): taken as typed, an escape sequence or 5,000 characters became
+    the name conversations are claimed under and shown with."""
+    from chatbot.accounts.models import check_display_name
+
+    settings = settings_from(args)
+    agent = getattr(args, "agent", None)
+    if agent is not None:
+        try:
+            settings.agent.name = check_display_name(agent)
+        except HelpdeskError as error:
+            raise HelpdeskError(f"invalid option --agent: {error}") from None
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:

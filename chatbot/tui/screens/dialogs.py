@@ -20,22 +20,30 @@ from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 
-MAX_NAME_CHARS = 40
-"""A display name fits a status line and a chat bubble's heading."""
-
 ClaimsAnswer = Literal["hand-back", "keep"]
 
 
 def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
     """The name as it will be shown, or a `ValueError` saying (in `locale`) what is wrong with
-    it."""
-    name = " ".join(strip_control(name, one_line=True).split())
+    it. The rule is every display name's (`check_display_name`: an account's, `--agent`'s,
+    `[agent] name`'s), so the name saved here is one the settings loader takes back; what the
+    field cannot show (control and invisible characters, as pasted) is dropped rather than
+    refused."""
+    from chatbot.accounts.models import MAX_DISPLAY_NAME, check_display_name, unshown
+    from chatbot.errors import HelpdeskError
+
+    name = strip_control(name, one_line=True)
+    name = "".join(char for char in name if char.isspace() or not unshown(char))
+    name = " ".join(name.split())  # A line separator, as the other breaks, is a space.
     t = translations(locale)
     if not name:
         raise ValueError(t.gettext("Type the name customers will see."))
-    if len(name) > MAX_NAME_CHARS:
-        raise ValueError(t.gettext("Keep it to {limit} characters.").format(limit=MAX_NAME_CHARS))
-    return name
+    if len(name) > MAX_DISPLAY_NAME:
+        raise ValueError(t.gettext("Keep it to {limit} characters.").format(limit=MAX_DISPLAY_NAME))
+    try:
+        return check_display_name(name)
+    except HelpdeskError as error:  # Nothing the lines above leave through; in English if so.
+        raise ValueError(str(error)) from None
 
 
 class NameDialog(Dialog[str | None]):
