@@ -8,6 +8,7 @@ terminal. Fields a person edits cannot spell characters out, so they drop them w
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 # C0 and C1 control characters other than newline and tab, plus DEL. An ESC reaching a terminal
@@ -17,7 +18,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # U+2066-2069), which reorder everything after them on screen until their end, so a message holding
 # one is no longer shown as written. The marks U+200E, U+200F and U+061C stay: they only steer the
 # neutral characters beside them, and right-to-left text uses them; so does the zero-width joiner.
-_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates too, which no output can encode (printing one raised UnicodeEncodeError).
+_SHOWN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# Lone surrogates: Python's reading of bytes that are not UTF-8 (a command line's, a pipe's), one
+# per byte, U+DC80-DCFF for bytes 0x80-0xff ("surrogateescape"). Nothing encodes them as UTF-8.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # The same, newline and tab included: what a one-line field may not hold.
 _CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BREAK = re.compile(r"\r\n|[\t\n\v\f\r]")
@@ -32,13 +37,35 @@ _SEQUENCE = re.compile(
 
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group(0))
+    if 0xDC80 <= code <= 0xDCFF:  # A byte that was not UTF-8: shown as that byte.
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
     """`text` with every control character spelled out (`\\x1b`, `\\u202e` for a bidi override),
-    so printing it is harmless and shows it as written."""
+    so printing it is harmless and shows it as written; a byte that was not UTF-8 (a lone
+    surrogate) as the byte (`\\xff`)."""
     return _SHOWN.sub(_visible, text)
+
+
+def not_utf8(text: str) -> str | None:
+    """Where `text` holds what UTF-8 cannot encode, for a person: `byte 0xff at character 3` (a
+    byte that was not UTF-8 when read, as Python keeps it); None if it holds nothing such."""
+    match = _SURROGATE.search(text)
+    if match is None:
+        return None
+    code = ord(match.group(0))
+    what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+    return f"{what} at character {match.start() + 1}"
+
+
+def is_blank(text: str) -> bool:
+    """Whether `text` holds nothing to read: only whitespace and format characters (Unicode's
+    category Cf: zero-width spaces and joiners, the word joiner, bidi marks, the byte-order mark),
+    which take no room on screen. `str.strip` leaves the latter, so "\\u200b" passed for a
+    question."""
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
 
 
 def strip_control(text: str, *, one_line: bool = False) -> str:

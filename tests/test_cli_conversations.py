@@ -250,7 +250,12 @@ def test_show_keeps_each_message_under_its_time(
     assert block[3:] == [" " * 10 + "Steps:", " " * 12 + "1. open the app"]  # Its indent kept.
 
 
-@pytest.mark.parametrize("given", ["99999999999999999999999", "9223372036854775808", "0", "-5"])
+# "٣" (an Arabic-Indic three), "1_0", "+3" and "３" (fullwidth): Python's int() takes them all,
+# and `show ٣` opened conversation 3.
+@pytest.mark.parametrize(
+    "given",
+    ["99999999999999999999999", "9223372036854775808", "0", "-5", "\u0663", "1_0", "+3", "\uff13"],
+)
 def test_an_id_no_row_can_have_is_one_line_not_a_traceback(
     db: Path, capsys: pytest.CaptureFixture[str], given: str
 ) -> None:
@@ -276,7 +281,7 @@ def test_the_app_refuses_such_an_id_before_it_starts(capsys: pytest.CaptureFixtu
         assert "argument --conversation: invalid id" in err
 
 
-@pytest.mark.parametrize("limit", ["-1", "0"])
+@pytest.mark.parametrize("limit", ["-1", "0", "1_0", "\u0663"])
 def test_a_limit_below_one_is_one_line(
     db: Path, capsys: pytest.CaptureFixture[str], limit: str
 ) -> None:

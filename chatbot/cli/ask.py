@@ -8,7 +8,6 @@ import re
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
-from chatbot.errors import HelpdeskError
 from chatbot.text import cells, printable, wrap
 
 # The engine (numpy, pydantic, httpx) is imported when the command runs, so that registering it
@@ -45,22 +44,6 @@ async def _answer(settings: Settings, question: str) -> Decision:
     async with make_http_client(settings) as http:
         engine = build_engine(settings, http)
         return await engine.answer(question)
-
-
-def question_from_argv(question: str) -> str:
-    """The question as typed. Bytes that are not UTF-8 reach Python as lone surrogates, which
-    nothing downstream can encode: refuse them here, naming the first bad byte."""
-    try:
-        question.encode("utf-8")
-    except UnicodeEncodeError as error:
-        try:
-            byte = f"byte 0x{question[error.start].encode('utf-8', 'surrogateescape')[0]:02x}"
-        except UnicodeEncodeError:
-            byte = "a character"
-        raise HelpdeskError(
-            f"the question is not valid UTF-8: {byte} at character {error.start + 1}"
-        ) from None
-    return question
 
 
 def render(decision: Decision, *, cache: str = "the replay cache", width: int | None = None) -> str:
@@ -109,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
     from chatbot.engine.engine import check_question
 
-    question = check_question(question_from_argv(args.question))
+    # Bytes that are not UTF-8 never reach here: `main` refuses them, for every command.
+    question = check_question(args.question)
     settings = settings_from(args)
     decision = asyncio.run(_answer(settings, question))
     if args.json:

@@ -12,6 +12,7 @@ from chatbot import __version__
 from chatbot.cli import app
 from chatbot.cli.options import Parser, configure_logging, print_error
 from chatbot.errors import HelpdeskError
+from chatbot.text import not_utf8
 
 COMMAND_MODULES = {"ask": "ask", "eval": "evaluate", "kb": "kb", "valen": "valen",
                    "chat": "app", "agent": "app", "bot": "bot",
@@ -61,6 +62,9 @@ def _missing_command(parser: argparse.ArgumentParser, names: str, _args: object)
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if (refusal := _not_utf8(arguments)) is not None:
+        print_error(refusal)
+        return 2
     # A line that starts with a subcommand (`helpdesk ask ...`) needs no other subcommand's
     # module or options, and an empty one (the app) none: building all of them cost ~15-20 ms.
     first = arguments[0] if arguments else ""
@@ -81,6 +85,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _reader_gone()
+
+
+def _not_utf8(arguments: list[str]) -> str | None:
+    """Why the command line is refused, if an argument is not UTF-8. Python keeps such bytes as
+    lone surrogates, which no file, database or hash can encode: each command that stored one
+    (a tag, a synonym, a display name) raised UnicodeEncodeError, a traceback. Refused here, once
+    for every command, before any runs; numbered as the shell's $1, $2 count."""
+    for number, argument in enumerate(arguments, start=1):
+        if (where := not_utf8(argument)) is not None:
+            # `print_error` spells the bytes (\xff) and control characters out.
+            return f"argument {number} ('{argument}') is not valid UTF-8: {where}"
+    return None
 
 
 def _reader_gone() -> int:

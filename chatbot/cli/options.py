@@ -28,11 +28,11 @@ ID_MAX = 2**63 - 1
 
 
 def _whole(text: str, largest: int) -> int | None:
-    """`text` as a whole number from 1 to `largest`, else None."""
-    try:
-        value = int(text)
-    except ValueError:
+    """`text` as a whole number from 1 to `largest`, else None. ASCII digits alone: `int` also
+    takes "١٣" (Arabic-Indic), "1_0", "+3" and " 3\n", so `show ٣` opened conversation 3."""
+    if not (text.isascii() and text.isdigit()):
         return None
+    value = int(text)
     return value if 1 <= value <= largest else None
 
 

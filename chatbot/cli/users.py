@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from chatbot.accounts.roles import ALLOWED, Area, Role
 from chatbot.cli.options import add_db_option, settings_from
 from chatbot.errors import HelpdeskError
-from chatbot.text import counted, printable
+from chatbot.text import counted, not_utf8, printable
 
 # The account service (pydantic, password hashing) is imported when a command runs, so that
 # registering these commands costs `helpdesk --help` nothing.
@@ -88,17 +89,34 @@ def read_password(args: argparse.Namespace) -> str:
     from chatbot.accounts.models import check_password
 
     if args.password_stdin:
-        line = sys.stdin.readline()
+        line = _utf8(sys.stdin.readline)
         if not line:
             raise HelpdeskError("no password on stdin")
         return line.removesuffix("\n").removesuffix("\r")
     if not sys.stdin.isatty():
         raise HelpdeskError("no terminal to ask for the password on: use --password-stdin")
-    first = getpass.getpass("Password: ")
+    first = _utf8(lambda: getpass.getpass("Password: "), prompted=True)
     check_password(first)  # Said before asking again: a short one need not be typed twice.
-    if getpass.getpass("Password again: ") != first:
+    if _utf8(lambda: getpass.getpass("Password again: "), prompted=True) != first:
         raise HelpdeskError("the two passwords differ; nothing changed")
     return first
+
+
+def _utf8(read: Callable[[], str], *, prompted: bool = False) -> str:
+    """What `read` read, refused unless UTF-8. Bytes that are not reach Python as an error
+    (UnicodeDecodeError: the terminal `getpass` reads) or as lone surrogates (a pipe read with
+    surrogateescape, as under a C.UTF-8 locale), which the password hash could not encode:
+    both were tracebacks. `prompted`: `read` asked on the terminal, and on such an error left
+    its prompt's line open, which the error would go on."""
+    try:
+        text: str | None = read()
+    except UnicodeDecodeError:
+        text = None
+        if prompted and sys.stderr.isatty():
+            print(file=sys.stderr)
+    if text is None or not_utf8(text) is not None:
+        raise HelpdeskError("password is not valid UTF-8")
+    return text
 
 
 def _line(account: Account) -> str:

@@ -65,6 +65,7 @@ from chatbot.store.interface import (
     StoreError,
     UnseenMessage,
 )
+from chatbot.text import is_blank
 
 if TYPE_CHECKING:
     from chatbot.knowledge_base.models import Passage
@@ -148,7 +149,7 @@ class DeskService:
         `to_person`: the customer wants a person to answer this (reason `customer-asked`), not
         the bot; the conversation goes to the queue with the message as its question, unless a
         person has it already. Start, message and escalation are then one write."""
-        check_question(text)
+        text = check_question(text)  # As stored and asked: without the spaces around it.
         cid = conversation_id
 
         def attempt() -> AskResult:
@@ -354,7 +355,7 @@ class DeskService:
         self, conversation_id: int, *, agent: str, text: str, passage: Passage | None = None
     ) -> ChatMessage:
         """The owner's reply to the customer: typed text, or a knowledge-base passage."""
-        if not text.strip():
+        if is_blank(text):
             raise HelpdeskError("a reply needs some text")
         if len(text) > MAX_REPLY_CHARS:
             raise HelpdeskError(f"a reply is longer than {MAX_REPLY_CHARS} characters")
@@ -442,7 +443,7 @@ class DeskService:
 
     def add_note(self, conversation_id: int, *, agent: str, text: str) -> ChatEvent:
         """An internal note on the conversation, for agents only: any agent, in any state."""
-        if not text.strip():
+        if is_blank(text):
             raise HelpdeskError("a note needs some text")
         if len(text) > MAX_NOTE_CHARS:
             raise HelpdeskError(f"a note is longer than {MAX_NOTE_CHARS} characters")

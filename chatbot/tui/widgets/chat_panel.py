@@ -37,7 +37,7 @@ from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.notices import notice, status_line
-from chatbot.text import printable
+from chatbot.text import is_blank, printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
@@ -440,17 +440,20 @@ class ChatPanel(Vertical):
     async def _store(self, text: str) -> bool:
         """Store the customer's message; False, saying why, if it was refused."""
         try:
-            if not text.strip():
+            # `check_question`'s tests, each said for the customer: blank (format characters
+            # such as a zero-width space too), and the limit on what is stored, the spaces
+            # around it dropped.
+            if is_blank(text):
                 raise HelpdeskError(self.gettext("Please type a question first."))
-            if len(text) > MAX_QUESTION_CHARS:
+            if (count := len(text.strip())) > MAX_QUESTION_CHARS:
                 # How far over, so a customer who pasted a long email knows how much to cut.
                 raise HelpdeskError(
                     self.gettext(
                         "Your question has {count} characters; the limit is {limit}. Shorten it "
                         "and press Enter again."
-                    ).format(count=f"{len(text):,}", limit=f"{MAX_QUESTION_CHARS:,}")
+                    ).format(count=f"{count:,}", limit=f"{MAX_QUESTION_CHARS:,}")
                 )
-            check_question(text)
+            text = check_question(text)
             async with self._starting:
                 result = await self.services.desk.ask(
                     self.conversation_id, text, locale=self._chosen

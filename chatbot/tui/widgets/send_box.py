@@ -11,6 +11,7 @@ from textual import events, on
 from textual.message import Message
 from textual.widgets import Input
 
+from chatbot.text import is_blank
 from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.widgets.plain_input import PlainInput
 
@@ -124,5 +125,5 @@ class SendBox(PlainInput):
 
     def kept(self, words: str) -> None:
         """`words`, read from an Enter, were not sent and stay in the box."""
-        if words.strip():  # An empty box refused leaves nothing to be sent twice.
+        if not is_blank(words):  # A blank box refused leaves nothing to be sent twice.
             self.guard.kept()
