@@ -384,12 +384,15 @@ class ChatPanel(Vertical):
         if self._desk_trouble:
             self._hide_error()
 
-    def _show_desk_error(self, error: HelpdeskError) -> None:
+    def _show_desk_error(self, error: HelpdeskError, *, writing: bool = False) -> None:
         """What went wrong, for the customer: the database's own words (its address, the
-        driver's English) are the operator's, and the line goes once the desk answers again."""
+        driver's English) are the operator's. A failed read's line goes once the desk answers
+        again; a failed write's stays until the customer tries again, as reads can work while
+        writes cannot (SQLite locked by another process): hidden by the next read, the line
+        left an unsent question looking sent."""
         if isinstance(error, StoreError):
             self._show_error(self.gettext(DESK_TROUBLE))
-            self._desk_trouble = True
+            self._desk_trouble = not writing
         else:
             self._show_error(str(error))
 
@@ -460,7 +463,7 @@ class ChatPanel(Vertical):
                 )
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
-            self._show_desk_error(error)
+            self._show_desk_error(error, writing=True)
             return False
         self._hide_error()
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
@@ -499,7 +502,7 @@ class ChatPanel(Vertical):
                 result = await self.services.desk.talk_to_person(conversation_id)
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
-            self._show_desk_error(error)
+            self._show_desk_error(error, writing=True)
             return
         if not result.escalated:
             if result.conversation.state is State.WAITING:
@@ -525,7 +528,7 @@ class ChatPanel(Vertical):
             try:
                 await self.services.desk.set_locale(self.conversation_id, locale)
             except HelpdeskError as error:
-                self._show_desk_error(error)
+                self._show_desk_error(error, writing=True)
                 return
         await self.refresh_log()
 
@@ -561,7 +564,7 @@ class ChatPanel(Vertical):
         try:
             await self.services.desk.rate(self.conversation_id, rating=rating)
         except HelpdeskError as error:
-            self._show_desk_error(error)
+            self._show_desk_error(error, writing=True)
             return
         self._hide_error()
         if self.rating.has_focus:
@@ -603,7 +606,7 @@ class ChatPanel(Vertical):
             )
         except HelpdeskError as error:
             bubble.judging = False
-            self._show_desk_error(error)
+            self._show_desk_error(error, writing=True)
             return
         await bubble.show_feedback(feedback)
         await self.refresh_log()
