@@ -39,7 +39,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    p = command("list", "list passages: id, title, length")
+    p = command("list", "list passages: id, length, title")
     p.set_defaults(func=run_list)
 
     p = command("show", "show one passage and its revision")
@@ -110,9 +110,13 @@ def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) ->
     text = parser.add_mutually_exclusive_group(required=text_required)
     text.add_argument("--text", help="the passage text")
     text.add_argument("--text-file", type=Path, metavar="FILE", help="read the text from FILE")
-    parser.add_argument("--title", help="short label shown as the answer's source")
-    parser.add_argument("--tag", action="append", metavar="TAG",
-                        help="a label for editors; repeat for several")  # fmt: skip
+    parser.add_argument("--title", help="short label shown as the answer's source (and searched)")
+    parser.add_argument(
+        "--tag",
+        action="append",
+        metavar="TAG",
+        help="a label, searched as the title and text are; repeat for several",
+    )
 
 
 def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
