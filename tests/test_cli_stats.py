@@ -4,6 +4,7 @@ table, windows, literal text, and one-line errors for a bad `--since`."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -174,3 +175,14 @@ def test_no_questions_have_no_busiest_hour(
     hours = lines.index("Questions by hour (UTC)")
     assert lines[hours + 1] == "  none"
     assert lines.count("  none") == 4  # Valen errors, feedback, content gaps, and these.
+
+
+def test_json_times_are_to_the_second_as_the_readme_shows(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--since 24h` and the reading time carried microseconds ("...12:44:29.859605Z").
+    code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "24h")
+    assert code == 0
+    figures = json.loads(out)
+    for key in ("since", "generated_at"):
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", figures[key]), figures[key]

@@ -30,7 +30,7 @@ def add_app_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> N
     # Every option unset unless given (SUPPRESS), as the engine options are: `helpdesk
     # --conversation 7 chat` opened a new chat, the subcommand's default overwriting the 7.
     add_db_option(parser)
-    add_locale_option(parser)
+    add_locale_option(parser, customer=not agent)
     if agent:
         parser.add_argument(
             "--agent",
@@ -74,10 +74,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def build_app(args: argparse.Namespace) -> HelpDeskApp:
     """The app these commands run (and bench/app.py times), from their parsed options."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
-    from chatbot.i18n import DEFAULT_LOCALE, environment_locale
+    from chatbot.i18n import DEFAULT_LOCALE, LOCALES, environment_locale
     from chatbot.tui import create_app
 
     terminal = environment_locale(os.environ)
+    chosen = getattr(args, "locale", None)
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
     # cost more than the screen itself. `--agent` is checked there too, and comes with them.
     return create_app(
@@ -89,7 +90,10 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         # their first message decides, as a browser's starts in its Accept-Language. Beside the
         # queue (the desk) the terminal is an agent's: the console is in its language unless
         # `--locale` (ui.locale) names one, and the customer's chat beside it starts in English.
-        customer_locale=terminal if args.mode == "chat" else DEFAULT_LOCALE,
+        # `helpdesk chat --locale zh` is the customer's choice of that language.
+        customer_locale=(chosen if chosen in LOCALES else terminal)
+        if args.mode == "chat"
+        else DEFAULT_LOCALE,
         agent_locale=terminal,
     )
 

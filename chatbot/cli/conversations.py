@@ -50,7 +50,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     p = sub.add_parser("show", help="one conversation: messages, events, decisions",
                        parents=[common])  # fmt: skip
-    p.add_argument("id", type=row_id, metavar="ID")
+    p.add_argument("id", type=row_id, metavar="ID",
+                   help="the conversation's number, as `list` and the queue show it")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the conversation as one JSON object")
     p.set_defaults(func=run_show)
 

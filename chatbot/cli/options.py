@@ -109,11 +109,16 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
                        help="passages to retrieve and judge (default 5)")  # fmt: skip
 
 
-def add_locale_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--locale", metavar="LOCALE", default=argparse.SUPPRESS,
-                        help="language of the agent console and editor: en or zh (setting "
-                             "ui.locale; default: the terminal's language; customers' chats "
-                             "follow each conversation)")  # fmt: skip
+def add_locale_option(parser: argparse.ArgumentParser, *, customer: bool = False) -> None:
+    """`--locale`: the agent console's and editor's language (`ui.locale`); for `helpdesk chat`,
+    whose terminal is a customer's, the language their new chat starts in."""
+    if customer:
+        help = ("language a new chat starts in: en or zh (default: the terminal's language; the "
+                "first message, or F9, then decides)")  # fmt: skip
+    else:
+        help = ("language of the agent console and editor: en or zh (setting ui.locale; default: "
+                "the terminal's language; customers' chats follow each conversation)")  # fmt: skip
+    parser.add_argument("--locale", metavar="LOCALE", default=argparse.SUPPRESS, help=help)
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:

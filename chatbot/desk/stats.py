@@ -170,8 +170,13 @@ class DeskStats(_Frozen):
         return None if self.asked == 0 else self.bot_resolved / self.asked
 
     def to_json(self) -> dict[str, object]:
-        """The `helpdesk stats --json` shape: stable, documented in the README."""
-        return self.model_dump(mode="json")
+        """The `helpdesk stats --json` shape: stable, documented in the README. Times to the
+        second, as the README shows them (`--since 24h` and the reading time carried
+        microseconds)."""
+        whole = {"generated_at": self.generated_at.replace(microsecond=0)}
+        if self.since is not None:
+            whole["since"] = self.since.replace(microsecond=0)
+        return self.model_copy(update=whole).model_dump(mode="json")
 
 
 _RELATIVE = re.compile(r"(\d{1,12})([hdw])")
