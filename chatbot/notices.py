@@ -36,11 +36,12 @@ ESCALATED_NOTICE = N_(
 )
 ASKED_NOTICE = N_("A person will reply here.")
 NOT_JUDGED_NOTICE = N_(
-    "The bot has no recorded judgment for this question (replay mode, no network), so it could "
-    "not check the help center. A person will reply here."
+    "The bot could not check every help-center passage for this question (replay mode, no "
+    "network: some have no recorded judgment). A person will reply here."
 )
-"""A replay miss, said as one: in replay mode a question without recorded answers is never
-judged, and the customer deserves to know that is why a person is coming."""
+"""A replay miss, said as one: in replay mode a passage without a recorded answer is never
+judged, and the customer deserves to know that is why a person is coming. "Every passage", as
+one unjudged passage is enough (it might have answered) even when the others were judged."""
 REPEAT_NOTICE = N_(
     "You asked this before: the answer above is what the help center says. If it did not help, "
     "talk to a person (Ctrl+T) and they will reply here."

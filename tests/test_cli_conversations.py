@@ -292,3 +292,25 @@ def test_a_limit_below_one_is_one_line(
         f"helpdesk conversations list: error: argument --limit: invalid value {limit!r}:"
         " expected a whole number, 1 or more\n"
     )
+
+
+def test_a_decision_kept_silent_is_not_said_to_have_answered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The bot decided to answer while a person took the conversation over: it said nothing,
+    # and `show` read "answered from card-charged-twice" all the same.
+    path = tmp_path / "helpdesk.sqlite3"
+    desk = open_service(load_settings(store={"db": path}), clock=FakeClock())
+    try:
+        asked = desk.ask(None, "I was charged twice, can I get my money back?")
+        [question] = desk.lease("worker-1", limit=1, lease_s=30)
+        desk.talk_to_person(asked.conversation.id)
+        assert desk.record_decision("worker-1", question, answered()).outcome == "kept"
+    finally:
+        desk.close()
+    code, out, _ = run(capsys, "show", str(asked.conversation.id), "--db", str(path))
+    assert code == 0
+    assert (
+        "would have answered from card-charged-twice; kept silent as a person had taken over"
+        in (" ".join(out.split()))
+    )

@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     worker = asyncio.run(serve(settings, log=_logger(args.verbose)))
-    outcomes = ", ".join(f"{n} {outcome}" for outcome, n in sorted(worker.stats.outcomes.items()))
-    print(f"helpdesk bot {worker.name}: stopped; {outcomes or 'no questions'}",
+    # Every question it took, given back ones too: "gave back 1 question unjudged" was followed
+    # by "stopped; no questions".
+    print(f"helpdesk bot {worker.name}: stopped; {worker.stats.summary()}",
           file=sys.stderr)  # fmt: skip
     return 0

@@ -216,7 +216,7 @@ def _list_lines(conversations: list[Conversation], width: int | None) -> list[st
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from chatbot.desk.models import ChatEvent
+    from chatbot.desk.models import ChatEvent, Decided
     from chatbot.notices import notice
 
     desk = _service(args)
@@ -259,9 +259,17 @@ def run_show(args: argparse.Namespace) -> int:
         # The label is wrapped with the text: a long source title left the text no room.
         label = f"{printable(who)}{printable(source)}{extra}: "
         print("\n".join(_message_lines(when, label + printable(entry.text), width)))
+    # What came of each decision: a `kept` one was never said (a person had the conversation).
+    outcomes = {
+        e.event.decision: e.event.outcome
+        for e in entries
+        if isinstance(e, ChatEvent) and isinstance(e.event, Decided)
+    }
     for stored in decisions:
         made = stored.decision
         verdict = f"answered from {made.answer.id}" if made.answer else f"escalated: {made.reason}"
+        if outcomes.get(stored.id) == "kept":
+            verdict = f"would have {verdict}; kept silent as a person had taken over"
         line = f"decision {stored.id} on message {stored.message_id}: {verdict}"
         print("\n".join(wrap(line, width, "  ", first="")))
     return 0

@@ -41,6 +41,11 @@ class BotStats:
 
     taken: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    given_back: int = 0
+    """Taken, then given back unjudged on stopping, for another worker."""
+    left: int = 0
+    """Taken, then neither judged nor given back (the database refused): another worker takes
+    them once their leases run out."""
 
     def count(self, result: DecisionResult) -> None:
         self.outcomes[result.outcome] = self.outcomes.get(result.outcome, 0) + 1
@@ -48,6 +53,16 @@ class BotStats:
     @property
     def settled(self) -> int:
         return sum(n for outcome, n in self.outcomes.items() if outcome != "lost")
+
+    def summary(self) -> str:
+        """What the worker did with the questions it took, for its last line: `2 answered,
+        1 escalated, 1 given back unjudged`, or `no questions`."""
+        parts = [f"{n} {outcome}" for outcome, n in sorted(self.outcomes.items())]
+        if self.given_back:
+            parts.append(f"{self.given_back} given back unjudged")
+        if self.left:
+            parts.append(f"{self.left} unjudged, held until the lease runs out")
+        return ", ".join(parts) or "no questions"
 
 
 class BotWorker:
@@ -82,6 +97,9 @@ class BotWorker:
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
+        self._cannot_take = False
+        """Taking questions failed (the database is down): said once, and once when it works
+        again, not at every poll."""
         self.ready = asyncio.Event()
         """Set once the worker is listening for questions."""
 
@@ -113,9 +131,16 @@ class BotWorker:
     async def _take(self, limit: int) -> int:
         try:
             leased = await self.desk.take(self.name, limit=limit, lease_s=self.lease_s)
-        except HelpdeskError as error:  # A database busy beyond its timeout: try again later.
-            self.log.warning("cannot take questions: %s", error)
+        except HelpdeskError as error:  # A database busy or down: try again at the next poll.
+            # Said once, as the change feed says its outage: at every poll (a second or two) an
+            # outage of minutes was hundreds of the driver's long lines.
+            if not self._cannot_take:
+                self._cannot_take = True
+                self.log.warning("cannot take questions: %s (retrying)", error)
             return 0
+        if self._cannot_take:
+            self._cannot_take = False
+            self.log.warning("taking questions again")
         for question, result in leased.failed:
             self.stats.count(result)
             self.log.warning(
@@ -199,6 +224,8 @@ class BotWorker:
             try:
                 given_back = await self.desk.release_leases(self.name, unfinished)
             except HelpdeskError as error:
+                self.stats.left += len(unfinished)
                 self.log.warning("cannot give questions back: %s", error)
                 return
+            self.stats.given_back += given_back
             self.log.info("gave back %s unjudged", counted(given_back, "question"))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widgets import Static
 
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -17,7 +19,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.plain_input import joined_lines
-from chatbot.tui.widgets.queue_list import QueueList
+from chatbot.tui.widgets.queue_list import DeskTrouble, QueueList, desk_error
 
 # The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
 # conversation opens, not before the first screen; its messages are handled by name below.
@@ -27,6 +29,25 @@ if TYPE_CHECKING:
 
 PALETTE_ROWS = 50
 """Queue rows offered in the command palette: the longest waits, not ten thousand entries."""
+DESK_TROUBLE = N_("The desk's database cannot be reached: retrying. Nothing is lost.")
+"""The console's line while the desk's database fails its reads (its own words, the driver's and
+its address, are the operator's: the change feed logs them once)."""
+
+
+class TroubleLine(Static):
+    """One line above the queue and the conversation, shown while the database cannot be
+    reached: gone once a read works again."""
+
+    DEFAULT_CSS = """
+    TroubleLine {
+        display: none;
+        height: auto;
+        padding: 0 1;
+        background: $error 20%;
+        color: $text-error;
+        text-style: bold;
+    }
+    """
 
 
 class AgentConsole(Vertical):
@@ -47,7 +68,25 @@ class AgentConsole(Vertical):
         self._typed_search: FindScreen | None = None  # The search the last letters opened.
 
     def compose(self) -> ComposeResult:
+        t = translations(self.services.locale)
+        yield TroubleLine(Text(t.gettext(DESK_TROUBLE)), id="desk-trouble")
         yield QueueList(self.services, id="queue")
+
+    def on_desk_trouble(self, event: DeskTrouble) -> None:
+        event.stop()
+        line = self.query_one(TroubleLine)
+        if line.display == event.trouble:
+            return
+        line.display = event.trouble
+        if not event.trouble:
+            # Back: what changed while reads failed is read now (a change notice read then was
+            # lost with its read).
+            self.run_worker(self._caught_up(), group="desk-back", exclusive=True)
+
+    async def _caught_up(self) -> None:
+        await self.queue.caught_up()
+        if (view := self.open_view) is not None:
+            await view.reload()
 
     @property
     def open_view(self) -> ConversationView | None:
@@ -92,7 +131,7 @@ class AgentConsole(Vertical):
         try:
             await self.open_conversation(conversation_id)
         except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
+            desk_error(self, error)
 
     @on(QueueList.Opened)
     async def _opened(self, event: QueueList.Opened) -> None:
@@ -125,7 +164,7 @@ class AgentConsole(Vertical):
         try:
             result = await self.services.desk.take_next(agent=agent)
         except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
+            desk_error(self, error)
             return
         if result is None:
             t = translations(self.services.locale)

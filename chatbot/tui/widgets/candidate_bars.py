@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -15,6 +16,9 @@ from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.notices import why_no_passages
 from chatbot.text import printable
 from chatbot.tui.localize import styled
+
+if TYPE_CHECKING:
+    from chatbot.desk.models import Outcome
 
 BAR_WIDTH = 20
 MIN_BAR_WIDTH = 5
@@ -47,19 +51,34 @@ class Bar:
         )
 
 
-def describe(decision: Decision, *, timings: bool, locale: Locale = DEFAULT_LOCALE) -> Text:
-    """One line: what the bot did and why."""
+def describe(
+    decision: Decision,
+    *,
+    timings: bool,
+    locale: Locale = DEFAULT_LOCALE,
+    outcome: Outcome | None = None,
+) -> Text:
+    """One line: what the bot did and why. `outcome` is what came of the decision where it is
+    known: `kept` (a person had the conversation by then) is said as what the bot would have
+    done, for it said nothing."""
     t = translations(locale)
+    kept = outcome == "kept"
     if decision.answer is not None:
         verdict = styled(
-            t.gettext("Answered from {passage}"),
+            t.gettext("Would have answered from {passage}; kept silent as a person had taken over")
+            if kept
+            else t.gettext("Answered from {passage}"),
             {"passage": "bold"},
             passage=printable(decision.answer.id),
         )
     else:
         assert decision.reason is not None
         verdict = styled(
-            t.gettext("Escalated: {reason}"), {"reason": "bold"}, reason=decision.reason.value
+            t.gettext("Would have escalated: {reason}; kept silent as a person had taken over")
+            if kept
+            else t.gettext("Escalated: {reason}"),
+            {"reason": "bold"},
+            reason=decision.reason.value,
         )
     verdict.append(" · ")
     verdict.append(t.gettext("threshold {threshold}").format(threshold=f"{decision.threshold:.2f}"))
@@ -69,7 +88,11 @@ def describe(decision: Decision, *, timings: bool, locale: Locale = DEFAULT_LOCA
 
 
 def render_decision(
-    decision: Decision, *, timings: bool = True, locale: Locale = DEFAULT_LOCALE
+    decision: Decision,
+    *,
+    timings: bool = True,
+    locale: Locale = DEFAULT_LOCALE,
+    outcome: Outcome | None = None,
 ) -> RenderableType:
     """The decision line, then one row per candidate: bar and probability, or why not judged."""
     t = translations(locale)
@@ -91,7 +114,7 @@ def render_decision(
             )
             table.add_row(name, not_judged, Text("–"))
     parts: list[RenderableType] = [
-        describe(decision, timings=timings, locale=locale),
+        describe(decision, timings=timings, locale=locale, outcome=outcome),
         Text(""),
         table,
     ]
@@ -115,9 +138,14 @@ class CandidateBars(Static):
         self.locale: Locale = locale
         """The agent's language: the verdict is said in it, passage ids and codes as they are."""
 
-    def show(self, decision: Decision | None, *, timings: bool = True) -> None:
+    def show(
+        self, decision: Decision | None, *, timings: bool = True, outcome: Outcome | None = None
+    ) -> None:
+        """`outcome`: what came of the decision (`kept`: said as what the bot would have done)."""
         if decision is None:
             t = translations(self.locale)
             self.update(Text(t.gettext("The bot has not judged a question here."), style="dim"))
         else:
-            self.update(render_decision(decision, timings=timings, locale=self.locale))
+            self.update(
+                render_decision(decision, timings=timings, locale=self.locale, outcome=outcome)
+            )

@@ -21,7 +21,19 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from chatbot.desk.models import MAX_NOTE_CHARS, MAX_REPLY_CHARS, Author, Conversation, State
+from chatbot.desk.models import (
+    MAX_NOTE_CHARS,
+    MAX_REPLY_CHARS,
+    Author,
+    ChatEvent,
+    Conversation,
+    Decided,
+    Entry,
+    Outcome,
+    State,
+    StoredDecision,
+)
+from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -36,12 +48,24 @@ from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.plain_input import joined_lines
-from chatbot.tui.widgets.queue_list import coarse_time, wait_time
+from chatbot.tui.widgets.queue_list import (
+    DeskTrouble,
+    coarse_time,
+    desk_error,
+    unreachable,
+    wait_time,
+)
 from chatbot.tui.widgets.send_box import SendBox
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 from chatbot.tui.widgets.typing_line import TypingLine
 
 REPLY_PLACEHOLDER = N_("Reply to the customer and press Enter")
+NOT_DONE = N_("Not done: the desk's database cannot be reached. Try again in a moment.")
+"""Said above the reply box when a move fails on the database (what was typed stays in the box);
+the console's line says the rest."""
+WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve.")
+"""A resolve refused as the customer wrote after what was on screen (now shown, as the view
+reads the conversation again)."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 
 # The moves an agent makes with a key, and the state machine's move each one is.
@@ -120,7 +144,12 @@ class ConversationView(Vertical):
         self.conversation: Conversation | None = None
         self._last_entry = 0
         self._read_entry = 0
-        self._decision_id: int | None = None
+        self._decision: StoredDecision | None = None
+        """The bot's latest decision here, as shown beside the transcript."""
+        self._shown_decision: tuple[int, Outcome | None] | None = None
+        self._outcomes: dict[int, Outcome] = {}
+        """What came of each decision whose `decided` event was read: `kept` ones were never
+        said to the customer."""
         self.note_mode = False
         """The box below the transcript writes an internal note instead of a reply."""
         self._drafts = {False: "", True: ""}
@@ -196,6 +225,7 @@ class ConversationView(Vertical):
                 if self._last_entry == 0:
                     page = await desk.page(self.conversation_id, limit=PAGE)
                     self.transcript.start(page)
+                    self._note_outcomes(page.entries)
                     if page.entries:
                         self._last_entry = page.entries[-1].id
                     grew = True
@@ -204,25 +234,27 @@ class ConversationView(Vertical):
                     if entries:
                         self._last_entry = entries[-1].id
                         self.transcript.add(entries)
+                        self._note_outcomes(entries)
                         grew = True
                 # The bot's decision is read again only when the log grew: a new one is an entry.
                 latest = await desk.latest_decision(self.conversation_id) if grew else None
+                if latest is not None and latest.id not in self._outcomes:
+                    # Its `decided` event lies before the page read, or came after the log was:
+                    # it follows the question decided on.
+                    self._note_outcomes(
+                        await desk.entries_after(self.conversation_id, latest.message_id)
+                    )
                 typing = {}
                 if conversation.state is State.CLAIMED:  # The customer signals only then.
                     typing = await desk.typing(self.conversation_id)
             except HelpdeskError as error:
-                self.notify(str(error), severity="error", markup=False)
+                desk_error(self, error)
                 self.loaded.set()
                 return
+            self.post_message(DeskTrouble(False))
             self.conversation = conversation
-            if grew and (latest is None or latest.id != self._decision_id):
-                self._decision_id = None if latest is None else latest.id
-                self.bars.show(
-                    None if latest is None else latest.decision, timings=self.services.timings
-                )
-                # Stacked under the transcript, a pane that only says "not judged" takes no more
-                # than its line: at 80x24 it held two fifths of the height the transcript needs.
-                self.query_one("#conversation-side").set_class(latest is None, "-unjudged")
+            if grew:
+                self._show_decision(latest)
             if previous is None or previous.state != conversation.state:
                 self._why = None
             if not self.is_mine and self.passage is not None and not self.note_mode:
@@ -239,6 +271,34 @@ class ConversationView(Vertical):
         # After the conversation shows: a write, and nothing on screen waits for it.
         self.call_later(self._mark_read)
 
+    def _note_outcomes(self, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            if isinstance(entry, ChatEvent) and isinstance(entry.event, Decided):
+                self._outcomes[entry.event.decision] = entry.event.outcome
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """What came of the latest decision shown (None: none, or not known)."""
+        decision = self._decision
+        return None if decision is None else self._outcomes.get(decision.id)
+
+    def _show_decision(self, latest: StoredDecision | None) -> None:
+        """The latest decision beside the transcript, as what came of it (`kept`: what the bot
+        would have done, for it said nothing)."""
+        self._decision = latest
+        shown = None if latest is None else (latest.id, self.outcome)
+        if shown is not None and shown == self._shown_decision:
+            return
+        self._shown_decision = shown
+        self.bars.show(
+            None if latest is None else latest.decision,
+            timings=self.services.timings,
+            outcome=self.outcome,
+        )
+        # Stacked under the transcript, a pane that only says "not judged" takes no more than
+        # its line: at 80x24 it held two fifths of the height the transcript needs.
+        self.query_one("#conversation-side").set_class(latest is None, "-unjudged")
+
     async def _mark_read(self) -> None:
         """Everything written so far is on screen: this agent has read it."""
         agent = self.services.agent
@@ -248,7 +308,7 @@ class ConversationView(Vertical):
         try:
             await self.services.desk.mark_read(self.conversation_id, agent=agent, entry_id=entry)
         except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
+            desk_error(self, error)
             return
         self._read_entry = entry
         self.post_message(self.Read(self.conversation_id, entry))
@@ -286,12 +346,22 @@ class ConversationView(Vertical):
             )
         else:
             header.append(conversation.state.value)
-        if conversation.reason is not None:
-            header.append(f" · {conversation.reason.value}")
-        if conversation.top_probability is not None:
-            top = t.gettext("top {probability}").format(
-                probability=f"{conversation.top_probability:.2f}"
-            )
+        reason, probability = conversation.reason, conversation.top_probability
+        if conversation.state is State.BOT:
+            # The escalation the conversation keeps (its reason and score) is over: handed back,
+            # the bot has it, and what it did last is what stands.
+            reason, probability = None, None
+            decision = self._decision
+            if decision is not None and self.outcome == "answered" and decision.decision.answer:
+                answered = t.gettext("answered from {passage}").format(
+                    passage=printable(decision.decision.answer.id)
+                )
+                header.append(f" · {answered}")
+                probability = decision.decision.top_probability
+        if reason is not None:
+            header.append(f" · {reason.value}")
+        if probability is not None:
+            top = t.gettext("top {probability}").format(probability=f"{probability:.2f}")
             header.append(f" · {top}")
         self.query_one("#conversation-header", Static).update(header)
 
@@ -338,10 +408,22 @@ class ConversationView(Vertical):
         hint.set_class(self._why is not None or self.note_mode, "-warning")
         field = self.reply_input
         field.disabled = not (self.is_mine or self.note_mode)
-        field.placeholder = self.t.gettext(
-            NOTE_PLACEHOLDER if self.note_mode else REPLY_PLACEHOLDER
-        )
+        field.placeholder = self._placeholder()
         field.set_class(self.note_mode, "-note")
+
+    def _placeholder(self) -> str:
+        """What the empty box says: what to write in it, or, on a colleague's conversation, who
+        alone can reply there (it invited a reply, and then refused the words typed)."""
+        t = self.t
+        conversation = self.conversation
+        if self.note_mode:
+            return t.gettext(NOTE_PLACEHOLDER)
+        if conversation is not None and conversation.state is State.CLAIMED and not self.is_mine:
+            owner = _shown_name(conversation.agent, t.gettext("another agent"))
+            return t.gettext("{owner} owns this conversation: only they can reply.").format(
+                owner=owner
+            )
+        return t.gettext(REPLY_PLACEHOLDER)
 
     def say_why(self, why: str) -> None:
         """Tell the agent, where they are looking, why what they pressed did nothing."""
@@ -424,7 +506,16 @@ class ConversationView(Vertical):
     # -- acting -----------------------------------------------------------------------------------
 
     async def _refuse(self, error: HelpdeskError) -> None:
-        self.say_why(_sentence(str(error)))
+        if unreachable(error):
+            # The database's own words (its address, the driver's sentences) are the operator's:
+            # the agent reads one line here, and the console's line until it is back.
+            self.say_why(self.t.gettext(NOT_DONE))
+            self.post_message(DeskTrouble(True))
+            return
+        if isinstance(error, WroteMeanwhile):
+            self.say_why(self.t.gettext(WROTE_MEANWHILE))
+        else:
+            self.say_why(_sentence(str(error)))
         await self.reload()
 
     async def action_claim(self) -> None:
@@ -655,6 +746,7 @@ class ConversationView(Vertical):
             await self._refuse(error)
             return
         self.transcript.add_earlier(page)
+        self._note_outcomes(page.entries)
         self.refresh_bindings()
 
     def action_console(self, action: str) -> None:
@@ -711,9 +803,12 @@ def _shown_name(agent: str | None, otherwise: str) -> str:
 
 
 def _sentence(text: str) -> str:
-    """A refusal as a sentence: capital first letter, full stop."""
-    text = text.strip()
+    """A refusal as a sentence on one line: capital first letter (of a plain word only: never a
+    URL's, a path's or a code's), full stop."""
+    text = " ".join(text.split())
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    first = text.split(" ", 1)[0]
+    if first.isalpha() and first.islower():
+        text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."

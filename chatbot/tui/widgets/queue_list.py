@@ -30,8 +30,10 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
+from chatbot.desk.aio import StoreError
 from chatbot.desk.models import QueueItem, State
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
@@ -183,6 +185,31 @@ class _Pass:
     def drawn(self) -> int:
         """Cells a row is drawn in: the table's, or the row's least where that is wider."""
         return max(self.width, self.columns.width)
+
+
+@dataclass
+class DeskTrouble(Message):
+    """Whether the desk's database failed (`trouble`) or answered a read of the console's: the
+    console says so in one line while it fails, rather than each of its parts in its own words
+    (the driver's, the database's address and all) only when the agent acts."""
+
+    trouble: bool
+
+
+def unreachable(error: HelpdeskError) -> bool:
+    """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
+    desk refusing a move in the store's words (a conversation not found, someone else got there
+    first, the customer wrote meanwhile): those subclass `StoreError`, and each says its own."""
+    return type(error) is StoreError
+
+
+def desk_error(widget: Widget, error: HelpdeskError) -> None:
+    """Tell the agent what went wrong in a read or a move: a database that cannot be reached is
+    the console's line (see `DeskTrouble`), anything else a notice of one line."""
+    if unreachable(error):
+        widget.post_message(DeskTrouble(True))
+    else:
+        widget.notify(" ".join(str(error).split()), severity="error", markup=False)
 
 
 class QueueTable(ScrollView, can_focus=True):
@@ -614,14 +641,24 @@ class QueueList(Vertical):
                 cursor = await desk.last_entry_id()
                 items = await desk.queue(agent=self.services.agent)
             except HelpdeskError as error:
-                self.notify(str(error), severity="error", markup=False)
+                desk_error(self, error)
                 return
+            self.post_message(DeskTrouble(False))
             self.cursor = cursor
             self.table.replace_all(items)
             self._show_empty()
             self.loaded.set()
         self.post_message(self.Loaded(len(items)))
         self.check_bots()
+
+    async def caught_up(self) -> None:
+        """The desk answers again after failing: read what changed meanwhile (a change notice
+        read while it failed is not read again by itself), or the whole queue if it never
+        was."""
+        if self.cursor is None:
+            await self.reload()
+        else:
+            await self.update()
 
     async def _store_changed(self, _version: int) -> None:
         if self._updating.locked():
@@ -642,8 +679,11 @@ class QueueList(Vertical):
                     ids = list(changes.conversation_ids)
                     items = await desk.queue_items(ids, agent=self.services.agent) if ids else []
                 except HelpdeskError as error:
-                    self.notify(str(error), severity="error", markup=False)
+                    # Said once, in the console's line: every change notice read again (each
+                    # write the agent tried wakes one) stacked the driver's words in a notice.
+                    desk_error(self, error)
                     return
+                self.post_message(DeskTrouble(False))
                 self.cursor = changes.cursor
                 if ids and self.query_one("#queue-bots").display:
                     self.check_bots()  # A bot may have taken them: the line goes at once.
@@ -663,11 +703,17 @@ class QueueList(Vertical):
     @work(exclusive=True, group="queue-bots")
     async def check_bots(self) -> None:
         """Show, above the rows, how long questions have waited for a bot once that is longer
-        than a bot takes: with no bot running, customers wait where no agent would see them."""
+        than a bot takes: with no bot running, customers wait where no agent would see them.
+        Asked on a timer, it is also how the console hears that the database cannot be reached
+        (and is back) while nothing else reads it: with no change to hear of, an agent who
+        was not typing saw nothing wrong."""
         try:
             count, oldest = await self.services.desk.bot_backlog()
-        except HelpdeskError:
-            return  # The queue's own reads say what is wrong with the desk.
+        except HelpdeskError as error:
+            if unreachable(error):
+                self.post_message(DeskTrouble(True))
+            return
+        self.post_message(DeskTrouble(False))
         try:
             line = self.query_one("#queue-bots", Static)
         except NoMatches:  # Taken down while the desk answered: the app is closing.

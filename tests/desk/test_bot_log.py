@@ -1,0 +1,124 @@
+"""What a bot worker logs: a database outage once, and its end once (the change feed's way), not
+the driver's long words at every poll; and a last line that agrees with what it did on stopping.
+
+`Outage` is a desk whose store fails on demand, with the words PostgreSQL's driver uses when its
+server is stopped; the console's outage tests use it too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatbot.cli import bot as bot_cli
+from chatbot.cli.main import main
+from chatbot.config import Settings
+from chatbot.desk.aio import AsyncDesk
+from chatbot.desk.bot import BotWorker
+from chatbot.desk.service import DeskService
+from chatbot.store.interface import StoreError
+from tests.backends import Backend
+from tests.desk.test_bot import Q1, GatedEngine, replay_engine
+
+REFUSED = (
+    "postgresql://postgres@127.0.0.1:55433/helpdesk: database unavailable: connection failed: "
+    'connection to server at "127.0.0.1", port 55433 failed: Connection refused\n'
+    "\tIs the server running on that host and accepting TCP/IP connections?"
+)
+"""What the store says while PostgreSQL is stopped (the driver's sentences, two lines)."""
+
+
+class Outage:
+    """Stands in for a desk service's store: every call fails while `down`, as every call to a
+    stopped PostgreSQL does, and goes to the real store otherwise."""
+
+    def __init__(self, service: DeskService) -> None:
+        self._real = service.store
+        self.down = False
+        self.failed = 0
+        """Calls refused so far."""
+        service.store = self
+
+    @classmethod
+    def of(cls, desk: AsyncDesk) -> Outage:
+        return cls(desk._service)
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._real, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.down:
+                self.failed += 1
+                raise StoreError(REFUSED)
+            return attribute(*args, **kwargs)
+
+        return call
+
+
+async def until(condition: Callable[[], object], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_an_outage_is_logged_once_and_its_end_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # `helpdesk bot` printed "cannot take questions: … Connection refused Is the server
+    # running…" 13 times in 20 s, at every poll.
+    desk = AsyncDesk.open(Backend("sqlite", tmp_path / "bot.sqlite3").service)
+    outage = Outage.of(desk)
+    worker = BotWorker(desk, replay_engine, poll_s=0.01)
+    try:
+        with caplog.at_level(logging.INFO, logger="helpdesk.bot"):
+            outage.down = True
+            task = asyncio.create_task(worker.run())
+            await until(lambda: outage.failed >= 10)  # Five polls at least, each refused.
+            outage.down = False
+            asked = await desk.ask(None, Q1)
+            await until(lambda: worker.stats.outcomes.get("answered"))
+            worker.stop()
+            await task
+        said = [r.getMessage() for r in caplog.records if r.name == "helpdesk.bot"]
+        lost = [line for line in said if line.startswith("cannot take questions")]
+        assert len(lost) == 1, said
+        assert said.count("taking questions again") == 1, said
+        assert said.index("taking questions again") > said.index(lost[0])
+        assert (await desk.conversation(asked.conversation.id)).pending == 0
+    finally:
+        await desk.aclose()
+
+
+def test_the_last_line_counts_the_questions_given_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # On SIGTERM it printed "gave back 1 question unjudged", then "stopped; no questions".
+    async def stopped_while_judging(settings: Settings, *, log: logging.Logger) -> BotWorker:
+        from chatbot.assembly import open_service
+
+        desk = AsyncDesk.open(lambda: open_service(settings))
+        try:
+            engine = GatedEngine(replay_engine())
+            await desk.ask(None, Q1)
+            worker = BotWorker(desk, lambda: engine, grace_s=0, poll_s=60, log=log)
+            task = asyncio.create_task(worker.run())
+            await until(lambda: engine.waiting == 1)
+            worker.stop()  # What SIGTERM does.
+            await task
+            return worker
+        finally:
+            await desk.aclose()
+
+    monkeypatch.setattr(bot_cli, "serve", stopped_while_judging)
+    assert main(["bot", "-v", "--db", str(tmp_path / "bot.sqlite3")]) == 0
+    err = capsys.readouterr().err
+    assert "gave back 1 question unjudged" in err
+    last = err.strip().splitlines()[-1]
+    assert last.endswith(": stopped; 1 given back unjudged"), err
