@@ -1,5 +1,10 @@
 """Signed cookies: one naming a customer's conversation, one naming a signed-in account.
 
+A new customer's page gets a customer cookie that names no conversation yet ("new"): the chat's
+websocket, if it comes back with it, shows that the browser keeps cookies, and only then is a
+conversation started (its cookie set with the websocket's handshake). A page fetched and never
+opened, a session refused as it starts and a browser refusing cookies start none.
+
 itsdangerous (Pallets, pure Python, no other dependency) signs and timestamps a small JSON value
 with HMAC; it is all these cookies need, since they hold nothing secret, only nothing forgeable.
 aiohttp_session would add server-side storage or a cryptography dependency for no gain here.
@@ -52,6 +57,15 @@ class CookieSigner:
 
     def customer(self, conversation_id: int) -> str:
         return self._customer.dumps({"c": conversation_id})
+
+    def new_customer(self) -> str:
+        """A customer cookie for a browser whose conversation is not started yet."""
+        return self._customer.dumps({"new": True})
+
+    def read_new_customer(self, value: str | None) -> bool:
+        """Whether `value` is a `new_customer` cookie of ours (signed, not too old)."""
+        data = _load(self._customer, value, self.customer_max_age_s)
+        return data is not None and data.get("new") is True
 
     def read_customer(self, value: str | None) -> int | None:
         """The conversation a customer cookie names, or None if it is missing, altered or old."""

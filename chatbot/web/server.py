@@ -27,7 +27,7 @@ from enum import StrEnum
 from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol, cast
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 import textual_serve
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -48,7 +48,7 @@ from chatbot.web.security import (
     allowed_origins,
     origin_allowed,
 )
-from chatbot.web.spawn import Zygote, python_command
+from chatbot.web.spawn import Zygote, python_command, sweep_stale_folders
 from chatbot.web.spec import SessionSpec
 
 log = logging.getLogger("helpdesk.web")
@@ -57,7 +57,8 @@ CUSTOMER_COOKIE = "helpdesk-chat"
 ACCOUNT_COOKIE = "helpdesk-session"
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_WS_MESSAGE_BYTES = 64 * 1024
-"""Keystrokes and resizes are a few bytes; a paste of a long reply fits with room to spare."""
+"""Keystrokes and resizes are a few bytes; the page (assets/paste.js) sends a longer paste in
+pieces of at most 8,192 characters, as one message over this cap closed the session."""
 STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
@@ -66,6 +67,15 @@ SESSION_SECRETS = ("VALEN_API_KEY",)
 RETRY_AFTER_S = 60
 """What a refused page tells the browser (`Retry-After`): sessions end as people leave."""
 REFUSAL_HEADING = N_("The help desk cannot open now")
+COOKIES_NEEDED = N_(
+    "The chat keeps your conversation in a cookie, and this browser did not keep it. Allow "
+    "cookies for this site, then try again."
+)
+SENT_ON_S = 10.0
+"""How long a websocket refused as it opened waits for its page to leave, once told where to
+go, before it is closed."""
+PAGES = ("/", "/agent", "/editor")
+"""The pages a refusal's page may offer to try again."""
 
 
 class Refusal(StrEnum):
@@ -205,10 +215,18 @@ class SessionProcess(AppService):
 
 @dataclass
 class LiveSession:
-    spec: SessionSpec
+    """A browser session, counted against the limits from the moment its handshake is let in."""
+
     address: str
+    holder: str | None
+    """The browser it is for, as its cookie says (`HelpdeskServer.holder`); None until a new
+    customer's conversation is started."""
     websocket: web.WebSocketResponse
-    service: SessionProcess
+    spec: SessionSpec | None = None
+    service: SessionProcess | None = None
+    replaced: bool = False
+    """Its browser opened it again (a reload, another tab) with the server full: the new one
+    has its place, and it is ending."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -286,6 +304,8 @@ class HelpdeskServer(Server):
         )
         self.secure = (settings.public_url or "").lower().startswith("https://")
         self.sessions: dict[int, LiveSession] = {}
+        self._sending_on: set[web.WebSocketResponse] = set()
+        """Websockets refused as they opened, told where their page should go instead."""
         self.closing = False
         self.refused: Counter[str] = Counter()
         """Pages and handshakes turned away since the start, by why (`/healthz` reports them):
@@ -308,7 +328,10 @@ class HelpdeskServer(Server):
                 web.get("/", self.handle_customer),
                 web.get("/agent", self.area_page(Area.AGENT)),
                 web.get("/editor", self.area_page(Area.EDITOR)),
+                web.get("/signin", self.handle_signin_page),
                 web.post("/signin", self.handle_signin),
+                web.get("/unavailable", self.handle_unavailable),
+                web.get("/cookies", self.handle_cookies),
                 web.get("/signout", self.handle_signout_page),
                 web.post("/signout", self.handle_signout),
                 web.get("/ws/chat", self.websocket(None)),
@@ -384,26 +407,68 @@ class HelpdeskServer(Server):
             return None
         return conversation
 
+    def holder(self, request: web.Request, spec: SessionSpec) -> str:
+        """The browser a session is for, as its cookie says: a customer's conversation, or an
+        account's sign-in in this browser (its cookie) and the area. A page or websocket from a
+        browser that holds a session may take that session's place when the server is full."""
+        if spec.area is None:
+            return f"chat:{spec.conversation_id}"
+        cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE), "")
+        return f"{spec.area.value}:{cookie}"
+
     # -- pages ------------------------------------------------------------------------------------
 
-    def refusal(self, request: web.Request) -> Refusal | None:
-        """Why a session from `request` would not start now, if it would not: the server is
-        ending, it holds `max_sessions`, or the address holds its share."""
+    def _counted(self, excluding: LiveSession | None) -> list[LiveSession]:
+        return [
+            live for live in self.sessions.values() if not live.replaced and live is not excluding
+        ]
+
+    def _over(self, request: web.Request, excluding: LiveSession | None = None) -> Refusal | None:
         if self.closing:
             return Refusal.CLOSING
-        if len(self.sessions) >= self.settings.max_sessions:
+        counted = self._counted(excluding)
+        if len(counted) >= self.settings.max_sessions:
             return Refusal.BUSY
         address = self.client_address(request)
-        mine = sum(1 for live in self.sessions.values() if live.address == address)
-        if mine >= self.settings.max_sessions_per_address:
+        if sum(1 for live in counted if live.address == address) >= (
+            self.settings.max_sessions_per_address
+        ):
             return Refusal.ADDRESS_FULL
         return None
+
+    def admission(
+        self, request: web.Request, holder: str | None = None
+    ) -> tuple[Refusal | None, LiveSession | None]:
+        """Why a session from `request` would not start now, if it would not: the server is
+        ending, it holds `max_sessions`, or the address holds its share. A browser that holds a
+        session already (`holder`: a reload, another tab) is never refused for the limits when
+        that session's place would do: it gets the place, and that session, returned here,
+        ends. So a reload always opens, and one browser still holds no more places than
+        before."""
+        refusal = self._over(request)
+        if refusal is None or refusal is Refusal.CLOSING or holder is None:
+            return refusal, None
+        address = self.client_address(request)
+        own = [live for live in self._counted(None) if live.holder == holder]
+        # A reloaded page's own session first (its page has gone, closing its websocket), then
+        # one from the same address, then the oldest.
+        own.sort(key=lambda live: (not live.websocket.closed, live.address != address))
+        for live in own:
+            if self._over(request, excluding=live) is None:
+                return None, live
+        return refusal, None
+
+    def refusal(self, request: web.Request, holder: str | None = None) -> Refusal | None:
+        return self.admission(request, holder)[0]
 
     def refused_page(self, request: web.Request, refusal: Refusal, path: str) -> web.Response:
         """Said on the page, in the browser's language, in place of a session that would be
         refused: a browser never shows a refused handshake's reason, so the app's page would
         only say that the session ended."""
         self.refused[refusal.name.lower()] += 1
+        return self._refusal_page(request, refusal, path)
+
+    def _refusal_page(self, request: web.Request, refusal: Refusal, path: str) -> web.Response:
         locale = page_locale(request)
         t = translations(locale)
         # The page tries again by itself when the server says to: a customer left waiting on it
@@ -414,28 +479,58 @@ class HelpdeskServer(Server):
         response.headers["Retry-After"] = str(RETRY_AFTER_S)
         return response
 
+    @staticmethod
+    def _page_of(request: web.Request) -> str:
+        page = request.query.get("page", "/")
+        return page if page in PAGES else "/"
+
+    async def handle_unavailable(self, request: web.Request) -> web.Response:
+        """Where a page whose session was refused as its websocket opened is sent: the same words
+        as a page refused outright (counted once, when the websocket was refused)."""
+        why = request.query.get("why", "").upper()
+        refusal = Refusal[why] if why in Refusal.__members__ else Refusal.BUSY
+        return self._refusal_page(request, refusal, self._page_of(request))
+
+    async def handle_cookies(self, request: web.Request) -> web.Response:
+        """Where a customer's page is sent when its websocket came without the cookie the page
+        set: no conversation can be kept for this browser, and none was started. It does not
+        try again by itself (the browser would only refuse again)."""
+        locale = page_locale(request)
+        t = translations(locale)
+        page = message_page(heading=t.gettext(REFUSAL_HEADING), text=t.gettext(COOKIES_NEEDED),
+                            link=self._page_of(request), locale=locale)  # fmt: skip
+        return self._html(page)
+
     async def handle_customer(self, request: web.Request) -> web.Response:
         """A customer's page: their own conversation back, or a new one. No id is ever read from
         the URL or the page, only from the signed cookie. A page whose session could not start
-        says why instead, and starts no conversation."""
-        if (refusal := self.refusal(request)) is not None:
-            return self.refused_page(request, refusal, "/")
+        says why instead. A new customer's conversation is started by their chat's websocket
+        (see `chatbot.web.cookies`), never by the page."""
         conversation = await self.customer_conversation(request)
+        holder = None if conversation is None else f"chat:{conversation}"
+        if (refusal := self.refusal(request, holder)) is not None:
+            return self.refused_page(request, refusal, "/")
         page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"),
                         locale=page_locale(request))  # fmt: skip
         response = self._html(page)
-        # HEAD (uptime checks, link checkers) only asks whether the page is there: no browser
-        # will open a chat from it, so no conversation is started for it.
-        if conversation is None and request.method != "HEAD":
-            conversation = await self.desk.start_conversation()
-            self._set_cookie(
-                response,
-                CUSTOMER_COOKIE,
-                self.signer.customer(conversation),
-                max_age=self.settings.customer_days * 86400,
-                strict=False,  # Lax: a customer following an emailed link keeps their chat.
-            )
+        # HEAD (uptime checks, link checkers) only asks whether the page is there.
+        cookie = request.cookies.get(self.cookie_name(CUSTOMER_COOKIE))
+        if (
+            conversation is None
+            and request.method != "HEAD"
+            and not self.signer.read_new_customer(cookie)
+        ):
+            self._set_customer_cookie(response, self.signer.new_customer())
         return response
+
+    def _set_customer_cookie(self, response: web.StreamResponse, value: str) -> None:
+        self._set_cookie(
+            response,
+            CUSTOMER_COOKIE,
+            value,
+            max_age=self.settings.customer_days * 86400,
+            strict=False,  # Lax: a customer following an emailed link keeps their chat.
+        )
 
     def area_page(self, area: Area) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
@@ -456,13 +551,47 @@ class HelpdeskServer(Server):
                     ),
                     status=403,
                 )
-            if (refusal := self.refusal(request)) is not None:
+            spec = SessionSpec(area, account=account, locale=locale)
+            if (refusal := self.refusal(request, self.holder(request, spec))) is not None:
                 return self.refused_page(request, refusal, f"/{area.value}")
             url = self.websocket_url(request, f"/ws/{area.value}")
             page = app_page(area=area, path=f"/{area.value}", websocket_url=url, locale=locale)
             return self._html(page)
 
         return handle
+
+    @staticmethod
+    def _signin_url(area: Area, name: str, error: str) -> str:
+        """The sign-in page that says why the last attempt failed. Never the password."""
+        query = {"next": f"/{area.value}"} | ({"name": name} if name else {}) | {"error": error}
+        return f"/signin?{urlencode(query)}"
+
+    async def handle_signin_page(self, request: web.Request) -> web.Response:
+        """The sign-in form (`GET /signin`), and where a failed sign-in is sent (Post/Redirect/
+        Get): the page that says why can be reloaded, and gone back to, without the password
+        being sent again."""
+        locale = page_locale(request)
+        t = translations(locale)
+        area = Area.EDITOR if request.query.get("next") == "/editor" else Area.AGENT
+        name = request.query.get("name", "")[:64]
+        error = request.query.get("error")
+        if error == "wrong":
+            page = signin_page(area=area, name=name, error=t.gettext("Wrong name or password."),
+                               locale=locale)  # fmt: skip
+            return self._html(page, status=401)
+        if error == "locked":
+            verdict = self.limiter.check(
+                account=name.strip().lower(), address=self.client_address(request)
+            )
+            if not verdict.allowed:  # Said only while it holds; after, the plain form.
+                wait = max(1, round(verdict.retry_after_s))
+                refused = t.gettext("Too many failed sign-ins. Try again in {wait} seconds.")
+                page = signin_page(area=area, name=name, error=refused.format(wait=wait),
+                                   locale=locale)  # fmt: skip
+                response = self._html(page, status=429)
+                response.headers["Retry-After"] = str(wait)
+                return response
+        return self._html(signin_page(area=area, name=name, locale=locale))
 
     async def handle_signin(self, request: web.Request) -> web.StreamResponse:
         locale = page_locale(request)
@@ -484,30 +613,13 @@ class HelpdeskServer(Server):
         address = self.client_address(request)
         verdict = self.limiter.check(account=key, address=address)
         if not verdict.allowed:
-            wait = max(1, round(verdict.retry_after_s))
-            refused = t.gettext("Too many failed sign-ins. Try again in {wait} seconds.")
             log.warning("sign-in for %r from %s refused: too many failures", key, address)
-            response = self._html(
-                signin_page(
-                    area=area,
-                    name=name,
-                    error=refused.format(wait=wait),
-                    locale=locale,
-                ),
-                status=429,
-            )
-            response.headers["Retry-After"] = str(wait)
-            return response
+            return web.HTTPSeeOther(self._signin_url(area, name, "locked"))
         account = await self.accounts.authenticate(name, password)
         if account is None:
             self.limiter.failed(account=key, address=address)
             log.warning("failed sign-in for %r from %s", key, address)
-            return self._html(
-                signin_page(
-                    area=area, name=name, error=t.gettext("Wrong name or password."), locale=locale
-                ),
-                status=401,
-            )
+            return web.HTTPSeeOther(self._signin_url(area, name, "wrong"))
         self.limiter.succeeded(account=key)
         response = web.HTTPSeeOther(f"/{area.value}")
         self._set_cookie(
@@ -554,21 +666,10 @@ class HelpdeskServer(Server):
 
     async def handle_health(self, _request: web.Request) -> web.Response:
         return web.json_response(
-            {"ok": True, "sessions": len(self.sessions), "refused": dict(self.refused)}
+            {"ok": True, "sessions": len(self._counted(None)), "refused": dict(self.refused)}
         )
 
     # -- websockets -------------------------------------------------------------------------------
-
-    async def session_spec(self, request: web.Request, area: Area | None) -> SessionSpec | None:
-        if area is None:
-            conversation = await self.customer_conversation(request)
-            if conversation is None:
-                return None
-            return SessionSpec(None, conversation, locale=page_locale(request))
-        account = await self.signed_in(request)
-        if account is None or not account.may_open(area):
-            return None
-        return SessionSpec(area, account=account, locale=page_locale(request))
 
     def websocket(
         self, area: Area | None
@@ -578,59 +679,138 @@ class HelpdeskServer(Server):
 
         return handle
 
+    async def customer_spec(self, request: web.Request) -> SessionSpec | None | web.StreamResponse:
+        """A customer's session: their conversation's (a spec), a new one's (None: it starts only
+        once the session is let in), or a refusal (a response) for a browser that sent no cookie
+        at all: its page set one, so this browser does not keep them."""
+        cookie = request.cookies.get(self.cookie_name(CUSTOMER_COOKIE))
+        if not cookie:
+            return await self.send_page_to(request, "/cookies", why="no_cookies")
+        conversation = self.signer.read_customer(cookie)
+        if conversation is not None and await self.desk.has_conversation(conversation):
+            return SessionSpec(None, conversation, locale=page_locale(request))
+        if conversation is not None or self.signer.read_new_customer(cookie):
+            return None  # Ours, and kept: cookies work in this browser.
+        raise web.HTTPForbidden(text="refused: no session; reload the page")
+
+    async def send_page_to(
+        self, request: web.Request, url: str, *, why: str
+    ) -> web.WebSocketResponse:
+        """Let the handshake in only to send the page to `url`, which says why its session does
+        not start (counted under `why`): a browser never shows a refused handshake's reason, and
+        the page would only say that the session ended. (textual-serve's page opens the URL the
+        app asks it to.)"""
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
+        await websocket.prepare(request)  # Not a websocket handshake at all: refused here.
+        self.refused[why] += 1
+        self._sending_on.add(websocket)
+        try:
+            await websocket.send_json(["open_url", {"url": url, "new_tab": False}])
+            # The page leaves at once, closing this; a client that stays is closed after a while.
+            async with asyncio.timeout(SENT_ON_S):
+                async for _message in websocket:
+                    pass
+        except (TimeoutError, ConnectionError):
+            pass
+        finally:
+            self._sending_on.discard(websocket)
+            await websocket.close()
+        return websocket
+
     async def handle_session(self, request: web.Request, area: Area | None) -> web.StreamResponse:
-        """Check everything before upgrading: a refused handshake never starts a process."""
+        """Check everything before starting: a refused session never starts a process, nor a
+        new customer's conversation."""
         if self.closing:
             raise web.HTTPServiceUnavailable(text="helpdesk is shutting down")
         if not origin_allowed(request, self.origins):
             log.warning("websocket from origin %r refused", request.headers.get("Origin"))
             raise web.HTTPForbidden(text="refused: this page is not the help desk's")
-        spec = await self.session_spec(request, area)
-        if spec is None:
-            raise web.HTTPForbidden(text="refused: no session; reload the page")
+        spec: SessionSpec | None
+        if area is None:
+            found = await self.customer_spec(request)
+            if isinstance(found, web.StreamResponse):
+                return found
+            spec = found
+        else:
+            account = await self.signed_in(request)
+            if account is None or not account.may_open(area):
+                raise web.HTTPForbidden(text="refused: no session; reload the page")
+            spec = SessionSpec(area, account=account, locale=page_locale(request))
+        holder = None if spec is None else self.holder(request, spec)
         # Checked again: the page was served before other sessions may have started.
-        if (refusal := self.refusal(request)) is not None:
-            self.refused[refusal.name.lower()] += 1
-            raise web.HTTPServiceUnavailable(text="too many sessions; try again later")
-        address = self.client_address(request)
+        refusal, replaced = self.admission(request, holder)
+        if refusal is not None:
+            why = refusal.name.lower()
+            query = urlencode({"why": why, "page": "/" if area is None else f"/{area.value}"})
+            return await self.send_page_to(request, f"/unavailable?{query}", why=why)
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
-        await websocket.prepare(request)
-        arguments = list(self.child(spec))
-        if (zone := browser_timezone(request)) is not None:
-            arguments += ["--timezone", zone]
-        service = SessionProcess(
-            arguments,
-            environment=self.environment,
-            secrets=self.session_secrets(spec),
-            zygote=self.zygote,
-            write_bytes=websocket.send_bytes,
-            write_str=websocket.send_str,
-            close=websocket.close,
-            server=self,
-        )
-        live = LiveSession(spec=spec, address=address, websocket=websocket, service=service)
+        live = LiveSession(self.client_address(request), holder, websocket)
         key = next(self._session_numbers)
+        # Its place is held from here (nothing was awaited since the check): sessions let in
+        # together never go over the limits.
         self.sessions[key] = live
+        if replaced is not None:
+            replaced.replaced = True
+        started = False
         try:
+            if replaced is not None:
+                await self._take_over(replaced)
+            if spec is None:
+                conversation = await self.desk.start_conversation()
+                self._set_customer_cookie(websocket, self.signer.customer(conversation))
+                spec = SessionSpec(None, conversation, locale=page_locale(request))
+                live.holder = self.holder(request, spec)
+            live.spec = spec
+            await websocket.prepare(request)
+            if live.replaced or self.closing:  # Opened again meanwhile, or the server ends.
+                return websocket
+            arguments = list(self.child(spec))
+            if (zone := browser_timezone(request)) is not None:
+                arguments += ["--timezone", zone]
+            live.service = service = SessionProcess(
+                arguments,
+                environment=self.environment,
+                secrets=self.session_secrets(spec),
+                zygote=self.zygote,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=websocket.close,
+                server=self,
+            )
             width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
             height = _clamp(request.query.get("height"), 24, MAX_ROWS)
             await service.start(width, height)
-            started = f"session {key} started ({describe(spec)}, pid {service.pid})"
-            self.report(f"helpdesk serve: {started}")
+            started = True
+            self.report(
+                f"helpdesk serve: session {key} started ({describe(spec)}, pid {service.pid})"
+            )
             await self._relay(websocket, service)
         except Exception:
             log.exception("browser session failed")
         finally:
             try:
-                await service.stop()
+                if live.service is not None:
+                    await live.service.stop()
             finally:
                 del self.sessions[key]
                 live.done.set()
-                self.report(f"helpdesk serve: session {key} ended")
-                if not websocket.closed:
+                if started:
+                    self.report(f"helpdesk serve: session {key} ended")
+                if websocket.prepared and not websocket.closed:
                     await websocket.close()
+        if not websocket.prepared:  # It failed before the handshake was answered.
+            raise web.HTTPInternalServerError(text="the session could not start")
         return websocket
+
+    async def _take_over(self, old: LiveSession) -> None:
+        """A browser's session, opened again with the server full, takes its old one's place:
+        that one ends (a page of it still open says the session ended) and its process is gone
+        before the new one starts, so no more processes run than the limits allow."""
+        with contextlib.suppress(Exception):  # Already closed, or not yet answered.
+            await old.websocket.close(code=WSCloseCode.GOING_AWAY, message=b"opened again")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(old.done.wait(), STOP_GRACE_S * 3)
 
     async def _relay(self, websocket: web.WebSocketResponse, service: SessionProcess) -> None:
         """Keystrokes, resizes and focus changes to the app; anything malformed is dropped."""
@@ -713,6 +893,8 @@ class HelpdeskServer(Server):
                 await zygote.stop()
 
     async def _start(self) -> int:
+        # Folders of the zygotes of servers killed outright (and their zygotes with them).
+        sweep_stale_folders()
         if self.preload:
             zygote = Zygote(self.zygote_environment())
             try:
@@ -744,9 +926,10 @@ class HelpdeskServer(Server):
         while True:
             await asyncio.sleep(self.settings.session_check_s)
             for live in list(self.sessions.values()):
-                signed = live.spec.account
-                if signed is None or live.websocket.closed:
+                spec = live.spec
+                if spec is None or spec.account is None or live.websocket.closed:
                     continue
+                signed = spec.account
                 try:
                     account = await self.accounts.account(signed.name)
                 except Exception:  # A busy database: check again next round.
@@ -755,7 +938,7 @@ class HelpdeskServer(Server):
                 if (
                     account is None
                     or account.session_epoch != signed.session_epoch
-                    or (live.spec.area is not None and not account.may_open(live.spec.area))
+                    or (spec.area is not None and not account.may_open(spec.area))
                 ):
                     log.warning("ending the session of %r: its account changed", signed.name)
                     await live.websocket.close(
@@ -769,9 +952,9 @@ class HelpdeskServer(Server):
         if self._checker is not None:
             self._checker.cancel()
         sessions = list(self.sessions.values())
-        for live in sessions:
-            with contextlib.suppress(Exception):
-                await live.websocket.close(
+        for websocket in [*(live.websocket for live in sessions), *self._sending_on]:
+            with contextlib.suppress(Exception):  # Closed already, or not yet answered.
+                await websocket.close(
                     code=WSCloseCode.GOING_AWAY, message=b"helpdesk is shutting down"
                 )
         if sessions:
@@ -780,7 +963,8 @@ class HelpdeskServer(Server):
                 timeout=STOP_GRACE_S * 3,
             )
         for live in list(self.sessions.values()):  # Handlers that did not finish in time.
-            await live.service.stop()
+            if live.service is not None:
+                await live.service.stop()
         if self._runner is not None:
             await self._runner.cleanup()
         if self.zygote is not None:

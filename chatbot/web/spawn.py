@@ -12,10 +12,13 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+from chatbot.web.zygote import FOLDER_PREFIX
 
 log = logging.getLogger("helpdesk.web")
 
@@ -117,6 +120,79 @@ async def _writer(fd: int) -> asyncio.StreamWriter:
     return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
+OWNER_SLACK_S = 2.0
+"""A process start time read from /proc is rounded to the boot time's whole second."""
+
+
+def process_started(pid: int) -> float | None:
+    """When process `pid` started (seconds since the epoch), or None if there is none. Linux."""
+    try:
+        record = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(
+            float(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    fields = record[record.rindex(")") + 2 :].split()
+    if fields[0] == "Z":  # Ended; only its parent has not collected it yet.
+        return None
+    return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _nobody_listens(sock: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        try:
+            probe.connect(str(sock))
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def _stale(folder: Path, mtime: float) -> bool:
+    """Whether `folder`, a zygote's, belongs to a server that is gone."""
+    owner, dash, _ = folder.name.removeprefix(FOLDER_PREFIX).partition("-")
+    if not dash or not owner.isdigit():
+        # Named before folders carried their server's pid (mkdtemp's names have no dash):
+        # stale if a socket is left that nobody listens on (a folder with no socket yet may be
+        # a server starting).
+        sock = folder / "zygote.sock"
+        return sock.is_socket() and _nobody_listens(sock)
+    started = process_started(int(owner))
+    # Gone, or its pid now another process's: one started after the folder last changed.
+    return started is None or started > mtime + OWNER_SLACK_S
+
+
+def sweep_stale_folders(parent: Path | None = None) -> list[Path]:
+    """Remove the zygote folders (`helpdesk-serve-…` in the temporary folder) that servers of
+    this user left when they were killed outright together with their zygote (a zygote left
+    alone removes its own). Only folders of this user whose server is gone go; returns them."""
+    parent = Path(tempfile.gettempdir()) if parent is None else parent
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for folder in entries:
+        if not folder.name.startswith(FOLDER_PREFIX):
+            continue
+        try:
+            info = folder.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue  # Somebody else's, or not a folder (a link is never followed).
+        if _stale(folder, info.st_mtime):
+            shutil.rmtree(folder, ignore_errors=True)
+            log.info("removed %s, left by a server that is gone", folder)
+            removed.append(folder)
+    return removed
+
+
 class Zygote:
     """The preloaded parent (`chatbot.web.zygote`), reached over a Unix socket in a private
     folder."""
@@ -138,7 +214,10 @@ class Zygote:
     async def start(self) -> None:
         """Start the zygote and wait until it is ready; if it is not (it failed, or the wait was
         cancelled), it is ended and its folder removed before the error goes on."""
-        self._folder = Path(tempfile.mkdtemp(prefix="helpdesk-serve-"))  # Mode 0700.
+        # Mode 0700; named with this server's pid, so that a later server can tell whether it
+        # is still running (`sweep_stale_folders`).
+        prefix = f"{FOLDER_PREFIX}{os.getpid()}-"
+        self._folder = Path(tempfile.mkdtemp(prefix=prefix))
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *python_command("chatbot.web.zygote", str(self.socket_path)),

@@ -12,6 +12,7 @@ database or the network: everything a session does happens after the fork.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -23,6 +24,9 @@ from collections.abc import Sequence
 MAX_REQUEST_BYTES = 64 * 1024
 PIPES = 3
 """stdin (read end), stdout and stderr (write ends) of the session's process."""
+FOLDER_PREFIX = "helpdesk-serve-"
+"""The private temporary folder the server makes for the zygote's socket is named
+`helpdesk-serve-PID-…`, PID the server's (see `chatbot.web.spawn.sweep_stale_folders`)."""
 
 
 def preload() -> None:
@@ -95,7 +99,29 @@ def fork_session(request: dict[str, object], fds: list[int]) -> tuple[int, int]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
 
+def remove_socket(path: str) -> None:
+    """Remove the socket and, when it is the server's private one, its folder: a server killed
+    outright (`kill -9`) could not, and its zygote, told by that death (SIGTERM, see
+    `chatbot.web.spawn.dies_with_this_process`), is the one left to do it."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    folder = os.path.dirname(path)
+    if os.path.basename(folder).startswith(FOLDER_PREFIX):
+        with contextlib.suppress(OSError):  # Only if empty: nothing else of anybody's goes.
+            os.rmdir(folder)
+
+
 def serve(path: str) -> None:
+    zygote = os.getpid()
+
+    def end(_signum: int, _frame: object) -> None:
+        if os.getpid() == zygote:  # Not a fork not yet past setting SIGTERM back.
+            remove_socket(path)
+        os._exit(0)
+
+    # Set before the socket exists, so that no SIGTERM can leave it behind; each fork sets
+    # SIGTERM back to its default at once.
+    signal.signal(signal.SIGTERM, end)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -137,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve(args[0])
     except KeyboardInterrupt:
         pass
+    finally:
+        remove_socket(args[0])
     return 0
 
 

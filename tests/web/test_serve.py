@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from aiohttp import ClientSession, WSServerHandshakeError
+from aiohttp import ClientSession
 from playwright.sync_api import Browser, Page
 
 from chatbot.accounts.service import AccountService
@@ -70,7 +70,9 @@ def test_a_new_password_ends_every_session_signed_in_before(served: Served) -> N
 
 
 def test_what_is_typed_on_the_sign_in_page_comes_back_escaped(served: Served) -> None:
-    response = sign_in(served, '<img src=x onerror="alert(1)">', "nope nope")
+    refused = sign_in(served, '<img src=x onerror="alert(1)">', "nope nope")
+    assert refused.status_code == 303  # To the page that says why (see test_serve_qa.py).
+    response = httpx.get(served.url + refused.headers["location"])
     assert response.status_code == 401
     assert "<img" not in response.text and "&lt;img src=x onerror=&quot;" in response.text
 
@@ -87,6 +89,7 @@ def test_our_pages_speak_the_browsers_language(served: Served) -> None:
         served.url + "/signin",
         data={"name": "ana", "password": "not the password", "next": "/agent"},
         headers={"Origin": served.url} | zh,
+        follow_redirects=True,
     )
     assert refused.status_code == 401 and "用户名或密码错误。" in refused.text
     cookie = sign_in(served, "ana").cookies["helpdesk-session"]
@@ -214,8 +217,8 @@ def conversation_count(db: Path) -> int:
 
 def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) -> None:
     """One session per address, two in all (addresses told apart by a trusted proxy's header).
-    A handshake over either cap is refused; a page that would open one says why instead, in
-    the browser's language, and starts no conversation."""
+    A handshake over either cap sends its page to the page that says why; a page that would
+    open one says why instead, in the browser's language; neither starts a conversation."""
     db, kb = make_site(tmp_path)
     served = start_server(tmp_path, db=db, kb=kb, environment={
         "HELPDESK_WEB__MAX_SESSIONS_PER_ADDRESS": "1",
@@ -235,7 +238,7 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
         def page(path: str, address: dict[str, str], **headers: str) -> httpx.Response:
             return httpx.get(served.url + path, headers={**address, **headers}, cookies=agent)
 
-        async def refusals() -> tuple[int, list[httpx.Response]]:
+        async def refusals() -> tuple[object, list[httpx.Response]]:
             async with ClientSession() as session:
                 headers = {"Origin": served.url, "Cookie": f"helpdesk-chat={cookies[0]}", **a}
                 first = await session.ws_connect(ws_url, headers=headers)
@@ -244,20 +247,19 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
                 pages = [page("/", a, **{"Accept-Language": "zh-CN"})]
                 assert conversation_count(db) == before  # Nothing started for a refused page.
                 headers["Cookie"] = f"helpdesk-chat={cookies[1]}"
-                try:
-                    await session.ws_connect(ws_url, headers=headers)
-                    status = 101
-                except WSServerHandshakeError as refused:
-                    status = refused.status
+                async with session.ws_connect(ws_url, headers=headers) as refused_socket:
+                    told = await refused_socket.receive_json()
+                assert conversation_count(db) == before  # Nor for a refused handshake.
                 second = await session.ws_connect(ws_url, headers={**headers, **b})
                 sessions_open(2)
                 pages += [page("/", c), page("/agent", c)]
                 await first.close()
                 await second.close()
-            return status, pages
+            return told, pages
 
-        status, [address_full, busy, agents] = run_async(refusals())
-        assert status == 503
+        told, [address_full, busy, agents] = run_async(refusals())
+        assert told == ["open_url", {"url": "/unavailable?why=address_full&page=%2F",
+                                     "new_tab": False}]  # fmt: skip
         assert address_full.status_code == 503 and address_full.headers["Retry-After"] == "60"
         assert "您的地址打开的客服页面过多" in address_full.text and 'href="/"' in address_full.text
         assert '<meta http-equiv="refresh" content="60; url=/">' in address_full.text
