@@ -1,28 +1,118 @@
-// The terminal takes the keyboard as soon as the app has drawn. textual-serve's page leaves it
-// unfocused until a click: what a customer typed on arrival was lost, the app drew itself
-// inactive (no key footer) and its question box had no cursor. Focusing the terminal's input
-// also tells the app it has the focus, as a click would.
+// Where the keyboard is, from the page's load to the session's end.
+//
+// - The terminal has it from the start. textual-serve's page leaves it unfocused until a click:
+//   what a customer typed on arrival was lost, the app drew itself inactive (no key footer) and
+//   its question box had no cursor. Focusing the terminal's input also tells the app it has the
+//   focus, as a click would. (This page focused it once the app had drawn, and the keys typed
+//   while it said "connecting…" went to the page's body and were lost.)
+// - What the terminal sends the app before the app has drawn (keys, the focus) waits, and goes
+//   in order once it has: before then the socket may not be open yet, and the app not running.
+// - A click on the page beside the terminal (the strip its whole rows leave below and beside
+//   them, "connecting…") leaves the keyboard in the terminal: it took it to the page's body, the
+//   app drew itself inactive and the keys typed next were lost.
+// - Once the session has ended, "Start again" has the keyboard, and the dead terminal none:
+//   xterm.js keeps Tab for the terminal, so no key could reach the link.
 (function () {
   "use strict";
+  var OPEN = 1;
+  var WAITING_KINDS = { stdin: true, focus: true, blur: true };
+  var waiting = []; // [socket, message] sent before the app drew, in order
+  var prototype = window.WebSocket.prototype;
+  var send = prototype.send;
+
+  function has(name) {
+    return document.body !== null && document.body.classList.contains(name);
+  }
+
+  function kind(message) {
+    if (typeof message !== "string") {
+      return null;
+    }
+    var found = /^\["(\w+)"/.exec(message);
+    return found === null ? null : found[1];
+  }
+
+  function sendWaiting() {
+    var messages = waiting;
+    waiting = [];
+    messages.forEach(function (entry) {
+      if (entry[0].readyState === OPEN) {
+        send.call(entry[0], entry[1]);
+      }
+    });
+  }
+
+  prototype.send = function (message) {
+    if (!has("-first-byte") && WAITING_KINDS[kind(message)] === true) {
+      waiting.push([this, message]);
+      return;
+    }
+    sendWaiting();
+    return send.call(this, message);
+  };
+
+  function terminalInput() {
+    return document.querySelector("#terminal .xterm-helper-textarea");
+  }
+
   function focusTerminal() {
-    var input = document.querySelector("#terminal .xterm-helper-textarea");
-    if (input && document.activeElement !== input) {
+    var input = terminalInput();
+    if (input && !has("-closed") && document.activeElement !== input) {
       input.focus({ preventScroll: true });
     }
   }
-  function whenDrawn() {
-    if (document.body.classList.contains("-first-byte")) {
-      focusTerminal();
-      return true;
+
+  function ended() {
+    var terminal = document.getElementById("terminal");
+    if (terminal !== null) {
+      terminal.inert = true;
     }
-    return false;
+    var startAgain = document.querySelector(".closed-dialog a, .closed-dialog button");
+    if (startAgain !== null) {
+      startAgain.focus();
+    }
   }
+
+  window.addEventListener(
+    "mousedown",
+    function (event) {
+      var terminal = document.querySelector("#terminal .xterm");
+      var target = event.target;
+      if (terminal === null || has("-closed") || terminal.contains(target)) {
+        return;
+      }
+      if (target.closest && target.closest("a, button, input, select, textarea, [tabindex]")) {
+        return;
+      }
+      event.preventDefault(); // The browser's own move of the keyboard to the body.
+      focusTerminal();
+    },
+    true
+  );
+
+  // textual.js makes the terminal on load, in a handler set before this one.
   window.addEventListener("load", function () {
-    if (whenDrawn()) {
+    var drawn = false;
+    var closed = false;
+    function update() {
+      if (!drawn && has("-first-byte")) {
+        drawn = true;
+        sendWaiting();
+        focusTerminal();
+      }
+      if (!closed && has("-closed")) {
+        closed = true;
+        waiting = [];
+        ended();
+      }
+      return closed;
+    }
+    focusTerminal();
+    if (update()) {
       return;
     }
     var watching = new MutationObserver(function () {
-      if (whenDrawn()) {
+      if (update()) {
         watching.disconnect();
       }
     });
