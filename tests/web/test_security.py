@@ -87,7 +87,7 @@ def test_a_head_request_starts_no_conversation(served: Served) -> None:
         assert response.status_code == 200 and "set-cookie" not in response.headers
         assert len(store.conversations(limit=1000)) == before
         # A page view sets the cookie, and starts none either: the chat's websocket does, back
-        # with the cookie (test_serve_qa.py).
+        # with the cookie (test_admission.py).
         assert "set-cookie" in httpx.get(served.url + "/").headers
         assert len(store.conversations(limit=1000)) == before
 
@@ -119,7 +119,7 @@ def test_a_websocket_needs_our_origin_and_a_session(served: Served) -> None:
     attempts = [
         ("chat", "http://evil.example", {"helpdesk-chat": cookie}),
         ("chat", f"http://localhost.evil.example:{served.port}", {"helpdesk-chat": cookie}),
-        # No cookie at all: the page is sent to say cookies are needed (test_serve_qa.py).
+        # No cookie at all: the page is sent to say cookies are needed (test_admission.py).
         ("chat", served.url, {"helpdesk-chat": cookie + "x"}),
         ("agent", served.url, {"helpdesk-chat": cookie}),  # A customer reaches neither.
         ("editor", served.url, {"helpdesk-chat": cookie}),

@@ -1,7 +1,8 @@
-"""`helpdesk serve` as a tester found it: a reload at the session limit refused, pages refused as
-their session opened told only that it ended (and their conversations started all the same), a
-browser keeping no cookies looping on "Start again", a failed sign-in that Back and Reload sent
-again, and a zygote's folder left behind by a server killed outright."""
+"""Who `helpdesk serve` lets in, and what it leaves: a reload at the session limit gets its own
+session back; a page refused as its session opens is told the server is busy, and starts no
+conversation (nor does a fetched page, or a browser keeping no cookies, which is told it needs
+them); a failed sign-in lands on a page Back and Reload do not send again; a server killed
+outright leaves no zygote folder behind."""
 
 from __future__ import annotations
 
