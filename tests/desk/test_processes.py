@@ -30,6 +30,7 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
+from chatbot.web.spawn import dies_with_this_process
 from tests import racers
 from tests.backends import Backend
 from tests.conftest import ROOT
@@ -89,6 +90,7 @@ def start_bot(tmp_path: Path) -> Iterator[Callable[..., Bot]]:
         process = subprocess.Popen(
             [sys.executable, "-m", "chatbot", "bot", "--db", str(db), *options],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **(env or {})},
+            preexec_fn=dies_with_this_process(),  # Never outlives a worker killed mid-test.
         )  # fmt: skip
         stderr.close()
         bot = Bot(process, log)

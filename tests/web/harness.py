@@ -29,6 +29,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from chatbot.accounts.models import Role
 from chatbot.accounts.service import AccountService
 from chatbot.store.sqlite_users import SQLiteUserStore
+from chatbot.web.spawn import dies_with_this_process
 
 T = TypeVar("T")
 
@@ -378,6 +379,9 @@ def start_server(
         text=True,
         env=server_environment(home) | (environment or {}),
         cwd=home,
+        # A test worker killed mid-test (a timeout, Ctrl+C twice) takes its server with it: one
+        # left running went on polling its database and slowed every later run.
+        preexec_fn=dies_with_this_process(),
     )
     output: list[str] = []
     ready = threading.Event()
