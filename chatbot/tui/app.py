@@ -15,6 +15,7 @@ import gc
 import getpass
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -565,7 +566,16 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.widgets.queue_list import QueueList
 
         locale = self.services.locale
-        name = await self.push_screen_wait(NameDialog(default_agent_name(), locale=locale))
+        holding: Counter[str] = Counter()
+        try:
+            for item in await self.services.desk.claims():
+                if item.agent:
+                    holding[item.agent] += 1
+        except HelpdeskError:
+            pass  # Asked without the warning: the claim that follows says what is wrong.
+        name = await self.push_screen_wait(
+            NameDialog(default_agent_name(), locale=locale, holding=holding)
+        )
         if name is None:
             return False
         self.services.agent = name

@@ -372,6 +372,30 @@ async def test_the_name_is_asked_on_the_first_claim_and_remembered_with_the_file
         assert other.conversation(second).agent == "Web Account"
 
 
+async def test_a_name_another_console_holds_claims_under_is_asked_about_first(
+    tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    """Two people choosing "ana" shared her claims, each able to resolve the other's: the
+    dialog says so first, and a second Enter (the same person, back) takes the name."""
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    held = waiting(other)
+    assert other.claim(held, agent="ana").won
+    app = create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: footer_offers(app, "claim"))
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: isinstance(app.screen, NameDialog))
+        app.screen.query_one("#name-input", Input).value = "ana"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "ana holds 1 conversation now" in flat(screen_text(app)))
+        assert isinstance(app.screen, NameDialog)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: view.is_mine)
+        assert other.conversation(conversation).agent == "ana"
+
+
 async def test_cancelling_the_name_claims_nothing_and_a_broken_file_is_left_alone(
     tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
 ) -> None:

@@ -3,6 +3,7 @@ when they quit. Centred over the screen they ask about (app.tcss)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from rich.text import Text
@@ -51,10 +52,20 @@ class NameDialog(Dialog[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
-    def __init__(self, suggestion: str = "", *, locale: Locale = DEFAULT_LOCALE) -> None:
+    def __init__(
+        self,
+        suggestion: str = "",
+        *,
+        locale: Locale = DEFAULT_LOCALE,
+        holding: Mapping[str, int] | None = None,
+    ) -> None:
         super().__init__()
         self.suggestion = suggestion
         self.locale: Locale = locale
+        self.holding = dict(holding or {})
+        """Conversations claimed now, by the name they are claimed under: a name some console
+        already works under is asked about before it is taken."""
+        self._confirmed: str | None = None
         localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
@@ -82,11 +93,27 @@ class NameDialog(Dialog[str | None]):
     @on(Input.Submitted, "#name-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        message = self.query_one("#name-error", Static)
         try:
             name = check_name(event.value, locale=self.locale)
         except ValueError as error:
-            message = self.query_one("#name-error", Static)
             message.update(Text(str(error)))
+            message.display = True
+            return
+        # Two consoles under one name share its claims, each able to reply, resolve and hand
+        # back as the other: said first, and taken on a second Enter (the same person, back).
+        count = self.holding.get(name, 0)
+        if count and self._confirmed != name:
+            self._confirmed = name
+            t = translations(self.locale)
+            warning = t.ngettext(
+                "{name} holds {count} conversation now: another console may be working under "
+                "this name, and would share it. Press Enter again to use it anyway.",
+                "{name} holds {count} conversations now: another console may be working under "
+                "this name, and would share them. Press Enter again to use it anyway.",
+                count,
+            ).format(name=name, count=count)
+            message.update(Text(warning))
             message.display = True
             return
         self.dismiss(name)
