@@ -91,12 +91,17 @@ def message_page(
     sign_out: bool = False,
     link: str = "",
     retry_s: int | None = None,
+    elsewhere: tuple[str, str] | None = None,
     locale: Locale = DEFAULT_LOCALE,
 ) -> str:
     """`heading` and `text` are in `locale` already; the buttons are put in it here. With
-    `retry_s`, the browser tries `link` again by itself after that many seconds."""
+    `retry_s`, the browser tries `link` again by itself after that many seconds. `elsewhere`: a
+    page to go to instead (its path, and its button's label, in `locale`)."""
     t = translations(locale)
     actions = []
+    if elsewhere is not None:
+        path, label = elsewhere
+        actions.append(f'<a class="button" href="{html.escape(path)}">{html.escape(label)}</a>')
     if link:
         label = html.escape(t.gettext("Try again"))
         actions.append(f'<a class="button" href="{html.escape(link)}">{label}</a>')

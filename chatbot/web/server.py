@@ -540,6 +540,13 @@ class HelpdeskServer(Server):
             if account is None:
                 return self._html(signin_page(area=area, locale=locale))
             if not account.may_open(area):
+                # The page the account can open, offered: an agent who followed a link to the
+                # editor had only "Sign out".
+                other = next((a for a in Area if a is not area and account.may_open(a)), None)
+                elsewhere = None if other is None else (
+                    f"/{other.value}",
+                    t.gettext("Open the {area}").format(area=title(other, locale)),
+                )  # fmt: skip
                 return self._html(
                     message_page(
                         heading=t.gettext("Not for this account"),
@@ -547,6 +554,7 @@ class HelpdeskServer(Server):
                             name=account.name, role=account.role.value, area=title(area, locale)
                         ),
                         sign_out=True,
+                        elsewhere=elsewhere,
                         locale=locale,
                     ),
                     status=403,

@@ -182,6 +182,9 @@ def test_an_agent_cannot_open_the_editor(
     response = page.goto(f"{served.url}/editor")
     assert response is not None and response.status == 403
     assert "cannot open the knowledge-base editor" in page.inner_text("p.lead")
+    # The page the account can open is offered, not only "Sign out".
+    page.click("a.button")
+    page.wait_for_url(f"{served.url}/agent")
 
 
 def test_the_sixth_wrong_password_in_a_minute_is_refused_without_checking(
