@@ -186,3 +186,28 @@ def test_json_times_are_to_the_second_as_the_readme_shows(
     figures = json.loads(out)
     for key in ("since", "generated_at"):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", figures[key]), figures[key]
+
+
+def test_json_times_and_durations_are_rounded_but_questions_kept_as_asked() -> None:
+    """Each gap's last question and the oldest wait carried microseconds and 14 decimals; a
+    question that holds a time is text, and stays as asked."""
+    from chatbot.desk.stats import _tidy
+
+    dumped = {
+        "oldest_wait_s": 103.02568101882935,
+        "first_reply_s": {"count": 2, "p50": 180.04, "p90": 660.96},
+        "judgment_ms": {"count": 1, "p50": 12.34},
+        "content_gaps": [
+            {"question": "Is 2026-01-05T09:11:41.5Z too late?", "count": 1,
+             "last_at": "2026-12-06T13:38:10.422950Z"}
+        ],
+    }  # fmt: skip
+    assert _tidy(dumped) == {
+        "oldest_wait_s": 103.0,
+        "first_reply_s": {"count": 2, "p50": 180.0, "p90": 661.0},
+        "judgment_ms": {"count": 1, "p50": 12.34},
+        "content_gaps": [
+            {"question": "Is 2026-01-05T09:11:41.5Z too late?", "count": 1,
+             "last_at": "2026-12-06T13:38:10Z"}
+        ],
+    }  # fmt: skip

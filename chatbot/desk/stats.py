@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
@@ -171,12 +172,30 @@ class DeskStats(_Frozen):
 
     def to_json(self) -> dict[str, object]:
         """The `helpdesk stats --json` shape: stable, documented in the README. Times to the
-        second, as the README shows them (`--since 24h` and the reading time carried
-        microseconds)."""
-        whole = {"generated_at": self.generated_at.replace(microsecond=0)}
-        if self.since is not None:
-            whole["since"] = self.since.replace(microsecond=0)
-        return self.model_copy(update=whole).model_dump(mode="json")
+        second and durations to a tenth of one, as the README shows them: `--since 24h`, the
+        reading time and each gap's last question carried microseconds, and the oldest wait
+        fourteen decimals."""
+        tidied: dict[str, object] = _tidy(self.model_dump(mode="json"))
+        return tidied
+
+
+_FRACTION = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+(Z|[+-]\d\d:\d\d)")
+
+
+def _tidy(value: object, *, seconds: bool = False) -> Any:
+    """`value` (dumped to JSON types) with its times to the second and its durations (fields
+    ending in `_s`, and the figures inside them) to a tenth of one."""
+    if isinstance(value, dict):
+        return {
+            key: _tidy(item, seconds=seconds or key.endswith("_s")) for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_tidy(item, seconds=seconds) for item in value]
+    if isinstance(value, str) and (time := _FRACTION.fullmatch(value)) is not None:
+        return time.group(1) + time.group(2)  # A time, not a question that holds one.
+    if seconds and isinstance(value, float):
+        return round(value, 1)
+    return value
 
 
 _RELATIVE = re.compile(r"(\d{1,12})([hdw])")
