@@ -696,15 +696,15 @@ class SQLiteStore:
             self._append(db, conversation_id, event=event)
             if to is State.BOT:
                 # The customer's last word, if nobody answered it, is for the bot now: left to a
-                # person who handed back without replying, it would wait for nobody.
+                # person who handed back without replying, it would wait for nobody. Judged
+                # already or not: a decision kept silent (a person had it) was never said.
                 db.execute(
                     "INSERT INTO questions (entry_id, conversation_id)"
                     " SELECT e.id, e.conversation_id FROM entries e"
                     " WHERE e.id = (SELECT max(m.id) FROM entries m"
                     "  WHERE m.conversation_id = ? AND m.author IS NOT NULL)"
                     " AND e.author = 'customer'"
-                    " AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.entry_id = e.id)"
-                    " AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.message_id = e.id)",
+                    " AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.entry_id = e.id)",
                     (conversation_id,),
                 )
             return self._conversation(db, conversation_id)

@@ -87,3 +87,19 @@ def test_a_hand_back_asks_the_bot_nothing_it_has_answered(desk: DeskService) -> 
     assert desk.claim(conversation_id, agent="ana").won
     desk.hand_back(conversation_id, agent="ana")
     assert desk.lease(WORKER, limit=5, lease_s=30) == []
+
+
+def test_a_hand_back_gives_the_bot_a_question_it_decided_on_silently(desk: DeskService) -> None:
+    """The bot was slow, the customer asked for a person, and its decision was kept silent: the
+    customer never had an answer, so handed back, the question is the bot's again."""
+    asked = desk.ask(None, Q2)
+    leased = take(desk)
+    conversation_id = asked.conversation.id
+    assert desk.talk_to_person(conversation_id).escalated
+    assert desk.claim(conversation_id, agent="ana").won
+    assert desk.record_decision(WORKER, leased, answered(Q2)).outcome == "kept"
+    desk.hand_back(conversation_id, agent="ana")
+    again = take(desk)
+    assert again.id == asked.message.id
+    assert desk.record_decision(WORKER, again, answered(Q2)).outcome == "answered"
+    assert desk.messages(conversation_id)[-1].author is Author.BOT
