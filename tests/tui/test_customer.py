@@ -323,6 +323,11 @@ async def test_a_message_the_desk_could_not_store_is_said_until_it_is_sent(
         assert "The help desk cannot be reached just now. What you typed stays here" in text
         assert "postgresql" not in text and "db.internal" not in text
         assert chat(app).question.value == Q2
+        # The database down altogether: the reads fail too, and then work again.
+        read = desk.conversation
+        desk.conversation = unreachable  # type: ignore[method-assign, assignment]
+        await chat(app).refresh_log()  # A read, failing as the write did.
+        desk.conversation = read  # type: ignore[method-assign]
         desk.ask = stored  # type: ignore[method-assign]
         # A change to the conversation: the chat reads it again, and the line stays.
         other.talk_to_person(1)

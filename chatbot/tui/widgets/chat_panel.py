@@ -139,6 +139,8 @@ class ChatPanel(Vertical):
         """A language the customer picked before their first message: it wins over detection."""
         self._desk_trouble = False
         """The error line says the desk cannot be reached: it goes once the desk answers."""
+        self._unsent = False
+        """A write failed, and nothing has been sent since: its line stays until one is."""
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -379,6 +381,7 @@ class ChatPanel(Vertical):
     def _hide_error(self) -> None:
         self.error.display = False
         self._desk_trouble = False
+        self._unsent = False
 
     def _desk_answers(self) -> None:
         if self._desk_trouble:
@@ -391,8 +394,11 @@ class ChatPanel(Vertical):
         writes cannot (SQLite locked by another process): hidden by the next read, the line
         left an unsent question looking sent."""
         if isinstance(error, StoreError):
+            # Reads failing after a write that failed (the database down, not locked) must not
+            # make its line one that goes when reads work again: what was typed is still unsent.
+            self._unsent = self._unsent or writing
             self._show_error(self.gettext(DESK_TROUBLE))
-            self._desk_trouble = not writing
+            self._desk_trouble = not self._unsent
         else:
             self._show_error(str(error))
 
