@@ -140,3 +140,26 @@ def test_a_refusal_is_one_line_and_never_capitalises_a_url() -> None:
     assert _sentence("conversation 1 is waiting; claim it first") == (
         "Conversation 1 is waiting; claim it first."
     )
+
+
+async def test_find_and_the_team_view_say_the_outage_not_the_drivers_words(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # Ctrl+F showed "postgresql://…: database unavailable: connection failed: …", and F4 the
+    # same as a notice over "Nobody holds a claim", which was false: nothing could be read.
+    waiting(other)
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.queue.table.row_count > 0)
+        outage = Outage.of(app.services.desk)
+        outage.down = True
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: shown(app).count(TROUBLE) == 2)  # The console's too.
+        assert "Nobody holds a claim" not in shown(app) and not app._notifications
+        await pilot.press("escape")
+        await pilot.press("ctrl+f")
+        await type_text(pilot, "helmet")
+        await wait_until(pilot, lambda: shown(app).count(TROUBLE) == 2)
+        assert "postgresql" not in shown(app).lower()
+        outage.down = False  # The app closes its store as it ends.

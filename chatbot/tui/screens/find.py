@@ -21,7 +21,7 @@ from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
-from chatbot.tui.widgets.queue_list import one_line
+from chatbot.tui.widgets.queue_list import agent_error, one_line
 
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
@@ -96,7 +96,8 @@ class FindScreen(Dialog[int | None]):
         try:
             hits = await self.services.desk.search(text, limit=50)
         except HelpdeskError as error:
-            self.query_one("#find-status", Static).update(Text(str(error)))
+            message = agent_error(error, self.services.locale)
+            self.query_one("#find-status", Static).update(Text(message))
             return
         if text != self.query_one("#find-input", Input).value:
             return  # Typing went on meanwhile: its own search follows.

@@ -19,7 +19,7 @@ from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
-from chatbot.tui.widgets.queue_list import NO_QUESTION, coarse_time, one_line
+from chatbot.tui.widgets.queue_list import NO_QUESTION, agent_error, coarse_time, one_line
 
 
 def claim_line(item: QueueItem, services: Services) -> Text:
@@ -70,7 +70,13 @@ class TeamScreen(Dialog[int | None]):
         try:
             claims = await self.services.desk.claims()
         except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
+            # Said where the claims would be: "Nobody holds a claim" under a notice of the
+            # driver's English was false (they could not be read).
+            empty = self.query_one("#team-empty", Static)
+            empty.update(Text(agent_error(error, self.services.locale)))
+            empty.display = not self.claims
+            if self.claims:
+                self.notify(agent_error(error, self.services.locale), severity="error")
             return
         if claims == self.claims:
             return
@@ -81,7 +87,9 @@ class TeamScreen(Dialog[int | None]):
         options.add_options([Option(claim_line(item, self.services)) for item in claims])
         if claims:
             options.highlighted = min(highlighted or 0, len(claims) - 1)
-        self.query_one("#team-empty").display = not claims
+        empty = self.query_one("#team-empty", Static)
+        empty.update(Text(translations(self.services.locale).gettext("Nobody holds a claim.")))
+        empty.display = not claims
         options.display = bool(claims)
         options.focus()
 

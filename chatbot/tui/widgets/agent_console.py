@@ -19,7 +19,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.plain_input import joined_lines
-from chatbot.tui.widgets.queue_list import DeskTrouble, QueueList, desk_error
+from chatbot.tui.widgets.queue_list import DESK_TROUBLE, DeskTrouble, QueueList, desk_error
 
 # The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
 # conversation opens, not before the first screen; its messages are handled by name below.
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 PALETTE_ROWS = 50
 """Queue rows offered in the command palette: the longest waits, not ten thousand entries."""
-DESK_TROUBLE = N_("The desk's database cannot be reached: retrying. Nothing is lost.")
 """The console's line while the desk's database fails its reads (its own words, the driver's and
 its address, are the operator's: the change feed logs them once)."""
 

@@ -196,6 +196,19 @@ class DeskTrouble(Message):
     trouble: bool
 
 
+DESK_TROUBLE = N_("The desk's database cannot be reached: retrying. Nothing is lost.")
+"""Said to agents for a database that cannot be reached, in place of its address and the
+driver's sentences (the operator's, in the logs)."""
+
+
+def agent_error(error: HelpdeskError, locale: Locale) -> str:
+    """An error as an agent reads it: a database that cannot be reached said as `DESK_TROUBLE`
+    in their language, anything else (a refusal) in its own words."""
+    if unreachable(error):
+        return translations(locale).gettext(DESK_TROUBLE)
+    return str(error)
+
+
 def unreachable(error: HelpdeskError) -> bool:
     """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
     desk refusing a move in the store's words (a conversation not found, someone else got there
