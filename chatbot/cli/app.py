@@ -8,6 +8,7 @@ or `--kb` ends the app, and is one line on stderr once the terminal is back, nev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 from typing import TYPE_CHECKING
@@ -74,11 +75,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def build_app(args: argparse.Namespace) -> HelpDeskApp:
     """The app these commands run (and bench/app.py times), from their parsed options."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
-    from chatbot.i18n import DEFAULT_LOCALE, LOCALES, environment_locale
+    from chatbot.i18n import DEFAULT_LOCALE, Locale, environment_locale, parse_locale
     from chatbot.tui import create_app
 
     terminal = environment_locale(os.environ)
-    chosen = getattr(args, "locale", None)
+    chosen: Locale | None = None
+    with contextlib.suppress(ValueError):  # A bad one is refused with the settings' line.
+        chosen = parse_locale(getattr(args, "locale", None) or "")
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
     # cost more than the screen itself. `--agent` is checked there too, and comes with them.
     return create_app(
@@ -91,9 +94,7 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
         # queue (the desk) the terminal is an agent's: the console is in its language unless
         # `--locale` (ui.locale) names one, and the customer's chat beside it starts in English.
         # `helpdesk chat --locale zh` is the customer's choice of that language.
-        customer_locale=(chosen if chosen in LOCALES else terminal)
-        if args.mode == "chat"
-        else DEFAULT_LOCALE,
+        customer_locale=(chosen or terminal) if args.mode == "chat" else DEFAULT_LOCALE,
         agent_locale=terminal,
     )
 

@@ -179,13 +179,15 @@ async def test_a_browsers_language_is_kept_when_the_customer_asks_for_a_person_f
         assert "您好！关于租车" in chat_text(app)
 
 
+@pytest.mark.parametrize("given", ["zh", "zh_CN"])
 async def test_chat_locale_names_the_language_a_customers_chat_starts_in(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, given: str
 ) -> None:
     """`helpdesk chat --locale zh` in an English terminal: the chat starts in Chinese (the
-    option was taken as the agent console's language, which `chat` has none of)."""
+    option was taken as the agent console's language, which `chat` has none of). `zh_CN` and
+    the like read as `zh`, as the console's `--locale` reads them."""
     monkeypatch.setenv("HELPDESK_DB", str(tmp_path / "helpdesk.sqlite3"))
-    app = build_app(build_parser("chat").parse_args(["chat", "--locale", "zh"]))
+    app = build_app(build_parser("chat").parse_args(["chat", "--locale", given]))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #chat-welcome")))
         await wait_until(pilot, lambda: "您好！关于租车" in chat_text(app))
