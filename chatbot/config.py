@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 
 def config_file() -> Path:
     """The settings file in force: `HELPDESK_CONFIG`, or the one at the XDG path."""
-    return Path(os.environ.get(CONFIG_ENV) or default_config_file())
+    return Path(environment_value(CONFIG_ENV) or default_config_file())
 
 
 PostgresURL = Annotated[str, StringConstraints(pattern=r"^(?i)postgres(ql)?://")]
@@ -260,19 +260,21 @@ class AgentSettings(Section):
     name: str | None = None
     """The display name customers see on claims and replies (`--agent` wins over it); the
     console asks for it on the first claim and saves it here. The rule of accounts' display
-    names holds for it: at most 64 characters, none of them control or invisible ones."""
+    names holds for it: at most 64 characters, something visible, no control characters. The
+    invisible formatting characters the console's name dialog drops are dropped here too, not
+    refused: its older version saved them (`Bob\\u200b`), and refusing stopped every command."""
 
     @field_validator("name")
     @classmethod
     def _display_name(cls, value: str | None) -> str | None:
         # Taken as it was, an escape sequence became the name conversations are claimed under,
         # and 5,000 characters of name filled the conversation's heading.
-        from chatbot.accounts.models import check_display_name
+        from chatbot.accounts.models import check_display_name, drop_invisible
 
         if value is None:
             return None
         try:
-            return check_display_name(value)
+            return check_display_name(drop_invisible(value))
         except HelpdeskError as error:
             raise ValueError(str(error)) from None
 
@@ -303,9 +305,9 @@ class ConfigFileSource(PydanticBaseSettingsSource):
         return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
 
     def __call__(self) -> dict[str, Any]:
-        if os.environ.get(CONFIG_ENV) and not os.path.lexists(self.path):
+        if (named := environment_variable(CONFIG_ENV)) and not os.path.lexists(self.path):
             # Named on purpose, so a typo would otherwise leave the defaults in force unsaid.
-            warn_once(f"{CONFIG_ENV}={self.path}: no such file; settings from it not used")
+            warn_once(f"{named}={self.path}: no such file; settings from it not used")
         data = read_config_file(self.path)
         for key in unknown_keys(data, self.settings_cls):
             warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key, self.path)}")
@@ -406,8 +408,27 @@ def warn_once(message: str) -> None:
         log.warning("%s", message)
 
 
+def environment_variable(name: str) -> str | None:
+    """The variable that sets the short name `name` (`HELPDESK_KB`, `HELPDESK_CONFIG`): itself,
+    or one spelled in another case (`helpdesk_kb`), as pydantic-settings reads the long names in
+    any case; None if none is set to something (an empty one is not read). The name as written
+    wins over another spelling, then the first in sorted order."""
+    if os.environ.get(name):
+        return name
+    spellings = sorted(v for v in os.environ if v.upper() == name and os.environ[v])
+    return spellings[0] if spellings else None
+
+
+def environment_value(name: str) -> str | None:
+    """The value of the short name `name`, in any case (`environment_variable`)."""
+    variable = environment_variable(name)
+    return None if variable is None else os.environ[variable]
+
+
 class ShortEnvSource(PydanticBaseSettingsSource):
-    """Reads the documented short environment variable names into their nested sections."""
+    """Reads the documented short environment variable names into their nested sections, in any
+    case (`helpdesk_kb` too), as the long ones are read: `unknown_env_names` counts them known,
+    and was silent while `helpdesk_kb=/x helpdesk kb list` listed the default passages."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # Unused: __call__ builds the whole mapping at once.
@@ -415,7 +436,7 @@ class ShortEnvSource(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         values: dict[str, dict[str, str]] = {}
         for name, (section, key) in SHORT_ENV_NAMES.items():
-            value = os.environ.get(name)
+            value = environment_value(name)
             if value:
                 values.setdefault(section, {})[key] = value
         return values
@@ -490,8 +511,9 @@ def _source(setting: str, overrides: dict[str, Any]) -> str | None:
         return None
     if key:
         for name, place in SHORT_ENV_NAMES.items():
-            if place == (section, key) and os.environ.get(name):  # Empty ones are not read.
-                return f"from {name}"
+            # Empty ones are not read; another case is (`helpdesk_db`).
+            if place == (section, key) and (variable := environment_variable(name)):
+                return f"from {variable}"
     # pydantic-settings reads the long names in any case, and empty ones too.
     variables = {name.upper(): name for name in os.environ}
     if key and (long := variables.get(env_name(f"{section}.{key}"))) is not None:

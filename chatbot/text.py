@@ -60,12 +60,26 @@ def not_utf8(text: str) -> str | None:
     return f"{what} at character {match.start() + 1}"
 
 
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Characters Unicode counts as letters or symbols that show as a blank: the Hangul fillers
+(U+115F, U+1160, U+3164, halfwidth U+FFA0) and the blank braille pattern (U+2800)."""
+_NOTHING = re.compile(r"[\u034f\u17b4\u17b5\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+"""Marks that show nothing of their own: variation selectors (U+FE00-FE0F, U+E0100-E01EF, and
+Mongolian's), the combining grapheme joiner and the Khmer inherent vowels."""
+
+
+def shows_nothing(char: str) -> bool:
+    """Whether `char` takes no room and shows nothing of its own: a format character (category
+    Cf: zero-width spaces and joiners, bidi marks, the byte-order mark) or a variation selector."""
+    return unicodedata.category(char) == "Cf" or _NOTHING.match(char) is not None
+
+
 def is_blank(text: str) -> bool:
-    """Whether `text` holds nothing to read: only whitespace and format characters (Unicode's
-    category Cf: zero-width spaces and joiners, the word joiner, bidi marks, the byte-order mark),
-    which take no room on screen. `str.strip` leaves the latter, so "\\u200b" passed for a
-    question."""
-    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+    """Whether `text` holds nothing to read: only whitespace, characters that show nothing
+    (`shows_nothing`: "\\u200b", "\\u200d", "\\ufe0f") and letters that show as a blank
+    (`BLANK_LETTERS`: "\\u3164", "\\u2800"). `str.strip` leaves all but the first, so "\\u200b"
+    passed for a question."""
+    return all(char.isspace() or char in BLANK_LETTERS or shows_nothing(char) for char in text)
 
 
 def strip_control(text: str, *, one_line: bool = False) -> str:

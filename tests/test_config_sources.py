@@ -111,10 +111,15 @@ BAD_NAMES = [
     ("esc\x1b[31mred", "display name holds a control character (\\x1b)"),
     ("A" * 5000, "display name is longer than 64 characters"),
     ("A" * 65, "display name is longer than 64 characters"),
-    ("B\u200bob", "display name holds an invisible or formatting character (U+200B ZERO WIDTH "
-                  "SPACE)"),
     ("  ", "display name is empty"),
+    ("\u200d", "display name shows nothing: it needs a visible character"),
+    ("\u3164\u2800", "display name shows nothing: it needs a visible character"),
+    ("\u200c\ufe0f", "display name shows nothing: it needs a visible character"),
 ]  # fmt: skip
+RTL = "\u200f\u0645\u06cc\u0646\u0627 (2)"
+"""A right-to-left name whose mark keeps "(2)" after it on screen."""
+INVISIBLE = ("B\u200bob", "display name holds an invisible or formatting character (U+200B ZERO "
+                          "WIDTH SPACE)")  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "problem"), BAD_NAMES)
@@ -150,7 +155,29 @@ def parsed(*argv: str) -> object:
     return build_parser("agent").parse_args(["agent", *argv])
 
 
-@pytest.mark.parametrize(("name", "problem"), BAD_NAMES)
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("Bob\u200b", "Bob"), ("Ana\ufeff", "Ana"), ("\u2060Ana \u202eLima", "Ana Lima"),
+     ("Ana\u200f", "Ana\u200f"), (RTL, RTL)],
+)  # fmt: skip
+def test_a_name_the_older_dialog_saved_is_read_without_what_it_cannot_show(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str, shown: str
+) -> None:
+    """The name dialog used to save the invisible characters pasted with a name; refusing them
+    stopped every command ("invalid setting agent.name ... invisible or formatting character").
+    They are dropped, as the dialog now drops them; the bidi marks stay, as RTL names need them."""
+    from chatbot.cli.main import main
+
+    save_setting("agent", "name", name)
+    assert load_settings().agent.name == shown
+    assert main(["kb", "list"]) == 0
+    assert "invalid setting" not in capsys.readouterr().err
+    config_file().unlink()
+    monkeypatch.setenv("HELPDESK_AGENT__NAME", name)
+    assert load_settings().agent.name == shown
+
+
+@pytest.mark.parametrize(("name", "problem"), [*BAD_NAMES, INVISIBLE])
 def test_a_bad_agent_option_is_one_line_naming_it(name: str, problem: str) -> None:
     from chatbot.cli.app import app_settings
 
@@ -182,3 +209,54 @@ def test_the_name_dialog_follows_the_same_rule_and_limit() -> None:
     # What the field cannot show, pasted in, is dropped as control characters are.
     assert check_name(" B\u200bob\u2028Lee\x1b[2J ") == "Bob Lee"
     assert check_name("👩\u200d💻 Ana") == "👩\u200d💻 Ana"
+    assert check_name("Ana\u200f") == "Ana\u200f"  # A bidi mark is kept, as the settings do.
+    for blank in ("\u200d", "\u3164", "\u2800 \ufe0f"):  # Nothing visible: asked again.
+        with pytest.raises(ValueError, match=r"^Type the name customers will see\.$"):
+            check_name(blank)
+
+
+# -- the short variable names in another case ------------------------------------------------------
+
+
+@pytest.mark.parametrize("spelled", ["helpdesk_kb", "Helpdesk_Kb"])
+def test_a_short_name_in_another_case_is_read_as_the_long_names_are(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    spelled: str,
+) -> None:  # fmt: skip
+    """`helpdesk_kb=/x helpdesk kb list` listed the default passages, silently: the short names
+    were read in upper case only, while `unknown_env_names` counted them known in any case and
+    pydantic-settings reads `helpdesk_engine__k` as `HELPDESK_ENGINE__K`."""
+    from chatbot.cli.main import main
+
+    missing = tmp_path / "elsewhere"
+    monkeypatch.setenv(spelled, str(missing))
+    assert load_settings().knowledge_base.path == missing
+    assert (main(["kb", "list"]), capsys.readouterr().err) == (
+        2, f"helpdesk: error: {missing}: knowledge base not found\n"
+    )  # fmt: skip
+    monkeypatch.setenv("HELPDESK_KB", str(tmp_path / "as-written"))  # The documented one wins.
+    assert load_settings().knowledge_base.path == tmp_path / "as-written"
+
+
+def test_other_short_names_in_lower_case_are_read_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("helpdesk_db", str(tmp_path / "mine.sqlite3"))
+    monkeypatch.setenv("valen_dialect", "systemone")
+    settings = load_settings()
+    assert (settings.store.db, settings.valen.dialect) == (
+        str(tmp_path / "mine.sqlite3"), "systemone"
+    )  # fmt: skip
+    assert refused(monkeypatch, valen_replay="bogus").startswith(
+        "invalid setting valen.replay from valen_replay: "
+    )
+
+
+def test_the_settings_file_variable_in_lower_case_is_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text("[engine]\nk = 7\n", encoding="utf-8")
+    monkeypatch.setenv("helpdesk_config", str(path))
+    assert config_file() == path
+    assert load_settings().engine.k == 7

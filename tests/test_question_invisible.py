@@ -30,6 +30,14 @@ INVISIBLE = [
     pytest.param("\u200c\u200d", id="joiners"),
     pytest.param("\u2066\u2069\u202e", id="bidi-isolates-and-override"),
 ]
+BLANK_LOOKING = [
+    pytest.param("\u3164", id="hangul-filler"),
+    pytest.param("\u2800", id="braille-blank"),
+    pytest.param("\u115f\u1160", id="hangul-choseong-and-jungseong-fillers"),
+    pytest.param("\uffa0 \u2800\u3164", id="halfwidth-filler-and-others"),
+    pytest.param("\ufe0f\U000e0100\u200d", id="variation-selectors-and-a-joiner"),
+]
+"""Letters and symbols that show as a blank, and marks that show nothing of their own."""
 PADDED = " " * 2_100 + "refund"
 """The tester's question: said to be longer than 2,000 characters."""
 
@@ -41,8 +49,20 @@ def test_format_characters_alone_are_a_blank_question(text: str) -> None:
         check_question(text)
 
 
+@pytest.mark.parametrize("text", BLANK_LOOKING)
+def test_blank_looking_letters_alone_are_a_blank_question(
+    capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    # `helpdesk ask $'\u3164'` escalated, storing a conversation with a blank question.
+    assert is_blank(text)
+    with pytest.raises(HelpdeskError, match="^question is empty$"):
+        check_question(text)
+    assert run(capsys, "ask", text) == (2, "", "helpdesk: error: question is empty\n")
+
+
 def test_a_question_with_words_keeps_its_format_characters() -> None:
     assert not is_blank("\u200bx")
+    assert not is_blank("\u3164x") and not is_blank("\u2764\ufe0f")  # A heart, as emoji.
     assert check_question("\u200brefund\u2060") == "\u200brefund\u2060"  # Only spaces go.
 
 

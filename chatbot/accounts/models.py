@@ -12,7 +12,7 @@ from chatbot.accounts.roles import ALLOWED as ALLOWED
 from chatbot.accounts.roles import Area as Area
 from chatbot.accounts.roles import Role as Role
 from chatbot.errors import HelpdeskError
-from chatbot.text import first_control
+from chatbot.text import BLANK_LETTERS, first_control, is_blank, shows_nothing
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._@-]{0,63}")
 """Sign-in names: lower case (so `Ana` and `ana` are one account), no spaces, at most 64."""
@@ -21,8 +21,15 @@ MAX_DISPLAY_NAME = 64
 name dialog. 64, not less: accounts were made with names up to 64 long, and the web hands an
 account's name to the console as the agent's; the screens cut a long one where it is shown."""
 JOINERS = frozenset("\u200c\u200d")
-"""The zero-width non-joiner and joiner: the only invisible formatting characters a display name
-may hold, as Persian and Indic names and emoji sequences (👩‍💻) need them."""
+"""The zero-width non-joiner and joiner, which Persian and Indic names and emoji sequences (👩‍💻)
+need."""
+BIDI_MARKS = frozenset("\u200e\u200f\u061c")
+"""The left-to-right, right-to-left and Arabic letter marks, which right-to-left names need to show
+the digits and brackets beside them in order. `printable` lets them through too: they only steer
+the neutral characters next to them, never reorder the rest of a line as an override does."""
+KEPT_FORMATTING = JOINERS | BIDI_MARKS
+"""The only invisible formatting characters a display name may hold. Comparing names drops them
+(`display_name_key`), so `Ana\\u200f` is still `Ana`."""
 MIN_PASSWORD = 8
 MAX_PASSWORD = 1024
 """Longer is no safer, and a megabyte-long password would only make each hash slower."""
@@ -63,6 +70,8 @@ def check_display_name(display_name: str) -> str:
     cleaned = display_name.strip()
     if not cleaned:
         raise HelpdeskError("display name is empty")
+    if is_blank(cleaned):  # Only joiners, variation selectors, Hangul fillers: shown as blank.
+        raise HelpdeskError("display name shows nothing: it needs a visible character")
     if (bad := first_control(cleaned, one_line=True)) is not None:
         raise HelpdeskError(f"display name holds a control character ({bad})")
     if (hidden := first_unshown(cleaned)) is not None:
@@ -76,9 +85,21 @@ def check_display_name(display_name: str) -> str:
 def unshown(char: str) -> bool:
     """Whether a name may not hold `char` because it is not shown as written: a formatting
     character (category Cf: a zero-width space, a bidi override, a soft hyphen; not the joiners),
-    a line or paragraph separator, or half of a surrogate pair (undecodable bytes in argv)."""
+    a line or paragraph separator, or half of a surrogate pair (undecodable bytes in argv). The
+    joiners and the bidi marks are shown as written (`KEPT_FORMATTING`)."""
     category = unicodedata.category(char)
-    return category in ("Cs", "Zl", "Zp") or (category == "Cf" and char not in JOINERS)
+    return category in ("Cs", "Zl", "Zp") or (category == "Cf" and char not in KEPT_FORMATTING)
+
+
+def drop_invisible(text: str) -> str:
+    """`text` without the formatting characters `unshown` refuses (a zero-width space, a
+    byte-order mark, a bidi override), which show nothing: what the console's name dialog drops
+    from a name, and what a name saved by its older version held (`Bob\\u200b`). Control
+    characters, separators and undecodable bytes stay, for `check_display_name` to refuse."""
+    return "".join(
+        char for char in text
+        if unicodedata.category(char) != "Cf" or char in KEPT_FORMATTING
+    )  # fmt: skip
 
 
 def first_unshown(text: str) -> str | None:
@@ -93,12 +114,14 @@ def first_unshown(text: str) -> str | None:
 
 def display_name_key(display_name: str) -> str:
     """What two display names are compared by, so that names alike on screen are one name:
-    compatibility forms folded (NFKC: fullwidth `Ｂｏｂ` is `Bob`), formatting characters dropped
-    (with a zero-width space inside, `Bob` shows as `Bob`), case folded, and a run of spaces one
-    space."""
+    compatibility forms folded (NFKC: fullwidth `Ｂｏｂ` is `Bob`), what shows nothing dropped
+    (formatting characters and variation selectors: with a zero-width space or U+FE0F inside,
+    `Bob` shows as `Bob`), letters that show as a blank (a Hangul filler) made spaces, case
+    folded, and a run of spaces one space."""
     text = unicodedata.normalize("NFKC", display_name)
-    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    text = "".join(char for char in text if not shows_nothing(char))
     text = unicodedata.normalize("NFKC", text.casefold())
+    text = "".join(" " if char in BLANK_LETTERS else char for char in text)
     return " ".join(text.split())
 
 

@@ -7,6 +7,7 @@ import functools
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from chatbot import __version__
 from chatbot.cli import app
@@ -62,14 +63,14 @@ def _missing_command(parser: argparse.ArgumentParser, names: str, _args: object)
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     arguments = sys.argv[1:] if argv is None else list(argv)
-    if (refusal := _not_utf8(arguments)) is not None:
-        print_error(refusal)
-        return 2
     # A line that starts with a subcommand (`helpdesk ask ...`) needs no other subcommand's
     # module or options, and an empty one (the app) none: building all of them cost ~15-20 ms.
     first = arguments[0] if arguments else ""
     parser = build_parser(first if first in COMMAND_MODULES or not first else None)
     args = parser.parse_args(arguments)
+    if (refusal := _not_utf8(parser, arguments, args)) is not None:
+        print_error(refusal)
+        return 2
     if not hasattr(args, "func"):
         parser.print_help()
         return 0
@@ -87,16 +88,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_gone()
 
 
-def _not_utf8(arguments: list[str]) -> str | None:
-    """Why the command line is refused, if an argument is not UTF-8. Python keeps such bytes as
-    lone surrogates, which no file, database or hash can encode: each command that stored one
-    (a tag, a synonym, a display name) raised UnicodeEncodeError, a traceback. Refused here, once
-    for every command, before any runs; numbered as the shell's $1, $2 count."""
-    for number, argument in enumerate(arguments, start=1):
-        if (where := not_utf8(argument)) is not None:
-            # `print_error` spells the bytes (\xff) and control characters out.
-            return f"argument {number} ('{argument}') is not valid UTF-8: {where}"
+PATH_METAVARS = ("PATH", "FILE", "DIR")
+"""Words in a metavar that mark an option's value as a file's name (`--db PATH|URL`)."""
+
+
+def _not_utf8(
+    parser: argparse.ArgumentParser, arguments: list[str], args: argparse.Namespace
+) -> str | None:
+    """Why the command line is refused, if a value that is text to store or show is not UTF-8.
+    Python keeps such bytes as lone surrogates, which no file, database or hash can encode: each
+    command that stored one (a tag, a synonym, a display name) raised UnicodeEncodeError, a
+    traceback. Refused here, once for every command, before any runs, naming the option. A file's
+    name is not text: the system takes back the bytes it was given (`kb import $'lat\\xe9.json'`),
+    so `Path` values and the path options (`--db`, `--kb`) are left alone."""
+    actions = _actions(parser, arguments)
+    for dest, value in vars(args).items():
+        action = actions.get(dest)
+        if action is None or _is_path(action):
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and (where := not_utf8(text)) is not None:
+                # `print_error` spells the bytes (\xff) and control characters out.
+                return f"argument {_name(action)} ('{text}') is not valid UTF-8: {where}"
     return None
+
+
+def _actions(parser: argparse.ArgumentParser, arguments: list[str]) -> dict[str, argparse.Action]:
+    """The actions of `parser` and of the subcommands `arguments` chose, by dest: the deepest
+    subcommand's last, as its values are (`kb show ID` and `kb add --id` share a dest)."""
+    actions: dict[str, argparse.Action] = {}
+    position = 0
+    while True:
+        chosen: argparse.ArgumentParser | None = None
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for index in range(position, len(arguments)):
+                    if arguments[index] in action.choices:
+                        chosen, position = action.choices[arguments[index]], index + 1
+                        break
+            else:
+                actions[action.dest] = action
+        if chosen is None:
+            return actions
+        parser = chosen
+
+
+def _is_path(action: argparse.Action) -> bool:
+    metavar = action.metavar if isinstance(action.metavar, str) else ""
+    return action.type is Path or any(word in metavar for word in PATH_METAVARS)
+
+
+def _name(action: argparse.Action) -> str:
+    """How argparse names `action` in its own errors: `--display-name`, or `question`."""
+    if action.option_strings:
+        return "/".join(action.option_strings)
+    return action.metavar if isinstance(action.metavar, str) else action.dest
 
 
 def _reader_gone() -> int:

@@ -34,6 +34,10 @@ def add(service: AccountService, name: str, display: str) -> None:
         "B\u200dob",  # A joiner is allowed in a name, and shows as nothing between two letters.
         "B\u200cob",
         " bob ",  # Spaces at the ends are dropped.
+        "Bob\u200f",  # A bidi mark is allowed (RTL names need it), and shows as nothing here.
+        "\u200eBob\u061c",
+        "Bob\ufe0f",  # A variation selector after a Latin letter shows nothing.
+        "B\U000e0100ob",
     ],
 )
 def test_a_name_alike_on_screen_is_refused(service: AccountService, lookalike: str) -> None:
@@ -104,3 +108,34 @@ def test_the_key_folds_what_the_eye_does_not_tell_apart() -> None:
     assert display_name_key("Straße") == display_name_key("STRASSE")
     assert display_name_key("Bob") != display_name_key("Rob")
     assert check_display_name("  Ana \u3000 Lima ") == "Ana Lima"
+
+
+@pytest.mark.parametrize(
+    "blank",
+    ["\u200d", "\u200c", "\u200d\ufe0f", "\u2800", "\u3164", "\u115f\u1160", "\uffa0 \u3164",
+     "\u200f", "\U000e0100"],
+)  # fmt: skip
+def test_a_name_that_shows_nothing_is_refused(service: AccountService, blank: str) -> None:
+    # A joiner alone, braille's blank pattern or a Hangul filler was taken, and shown as blank.
+    with pytest.raises(HelpdeskError, match=r"^display name shows nothing: it needs a visible"):
+        add(service, "blank", blank)
+    add(service, "ana", "Ana")
+    with pytest.raises(HelpdeskError, match=r"^display name shows nothing: it needs a visible"):
+        service.update("ana", display_name=blank)
+    assert [account.display_name for account in service.accounts()] == ["Ana"]
+
+
+def test_bidi_marks_are_kept_where_right_to_left_names_need_them(service: AccountService) -> None:
+    for name, display in [("mina", "\u200f\u0645\u06cc\u0646\u0627 (2)"), ("ana", "Ana\u200e"),
+                          ("omar", "\u0639\u0645\u0631\u061c 3")]:  # fmt: skip
+        add(service, name, display)
+    assert {account.display_name for account in service.accounts()} == {
+        "\u200f\u0645\u06cc\u0646\u0627 (2)", "Ana\u200e", "\u0639\u0645\u0631\u061c 3"
+    }  # fmt: skip
+
+
+def test_the_key_drops_variation_selectors_and_blanks_hangul_fillers() -> None:
+    from chatbot.accounts.models import display_name_key
+
+    assert display_name_key("Ana\ufe0f") == display_name_key("\u200fAna") == "ana"
+    assert display_name_key("Ana\u3164Lee") == display_name_key("Ana\u2800 Lee") == "ana lee"

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Static
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
-from chatbot.text import strip_control
+from chatbot.text import is_blank, strip_control
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.widgets.footer import Footer
@@ -37,7 +37,7 @@ def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
     name = "".join(char for char in name if char.isspace() or not unshown(char))
     name = " ".join(name.split())  # A line separator, as the other breaks, is a space.
     t = translations(locale)
-    if not name:
+    if is_blank(name):  # Nothing left, or only what shows as blank (a joiner, a Hangul filler).
         raise ValueError(t.gettext("Type the name customers will see."))
     if len(name) > MAX_DISPLAY_NAME:
         raise ValueError(t.gettext("Keep it to {limit} characters.").format(limit=MAX_DISPLAY_NAME))
