@@ -63,7 +63,22 @@ STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
 SESSION_SECRETS = ("VALEN_API_KEY",)
-"""Left out of what sessions inherit; given only to the sessions that need them."""
+"""Left out of what sessions inherit, in any case (settings read `valen_api_key` too); given
+only to the sessions that need them."""
+
+
+def secret_free(environment: dict[str, str]) -> dict[str, str]:
+    """`environment` without the session secrets, however their names are cased."""
+    return {k: v for k, v in environment.items() if k.upper() not in SESSION_SECRETS}
+
+
+def environment_value(name: str) -> str | None:
+    """The variable `name`, or the same name in another case (the settings read either)."""
+    if (value := os.environ.get(name)) is not None:
+        return value
+    return next((v for k, v in sorted(os.environ.items()) if k.upper() == name), None)
+
+
 RETRY_AFTER_S = 60
 """What a refused page tells the browser (`Retry-After`): sessions end as people leave."""
 REFUSAL_HEADING = N_("The help desk cannot open now")
@@ -156,9 +171,7 @@ class SessionProcess(AppService):
             await self._close_websocket()
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        environment = super()._build_environment(width, height)
-        for name in SESSION_SECRETS:
-            environment.pop(name, None)
+        environment = secret_free(super()._build_environment(width, height))
         driver = {"TEXTUAL_DRIVER": SESSION_DRIVER}
         return environment | self.environment | driver | self.secrets
 
@@ -857,13 +870,13 @@ class HelpdeskServer(Server):
             "TERM_PROGRAM": "textual",
             "TERM_PROGRAM_VERSION": version("textual-serve"),
         }
-        inherited = {k: v for k, v in os.environ.items() if k not in SESSION_SECRETS}
+        inherited = secret_free(dict(os.environ))
         return inherited | textual | self.environment
 
     def session_secrets(self, spec: SessionSpec) -> dict[str, str]:
         """Only a session that offers the editor (whose "Try it" asks Valen) gets the Valen key:
         a customer's or an agent's process never holds it, nor does the zygote."""
-        key = os.environ.get("VALEN_API_KEY")
+        key = environment_value("VALEN_API_KEY")
         if key and spec.account is not None and spec.account.may_open(Area.EDITOR):
             return {"VALEN_API_KEY": key}
         return {}

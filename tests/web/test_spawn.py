@@ -117,3 +117,17 @@ def test_a_session_that_fails_to_start_ends_its_page(browser: Browser, tmp_path:
     finally:
         context.close()
         served.stop()
+
+
+def test_the_valen_key_is_kept_from_sessions_however_its_name_is_cased(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The settings read `valen_api_key` as they read `VALEN_API_KEY`: a lower-case one reached
+    every session's environment, where the filter looked for the upper-case name only."""
+    from chatbot.web.server import environment_value, secret_free
+
+    inherited = {"valen_api_key": KEY, "Valen_Api_Key": KEY, "PATH": "/usr/bin"}
+    assert secret_free(inherited) == {"PATH": "/usr/bin"}
+    monkeypatch.delenv("VALEN_API_KEY", raising=False)
+    monkeypatch.setenv("valen_api_key", KEY)
+    assert environment_value("VALEN_API_KEY") == KEY  # The editor's sessions still get it.
