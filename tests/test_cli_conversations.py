@@ -311,6 +311,6 @@ def test_a_decision_kept_silent_is_not_said_to_have_answered(
     code, out, _ = run(capsys, "show", str(asked.conversation.id), "--db", str(path))
     assert code == 0
     assert (
-        "would have answered from card-charged-twice; kept silent as a person had taken over"
-        in (" ".join(out.split()))
+        "would have answered from card-charged-twice; kept silent as the conversation had gone"
+        " to a person" in (" ".join(out.split()))
     )

@@ -269,7 +269,7 @@ def run_show(args: argparse.Namespace) -> int:
         made = stored.decision
         verdict = f"answered from {made.answer.id}" if made.answer else f"escalated: {made.reason}"
         if outcomes.get(stored.id) == "kept":
-            verdict = f"would have {verdict}; kept silent as a person had taken over"
+            verdict = f"would have {verdict}; kept silent as the conversation had gone to a person"
         line = f"decision {stored.id} on message {stored.message_id}: {verdict}"
         print("\n".join(wrap(line, width, "  ", first="")))
     return 0

@@ -54,7 +54,8 @@ async def test_a_kept_answer_is_said_as_what_the_bot_would_have_done(
         await wait_until(pilot, lambda: "threshold 0.70" in bars(app, view))
         said = bars(app, view)
         assert (
-            "Would have answered from damage-fee; kept silent as a person had taken over · "
+            "Would have answered from damage-fee; kept silent as the conversation had gone to a "
+            "person · "
             "threshold 0.70" in said
         )
         assert "Answered from" not in said
@@ -76,7 +77,10 @@ async def test_a_kept_escalation_is_said_so_however_long_ago(
         view = await app.open_conversation(conversation)
         await wait_until(pilot, lambda: "threshold 0.70" in bars(app, view))
         said = bars(app, view)
-        assert "Would have escalated: low-score; kept silent as a person had taken over" in said
+        assert (
+            "Would have escalated: low-score; kept silent as the conversation had gone to a person"
+            in said
+        )
         assert "Escalated: low-score" not in said
 
 

@@ -65,7 +65,10 @@ def describe(
     kept = outcome == "kept"
     if decision.answer is not None:
         verdict = styled(
-            t.gettext("Would have answered from {passage}; kept silent as a person had taken over")
+            t.gettext(
+                "Would have answered from {passage}; kept silent as the conversation had gone to a "
+                "person"
+            )
             if kept
             else t.gettext("Answered from {passage}"),
             {"passage": "bold"},
@@ -74,7 +77,10 @@ def describe(
     else:
         assert decision.reason is not None
         verdict = styled(
-            t.gettext("Would have escalated: {reason}; kept silent as a person had taken over")
+            t.gettext(
+                "Would have escalated: {reason}; kept silent as the conversation had gone to a "
+                "person"
+            )
             if kept
             else t.gettext("Escalated: {reason}"),
             {"reason": "bold"},
