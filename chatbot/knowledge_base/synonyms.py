@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from chatbot.knowledge_base.storage import KnowledgeBaseError
@@ -49,54 +49,93 @@ def word_problem(word: str) -> str | None:
     return None
 
 
-def parse_synonyms(data: Mapping[str, object], *, where: str) -> tuple[SynonymGroup, ...]:
+def parse_synonyms(
+    data: Mapping[str, object], *, where: str, strict: bool = True
+) -> tuple[SynonymGroup, ...]:
     """Groups from a parsed mapping of word to synonyms (a comma-separated string or a list of
     strings), refusing anything else with one line naming `where` and the entry. A word given
-    twice (ignoring case) is kept once, as first spelled; a group needs two different words."""
-    groups: list[SynonymGroup] = []
-    for key, value in data.items():
-        label = f"{where}: {key!r}"
-        if isinstance(value, str):
-            others = value.split(",")
-        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-            others = list(value)
-        else:
-            raise KnowledgeBaseError(
-                f"{label}: expected synonyms as a comma-separated string or a list of strings"
-            )
-        words = [w.strip() for w in (key, *others)]
-        if not all(words):
-            raise KnowledgeBaseError(f"{label}: an empty word (two commas, or a blank name)")
-        for number, word in enumerate(words):
-            problem = word_problem(word)
-            if problem is not None:
-                which = "the word" if number == 0 else f"the synonym {word!r}"
-                raise KnowledgeBaseError(f"{label}: {which} {problem}")
-        long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
-        if long is not None:
-            raise KnowledgeBaseError(
-                f"{label}: a synonym is longer than {MAX_WORD_CHARS} characters"
-            )
-        if len(words) < 2:
-            raise KnowledgeBaseError(f"{label}: no synonyms given")
-        # Checked after the duplicates are dropped: `helmet = helmet` is a group of one word,
-        # which would be written back as `helmet = ""` and then refused by every reader.
-        kept: dict[str, str] = {}
-        for word in words:
-            kept.setdefault(word.casefold(), word)
-        group = tuple(kept.values())
-        if len(group) < 2:
-            raise KnowledgeBaseError(
-                f"{label}: {words[0]!r} is given as its own synonym; a group needs two "
-                "different words"
-            )
-        groups.append(group)
-    return tuple(groups)
+    twice (ignoring case) is kept once, as first spelled; a group needs two different words.
+
+    `strict` is for what is about to be written (the command line, the editor, an import): a
+    word the editor's lines cannot hold (`word_problem`) and a group of one word are refused.
+    Not `strict` is for reading a file to use it, which an older helpdesk may have written: such
+    words are kept, and a group of one word is dropped (it means nothing). Anything malformed
+    (wrong types, an empty or over-long word) is refused either way."""
+    return tuple(
+        group
+        for key, value in data.items()
+        if (group := _parse_entry(key, value, where=where, strict=strict)) is not None
+    )
 
 
-def _read_table(path: Path) -> dict[str, object]:
+def _parse_entry(key: str, value: object, *, where: str, strict: bool) -> SynonymGroup | None:
+    label = f"{where}: {key!r}"
+    if isinstance(value, str):
+        others = value.split(",")
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        others = list(value)
+    else:
+        raise KnowledgeBaseError(
+            f"{label}: expected synonyms as a comma-separated string or a list of strings"
+        )
+    words = [w.strip() for w in (key, *others)]
+    if not all(words):
+        raise KnowledgeBaseError(f"{label}: an empty word (two commas, or a blank name)")
+    for number, word in enumerate(words if strict else ()):
+        problem = word_problem(word)
+        if problem is not None:
+            which = "the word" if number == 0 else f"the synonym {word!r}"
+            raise KnowledgeBaseError(f"{label}: {which} {problem}")
+    long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
+    if long is not None:
+        raise KnowledgeBaseError(f"{label}: a synonym is longer than {MAX_WORD_CHARS} characters")
+    if len(words) < 2:
+        raise KnowledgeBaseError(f"{label}: no synonyms given")
+    # Checked after the duplicates are dropped: `helmet = helmet` is a group of one word,
+    # which would be written back as `helmet = ""` and then refused by every reader.
+    kept: dict[str, str] = {}
+    for word in words:
+        kept.setdefault(word.casefold(), word)
+    group = tuple(kept.values())
+    if len(group) < 2:
+        if not strict:
+            return None
+        raise KnowledgeBaseError(
+            f"{label}: {words[0]!r} is given as its own synonym; a group needs two different words"
+        )
+    return group
+
+
+def entry_problems(entries: Iterable[tuple[str, object]], *, where: str) -> list[str]:
+    """One line for each entry (word, synonyms) that reading accepts but writing would refuse,
+    saying what reading does with it: what `kb check` notes of groups an older helpdesk (or a
+    hand) wrote. An entry reading refuses too raises its one line."""
+    problems: list[str] = []
+    for key, value in entries:
+        try:
+            _parse_entry(key, value, where=where, strict=True)
+        except KnowledgeBaseError as error:
+            used = _parse_entry(key, value, where=where, strict=False) is not None
+            what = "searched with, but saving refuses it" if used else "ignored: it means nothing"
+            problems.append(f"{error} ({what})")
+    return problems
+
+
+def group_problem(group: SynonymGroup) -> str | None:
+    """Why the editor's lines cannot hold `group` as it is (one of its words), or None."""
+    for number, word in enumerate(group):
+        problem = word_problem(word)
+        if problem is not None:
+            which = "the word" if number == 0 else f"the synonym {word!r}"
+            return f"{group[0]!r}: {which} {problem}"
+    return None
+
+
+def read_synonyms_table(path: Path) -> dict[str, object]:
+    """The TOML table of a `synonyms.toml`, one line for every way it can fail. A leading byte
+    order mark (Notepad writes one) is skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise KnowledgeBaseError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -104,12 +143,37 @@ def _read_table(path: Path) -> dict[str, object]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise KnowledgeBaseError(f"{path}: malformed TOML: {error}") from None
+        hint = _quote_hint(text, error)
+        raise KnowledgeBaseError(f"{path}: malformed TOML: {error}{hint}") from None
 
 
-def load_synonyms_file(path: Path) -> tuple[SynonymGroup, ...]:
-    """The synonym groups of a `synonyms.toml` file; every way it can fail is one line."""
-    return parse_synonyms(_read_table(path), where=str(path))
+_ERROR_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
+_DOTTED_BARE_KEY = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _quote_hint(text: str, error: tomllib.TOMLDecodeError) -> str:
+    """A hint when the failing line starts with an unquoted word TOML cannot take bare:
+    `vélo = "bike"` or `return station = "dock"` need quotes around the word."""
+    found = _ERROR_LINE.search(str(error))
+    lines = text.splitlines()
+    if found is None or not 0 < int(found[1]) <= len(lines):
+        return ""
+    line = lines[int(found[1]) - 1].strip()
+    if not line or line[0] in "\"'#[":
+        return ""
+    key = line.partition("=")[0].strip()
+    if not key or _DOTTED_BARE_KEY.fullmatch(key):
+        return ""
+    return (
+        "; put a word in double quotes unless it is only ASCII letters, digits, '-' and '_': "
+        f"{json.dumps(key, ensure_ascii=False)} = ..."
+    )
+
+
+def load_synonyms_file(path: Path, *, strict: bool = False) -> tuple[SynonymGroup, ...]:
+    """The synonym groups of a `synonyms.toml` file; every way it can fail is one line.
+    `strict`: as `parse_synonyms`, for a file about to be written elsewhere (an import)."""
+    return parse_synonyms(read_synonyms_table(path), where=str(path), strict=strict)
 
 
 def groups_without(path: Path, word: str) -> tuple[tuple[SynonymGroup, ...], str] | None:
@@ -117,21 +181,22 @@ def groups_without(path: Path, word: str) -> tuple[tuple[SynonymGroup, ...], str
     starts (compared ignoring case), and that entry's key, so a bad group can be removed without
     editing the file by hand. None when no entry starts with `word`; another bad entry, or a
     file that is no TOML at all, is still refused with its one line."""
-    data = _read_table(path)
+    data = read_synonyms_table(path)
     key = word.strip().casefold()
     found = next((k for k in data if k.strip().casefold() == key), None)
     if found is None:
         return None
     rest = {k: v for k, v in data.items() if k != found}
-    return parse_synonyms(rest, where=str(path)), found
+    return parse_synonyms(rest, where=str(path), strict=False), found
 
 
-def load_synonyms(knowledge_base: Path) -> tuple[SynonymGroup, ...]:
-    """The synonyms of a knowledge-base directory; none when it has no `synonyms.toml`."""
+def load_synonyms(knowledge_base: Path, *, strict: bool = False) -> tuple[SynonymGroup, ...]:
+    """The synonyms of a knowledge-base directory; none when it has no `synonyms.toml`. Read
+    for use unless `strict` (see `parse_synonyms`)."""
     path = knowledge_base / SYNONYMS_FILE
     if not knowledge_base.is_dir() or not path.exists():
         return ()
-    return load_synonyms_file(path)
+    return load_synonyms_file(path, strict=strict)
 
 
 # -- editing: one group per line, and the file written back ----------------------------------------

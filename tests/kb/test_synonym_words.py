@@ -163,8 +163,8 @@ def test_rm_removes_a_bad_group_that_every_other_command_refuses(
 def test_rm_of_a_bad_group_still_refuses_another_bad_one_and_a_word_with_no_group(
     kb_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (kb_copy / SYNONYMS_FILE).write_text('helmet = ""\nbike = ["a,b"]\n', encoding="utf-8")
-    assert "'bike': the synonym 'a,b' holds ','" in refused(
+    (kb_copy / SYNONYMS_FILE).write_text('helmet = ""\nbike = [3]\n', encoding="utf-8")
+    assert "'bike': expected synonyms as a comma-separated string" in refused(
         capsys, kb_copy, "synonyms", "rm", "helmet"
     )
     assert "'helmet': an empty word" in refused(capsys, kb_copy, "synonyms", "rm", "nope")
@@ -206,15 +206,18 @@ def test_cli_refuses_a_word_the_editor_could_not_hold(
         ('bike = "cycle, \\u001b[2J"', "the synonym '\\x1b[2J' holds a control character"),
     ],
 )
-def test_a_file_holding_such_a_word_is_one_line_naming_the_entry(
+def test_a_file_holding_such_a_word_is_one_line_naming_the_entry_when_imported(
     tmp_path: Path, toml: str, message: str
 ) -> None:
+    """Refused when the file is about to be written elsewhere (an import); read for use, as an
+    older helpdesk may have written it, the word is kept (tests/kb/test_synonyms_compat.py)."""
     (tmp_path / SYNONYMS_FILE).write_text(toml + "\n", encoding="utf-8")
     with pytest.raises(KnowledgeBaseError) as caught:
-        load_synonyms(tmp_path)
+        load_synonyms(tmp_path, strict=True)
     line = str(caught.value)
     assert line.startswith(f"{tmp_path / SYNONYMS_FILE}: ") and message in line
     assert "\n" not in line and "\x1b" not in line
+    assert len(load_synonyms(tmp_path)) == 1
 
 
 words = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)

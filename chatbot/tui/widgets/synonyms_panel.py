@@ -19,6 +19,7 @@ from chatbot.knowledge_base.synonyms import (
     LINE_FORMAT,
     SynonymGroup,
     group_line,
+    group_problem,
     parse_synonym_lines,
 )
 from chatbot.retrieval.retrievers import unmatched_synonyms
@@ -56,6 +57,9 @@ class SynonymsPanel(Vertical):
         self.saved_text = ""
         self.groups: tuple[SynonymGroup, ...] = ()
         self.problems: list[str] = []
+        self._unshowable: list[tuple[str, str]] = []
+        """Loaded groups the lines cannot hold (`#1 = number one` reads as a comment), each as
+        shown and why: a problem while the text still holds it, so a save never drops one."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
@@ -78,6 +82,9 @@ class SynonymsPanel(Vertical):
         """Show `groups` as saved at `revision`."""
         self.revision = revision
         self.saved_text = "".join(f"{group_line(g)}\n" for g in groups)
+        self._unshowable = [
+            (group_line(g), problem) for g in groups if (problem := group_problem(g)) is not None
+        ]
         self.query_one("#synonyms-text", TextArea).load_text(self.saved_text)
         self._check()
 
@@ -91,6 +98,7 @@ class SynonymsPanel(Vertical):
 
     def _check(self) -> None:
         self.groups, self.problems = parse_synonym_lines(self.text)
+        self.problems += self._unshowable_problems()
         self.query_one("#synonyms-problem", Static).update(Text("\n".join(self.problems)))
         unmatched = unmatched_synonyms(self._passages(), self.groups)
         note = "" if not unmatched else (
@@ -101,6 +109,17 @@ class SynonymsPanel(Vertical):
         self.query_one("#synonyms-note", Static).update(Text(note))
         self.query_one("#synonyms-save", Button).disabled = bool(self.problems)
 
+    def _unshowable_problems(self) -> list[str]:
+        """A problem for each loaded group the lines cannot hold that the text still shows as
+        loaded (an older helpdesk, or a hand, wrote it): change the word or delete the line."""
+        text, problems = self.text, []
+        for shown, problem in self._unshowable:
+            at = next((i for i in _find_all(text, shown) if i == 0 or text[i - 1] == "\n"), None)
+            if at is not None:
+                number = text.count("\n", 0, at) + 1
+                problems.append(f"line {number}: {problem}; change the word or delete the line")
+        return problems
+
     def request_save(self) -> None:
         """Ask the screen to save, unless a line is bad (its problem is shown already)."""
         if not self.problems:
@@ -110,3 +129,13 @@ class SynonymsPanel(Vertical):
     def _save_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.request_save()
+
+
+def _find_all(text: str, part: str) -> list[int]:
+    """Where `part` starts in `text`, every time."""
+    found: list[int] = []
+    at = text.find(part)
+    while at != -1:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
