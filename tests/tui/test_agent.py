@@ -164,9 +164,11 @@ async def test_hand_back_to_the_bot(make_app: MakeApp, other: DeskService) -> No
         await ask(pilot, Q3)
         await open_first(app, pilot)
         await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: other.conversation(1).agent == "ana")
+        # Answered by the agent: handed back, the bot has nothing to judge again.
+        other.reply(1, agent="ana", text="No late fee when the station is full.")
         await pilot.press("ctrl+g")
-        await pilot.pause()
-        assert other.conversation(1).state is State.BOT
+        await wait_until(pilot, lambda: other.conversation(1).state is State.BOT)
         assert "You are talking to the bot." in chat_text(app)
         await ask(pilot, Q1)  # The bot answers again.
         assert other.messages(1)[-1].passage_id == "card-charged-twice"

@@ -134,7 +134,17 @@ class AgentConsole(Vertical):
 
     @on(QueueList.Opened)
     async def _opened(self, event: QueueList.Opened) -> None:
-        await self._open(event.conversation_id)
+        try:
+            await self._open(event.conversation_id)
+        finally:  # However the opening ended: a queue left holding keys would hear no more.
+            view = self.open_view
+            opened = view is not None and view.conversation_id == event.conversation_id
+            # What was typed after the Enter that chose it, held by the queue meanwhile, was
+            # meant for this conversation: typed again there, in order (Ctrl+L claims it, words
+            # go to its reply box); nowhere if it did not open.
+            for held in self.queue.table.release():
+                if opened:
+                    self.app.post_message(held)
 
     async def on_conversation_view_closed(self, event: ConversationView.Closed) -> None:
         await self.close_conversation()

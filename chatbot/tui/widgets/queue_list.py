@@ -293,6 +293,10 @@ class QueueTable(ScrollView, can_focus=True):
         self._pass: _Pass | None = None
         """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
         self.cursor_row = 0
+        self._held: list[events.Key | events.Paste] | None = None
+        """Keys and pastes that came after the Enter that opened a row, kept until the console
+        has opened it (see `release`): typed in a burst, they reached the queue before it was
+        open, and Ctrl+L did nothing there, letters searched."""
 
     # -- the rows ---------------------------------------------------------------------------------
 
@@ -559,6 +563,36 @@ class QueueTable(ScrollView, can_focus=True):
     def action_select_cursor(self) -> None:
         if (selected := self.selected_id) is not None:
             self.post_message(self.Selected(selected))
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Open's key is a binding, and a binding runs once its key has passed every widget up to
+        # the app: the keys typed after it had reached the queue by then. Here it is handled in
+        # turn, and the keys after it wait for the conversation it opens.
+        if self._held is not None:
+            event.prevent_default()
+            event.stop()
+            self._held.append(events.Key(event.key, event.character))
+            return
+        opens = self._bindings.key_to_bindings.get(event.key, ())
+        selected = self.selected_id
+        if selected is not None and any(b.action == "select_cursor" for b in opens):
+            event.prevent_default()
+            event.stop()
+            self._held = []
+            self.post_message(self.Selected(selected))
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if self._held is not None:
+            event.prevent_default()
+            event.stop()
+            self._held.append(events.Paste(event.text))
+
+    def release(self) -> list[events.Key | events.Paste]:
+        """The conversation Enter chose is open, or failed to open: the keys and pastes typed
+        since, in order, for the console to pass on to it or drop. Keys go their usual way
+        again."""
+        held, self._held = self._held or [], None
+        return held
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "select_cursor":
