@@ -679,7 +679,17 @@ class HelpdeskServer(Server):
         if not origin_allowed(request, self.origins):
             raise web.HTTPForbidden(text="refused: sign out from the help desk's own page")
         response = web.HTTPSeeOther("/agent")
+        cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE))
         response.del_cookie(self.cookie_name(ACCOUNT_COOKIE), path="/")
+        # This browser's open consoles end with it: signed out in one tab, another went on
+        # claiming and replying as the account (each session holds what it signed in with).
+        if cookie:
+            for live in list(self.sessions.values()):
+                if live.holder is not None and live.holder.partition(":")[2] == cookie:
+                    with contextlib.suppress(Exception):  # Closed meanwhile.
+                        await live.websocket.close(
+                            code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
+                        )
         return response
 
     async def handle_no_icon(self, _request: web.Request) -> web.Response:

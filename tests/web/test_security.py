@@ -298,3 +298,22 @@ def test_a_websocket_from_another_origin_is_refused(
     # saw the socket close.
     refused = f"websocket from origin '{evil_origin}' refused"
     wait_for(lambda: any(refused in line for line in served.output), what="the server's warning")
+
+
+def test_signing_out_in_one_tab_ends_the_browsers_open_console(
+    context: BrowserContext, served: Served
+) -> None:
+    """Signed out in a second tab, the first went on claiming and replying as the account."""
+    console = context.new_page()
+    assert sign_in(console, served, "agent", "ana", PASSWORD) == 200
+    console.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+    wait_for(lambda: [s for s in served.sessions() if s.account == "ana"], what="the console")
+    other = context.new_page()
+    other.goto(f"{served.url}/signout")
+    with other.expect_navigation():
+        other.click("button[type=submit]")
+    console.wait_for_selector("body.-closed", state="attached", timeout=30_000)
+    wait_for(
+        lambda: not [s for s in served.sessions() if s.account == "ana"],
+        what="the console's process to end",
+    )
