@@ -478,7 +478,8 @@ class HelpdeskServer(Server):
         """Said on the page, in the browser's language, in place of a session that would be
         refused: a browser never shows a refused handshake's reason, so the app's page would
         only say that the session ended."""
-        self.refused[refusal.name.lower()] += 1
+        if request.method != "HEAD":  # An uptime check's HEAD is no page turned away.
+            self.refused[refusal.name.lower()] += 1
         return self._refusal_page(request, refusal, path)
 
     def _refusal_page(self, request: web.Request, refusal: Refusal, path: str) -> web.Response:
@@ -817,6 +818,10 @@ class HelpdeskServer(Server):
                 f"helpdesk serve: session {key} started ({describe(spec)}, pid {service.pid})"
             )
             await self._relay(websocket, service)
+        except ConnectionError:
+            # The browser went away mid-handshake (a reload storm): nothing failed here, and a
+            # traceback for each one filled the log.
+            log.info("browser session %s: the browser left as it opened", key)
         except Exception:
             log.exception("browser session failed")
         finally:

@@ -253,6 +253,8 @@ def test_sessions_are_capped_and_a_full_servers_page_says_why(tmp_path: Path) ->
                 second = await session.ws_connect(ws_url, headers={**headers, **b})
                 sessions_open(2)
                 pages += [page("/", c), page("/agent", c)]
+                # An uptime check's HEAD at the limit is answered, and counted as no refusal.
+                assert httpx.head(served.url + "/", headers=c).status_code == 503
                 await first.close()
                 await second.close()
             return told, pages
