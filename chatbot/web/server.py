@@ -55,6 +55,9 @@ log = logging.getLogger("helpdesk.web")
 
 CUSTOMER_COOKIE = "helpdesk-chat"
 ACCOUNT_COOKIE = "helpdesk-session"
+TYPED_NAME_COOKIE = "helpdesk-signin-name"
+"""The name typed in a failed sign-in, for the page that says why: kept out of its address
+(history, proxy logs), where a password typed into the name field would have landed too."""
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_WS_MESSAGE_BYTES = 64 * 1024
 """Keystrokes and resizes are a few bytes; the page (assets/paste.js) sends a longer paste in
@@ -582,11 +585,13 @@ class HelpdeskServer(Server):
 
         return handle
 
-    @staticmethod
-    def _signin_url(area: Area, name: str, error: str) -> str:
-        """The sign-in page that says why the last attempt failed. Never the password."""
-        query = {"next": f"/{area.value}"} | ({"name": name} if name else {}) | {"error": error}
-        return f"/signin?{urlencode(query)}"
+    def _to_signin(self, area: Area, name: str, error: str) -> web.HTTPSeeOther:
+        """To the sign-in page that says why the last attempt failed; the name typed goes with
+        it in a cookie of a few minutes, never in the address (nor, ever, the password)."""
+        query = {"next": f"/{area.value}", "error": error}
+        response = web.HTTPSeeOther(f"/signin?{urlencode(query)}")
+        self._set_cookie(response, TYPED_NAME_COOKIE, name[:64], max_age=300, strict=True)
+        return response
 
     async def handle_signin_page(self, request: web.Request) -> web.Response:
         """The sign-in form (`GET /signin`), and where a failed sign-in is sent (Post/Redirect/
@@ -595,7 +600,11 @@ class HelpdeskServer(Server):
         locale = page_locale(request)
         t = translations(locale)
         area = Area.EDITOR if request.query.get("next") == "/editor" else Area.AGENT
-        name = request.query.get("name", "")[:64]
+        if await self.signed_in(request) is not None:
+            # Back, after signing in, to the page of an earlier failure: the console instead of
+            # a "wrong password" that no longer holds.
+            raise web.HTTPSeeOther(f"/{area.value}")
+        name = request.cookies.get(self.cookie_name(TYPED_NAME_COOKIE), "")[:64]
         error = request.query.get("error")
         if error == "wrong":
             page = signin_page(area=area, name=name, error=t.gettext("Wrong name or password."),
@@ -636,12 +645,12 @@ class HelpdeskServer(Server):
         verdict = self.limiter.check(account=key, address=address)
         if not verdict.allowed:
             log.warning("sign-in for %r from %s refused: too many failures", key, address)
-            return web.HTTPSeeOther(self._signin_url(area, name, "locked"))
+            return self._to_signin(area, name, "locked")
         account = await self.accounts.authenticate(name, password)
         if account is None:
             self.limiter.failed(account=key, address=address)
             log.warning("failed sign-in for %r from %s", key, address)
-            return web.HTTPSeeOther(self._signin_url(area, name, "wrong"))
+            return self._to_signin(area, name, "wrong")
         self.limiter.succeeded(account=key)
         response = web.HTTPSeeOther(f"/{area.value}")
         self._set_cookie(

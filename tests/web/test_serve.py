@@ -72,7 +72,7 @@ def test_a_new_password_ends_every_session_signed_in_before(served: Served) -> N
 def test_what_is_typed_on_the_sign_in_page_comes_back_escaped(served: Served) -> None:
     refused = sign_in(served, '<img src=x onerror="alert(1)">', "nope nope")
     assert refused.status_code == 303  # To the page that says why (see test_admission.py).
-    response = httpx.get(served.url + refused.headers["location"])
+    response = httpx.get(served.url + refused.headers["location"], cookies=refused.cookies)
     assert response.status_code == 401
     assert "<img" not in response.text and "&lt;img src=x onerror=&quot;" in response.text
 
