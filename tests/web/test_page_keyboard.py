@@ -1,6 +1,6 @@
 """The page around the app, as a tester used it: a paste larger than a websocket message, the
-keyboard once a session has ended, keys typed while the page still says "connecting…", and a
-click on the strip the terminal's whole rows leave below it."""
+keyboard once a session has ended, keys typed and text pasted while the page still says
+"connecting…", and a click on the strip the terminal's whole rows leave below it."""
 
 from __future__ import annotations
 
@@ -183,3 +183,47 @@ def test_a_click_beside_the_terminals_rows_keeps_the_keyboard_in_it(
         asked(served, page, conversation, question)
     finally:
         context.close()
+
+
+PASTE_EVENT = """text => {
+    const input = document.querySelector("#terminal .xterm-helper-textarea");
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    input.dispatchEvent(
+        new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true })
+    );
+}"""
+"""A paste into the terminal's input, as the browser makes it on Ctrl+V."""
+
+
+def questions(served: Served, conversation: int) -> list[str]:
+    return [text for author, text, _ in transcript(served.db, conversation) if author == "customer"]
+
+
+def test_a_paste_while_the_page_connects_reaches_the_app_as_one_paste(
+    customer: BrowserContext, served: Served
+) -> None:
+    """A 20-line email pasted while the page said "connecting…" stored 19 questions: the app had
+    not yet turned on bracketed paste when xterm.js took the paste, so each line break went as
+    Enter. The page now holds the paste's text and gives it to the app as one paste once it has
+    drawn, in order with the keys typed around it."""
+    page = customer.new_page()
+    page.add_init_script(HOLD_THE_SERVER)
+    conversation = new_chat(served, page)
+    page.keyboard.type("Before: ")
+    page.evaluate(PASTE_EVENT, "\n".join(f"line {i} of my email" for i in range(20)))
+    page.keyboard.type(" after.")
+    page.keyboard.press("Enter")
+    assert "-first-byte" not in page.evaluate("document.body.className")  # Still connecting.
+    page.evaluate("window.__releaseServer()")
+
+    def sent() -> list[str]:
+        assert "-closed" not in page.evaluate("document.body.className"), "the session ended"
+        return [text for text in questions(served, conversation) if "after." in text]
+
+    wait_for(sent, what="the question ending with the paste", timeout=60)
+    asked_ = questions(served, conversation)
+    assert len(asked_) == 1, f"the paste went as {len(asked_)} questions: {asked_[:3]}"
+    [question] = asked_
+    assert question.startswith("Before: line 0 of my email")
+    assert "line 19 of my email after." in question
