@@ -230,7 +230,8 @@ def test_agents_are_told_of_a_customers_language_only_when_it_is_not_theirs() ->
 
 def test_a_replay_miss_is_explained_in_the_readers_language() -> None:
     missed = Escalated(reason=Reason.NOT_JUDGED)
-    assert "some have no recorded judgment" in (notice(missed, reader="customer", locale="en") or "")
+    english = notice(missed, reader="customer", locale="en") or ""
+    assert "some have no recorded judgment" in english
     assert "有些内容没有录制好的判断" in (notice(missed, reader="customer", locale="zh") or "")
 
 
