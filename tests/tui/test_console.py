@@ -852,3 +852,28 @@ async def test_f6_asks_for_the_name_first_then_takes(
         console = app.screen.query_one(AgentConsole)
         await wait_until(pilot, lambda: console.open_view is not None)
         assert app.screen.query_one(ConversationView).conversation_id == conversation
+
+
+async def test_a_half_written_reply_waits_for_the_conversation_to_be_opened_again(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Escape to the queue and back lost a half-written reply (and note) without asking."""
+    first, second = waiting(other), waiting(other, "Is the app down?")
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(first)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view.is_mine and view.reply_input.has_focus)
+        await type_text(pilot, "Half a reply")
+        await pilot.press("escape")
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.open_view is None)
+        assert (await app.open_conversation(second)).reply_input.value == ""  # Not another's.
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: console.open_view is None)
+        again = await app.open_conversation(first)
+        assert again.reply_input.value == "Half a reply"
+        await wait_until(pilot, lambda: not again.reply_input.disabled)
+        again.reply_input.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.messages(first)[-1].text == "Half a reply")

@@ -137,6 +137,9 @@ class ConversationView(Vertical):
         """Hidden in the console, kept for the next conversation opened: nothing to refresh."""
         self._typing = TypingSignal(services, Author.AGENT)
         """Tells the customer that the agent holding the conversation types a reply."""
+        self._kept_drafts: dict[int, dict[bool, str]] = {}
+        """The reply and note drafts of conversations shown before, for when each is shown
+        again: Escape to the queue and back lost a half-written reply without asking."""
         self._start(conversation_id)
 
     def _start(self, conversation_id: int) -> None:
@@ -167,9 +170,12 @@ class ConversationView(Vertical):
         """Show another conversation in this view: opening one costs its data, not a new set of
         widgets (mounting them took most of the time an open took)."""
         async with self._loading:
+            self._keep_drafts()
             self._start(conversation_id)
+            self._drafts = self._kept_drafts.pop(conversation_id, self._drafts)
             self.transcript.clear()
-            self.reply_input.put("")  # Enters still on their way were meant for the other one.
+            # Enters still on their way were meant for the other one: `put` drops them.
+            self.reply_input.put(self._drafts[False])
             self.query_one("#conversation-header", Static).update("")
             self.query_one(TypingLine).show("", None)
         self.transcript.focus()
@@ -178,6 +184,18 @@ class ConversationView(Vertical):
     def close(self) -> None:
         """Hidden until `show`: store changes are not its business meanwhile."""
         self.closed = True
+
+    def _keep_drafts(self) -> None:
+        """Keep what was typed here for when this conversation is shown again (a passage put in
+        with Ctrl+O goes with its source, so it is not kept)."""
+        drafts = dict(self._drafts)
+        drafts[self.note_mode] = self.reply_input.value
+        if self.passage is not None:
+            drafts[False] = ""
+        if any(drafts.values()):
+            self._kept_drafts[self.conversation_id] = drafts
+        else:
+            self._kept_drafts.pop(self.conversation_id, None)
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-header")
