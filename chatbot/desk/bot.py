@@ -100,6 +100,8 @@ class BotWorker:
         self._cannot_take = False
         """Taking questions failed (the database is down): said once, and once when it works
         again, not at every poll."""
+        self._cannot_extend = False
+        """Extending the leases of questions in flight failed: said once, as taking is."""
         self.ready = asyncio.Event()
         """Set once the worker is listening for questions."""
 
@@ -205,7 +207,15 @@ class BotWorker:
                 try:
                     await self.desk.extend_leases(self.name, held, lease_s=self.lease_s)
                 except HelpdeskError as error:
-                    self.log.warning("cannot extend leases: %s", error)
+                    # Said once, as taking's outage is: every lease_s/3 of an outage was the
+                    # driver's long lines again.
+                    if not self._cannot_extend:
+                        self._cannot_extend = True
+                        self.log.warning("cannot extend leases: %s (retrying)", error)
+                    continue
+                if self._cannot_extend:
+                    self._cannot_extend = False
+                    self.log.warning("extending leases again")
 
     async def _drain(self) -> None:
         """Wait up to `grace_s` for questions in flight, then give the rest back unjudged."""

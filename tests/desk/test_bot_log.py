@@ -96,6 +96,39 @@ async def test_an_outage_is_logged_once_and_its_end_once(
         await desk.aclose()
 
 
+async def test_leases_that_cannot_be_extended_are_said_once_and_their_end_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # While a question was being judged, "cannot extend leases: … Connection refused …" came
+    # again every lease_s/3 of the outage.
+    desk = AsyncDesk.open(Backend("sqlite", tmp_path / "bot.sqlite3").service)
+    outage = Outage.of(desk)
+    engine = GatedEngine(replay_engine())
+    worker = BotWorker(desk, lambda: engine, poll_s=0.01, lease_s=0.03)
+    try:
+        with caplog.at_level(logging.INFO, logger="helpdesk.bot"):
+            await desk.ask(None, Q1)
+            task = asyncio.create_task(worker.run())
+            await until(lambda: engine.waiting == 1)  # In flight: its lease is kept alive.
+            outage.down = True
+            # Polls and heartbeats every 0.01 s: ten or so of each refused.
+            await until(lambda: outage.failed >= 30)
+            outage.down = False
+
+            def said() -> list[str]:
+                return [r.getMessage() for r in caplog.records if r.name == "helpdesk.bot"]
+
+            await until(lambda: "extending leases again" in said())
+            engine.gate.set()
+            worker.stop()
+            await task
+        lost = [line for line in said() if line.startswith("cannot extend leases")]
+        assert len(lost) == 1, said()
+        assert said().count("extending leases again") == 1, said()
+    finally:
+        await desk.aclose()
+
+
 def test_the_last_line_counts_the_questions_given_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
