@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,22 +24,13 @@ from chatbot.cli.main import main
 from chatbot.config import load_settings
 from chatbot.store.sqlite import SQLiteStore
 from chatbot.text import not_utf8, printable
+from tests.accounts.test_cli_users import Helpdesk, Ran
 
 BAD = "\udcff\udcfe bad"
 """$'\\xff\\xfe bad' as Python reads it from a command line."""
 BAD_LINE = "'\\xff\\xfe bad') is not valid UTF-8: byte 0xff at character 1\n"
 PASSWORD = "correct horse"
 NOT_UTF8_PASSWORD = b"\xff\xfe\xfdbadutf8aaaa\n"
-
-
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Helpdesk = Callable[..., Ran]
 
 
 @pytest.fixture

@@ -87,8 +87,12 @@ def unshown(char: str) -> bool:
     character (category Cf: a zero-width space, a bidi override, a soft hyphen; not the joiners),
     a line or paragraph separator, or half of a surrogate pair (undecodable bytes in argv). The
     joiners and the bidi marks are shown as written (`KEPT_FORMATTING`)."""
-    category = unicodedata.category(char)
-    return category in ("Cs", "Zl", "Zp") or (category == "Cf" and char not in KEPT_FORMATTING)
+    return unicodedata.category(char) in ("Cs", "Zl", "Zp") or _hidden_formatting(char)
+
+
+def _hidden_formatting(char: str) -> bool:
+    """A formatting character (category Cf) other than those a name keeps."""
+    return unicodedata.category(char) == "Cf" and char not in KEPT_FORMATTING
 
 
 def drop_invisible(text: str) -> str:
@@ -96,10 +100,7 @@ def drop_invisible(text: str) -> str:
     byte-order mark, a bidi override), which show nothing: what the console's name dialog drops
     from a name, and what a name saved by its older version held (`Bob\\u200b`). Control
     characters, separators and undecodable bytes stay, for `check_display_name` to refuse."""
-    return "".join(
-        char for char in text
-        if unicodedata.category(char) != "Cf" or char in KEPT_FORMATTING
-    )  # fmt: skip
+    return "".join(char for char in text if not _hidden_formatting(char))
 
 
 def first_unshown(text: str) -> str | None:

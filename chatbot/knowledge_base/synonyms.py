@@ -81,11 +81,8 @@ def _parse_entry(key: str, value: object, *, where: str, strict: bool) -> Synony
     words = [w.strip() for w in (key, *others)]
     if not all(words):
         raise KnowledgeBaseError(f"{label}: an empty word (two commas, or a blank name)")
-    for number, word in enumerate(words if strict else ()):
-        problem = word_problem(word)
-        if problem is not None:
-            which = "the word" if number == 0 else f"the synonym {word!r}"
-            raise KnowledgeBaseError(f"{label}: {which} {problem}")
+    if strict and (problem := _words_problem(words)) is not None:
+        raise KnowledgeBaseError(f"{label}: {problem}")
     long = next((w for w in words if len(w) > MAX_WORD_CHARS), None)
     if long is not None:
         raise KnowledgeBaseError(f"{label}: a synonym is longer than {MAX_WORD_CHARS} characters")
@@ -123,11 +120,16 @@ def entry_problems(entries: Iterable[tuple[str, object]], *, where: str) -> list
 
 def group_problem(group: SynonymGroup) -> str | None:
     """Why the editor's lines cannot hold `group` as it is (one of its words), or None."""
-    for number, word in enumerate(group):
-        problem = word_problem(word)
-        if problem is not None:
+    problem = _words_problem(group)
+    return None if problem is None else f"{group[0]!r}: {problem}"
+
+
+def _words_problem(words: Sequence[str]) -> str | None:
+    """The first of `words` (head first) that `word_problem` refuses, and why, or None."""
+    for number, word in enumerate(words):
+        if (problem := word_problem(word)) is not None:
             which = "the word" if number == 0 else f"the synonym {word!r}"
-            return f"{group[0]!r}: {which} {problem}"
+            return f"{which} {problem}"
     return None
 
 

@@ -37,7 +37,7 @@ from textual_serve.server import Server
 from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
-from chatbot.config import WebSettings
+from chatbot.config import WebSettings, environment_value
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
 from chatbot.web.cookies import CookieSigner
@@ -73,13 +73,6 @@ only to the sessions that need them."""
 def secret_free(environment: dict[str, str]) -> dict[str, str]:
     """`environment` without the session secrets, however their names are cased."""
     return {k: v for k, v in environment.items() if k.upper() not in SESSION_SECRETS}
-
-
-def environment_value(name: str) -> str | None:
-    """The variable `name`, or the same name in another case (the settings read either)."""
-    if (value := os.environ.get(name)) is not None:
-        return value
-    return next((v for k, v in sorted(os.environ.items()) if k.upper() == name), None)
 
 
 RETRY_AFTER_S = 60
@@ -429,8 +422,14 @@ class HelpdeskServer(Server):
         browser that holds a session may take that session's place when the server is full."""
         if spec.area is None:
             return f"chat:{spec.conversation_id}"
-        cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE), "")
-        return f"{spec.area.value}:{cookie}"
+        return self.account_holder(
+            spec.area, request.cookies.get(self.cookie_name(ACCOUNT_COOKIE), "")
+        )
+
+    @staticmethod
+    def account_holder(area: Area, cookie: str) -> str:
+        """The holder of a session signed in with `cookie` in `area` (see `holder`)."""
+        return f"{area.value}:{cookie}"
 
     # -- pages ------------------------------------------------------------------------------------
 
@@ -524,7 +523,9 @@ class HelpdeskServer(Server):
         says why instead. A new customer's conversation is started by their chat's websocket
         (see `chatbot.web.cookies`), never by the page."""
         conversation = await self.customer_conversation(request)
-        holder = None if conversation is None else f"chat:{conversation}"
+        holder = (
+            None if conversation is None else self.holder(request, SessionSpec(None, conversation))
+        )
         if (refusal := self.refusal(request, holder)) is not None:
             return self.refused_page(request, refusal, "/")
         page = app_page(area=None, path="/", websocket_url=self.websocket_url(request, "/ws/chat"),
@@ -694,8 +695,10 @@ class HelpdeskServer(Server):
         # This browser's open consoles end with it: signed out in one tab, another went on
         # claiming and replying as the account (each session holds what it signed in with).
         if cookie:
+            # The holders of this browser's sessions signed in with it, in every area.
+            mine = {self.account_holder(area, cookie) for area in Area}
             for live in list(self.sessions.values()):
-                if live.holder is not None and live.holder.partition(":")[2] == cookie:
+                if live.holder in mine:
                     with contextlib.suppress(Exception):  # Closed meanwhile.
                         await live.websocket.close(
                             code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"

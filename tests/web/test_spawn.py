@@ -124,7 +124,8 @@ def test_the_valen_key_is_kept_from_sessions_however_its_name_is_cased(
 ) -> None:
     """The settings read `valen_api_key` as they read `VALEN_API_KEY`: a lower-case one reached
     every session's environment, where the filter looked for the upper-case name only."""
-    from chatbot.web.server import environment_value, secret_free
+    from chatbot.config import environment_value
+    from chatbot.web.server import secret_free
 
     inherited = {"valen_api_key": KEY, "Valen_Api_Key": KEY, "PATH": "/usr/bin"}
     assert secret_free(inherited) == {"PATH": "/usr/bin"}

@@ -30,11 +30,10 @@ def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
     `[agent] name`'s), so the name saved here is one the settings loader takes back; what the
     field cannot show (control and invisible characters, as pasted) is dropped rather than
     refused."""
-    from chatbot.accounts.models import MAX_DISPLAY_NAME, check_display_name, unshown
+    from chatbot.accounts.models import MAX_DISPLAY_NAME, check_display_name, drop_invisible
     from chatbot.errors import HelpdeskError
 
-    name = strip_control(name, one_line=True)
-    name = "".join(char for char in name if char.isspace() or not unshown(char))
+    name = drop_invisible(strip_control(name, one_line=True))
     name = " ".join(name.split())  # A line separator, as the other breaks, is a space.
     t = translations(locale)
     if is_blank(name):  # Nothing left, or only what shows as blank (a joiner, a Hangul filler).
