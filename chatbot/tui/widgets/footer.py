@@ -87,14 +87,15 @@ class Footer(TextualFooter):
             if not (isinstance(widget, FooterKey) and widget.action in self._left_out):
                 yield widget
 
-    def _fit(self) -> tuple[frozenset[str], bool]:
+    def _fit(self, width: int | None = None) -> tuple[frozenset[str], bool]:
         """The actions whose keys to leave out so that every key shown is whole, and whether the
         palette's key fits too. Measured from the labels as shown (in the screen's language, a
         Chinese character taking two cells): the palette's key gives way first (it is the one
         key the palette itself lists, and Ctrl+P works all the same), then Helpful and Not
         helpful, then the keys from the right (the app's, then the screen's; the focused part's
-        come first), never Quit. Keys left out work all the same."""
-        width = self.size.width or self.app.size.width
+        come first), never Quit. Keys left out work all the same. `width` is the footer's own
+        unless given (a test asks what another width would show)."""
+        width = width or self.size.width or self.app.size.width
         cells: dict[str, int] = {}
         palette = 0
         for active in self.screen.active_bindings.values():
