@@ -221,7 +221,7 @@ class WebSettings(Section):
     """Take the client's address from the last `X-Forwarded-For` entry (set it only behind a
     proxy that writes that header), so sign-in limits count people, not the proxy."""
     session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
-    """How long a sign-in lasts."""
+    """How long a sign-in lasts; an agent's or editor's console still open then is closed."""
     customer_days: float = Field(default=30.0, gt=0, le=365)
     """How long a customer's browser keeps their conversation."""
     session_check_s: float = Field(default=15.0, gt=0, le=3600)

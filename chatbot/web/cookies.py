@@ -28,10 +28,12 @@ MAX_COOKIE_CHARS = 512
 
 @dataclass(frozen=True)
 class AccountClaim:
-    """Who a session cookie says signed in, and the account's session epoch at the time."""
+    """Who a session cookie says signed in, the account's session epoch at the time, and when
+    the sign-in ends (the cookie's age limit: an open console is closed then too)."""
 
     name: str
     epoch: int
+    until: float
 
 
 class CookieSigner:
@@ -54,6 +56,7 @@ class CookieSigner:
         self._account = serializer(ACCOUNT_SALT)
         self.customer_max_age_s = customer_max_age_s
         self.account_max_age_s = account_max_age_s
+        self.clock = clock
 
     def customer(self, conversation_id: int) -> str:
         return self._customer.dumps({"c": conversation_id})
@@ -79,20 +82,29 @@ class CookieSigner:
         return self._account.dumps({"a": name, "e": epoch})
 
     def read_account(self, value: str | None) -> AccountClaim | None:
-        data = _load(self._account, value, self.account_max_age_s)
-        if data is None:
+        loaded = _load_stamped(self._account, value, self.account_max_age_s)
+        if loaded is None:
             return None
+        data, signed_at = loaded
         name, epoch = data.get("a"), data.get("e")
         if not isinstance(name, str) or type(epoch) is not int:
             return None
-        return AccountClaim(name=name, epoch=epoch)
+        return AccountClaim(name=name, epoch=epoch, until=signed_at + int(self.account_max_age_s))
 
 
 def _load(serializer: URLSafeTimedSerializer, value: str | None, max_age: float) -> Any:
+    loaded = _load_stamped(serializer, value, max_age)
+    return None if loaded is None else loaded[0]
+
+
+def _load_stamped(
+    serializer: URLSafeTimedSerializer, value: str | None, max_age: float
+) -> tuple[dict[str, Any], float] | None:
+    """The cookie's value and when it was signed, if it is ours, well formed and not too old."""
     if not value or len(value) > MAX_COOKIE_CHARS:
         return None
     try:
-        data = serializer.loads(value, max_age=int(max_age))
+        data, signed = serializer.loads(value, max_age=int(max_age), return_timestamp=True)
     except (BadSignature, ValueError):  # BadSignature covers expired and malformed too.
         return None
-    return data if isinstance(data, dict) else None
+    return (data, signed.timestamp()) if isinstance(data, dict) else None

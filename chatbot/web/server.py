@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 import os
+import time
 import zoneinfo
 from asyncio.subprocess import Process
 from collections import Counter
@@ -40,7 +41,7 @@ from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings, environment_value
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
-from chatbot.web.cookies import CookieSigner
+from chatbot.web.cookies import AccountClaim, CookieSigner
 from chatbot.web.pages import app_page, message_page, signin_page, title
 from chatbot.web.security import (
     add_hsts,
@@ -237,6 +238,15 @@ class LiveSession:
     """Its browser opened it again (a reload, another tab) with the server full: the new one
     has its place, and it is ending."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    signed_in_until: float | None = None
+    """When the sign-in it was opened with ends (the cookie's age limit), for an agent's or
+    editor's session: it is closed then, as the page could not be opened again."""
+
+
+def see_other(location: str) -> web.Response:
+    """A 303 to `location` that carries cookies: returned, where aiohttp's `HTTPSeeOther` would
+    have to be raised (returning one is deprecated)."""
+    return web.Response(status=303, headers={"Location": location})
 
 
 def page_locale(request: web.Request) -> Locale:
@@ -285,6 +295,7 @@ class HelpdeskServer(Server):
         preload: bool = True,
         report: Callable[[str], None] = print,
         limiter: SignInLimiter | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(
             "helpdesk",
@@ -310,7 +321,9 @@ class HelpdeskServer(Server):
             secret,
             customer_max_age_s=settings.customer_days * 86400,
             account_max_age_s=settings.session_hours * 3600,
+            clock=clock,
         )
+        self.clock = clock
         self.secure = (settings.public_url or "").lower().startswith("https://")
         self.sessions: dict[int, LiveSession] = {}
         self._sending_on: set[web.WebSocketResponse] = set()
@@ -400,13 +413,18 @@ class HelpdeskServer(Server):
     async def signed_in(self, request: web.Request) -> Account | None:
         """The account a valid session cookie names, if it still exists and its sessions have not
         been ended since (a new password or role, or removal)."""
+        found = await self.sign_in(request)
+        return None if found is None else found[0]
+
+    async def sign_in(self, request: web.Request) -> tuple[Account, AccountClaim] | None:
+        """`signed_in`'s account with the cookie's claim (which says when the sign-in ends)."""
         claim = self.signer.read_account(request.cookies.get(self.cookie_name(ACCOUNT_COOKIE)))
         if claim is None:
             return None
         account = await self.accounts.account(claim.name)
         if account is None or account.session_epoch != claim.epoch:
             return None
-        return account
+        return account, claim
 
     async def customer_conversation(self, request: web.Request) -> int | None:
         """The conversation the customer's cookie names, if it is signed by us and exists."""
@@ -586,11 +604,11 @@ class HelpdeskServer(Server):
 
         return handle
 
-    def _to_signin(self, area: Area, name: str, error: str) -> web.HTTPSeeOther:
+    def _to_signin(self, area: Area, name: str, error: str) -> web.Response:
         """To the sign-in page that says why the last attempt failed; the name typed goes with
         it in a cookie of a few minutes, never in the address (nor, ever, the password)."""
         query = {"next": f"/{area.value}", "error": error}
-        response = web.HTTPSeeOther(f"/signin?{urlencode(query)}")
+        response = see_other(f"/signin?{urlencode(query)}")
         self._set_cookie(response, TYPED_NAME_COOKIE, name[:64], max_age=300, strict=True)
         return response
 
@@ -653,7 +671,7 @@ class HelpdeskServer(Server):
             log.warning("failed sign-in for %r from %s", key, address)
             return self._to_signin(area, name, "wrong")
         self.limiter.succeeded(account=key)
-        response = web.HTTPSeeOther(f"/{area.value}")
+        response = see_other(f"/{area.value}")
         self._set_cookie(
             response,
             ACCOUNT_COOKIE,
@@ -689,7 +707,7 @@ class HelpdeskServer(Server):
     async def handle_signout(self, request: web.Request) -> web.StreamResponse:
         if not origin_allowed(request, self.origins):
             raise web.HTTPForbidden(text="refused: sign out from the help desk's own page")
-        response = web.HTTPSeeOther("/agent")
+        response = see_other("/agent")
         cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE))
         response.del_cookie(self.cookie_name(ACCOUNT_COOKIE), path="/")
         # This browser's open consoles end with it: signed out in one tab, another went on
@@ -770,15 +788,18 @@ class HelpdeskServer(Server):
             log.warning("websocket from origin %r refused", request.headers.get("Origin"))
             raise web.HTTPForbidden(text="refused: this page is not the help desk's")
         spec: SessionSpec | None
+        signed_in_until: float | None = None
         if area is None:
             found = await self.customer_spec(request)
             if isinstance(found, web.StreamResponse):
                 return found
             spec = found
         else:
-            account = await self.signed_in(request)
-            if account is None or not account.may_open(area):
+            signed = await self.sign_in(request)
+            if signed is None or not signed[0].may_open(area):
                 raise web.HTTPForbidden(text="refused: no session; reload the page")
+            account, claim = signed
+            signed_in_until = claim.until
             spec = SessionSpec(area, account=account, locale=page_locale(request))
         holder = None if spec is None else self.holder(request, spec)
         # Checked again: the page was served before other sessions may have started.
@@ -790,6 +811,7 @@ class HelpdeskServer(Server):
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
         live = LiveSession(self.client_address(request), holder, websocket)
+        live.signed_in_until = signed_in_until
         key = next(self._session_numbers)
         # Its place is held from here (nothing was awaited since the check): sessions let in
         # together never go over the limits.
@@ -969,8 +991,8 @@ class HelpdeskServer(Server):
         return port
 
     async def _check_accounts(self) -> None:
-        """Close each open agent or editor session whose account has gone, or whose sessions were
-        ended (new password or role) since it signed in."""
+        """Close each open agent or editor session whose account has gone, whose sessions were
+        ended (new password or role) since it signed in, or whose sign-in has run out."""
         while True:
             await asyncio.sleep(self.settings.session_check_s)
             for live in list(self.sessions.values()):
@@ -978,6 +1000,12 @@ class HelpdeskServer(Server):
                 if spec is None or spec.account is None or live.websocket.closed:
                     continue
                 signed = spec.account
+                if live.signed_in_until is not None and self.clock() >= live.signed_in_until:
+                    log.warning("ending the session of %r: its sign-in ran out", signed.name)
+                    await live.websocket.close(
+                        code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
+                    )
+                    continue
                 try:
                     account = await self.accounts.account(signed.name)
                 except Exception:  # A busy database: check again next round.
