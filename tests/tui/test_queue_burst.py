@@ -103,3 +103,28 @@ async def test_keys_after_an_enter_that_opens_nothing_do_nothing(
         assert console(app).open_view is None and table.has_focus
         await pilot.press("x")  # Typing on the queue searches again.
         await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+
+
+async def test_enter_right_after_down_opens_the_row_down_moved_to(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Down and Enter in one burst opened (and with Ctrl+L claimed) the row the cursor had left:
+    an agent replied to the wrong customer. Moves are taken in turn with Enter."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        first, second, third = waiting(other), waiting(other), waiting(other)
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 3)
+        table = app.screen.query_one(QueueTable)
+        table.focus()
+        table.move_cursor(0)
+        await pilot.pause()
+        rows = [item.conversation_id for item in table.items]
+        on_top, expected = rows[0], rows[1]
+        assert table.selected_id == on_top and sorted(rows) == [first, second, third]
+        burst(app, "down", "down", "up", "enter", "ctrl+l")
+        await wait_until(pilot, lambda: console(app).open_view is not None)
+        view = console(app).open_view
+        assert view is not None and view.conversation_id == expected != on_top
+        await wait_until(pilot, lambda: other.conversation(view.conversation_id).agent == "ana")
+        await wait_until(pilot, lambda: view.is_mine and view.reply_input.has_focus)
+        assert other.conversation(on_top).agent is None
