@@ -153,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             environment=settings_environment(settings),
             secret=secret,
             preload=web.preload,
+            valen_key=key.get_secret_value() if (key := settings.valen.api_key) else None,
         )
         return asyncio.run(_serve(server, settings, no_accounts=no_accounts))
     finally:
@@ -195,6 +196,9 @@ async def _run(
     """Start the bots, say where the server listens, and serve until SIGTERM or SIGINT."""
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
+    from chatbot.config import config_file
+    from chatbot.web.server import carries_secret
+
     web = settings.web
     await bots.start()
     shown = f"[{web.host}]" if ":" in web.host else web.host
@@ -208,6 +212,16 @@ async def _run(
         print(
             f"helpdesk serve: warning: listening on {web.host} over plain HTTP; passwords and "
             "chats must reach it through a TLS proxy (see README: Serving on the web)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if settings.valen.api_key is not None and not any(
+        carries_secret(name, value) for name, value in os.environ.items()
+    ):
+        print(
+            f"helpdesk serve: warning: the Valen key is in {config_file()}, which every browser "
+            "session's process reads with the other settings; set VALEN_API_KEY in serve's "
+            "environment instead, to keep it to the bot workers and editors",
             file=sys.stderr,
             flush=True,
         )

@@ -38,7 +38,7 @@ from textual_serve.server import Server
 from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
-from chatbot.config import WebSettings, environment_value
+from chatbot.config import WebSettings
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
 from chatbot.web.cookies import AccountClaim, CookieSigner
@@ -66,14 +66,46 @@ pieces of at most 8,192 characters, as one message over this cap closed the sess
 STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
-SESSION_SECRETS = ("VALEN_API_KEY",)
-"""Left out of what sessions inherit, in any case (settings read `valen_api_key` too); given
-only to the sessions that need them."""
+SESSION_SECRETS = ("VALEN_API_KEY", "HELPDESK_VALEN__API_KEY")
+"""Left out of what sessions inherit, in any case (settings read `valen_api_key` too); the key
+is given only to the sessions that need it, as `VALEN_API_KEY`."""
+SECRET_SECTIONS = {"HELPDESK_VALEN": "api_key"}
+"""Sections that may be set whole as JSON, and their member that is a secret."""
 
 
 def secret_free(environment: dict[str, str]) -> dict[str, str]:
-    """`environment` without the session secrets, however their names are cased."""
-    return {k: v for k, v in environment.items() if k.upper() not in SESSION_SECRETS}
+    """`environment` without the session secrets, however their names are cased and whichever
+    documented way they are set: `VALEN_API_KEY`, `HELPDESK_VALEN__API_KEY`, or the `api_key`
+    of a `HELPDESK_VALEN` section given as JSON (the rest of the section is kept)."""
+    kept: dict[str, str] = {}
+    for name, value in environment.items():
+        if name.upper() in SESSION_SECRETS:
+            continue
+        if (secret := SECRET_SECTIONS.get(name.upper())) is not None:
+            section = _json_object(value)
+            if section is None:
+                continue  # Not a section the settings take: left out whole.
+            value = json.dumps({k: v for k, v in section.items() if k.lower() != secret})
+        kept[name] = value
+    return kept
+
+
+def carries_secret(name: str, value: str) -> bool:
+    """Whether the variable sets a session secret (`secret_free` leaves it out or changes it)."""
+    if name.upper() in SESSION_SECRETS:
+        return True
+    if (secret := SECRET_SECTIONS.get(name.upper())) is None:
+        return False
+    section = _json_object(value)
+    return section is None or any(key.lower() == secret for key in section)
+
+
+def _json_object(value: str) -> dict[str, object] | None:
+    try:
+        section = json.loads(value)
+    except ValueError:
+        return None
+    return section if isinstance(section, dict) else None
 
 
 RETRY_AFTER_S = 60
@@ -173,7 +205,9 @@ class SessionProcess(AppService):
         return environment | self.environment | driver | self.secrets
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
-        if self.zygote is not None and self.zygote.running:
+        # A session given secrets is exec'd with them, never forked: sent to the zygote, the key
+        # stayed in its memory after the fork, for every later customer's session to inherit.
+        if self.zygote is not None and self.zygote.running and not self.secrets:
             try:
                 size = {"COLUMNS": str(width), "ROWS": str(height)}
                 forked = await self.zygote.spawn(self.args, size | self.secrets)
@@ -296,6 +330,7 @@ class HelpdeskServer(Server):
         report: Callable[[str], None] = print,
         limiter: SignInLimiter | None = None,
         clock: Callable[[], float] = time.time,
+        valen_key: str | None = None,
     ) -> None:
         super().__init__(
             "helpdesk",
@@ -313,6 +348,8 @@ class HelpdeskServer(Server):
         self.environment = dict(environment)
         """The settings, under their documented names, for every session's process."""
         self.preload = preload
+        self.valen_key = valen_key
+        """The Valen key as the settings resolved it, from whichever variable set it."""
         self.zygote: Zygote | None = None
         self.report = report
         self._session_numbers = itertools.count(1)
@@ -925,7 +962,7 @@ class HelpdeskServer(Server):
     def session_secrets(self, spec: SessionSpec) -> dict[str, str]:
         """Only a session that offers the editor (whose "Try it" asks Valen) gets the Valen key:
         a customer's or an agent's process never holds it, nor does the zygote."""
-        key = environment_value("VALEN_API_KEY")
+        key = self.valen_key
         if key and spec.account is not None and spec.account.may_open(Area.EDITOR):
             return {"VALEN_API_KEY": key}
         return {}

@@ -1,8 +1,10 @@
 """Sessions are forks of the preloaded zygote; if it dies, sessions still start, exec'd; neither
-way does a customer's session get the Valen key."""
+way does a customer's session get the Valen key, however it was set. An editor's session, which
+needs it, is exec'd with it: sent through the zygote, it stayed in the zygote's memory."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -11,8 +13,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext
 
-from tests.web.conftest import VIEWPORT, make_site
+from chatbot.web.server import carries_secret, secret_free
+from tests.web.conftest import PASSWORD, VIEWPORT, make_site
 from tests.web.harness import Served, alive, children, command_line, start_server, wait_for
+from tests.web.test_security import sign_in
 
 
 def parent(pid: int) -> int:
@@ -132,3 +136,69 @@ def test_the_valen_key_is_kept_from_sessions_however_its_name_is_cased(
     monkeypatch.delenv("VALEN_API_KEY", raising=False)
     monkeypatch.setenv("valen_api_key", KEY)
     assert environment_value("VALEN_API_KEY") == KEY  # The editor's sessions still get it.
+
+
+def test_every_way_of_setting_the_key_is_kept_from_sessions() -> None:
+    """The settings take the key from `HELPDESK_VALEN__API_KEY` and from a `HELPDESK_VALEN`
+    section given as JSON too; only `VALEN_API_KEY` was left out of what sessions inherit."""
+    section = json.dumps({"api_key": KEY, "replay": "only"})
+    inherited = {
+        "helpdesk_valen__api_key": KEY,
+        "HELPDESK_VALEN": section,
+        "PATH": "/usr/bin",
+    }
+    kept = secret_free(inherited)
+    assert KEY not in repr(kept)
+    assert kept == {"HELPDESK_VALEN": '{"replay": "only"}', "PATH": "/usr/bin"}
+    assert secret_free({"HELPDESK_VALEN": "not json " + KEY}) == {}
+    assert [name for name, value in inherited.items() if carries_secret(name, value)] == [
+        "helpdesk_valen__api_key", "HELPDESK_VALEN"
+    ]  # fmt: skip
+    assert not carries_secret("HELPDESK_VALEN", '{"replay": "only"}')
+
+
+def test_a_key_set_the_long_way_reaches_editors_only_and_never_through_the_zygote(
+    browser: Browser, tmp_path: Path
+) -> None:
+    db, kb = make_site(tmp_path / "site")
+    served = start_server(
+        tmp_path / "site", db=db, kb=kb, environment={"HELPDESK_VALEN__API_KEY": KEY}
+    )
+    customer, editor = contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(2)]
+    try:
+        [zygote] = [
+            pid for pid in children(served.process.pid)
+            if "chatbot.web.zygote" in command_line(pid)
+        ]  # fmt: skip
+        chat = open_chat_session(customer, served, 0)
+        assert parent(chat) == zygote
+        for pid in (zygote, chat):
+            assert KEY not in repr(environ(pid)), pid
+        assert sign_in(editor.new_page(), served, "editor", "eddie", PASSWORD) == 200
+        found = wait_for(
+            lambda: [s for s in served.sessions() if s.account == "eddie"], what="the editor"
+        )
+        assert parent(found[0].pid) == served.process.pid  # Exec'd by the server, not forked.
+        assert environ(found[0].pid)["VALEN_API_KEY"] == KEY
+        assert KEY not in repr(environ(zygote))
+        output = "".join(served.output)
+        assert KEY not in output and "the Valen key is in" not in output
+    finally:
+        for context in contexts:
+            context.close()
+        served.stop()
+
+
+def test_serve_warns_that_a_key_in_the_settings_file_is_read_by_every_session(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "site"
+    db, kb = make_site(home)
+    config = home / "config" / "helpdesk" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[valen]\napi_key = "{KEY}"\n')
+    served = start_server(home, db=db, kb=kb, extra=["--bots", "0"])
+    served.stop()
+    output = "".join(served.output)
+    assert f"warning: the Valen key is in {config}, which every browser session" in output
+    assert KEY not in output
