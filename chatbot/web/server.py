@@ -641,6 +641,15 @@ class HelpdeskServer(Server):
 
         return handle
 
+    async def _loggable_name(self, name: str) -> str:
+        """The name typed at sign-in, for the log, if an account has it: anything else may be a
+        password typed into the name field, and the log never holds one."""
+        try:
+            known = await self.accounts.account(name) is not None
+        except Exception:  # A busy database: the log line goes without the name.
+            known = False
+        return repr(name) if known else "a name with no account"
+
     def _to_signin(self, area: Area, name: str, error: str) -> web.Response:
         """To the sign-in page that says why the last attempt failed; the name typed goes with
         it in a cookie of a few minutes, never in the address (nor, ever, the password)."""
@@ -700,12 +709,14 @@ class HelpdeskServer(Server):
         address = self.client_address(request)
         verdict = self.limiter.check(account=key, address=address)
         if not verdict.allowed:
-            log.warning("sign-in for %r from %s refused: too many failures", key, address)
+            shown = await self._loggable_name(key)
+            log.warning("sign-in for %s from %s refused: too many failures", shown, address)
             return self._to_signin(area, name, "locked")
         account = await self.accounts.authenticate(name, password)
         if account is None:
             self.limiter.failed(account=key, address=address)
-            log.warning("failed sign-in for %r from %s", key, address)
+            shown = await self._loggable_name(key)
+            log.warning("failed sign-in for %s from %s", shown, address)
             return self._to_signin(area, name, "wrong")
         self.limiter.succeeded(account=key)
         response = see_other(f"/{area.value}")
