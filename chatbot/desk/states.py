@@ -122,8 +122,17 @@ def _why(state: State, move: Move, name: str, owner: str | None) -> str:
     if move in OWNER_MOVES and state is State.WAITING:
         return f"{name} is waiting; claim it first"
     if move in OWNER_MOVES:
-        return f"{name} is {state.value}; only a claimed conversation can be {_done(move)}"
-    return f"{name} is {state.value}: it cannot be {_done(move)}"
+        return f"{name} is {_IS[state]}; only a claimed conversation can be {_done(move)}"
+    return f"{name} is {_IS[state]}: it cannot be {_done(move)}"
+
+
+_IS = {
+    State.BOT: "with the bot",
+    State.WAITING: "waiting",
+    State.CLAIMED: "claimed",
+    State.RESOLVED: "resolved",
+}
+"""Each state in a sentence ("conversation 1 is bot" named the state, not what it means)."""
 
 
 def _done(move: Move) -> str:

@@ -90,8 +90,9 @@ def test_refusals_say_why() -> None:
     assert why(State.CLAIMED, Move.CLAIM) == "conversation 3 is already claimed by ana"
     assert why(State.WAITING, Move.ESCALATE) == "a person already has conversation 3"
     assert why(State.BOT, Move.RESOLVE) == (
-        "conversation 3 is bot; only a claimed conversation can be resolved"
+        "conversation 3 is with the bot; only a claimed conversation can be resolved"
     )
+    assert why(State.BOT, Move.CLAIM) == "conversation 3 is with the bot: it cannot be claimed"
     assert why(State.WAITING, Move.ANSWER) == (
         "conversation 3 is waiting: it cannot be answered by the bot"
     )

@@ -212,22 +212,54 @@ async def test_moves_that_cannot_apply_are_hidden_and_say_why(
         for action in ("claim", "reopen", "send_passage", "resolve", "hand_back"):
             assert not footer_offers(app, action)
         assert "^r Resolve" not in footer(app) and "^l Claim" not in footer(app)
+        hint = view.query_one("#reply-hint")
+
+        def says(text: str) -> bool:
+            return flat(screen_text(app, hint)) == text
+
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: "Conversation 1 is claimed by ben." in view_text(app))
+        await wait_until(pilot, lambda: says("ben owns this conversation. Ctrl+N adds a note."))
         assert other.conversation(theirs).state is State.CLAIMED
+        view._why = None  # The same line again would prove nothing: it is cleared first.
         await pilot.press("ctrl+l")
-        await wait_until(
-            pilot, lambda: "Conversation 1 is already claimed by ben." in view_text(app)
-        )
+        await wait_until(pilot, lambda: says("ben owns this conversation. Ctrl+N adds a note."))
 
         other.resolve(theirs, agent="ben")
         await wait_until(pilot, lambda: "^l Reopen" in footer(app))
         assert "^r Resolve" not in footer(app)
+        # The box no longer invites a reply it would refuse; the line above it says why.
+        assert view.reply_input.placeholder == ""
         await pilot.press("ctrl+g")
-        hint = view.query_one("#reply-hint")
-        await wait_until(pilot, lambda: "only a claimed conversation can be handed back"
-                         in flat(screen_text(app, hint)))  # fmt: skip
+        await wait_until(pilot, lambda: view._why is not None)
+        assert says("Resolved. Reopen it (Ctrl+L) to follow up with the customer.")
         assert view.conversation is not None and view.conversation.state is State.RESOLVED
+
+
+async def test_a_conversation_with_the_bot_says_so_in_words_not_its_state_name(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Ctrl+L on the bot's conversation said "Conversation 1 is bot: it cannot be claimed.",
+    and its reply box invited a reply that was then refused."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        with_the_bot = other.start_conversation().id  # Nothing asked yet: nothing to judge.
+        view = await app.open_conversation(with_the_bot)
+        await wait_until(pilot, lambda: view.conversation is not None)
+        hint = view.query_one("#reply-hint")
+        assert view.reply_input.placeholder == ""
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: view._why is not None)
+        assert flat(screen_text(app, hint)) == "The bot is answering this conversation."
+        assert " is bot" not in view_text(app)
+        waiting_one = waiting(other)
+        view = await app.open_conversation(waiting_one)
+        await wait_until(
+            pilot, lambda: view.conversation is not None and view.conversation.id == waiting_one
+        )
+        assert view.reply_input.placeholder == ""
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: view._why is not None)
+        assert flat(screen_text(app, hint)) == "Claim this conversation (Ctrl+L) first."
 
 
 # -- focus and typing -----------------------------------------------------------------------------
@@ -289,7 +321,7 @@ async def test_typing_where_no_reply_is_possible_says_why_and_on_the_queue_searc
         view = await app.open_conversation(conversation)
         view.query_one(Transcript).focus()
         await pilot.press("x")
-        await wait_until(pilot, lambda: "Conversation 1 is waiting; claim it first." in
+        await wait_until(pilot, lambda: "Claim this conversation (Ctrl+L) to reply." in
                          view_text(app))  # fmt: skip
 
 
@@ -592,6 +624,26 @@ async def test_find_a_resolved_conversation_and_reopen_it(
         )  # fmt: skip
         await type_into(pilot, "#reply", "Did the new strap arrive?")
         assert other.messages(old)[-1].text == "Did the new strap arrive?"
+
+
+async def test_two_agents_reopening_at_once_the_second_is_told_who_was_first(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """The second read "It changed meanwhile: it is no longer resolved."; a claim race says who
+    won, and so does this one now."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        old = waiting(other)
+        other.claim(old, agent="ben")
+        other.resolve(old, agent="ben")
+        view = await app.open_conversation(old)
+        await wait_until(pilot, lambda: footer_offers(app, "reopen"))
+        other.reopen(old, agent="ben")  # Ben's Ctrl+L lands first; ana's is on its way.
+        await view.action_reopen()
+        hint = view.query_one("#reply-hint")
+        await wait_until(pilot, lambda: view._why is not None)
+        assert flat(screen_text(app, hint)) == "ben reopened it first."
+        assert other.conversation(old).agent == "ben"
 
 
 # -- internal notes -------------------------------------------------------------------------------

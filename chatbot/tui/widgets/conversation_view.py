@@ -67,6 +67,7 @@ WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve
 """A resolve refused as the customer wrote after what was on screen (now shown, as the view
 reads the conversation again)."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
+BOT_HAS_IT = N_("The bot is answering this conversation.")
 
 # The moves an agent makes with a key, and the state machine's move each one is.
 MOVES = {
@@ -416,7 +417,7 @@ class ConversationView(Vertical):
             return Text(
                 t.gettext("Resolved. Reopen it (Ctrl+L) to follow up with the customer."), "dim"
             )
-        return Text(t.gettext("The bot is answering this conversation."), style="dim")
+        return Text(t.gettext(BOT_HAS_IT), style="dim")
 
     def _show_reply_state(self) -> None:
         if self.conversation is None:
@@ -441,6 +442,10 @@ class ConversationView(Vertical):
             return t.gettext("{owner} owns this conversation: only they can reply.").format(
                 owner=owner
             )
+        if conversation is not None and not self.is_mine:
+            # The box takes nothing here, and the line above it says what would let the agent
+            # reply: it invited a reply on a waiting or resolved conversation, or the bot's.
+            return ""
         return t.gettext(REPLY_PLACEHOLDER)
 
     def say_why(self, why: str) -> None:
@@ -469,17 +474,33 @@ class ConversationView(Vertical):
         try:
             next_state(conversation.state, move, role=Role.AGENT, owner=owner,
                        agent=self.services.agent, conversation_id=conversation.id)  # fmt: skip
-        except Refused as refused:
-            mine = owner is not None and owner == self.services.agent
-            if move is Move.CLAIM and conversation.state is State.CLAIMED and mine:
-                # "Conversation 1 is already claimed by ana." read to ana as someone else's.
-                return self.t.gettext("You have this conversation already.")
-            if move is Move.REPLY and conversation.state is State.CLAIMED and owner is not None:
-                return self.t.gettext(
-                    "{owner} owns this conversation: only they can reply."
-                ).format(owner=printable(owner))
-            return _sentence(str(refused))
+        except Refused:
+            return self._why_not(conversation.state, move, owner)
         return None
+
+    def _why_not(self, state: State, move: Move, owner: str | None) -> str:
+        """Why an agent's move does not apply in `state`, in the reader's language and in what
+        the state means (the state machine's own sentence named it: "conversation 1 is bot")."""
+        t = self.t
+        if state is State.CLAIMED and owner is not None and owner == self.services.agent:
+            # "Conversation 1 is already claimed by ana." read to ana as someone else's.
+            return t.gettext("You have this conversation already.")
+        if state is State.CLAIMED:
+            shown = _shown_name(owner, t.gettext("another agent"))
+            if move is Move.REPLY:
+                return t.gettext("{owner} owns this conversation: only they can reply.").format(
+                    owner=shown
+                )
+            return t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
+                owner=shown
+            )
+        if state is State.WAITING and move is Move.REPLY:
+            return t.gettext("Claim this conversation (Ctrl+L) to reply.")
+        if state is State.WAITING:
+            return t.gettext("Claim this conversation (Ctrl+L) first.")
+        if state is State.RESOLVED:
+            return t.gettext("Resolved. Reopen it (Ctrl+L) to follow up with the customer.")
+        return t.gettext(BOT_HAS_IT)
 
     def on_key(self, event: events.Key) -> None:
         if self._why is not None:
@@ -530,11 +551,15 @@ class ConversationView(Vertical):
             self.say_why(self.t.gettext(NOT_DONE))
             self.post_message(DeskTrouble(True))
             return
+        # Read first: a state that changed meanwhile clears the line, and the line names it.
+        await self.reload()
+        conversation = self.conversation
         if isinstance(error, WroteMeanwhile):
             self.say_why(self.t.gettext(WROTE_MEANWHILE))
+        elif isinstance(error, Refused) and conversation is not None:
+            self.say_why(self._why_not(error.state, error.move, conversation.agent))
         else:
             self.say_why(_sentence(str(error)))
-        await self.reload()
 
     async def action_claim(self) -> None:
         if not named(self, self.services, self.action_claim):
@@ -559,11 +584,24 @@ class ConversationView(Vertical):
         assert agent is not None
         try:
             result = await self.services.desk.reopen(self.conversation_id, agent=agent)
+        except Refused as refused:
+            if refused.state is not State.CLAIMED:
+                await self._refuse(refused)
+                return
+            await self.reload()  # Another agent reopened it since it was on screen.
+            conversation = self.conversation
         except HelpdeskError as error:
             await self._refuse(error)
             return
-        await self.reload()
-        if not result.won:
+        else:
+            await self.reload()
+            if result.won:
+                return
+            conversation = result.conversation
+        if conversation is not None and conversation.state is State.CLAIMED:
+            owner = _shown_name(conversation.agent, self.t.gettext("someone else"))
+            self.say_why(self.t.gettext("{owner} reopened it first.").format(owner=owner))
+        else:
             self.say_why(self.t.gettext("It changed meanwhile: it is no longer resolved."))
 
     async def action_toggle_note(self) -> None:
