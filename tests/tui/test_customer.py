@@ -296,6 +296,32 @@ async def test_each_message_says_when_it_was_written(
         assert bubbles["Try dock 4."].startswith("ben (support agent) 08:55")
 
 
+async def test_a_read_failing_after_a_question_was_stored_does_not_ask_to_send_it_again(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """The question stored and shown, then the database went down: the chat said "What you
+    typed stays here: try again in a moment" over an empty box, and customers typed it again."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1, wait=False)
+        await wait_until(pilot, lambda: bool(other.messages(1)))
+        desk = app.services.desk
+
+        async def unreachable(*args: object, **kwargs: object) -> object:
+            raise StoreError("postgresql://postgres@db.internal:5499/hd: database unavailable")
+
+        read = desk.conversation
+        desk.conversation = unreachable  # type: ignore[method-assign, assignment]
+        await chat(app).refresh_log()
+        shown = chat(app).query_one("#chat-error")
+        said = "What you sent is saved, and this chat catches up once it is back."
+        await wait_until(pilot, lambda: said in flat(screen_text(app)))
+        assert "stays here" not in flat(screen_text(app)) and chat(app).question.value == ""
+        desk.conversation = read  # type: ignore[method-assign]
+        other.talk_to_person(1)  # A change: the chat reads again, and the line goes.
+        await wait_until(pilot, lambda: not shown.display)
+
+
 async def test_a_message_the_desk_could_not_store_is_said_until_it_is_sent(
     make_app: MakeApp, other: DeskService
 ) -> None:

@@ -60,7 +60,14 @@ PAGE = 100
 DESK_TROUBLE = N_(
     "The help desk cannot be reached just now. What you typed stays here: try again in a moment."
 )
-"""Said to a customer for any database trouble (whose own words are for the operator)."""
+"""Said to a customer for database trouble with something unsent (whose own words are for the
+operator)."""
+DESK_TROUBLE_READING = N_(
+    "The help desk cannot be reached just now. What you sent is saved, and this chat catches up "
+    "once it is back."
+)
+"""Said when only reading fails: with nothing unsent, "What you typed stays here: try again"
+asked the customer to send again a question the desk already had."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
@@ -397,7 +404,7 @@ class ChatPanel(Vertical):
             # Reads failing after a write that failed (the database down, not locked) must not
             # make its line one that goes when reads work again: what was typed is still unsent.
             self._unsent = self._unsent or writing
-            self._show_error(self.gettext(DESK_TROUBLE))
+            self._show_error(self.gettext(DESK_TROUBLE if self._unsent else DESK_TROUBLE_READING))
             self._desk_trouble = not self._unsent
         else:
             self._show_error(str(error))
