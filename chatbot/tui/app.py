@@ -608,7 +608,12 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 
         agent = self._services.agent if self._services is not None else None
-        if agent is None or self.mode_name == "chat" or isinstance(self.screen, ClaimsOnQuit):
+        if isinstance(self.screen, ClaimsOnQuit):
+            # Ctrl+Q again takes the dialog's first choice, handing back: it quit keeping the
+            # claims, and their customers waited for nobody, told a person was helping them.
+            self.screen.action_answer("hand-back")
+            return
+        if agent is None or self.mode_name == "chat":
             await super().action_quit()
             return
         try:

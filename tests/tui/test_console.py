@@ -456,10 +456,12 @@ async def test_cancelling_the_name_claims_nothing_and_a_broken_file_is_left_alon
 # -- quitting with claims -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("answer", "released"), [("h", True), ("k", False)])
+@pytest.mark.parametrize(("answer", "released"), [("h", True), ("k", False), ("ctrl+q", True)])
 async def test_quitting_offers_to_hand_claims_back(
     make_app: MakeApp, other: DeskService, answer: str, released: bool
 ) -> None:
+    """Ctrl+Q pressed again on the question hands back, its first choice: it quit keeping the
+    claims, without a word, and their customers were told a person was helping them."""
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         first, second = waiting(other), waiting(other)
