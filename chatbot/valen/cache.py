@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.files import write_text_atomic
+from chatbot.files import special_kind, write_text_atomic
 from chatbot.text import printable
 from chatbot.valen.protocol import JSONError, loads
 
@@ -64,12 +66,36 @@ class CorruptCacheError(Exception):
     """The cache file exists but cannot be read as a replay cache."""
 
 
+def _not_regular(path: Path, mode: int) -> CorruptCacheError:
+    return CorruptCacheError(f"{path}: is {special_kind(mode)}, not a regular file")
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path` if it is a regular file. Anything else (a FIFO, a device, a socket, a
+    folder) is a `CorruptCacheError`, raised without reading it or waiting on it."""
+    # Looked at before opening: opening a device can do something of its own (a terminal, a tape).
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, mode)
+    # Something else may be put there between the stat and the open: O_NONBLOCK keeps the open of
+    # a FIFO from waiting for a writer, O_NOCTTY keeps a terminal from becoming ours, and the
+    # fstat of what was opened decides.
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        return handle.read()
+
+
 def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
-    """The file's entries; None when there is no file. Anything unreadable, including JSON
-    nested past the recursion limit or a number too long to convert, is a `CorruptCacheError`.
-    The one reader of cache files: the replay cache and the app's suggestions both use it."""
+    """The file's entries; None when there is no file. Anything unreadable, including a path that
+    is not a regular file, JSON nested past the recursion limit or a number too long to convert,
+    is a `CorruptCacheError`. The one reader of cache files: the replay cache and the app's
+    suggestions both use it."""
     try:
-        data = loads(path.read_bytes())
+        data = loads(_read_regular_file(path))
     except FileNotFoundError:
         return None
     except OSError as error:
