@@ -81,6 +81,14 @@ class Section(BaseModel):
         return value
 
 
+def refuse_empty_path(value: Any) -> Any:
+    """A path setting's value, refused when empty: `Path("")` is the current directory, so
+    `--kb ""` or `path = ""` read and wrote whatever folder the command ran in."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("is empty")
+    return value
+
+
 class KnowledgeBaseSettings(Section):
     """Where the help-center passages live."""
 
@@ -88,6 +96,8 @@ class KnowledgeBaseSettings(Section):
     """Directory of passage files, or a `postgresql://` URL (`HELPDESK_KB`); default:
     `knowledge_base` in the user data directory, seeded from the shipped bike-share help center
     the first time."""
+
+    _path_not_empty = field_validator("path", mode="before")(refuse_empty_path)
 
 
 class ValenSettings(Section):
@@ -128,6 +138,8 @@ class ValenSettings(Section):
     """The longest `retry-after` honoured; a server asking for more gets no retry."""
     retry_gateway_timeout: bool = False
     """Retry 504 too; off by default because the same input would most likely time out again."""
+
+    _cache_not_empty = field_validator("cache", mode="before")(refuse_empty_path)
 
     @field_validator("base_url")
     @classmethod

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import kb_help, print_warning, settings_from, terminal_width
+from chatbot.cli.options import (
+    kb_help,
+    path_argument,
+    print_warning,
+    settings_from,
+    terminal_width,
+)
 from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
 
@@ -75,15 +81,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     p = command(
         "import",
-        'add passages from a {"passages": [...]} file (rerank_data or export) '
-        "or a knowledge-base directory (with its synonyms.toml)",
+        'add passages from a {"passages": [...]} file (rerank_data or export), a [...] list '
+        "of passages, or a knowledge-base directory (with its synonyms.toml)",
     )
-    p.add_argument("file", type=Path, metavar="FILE|DIR")
+    p.add_argument("file", type=path_argument, metavar="FILE|DIR")
     p.add_argument("--replace", action="store_true", help="overwrite passages that exist")
     p.set_defaults(func=run_import)
 
     p = command("export", 'write every passage as one {"passages": [...]} JSON file')
-    p.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
+    p.add_argument(
+        "--output",
+        "-o",
+        type=_output_file,
+        metavar="FILE",
+        help="file to write (default: standard output, so '-' is refused: leave --output out)",
+    )
     p.set_defaults(func=run_export)
 
     p = command("check", "validate every passage; exit status 1 when there are problems")
@@ -119,6 +131,17 @@ def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) ->
         metavar="TAG",
         help="a label, searched as the title and text are; repeat for several",
     )
+
+
+def _output_file(text: str) -> Path:
+    """`--output FILE`. Standard output is the default already, so "-" is refused rather than
+    taken for a file named "-" in the current folder, which is what it was."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "'-' is not a file: leave --output out to write to standard output "
+            "(or write ./- for a file named -)"
+        )
+    return path_argument(text)
 
 
 def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
@@ -353,12 +376,16 @@ def run_export(args: argparse.Namespace) -> int:
     from chatbot.files import write_text_atomic
     from chatbot.knowledge_base.storage import KnowledgeBaseError, export_passages
 
+    output: Path | None = args.output
+    # A folder (".", "/", "x/..") has no file name to write beside and rename over: the atomic
+    # write raised ValueError, a traceback. Refused before the knowledge base is read.
+    if output is not None and (output.name in ("", "..") or output.is_dir()):
+        raise KnowledgeBaseError(f"{output}: is a directory, expected a file to write")
     passages = _store(args).passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
-    if args.output is None:
+    if output is None:
         sys.stdout.write(text)
         return 0
-    output: Path = args.output
     try:
         write_text_atomic(output, text)
     except OSError as error:

@@ -57,6 +57,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def path_argument(text: str) -> Path:
+    """A file or folder named on the command line, refused when empty: `Path("")` is the
+    current directory, so `kb import ""` imported whatever folder the command ran in."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty")
+    return Path(text)
+
+
 def _literal(path: Path) -> str:
     """A path as argparse help shows it: help texts are %-formatted, and a path may hold a %."""
     return str(path).replace("%", "%%")
@@ -81,9 +89,10 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
             metavar="PATH|URL",
             help=kb_help(),
         )
+    # Kept as typed, not `type=Path`: the settings refuse an empty one, which a Path would have
+    # turned into "." (the current directory) first.
     group.add_argument(
         "--cache",
-        type=Path,
         metavar="PATH",
         help="replay cache file (env VALEN_CACHE; default: the recorded answers shipped with "
         "helpdesk)",

@@ -259,13 +259,19 @@ def load_knowledge_base(directory: Path) -> list[Passage]:
 
 
 def load_passages_file(path: Path) -> list[Passage]:
-    """Load `{"passages": [...]}` (the cookbook's data file or this project's export)."""
+    """Load `{"passages": [...]}` (the cookbook's data file or this project's export), or a bare
+    `[...]` list of passages, each checked alike."""
     data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("passages"), list):
-        raise KnowledgeBaseError(f"{path}: expected an object with a 'passages' list")
+    if isinstance(data, list):
+        items, prefix = data, ""
+    elif isinstance(data, dict) and isinstance(data.get("passages"), list):
+        items, prefix = data["passages"], "passages"
+    else:
+        raise KnowledgeBaseError(
+            f"{path}: expected a list of passages or an object with a 'passages' list"
+        )
     passages = [
-        parse_passage(raw, where=f"{path}: passages[{index}]")
-        for index, raw in enumerate(data["passages"])
+        parse_passage(raw, where=f"{path}: {prefix}[{index}]") for index, raw in enumerate(items)
     ]
     check_unique(passages, where=str(path))
     return passages

@@ -236,9 +236,10 @@ class PassageStore:
     # Writing ------------------------------------------------------------------------------------
 
     def add(self, passage: Passage) -> StoredPassage:
-        """Write a new passage; an id that is taken is refused, never overwritten."""
+        """Write a new passage; an id that is taken is refused, never overwritten. A knowledge
+        base that is not there is refused too (`_locked`)."""
         path = self.passage_path(passage.id)
-        with self._locked(create=True):
+        with self._locked():
             if self._read(path) is not None:
                 raise DuplicatePassageError(f"passage {passage.id!r} already exists")
             return self._write(path, passage)
@@ -354,7 +355,7 @@ class PassageStore:
         `based_on` (None: there was no file). Returns the new revision."""
         path = self.directory / SYNONYMS_FILE
         text = synonyms_toml(groups)
-        with self._locked(create=True):
+        with self._locked():
             current = self._read(path)
             if (None if current is None else revision_of(current)) != based_on:
                 raise ConflictError(
@@ -391,7 +392,11 @@ class PassageStore:
     @contextmanager
     def _locked(self, *, create: bool = False) -> Iterator[None]:
         """Hold the knowledge base's lock file, so a check and the write after it are one step;
-        first finish or discard whatever an interrupted write left behind."""
+        first finish or discard whatever an interrupted write left behind.
+
+        Only an import (`create`) makes a missing folder. Any other write there is refused: a
+        mistyped `--kb`, or a folder moved away under a running editor, became a new knowledge
+        base of one passage, which every running app then switched to."""
         if create and not self.directory.exists():
             try:
                 self.directory.mkdir(parents=True)
@@ -400,6 +405,7 @@ class PassageStore:
                     f"{self.directory}: cannot create: {error.strerror or error}"
                 ) from None
         require_directory(self.directory)
+        seen = _identity(self.directory)
         # Imported by writers only: reading (an engine, `helpdesk ask`) takes no lock.
         from filelock import FileLock, Timeout
 
@@ -414,6 +420,12 @@ class PassageStore:
             raise KnowledgeBaseError(
                 f"{self.directory}: cannot write: {error.strerror or error}"
             ) from None
+        if _identity(self.directory) != seen:
+            # Moved away after the check: filelock makes a missing folder for its lock file, and
+            # that empty one would pass for the knowledge base. Refused, and the folder removed.
+            lock.release()
+            _remove_lock_only_folder(self.directory)
+            raise KnowledgeBaseError(f"{self.directory}: knowledge base not found")
         try:
             self._recover()
             yield
@@ -538,3 +550,22 @@ class PassageStore:
             )
         except (KeyError, TypeError, ValueError):
             raise KnowledgeBaseError(f"{path}: not a history entry") from None
+
+
+def _identity(directory: Path) -> tuple[int, int] | None:
+    """Which folder `directory` is now (device and inode), None if none is there."""
+    try:
+        info = directory.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _remove_lock_only_folder(directory: Path) -> None:
+    """Remove `directory` if it holds nothing but a lock file (one filelock just made)."""
+    try:
+        if os.listdir(directory) == [LOCK_FILE]:
+            (directory / LOCK_FILE).unlink()
+            directory.rmdir()
+    except OSError:  # Someone else's by now, or already gone: theirs to keep.
+        pass

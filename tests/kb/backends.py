@@ -101,6 +101,7 @@ def kb_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Knowl
             finally:
                 backend.close()
     else:
+        (tmp_path / "kb").mkdir()  # An empty knowledge base: a write makes no missing folder.
         backend = KnowledgeBaseBackend("files", str(tmp_path / "kb"), announces=False)
         try:
             yield backend

@@ -55,6 +55,7 @@ def test_a_chinese_passage_round_trips_through_add_export_and_import(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second, exported = tmp_path / "first", tmp_path / "second", tmp_path / "export.json"
+    first.mkdir()  # An empty knowledge base (`kb add` makes none: a mistyped --kb made one).
     code, out, err = run_cli(capsys, "kb", "add", "--id", "refund-zh", "--title", "退款时间",
                              "--tag", "付款", "--text", CHINESE, "--kb", str(first))  # fmt: skip
     assert code == 0, err

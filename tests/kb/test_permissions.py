@@ -35,11 +35,11 @@ def test_new_files_and_folders_follow_the_umask(
 ) -> None:
     file_mode, dir_mode = 0o666 & ~umask, 0o777 & ~umask
     kb = tmp_path / "kb"
+    assert main(["kb", "import", str(SEED_DATA), "--kb", str(kb)]) == 0  # Creates the folder.
     store = PassageStore(kb)
-    store.add(Passage(id="new-one", text="hello"))  # Creates the knowledge base too.
+    store.add(Passage(id="new-one", text="hello"))
     seen = store.get("new-one")
     store.save(seen.passage.model_copy(update={"text": "hello again"}), based_on=seen.revision)
-    assert main(["kb", "import", str(SEED_DATA), "--kb", str(kb)]) == 0
     export = tmp_path / "export.json"
     assert main(["kb", "export", "--output", str(export), "--kb", str(kb)]) == 0
     capsys.readouterr()

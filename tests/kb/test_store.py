@@ -255,11 +255,11 @@ def test_import_adds_everything_or_nothing(tmp_path: Path, kb_copy: Path) -> Non
     assert again.unchanged == ["lost-item", "helmet"]
 
 
-def test_writes_create_a_missing_directory_but_reads_do_not(tmp_path: Path) -> None:
+def test_an_import_creates_a_missing_directory_but_reads_do_not(tmp_path: Path) -> None:
     store = PassageStore(tmp_path / "new-kb")
     with pytest.raises(KnowledgeBaseError, match="knowledge base not found"):
         store.read_all()
-    store.add(NEW)
+    store.import_passages([NEW])
     assert [s.passage for s in store.read_all()] == [NEW]
 
 

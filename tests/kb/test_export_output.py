@@ -1,0 +1,78 @@
+"""`helpdesk kb export --output`: a folder, an empty name or `-` is one line and exit status 2,
+never a traceback or a file named `-`; a file is written as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatbot.cli.main import main
+from chatbot.knowledge_base import load_knowledge_base
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as leaving:  # What argparse does with a command line it refuses.
+        code = leaving.code if isinstance(leaving.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "here"
+    (folder / "sub").mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.mark.parametrize("output", [".", "/", "..", "sub", "sub/"])
+def test_a_folder_is_refused_in_one_line(
+    here: Path, kb_copy: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    code, out, err = run_cli(capsys, "kb", "export", "--output", output, "--kb", str(kb_copy))
+    shown = output.rstrip("/") or "/"
+    assert (code, out) == (2, "")
+    assert err == f"helpdesk: error: {shown}: is a directory, expected a file to write\n"
+    assert sorted(p.name for p in here.rglob("*")) == ["sub"]
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        ("", "is empty"),
+        ("-", "'-' is not a file: leave --output out to write to standard output "
+              "(or write ./- for a file named -)"),
+    ],
+)  # fmt: skip
+def test_an_empty_name_or_a_dash_is_refused(
+    here: Path, kb_copy: Path, capsys: pytest.CaptureFixture[str], output: str, problem: str
+) -> None:
+    for option in ("--output", "-o"):
+        code, out, err = run_cli(capsys, "kb", "export", option, output, "--kb", str(kb_copy))
+        assert (code, out) == (2, "")
+        assert err == f"helpdesk kb export: error: argument --output/-o: {problem}\n"
+    assert sorted(p.name for p in here.rglob("*")) == ["sub"]
+
+
+def test_the_help_says_standard_output_is_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "kb", "export", "--help")
+    assert code == 0
+    assert "(default: standard output, so '-' is refused: leave --output out)" in " ".join(
+        out.split()
+    )
+
+
+def test_standard_output_and_a_file_hold_the_same_export(
+    here: Path, kb_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, printed, err = run_cli(capsys, "kb", "export", "--kb", str(kb_copy))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "kb", "export", "-o", "./-", "--kb", str(kb_copy))
+    assert code == 0, err
+    assert (here / "-").read_text(encoding="utf-8") == printed
+    exported = json.loads(printed)["passages"]
+    assert len(exported) == len(load_knowledge_base(kb_copy))
