@@ -6,6 +6,8 @@ no two workers take one question, and a decision is stored only while its worker
 lease, so no question is answered twice. A worker that dies holds its questions no longer than
 the lease; a heartbeat extends the leases of questions still being judged. A question that keeps
 killing the workers judging it goes to a person (`bot-failed`) instead of being judged again.
+A decision the database cannot take (a restart, an outage) is kept and stored when it is back,
+for as long as the worker holds the question, never judged again for it.
 
 All questions of one worker share its process's one engine: one index, one Valen client, so
 Valen's concurrency limit and backoff are shared by all of them.
@@ -18,7 +20,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from chatbot.desk.aio import AsyncDesk
@@ -27,7 +29,23 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
+from chatbot.store.interface import StoreError
 from chatbot.text import counted
+
+STORE_RETRY_FIRST_S = 0.5
+STORE_RETRY_MAX_S = 5.0
+"""Waits between tries to store a decision while the database is away: doubling from the first
+to the last (and to no more than a third of the lease, as the heartbeat's)."""
+STORE_REFUSALS = 3
+"""Tries, each right after the database answered, after which a failing write is no outage: the
+decision is let go as any other failure is (the lease runs out and it counts as an attempt)."""
+
+
+def unreachable(error: HelpdeskError) -> bool:
+    """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
+    desk refusing in the store's words (`LeaseLost`, `StaleState`, ...: `StoreError`'s
+    subclasses). The consoles tell the two apart the same way."""
+    return type(error) is StoreError
 
 
 def worker_name() -> str:
@@ -80,6 +98,7 @@ class BotWorker:
         grace_s: float = 10.0,
         log: logging.Logger | None = None,
         locale_engines: Mapping[Locale, Callable[[], Engine]] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self.desk = desk
         self._engine = engine
@@ -93,6 +112,8 @@ class BotWorker:
         self.poll_s = poll_s
         self.grace_s = grace_s
         self.log = log or logging.getLogger("helpdesk.bot")
+        self._pause = sleep
+        """Waits between tries to store a decision through an outage (tests pass their own)."""
         self.stats = BotStats()
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
@@ -150,11 +171,17 @@ class BotWorker:
                 question.id, question.conversation_id, result.outcome, Reason.BOT_FAILED.value,
                 counted(question.attempts - 1, "time"),
             )  # fmt: skip
+        fresh = 0
         for question in leased.questions:
+            if question.id in self._in_flight:
+                # Its lease ran out while the database was away and this poll took it back: the
+                # decision kept in flight is stored under the new lease, not judged again.
+                continue
+            fresh += 1
             self.stats.taken += 1
             task = asyncio.create_task(self._judge(question), name=f"judge {question.id}")
             self._in_flight[question.id] = task
-        return len(leased.questions)
+        return fresh
 
     async def _next_wake(self) -> float:
         """The safety-net poll, or sooner when someone's lease runs out (a dead worker's)."""
@@ -182,11 +209,14 @@ class BotWorker:
                 # The engine turns Valen failures into unjudged passages, so this is a bug: hand
                 # the customer to a person rather than leave them waiting on nothing.
                 self.log.error("question %d: judging failed: %r", question.id, error)
-                result = await self.desk.fail_question(
-                    self.name, question, reason=Reason.VALEN_ERROR
+                result = await self._store(
+                    question,
+                    lambda: self.desk.fail_question(self.name, question, reason=Reason.VALEN_ERROR),
                 )
             else:
-                result = await self.desk.record_decision(self.name, question, decision)
+                result = await self._store(
+                    question, lambda: self.desk.record_decision(self.name, question, decision)
+                )
             self.stats.count(result)
             self.log.info(
                 "question %d (conversation %d): %s", question.id, question.conversation_id,
@@ -198,6 +228,53 @@ class BotWorker:
         finally:
             self._in_flight.pop(question.id, None)
             self._wake.set()
+
+    async def _store(
+        self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]
+    ) -> DecisionResult:
+        """`write` what was decided; while the database is away, keep it and write it again once
+        the database is back and the question is still this worker's. Dropped (`lost`) only if
+        another worker took the question meanwhile: that one judges it instead.
+
+        Thrown away, the decision cost the customer a lease's wait, Valen a second judgment and
+        the question an attempt: a few restarts during one judgment made it `bot-failed`."""
+        delay = min(STORE_RETRY_FIRST_S, self.lease_s / 3)
+        longest = min(STORE_RETRY_MAX_S, self.lease_s / 3)
+        refused = 0
+        while True:
+            try:
+                return await write()
+            except HelpdeskError as error:
+                if not unreachable(error) or refused >= STORE_REFUSALS:
+                    raise
+                if refused == 0:  # Said once per question, not at every try.
+                    self.log.warning(
+                        "question %d: cannot store its decision: %s (kept; retrying)",
+                        question.id, error,
+                    )  # fmt: skip
+            # Wait for the database, then check the question is still ours (which extends its
+            # lease, as the heartbeat does): a write that fails after that is no outage.
+            while True:
+                await self._pause(delay)
+                delay = min(delay * 2, longest)
+                try:
+                    held = await self.desk.extend_leases(
+                        self.name, [question.id], lease_s=self.lease_s
+                    )
+                except HelpdeskError as error:
+                    if unreachable(error):
+                        continue
+                    raise
+                break
+            if question.id not in held:
+                # Another worker took it (it judges it instead), or the write that failed had
+                # landed after all: either way, storing it again could only answer twice.
+                self.log.warning(
+                    "question %d: no longer this worker's when the database came back; "
+                    "its decision is not stored", question.id,
+                )  # fmt: skip
+                return DecisionResult(outcome="lost")
+            refused += 1
 
     async def _heartbeat(self) -> None:
         while True:
