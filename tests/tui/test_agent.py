@@ -167,12 +167,42 @@ async def test_hand_back_to_the_bot(make_app: MakeApp, other: DeskService) -> No
         await wait_until(pilot, lambda: other.conversation(1).agent == "ana")
         # Answered by the agent: handed back, the bot has nothing to judge again.
         other.reply(1, agent="ana", text="No late fee when the station is full.")
+        await wait_until(pilot, lambda: "No late fee" in view_text(app))
         await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: other.conversation(1).state is State.BOT)
         assert "You are talking to the bot." in chat_text(app)
         await ask(pilot, Q1)  # The bot answers again.
         assert other.messages(1)[-1].passage_id == "card-charged-twice"
         await wait_until(pilot, lambda: "The bot is answering this conversation." in view_text(app))
+
+
+async def test_handing_back_with_the_customers_message_unanswered_asks_first(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Handed back after the customer's "ok thanks, that's all", the bot took it as a question,
+    could not answer, and told the customer a person would reply. The console says what the bot
+    will answer first; Ctrl+G again hands back."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = other.start_conversation().id
+        other.talk_to_person(conversation)
+        other.ask(conversation, "Where is my helmet?")
+        other.claim(conversation, agent="ana")
+        other.reply(conversation, agent="ana", text="In the locker by dock 4.")
+        other.ask(conversation, "ok thanks, that's all")
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: view.is_mine and "that's all" in view_text(app))
+        await pilot.press("ctrl+g")
+        hint = view.query_one("#reply-hint")
+        await wait_until(pilot, lambda: "Ctrl+G again" in flat(screen_text(app, hint)))
+        assert flat(screen_text(app, hint)) == (
+            "The bot will answer the customer's last message, “ok thanks, that's all”. Ctrl+G "
+            "again hands back; Ctrl+R resolves instead."
+        )
+        assert other.conversation(conversation).state is State.CLAIMED
+        await pilot.press("ctrl+g")
+        # Handed back (the app's bot then takes the message up as a question).
+        await wait_until(pilot, lambda: other.conversation(conversation).state is not State.CLAIMED)
 
 
 async def test_the_open_conversation_shows_candidates_scores_and_errors(

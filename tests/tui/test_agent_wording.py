@@ -100,6 +100,7 @@ async def test_the_header_follows_a_hand_back_and_the_bots_next_answer(
         await wait_until(pilot, lambda: view.is_mine)
         # Answered by the agent, so the hand-back gives the bot nothing to judge again.
         other.reply(conversation, agent="ana", text="No fee when the station is full.")
+        await wait_until(pilot, lambda: "No fee when" in flat(screen_text(app, view)))
         await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: header(app, view).endswith(f"#{conversation} · bot"))
         other.ask(conversation, Q2)

@@ -26,6 +26,7 @@ from chatbot.desk.models import (
     MAX_REPLY_CHARS,
     Author,
     ChatEvent,
+    ChatMessage,
     Conversation,
     Decided,
     Entry,
@@ -39,7 +40,7 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.notices import claimed_for, waiting_for
-from chatbot.text import printable
+from chatbot.text import clip, printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
@@ -147,6 +148,10 @@ class ConversationView(Vertical):
         self.conversation_id = conversation_id
         self.conversation: Conversation | None = None
         self._last_entry = 0
+        self._last_message: ChatMessage | None = None
+        """The newest message in the log (notes and events aside)."""
+        self._hand_back_asked: int | None = None
+        """The customer's message a hand-back was asked about: Ctrl+G again hands back."""
         self._read_entry = 0
         self._decision: StoredDecision | None = None
         """The bot's latest decision here, as shown beside the transcript."""
@@ -245,6 +250,7 @@ class ConversationView(Vertical):
                     page = await desk.page(self.conversation_id, limit=PAGE)
                     self.transcript.start(page)
                     self._note_outcomes(page.entries)
+                    self._note_last_message(page.entries)
                     if page.entries:
                         self._last_entry = page.entries[-1].id
                     grew = True
@@ -254,6 +260,7 @@ class ConversationView(Vertical):
                         self._last_entry = entries[-1].id
                         self.transcript.add(entries)
                         self._note_outcomes(entries)
+                        self._note_last_message(entries)
                         grew = True
                 # The bot's decision is read again only when the log grew: a new one is an entry.
                 latest = await desk.latest_decision(self.conversation_id) if grew else None
@@ -775,7 +782,25 @@ class ConversationView(Vertical):
     async def action_resolve(self) -> None:
         await self._let_go(self.services.desk.resolve)
 
+    def _note_last_message(self, entries: Iterable[Entry]) -> None:
+        for entry in reversed(list(entries)):
+            if isinstance(entry, ChatMessage):
+                self._last_message = entry
+                return
+
     async def action_hand_back(self) -> None:
+        last = self._last_message
+        if last is not None and last.author is Author.CUSTOMER and self._hand_back_asked != last.id:
+            # Handed back, the customer's last message is the bot's question: "ok thanks, that's
+            # all" came back to the queue as one the bot could not answer, and the customer was
+            # told a person would reply. Said first; the same key again hands back.
+            self._hand_back_asked = last.id
+            sentence = self.t.gettext(
+                "The bot will answer the customer's last message, “{text}”. Ctrl+G "
+                "again hands back; Ctrl+R resolves instead."
+            )
+            self.say_why(sentence.format(text=clip(" ".join(printable(last.text).split()), 40)))
+            return
         await self._let_go(self.services.desk.hand_back)
 
     async def action_release(self) -> None:
