@@ -49,6 +49,10 @@ def app_page(
         title=shown,
         connecting=t.gettext("{title}: connecting…").format(title=shown),
         ended=t.gettext("This session has ended."),
+        # Why, shown by closed.js from the reason the server closed the session with.
+        signed_out=t.gettext("You were signed out: sign in again to go on."),
+        opened_again=t.gettext("It was opened again in another tab or window."),
+        shutting_down=t.gettext("The help desk is restarting: try again in a minute."),
         saved=t.gettext("Everything you sent is saved."),
         start_again=t.gettext("Start again"),
         start=t.gettext("Start"),

@@ -138,6 +138,9 @@ def test_a_second_tab_at_the_limit_takes_its_browsers_place(
         old = the_session_after(served, None)
         open_page(context, served.url + "/")
         first.wait_for_selector("body.-closed", state="attached")
+        why = first.locator(".closed-dialog .why")
+        why.wait_for(state="visible", timeout=10_000)
+        assert why.inner_text() == "It was opened again in another tab or window."
         new = the_session_after(served, old)
         assert new.conversation == old.conversation
         assert health(served)["sessions"] == 1

@@ -313,6 +313,10 @@ def test_signing_out_in_one_tab_ends_the_browsers_open_console(
     with other.expect_navigation():
         other.click("button[type=submit]")
     console.wait_for_selector("body.-closed", state="attached", timeout=30_000)
+    # The page says why (it said only "This session has ended", whatever ended it).
+    why = console.locator(".closed-dialog .why")
+    why.wait_for(state="visible", timeout=10_000)
+    assert why.inner_text() == "You were signed out: sign in again to go on."
     wait_for(
         lambda: not [s for s in served.sessions() if s.account == "ana"],
         what="the console's process to end",
