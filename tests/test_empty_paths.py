@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.cli.main import main
+from tests.cli_run import run_cli
 from tests.conftest import SHIPPED_KB
 
 
@@ -22,15 +22,6 @@ def work_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (folder / "stray.json").write_text(json.dumps(passage), encoding="utf-8")
     monkeypatch.chdir(folder)
     return folder
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as leaving:  # What argparse does with a command line it refuses.
-        code = leaving.code if isinstance(leaving.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_config(tmp_path: Path, text: str) -> None:

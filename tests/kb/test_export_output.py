@@ -8,17 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.cli.main import main
 from chatbot.knowledge_base import load_knowledge_base
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as leaving:  # What argparse does with a command line it refuses.
-        code = leaving.code if isinstance(leaving.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_run import run_cli
 
 
 @pytest.fixture

@@ -8,20 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.cli.main import main
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.storage import KnowledgeBaseError, load_passages_file
+from tests.cli_run import run_cli
 
 PASSAGES = [
     {"id": "lost-item", "text": "Lost items are kept for 30 days.", "title": "Lost items"},
     {"id": "late-fee", "text": "A late return costs 2 euros an hour.", "tags": ["payments"]},
 ]
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write(path: Path, data: object) -> Path:

@@ -10,19 +10,13 @@ from typing import Any
 import filelock
 import pytest
 
-from chatbot.cli.main import main
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import PassageStore
+from tests.cli_run import run_cli
 from tests.conftest import SEED_DATA
 
 NEW = Passage(id="lost-item", text="Lost items are kept for 30 days.")
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def files(directory: Path) -> dict[str, bytes]:
