@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from chatbot.engine.live import LiveEngine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.store.interface import ConversationStore
+    from chatbot.store.postgres import PostgresStore
+    from chatbot.store.sqlite import SQLiteStore
     from chatbot.valen.client import ValenClient
     from chatbot.valen.judge import PassageJudge
 
@@ -66,24 +68,65 @@ def store_name(db: str) -> str:
     return display(db) if is_postgres(db) else str(store_location(db))
 
 
-def open_store(settings: Settings, *, clock: Clock = utc_now) -> ConversationStore:
-    """The conversation store `settings.store.db` names, opened and migrated: a SQLite file, or
-    a PostgreSQL database for `postgresql://` (the driver is loaded only then)."""
+def latest_schema_version(db: str) -> int:
+    """The schema version this helpdesk migrates the database `db` names to."""
+    if is_postgres(db):
+        from chatbot.store.postgres_schema import MIGRATIONS
+
+        return len(MIGRATIONS)
+    from chatbot.store.schema import MIGRATIONS as SQLITE_MIGRATIONS
+
+    return len(SQLITE_MIGRATIONS)
+
+
+def _open(settings: Settings, *, clock: Clock, migrate: bool) -> PostgresStore | SQLiteStore:
     db = settings.store.db
     if is_postgres(db):
         from chatbot.store.postgres import PostgresStore
 
-        return PostgresStore.open(db, clock=clock)
+        return PostgresStore.open(db, clock=clock, migrate=migrate)
     from chatbot.store.sqlite import SQLiteStore
 
-    return SQLiteStore.open(store_location(db), clock=clock)
+    return SQLiteStore.open(store_location(db), clock=clock, migrate=migrate)
 
 
-def open_service(settings: Settings, *, clock: Clock = utc_now) -> DeskService:
-    """A desk service on its own store connection, for the thread that calls this."""
+def open_store(
+    settings: Settings, *, clock: Clock = utc_now, migrate: bool = True
+) -> ConversationStore:
+    """The conversation store `settings.store.db` names, opened and migrated: a SQLite file, or
+    a PostgreSQL database for `postgresql://` (the driver is loaded only then).
+
+    `migrate=False` is for the commands that only read: they never change the schema (a newer
+    host migrating a shared database locks out the older hosts still using it), so a database
+    older than this helpdesk's is refused with one line (`OlderSchema`) naming what upgrades it.
+    """
+    store = _open(settings, clock=clock, migrate=migrate)
+    if migrate:
+        return store
+    found, latest = store.schema_version, latest_schema_version(settings.store.db)
+    if found < latest:
+        from chatbot.store.interface import OlderSchema
+
+        store.close()
+        raise OlderSchema(
+            f"the database at {store_name(settings.store.db)} is at schema version {found}, older"
+            f" than this helpdesk's {latest}: start the app, `helpdesk bot` or `helpdesk serve`"
+            " once to upgrade it"
+        )
+    return store
+
+
+def open_service(
+    settings: Settings, *, clock: Clock = utc_now, migrate: bool = True
+) -> DeskService:
+    """A desk service on its own store connection, for the thread that calls this; `migrate`
+    as for `open_store`."""
     from chatbot.desk.service import DeskService
 
-    return DeskService(open_store(settings, clock=clock), max_attempts=settings.bot.max_attempts)
+    return DeskService(
+        open_store(settings, clock=clock, migrate=migrate),
+        max_attempts=settings.bot.max_attempts,
+    )
 
 
 def make_http_client(settings: Settings) -> httpx.AsyncClient:
@@ -275,17 +318,25 @@ def require_database(settings: Settings) -> None:
         )
 
 
-def open_accounts(settings: Settings) -> AccountService:
-    """The account service over the conversations' database, for the thread that calls this."""
+def open_accounts(settings: Settings, *, migrate: bool = True) -> AccountService:
+    """The account service over the conversations' database, for the thread that calls this;
+    `migrate=False` (`users list`) as for `open_store`: an older schema is refused, not upgraded."""
     from chatbot.accounts.service import AccountService
 
     db = settings.store.db
+    if not migrate:
+        open_store(settings, migrate=False).close()  # Refuses an older schema; changes nothing.
     if is_postgres(db):
+        from chatbot.store.postgres import Link
         from chatbot.store.postgres_users import PostgresUserStore
 
+        if not migrate:  # Opening migrates, which even at this version writes its version row.
+            return AccountService(PostgresUserStore(Link(db), clock=utc_now))
         return AccountService(PostgresUserStore.open(db))
     from chatbot.store.sqlite_users import SQLiteUserStore
 
+    # At this helpdesk's version (checked above, and versions only go up), opening migrates and
+    # writes nothing.
     return AccountService(SQLiteUserStore.open(store_location(db)))
 
 
@@ -297,44 +348,63 @@ class DatabaseReport:
     database: str
     server: str
     schema_version: int
+    """The version the database is at."""
+    helpdesk_schema_version: int
+    """The version this helpdesk migrates to. A database below it is left as it is, and upgraded
+    by the next process that writes (the app, `helpdesk bot`, `helpdesk serve`)."""
     latency_ms: float
     """The median of a few round trips of a one-row read."""
-    waiting_for_a_bot: int = 0
-    """Questions no bot holds now: asked, and not yet taken by any worker."""
+    waiting_for_a_bot: int | None = 0
+    """Questions no bot holds now: asked, and not yet taken by any worker. None: not counted, the
+    schema being older than this helpdesk's."""
     oldest_wait_for_a_bot_s: float | None = None
     """How long the oldest of them has waited (None: none waits). Long, and no bot is running."""
 
 
 def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
-    """Open (and so migrate) the configured database and measure it; `HelpdeskError` if it
-    cannot be used."""
+    """Open the configured database as it is and measure it; `HelpdeskError` if it cannot be
+    used. Its schema is never migrated: a newer host's `doctor` would lock the older hosts out
+    of a shared database."""
     db = settings.store.db
-    store = open_store(settings)
+    latest = latest_schema_version(db)
+    store = _open(settings, clock=utc_now, migrate=False)
     try:
-        timings = []
-        for _ in range(round_trips):
-            start = time.perf_counter()
-            store.last_entry_id()
-            timings.append((time.perf_counter() - start) * 1000)
-        backlog, oldest = store.bot_backlog()
+        version = store.schema_version
         if is_postgres(db):
             from chatbot.store.postgres import PostgresStore
 
             assert isinstance(store, PostgresStore)
-            server, version = f"PostgreSQL {store.server_version()}", store.schema_version
+            server = f"PostgreSQL {store.server_version()}"
+            postgres = store
+
+            def untabled() -> object:
+                return postgres.server_version()
         else:
             import sqlite3
 
-            from chatbot.store.sqlite import SQLiteStore
+            server = f"SQLite {sqlite3.sqlite_version}"
+            lite = store
 
-            assert isinstance(store, SQLiteStore)
-            server, version = f"SQLite {sqlite3.sqlite_version}", store.schema_version
+            def untabled() -> object:
+                return lite.schema_version  # PRAGMA user_version, read each time.
+
+        # An older schema may lack the tables these read (SQLite's before version 3 have no log of
+        # entries): it is timed on a read of no table, and its backlog is not counted.
+        current = version >= latest
+        read = store.last_entry_id if current else untabled
+        timings = []
+        for _ in range(round_trips):
+            start = time.perf_counter()
+            read()
+            timings.append((time.perf_counter() - start) * 1000)
+        backlog, oldest = store.bot_backlog() if current else (None, None)
     finally:
         store.close()
     return DatabaseReport(
         database=store_name(db),
         server=server,
         schema_version=version,
+        helpdesk_schema_version=latest,
         latency_ms=round(statistics.median(timings), 3),
         waiting_for_a_bot=backlog,
         oldest_wait_for_a_bot_s=None if oldest is None else round(oldest, 1),

@@ -66,7 +66,7 @@ def _service(args: argparse.Namespace) -> DeskService:
 
     settings = settings_from(args)
     require_database(settings)
-    return open_service(settings)
+    return open_service(settings, migrate=False)  # These only read: an older schema is refused.
 
 
 def _time(value: datetime | None) -> str | None:

@@ -38,21 +38,30 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"database  {report.database}")
     print(f"server    {report.server}")
-    print(f"schema    version {report.schema_version}")
+    width = terminal_width()
+    schema = f"version {report.schema_version}"
+    if report.schema_version < report.helpdesk_schema_version:  # Left as found: doctor reads.
+        schema += (
+            f", older than this helpdesk's {report.helpdesk_schema_version}: the next process"
+            " that writes (the app, `helpdesk bot`, `helpdesk serve`) upgrades it"
+        )
+    # The long lines wrap on a terminal under the values, not into the labels' column.
+    print("\n".join(wrap(schema, width, " " * 10, first="schema    ")))
     print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
     stalled_s = bot_stalled_after(settings.valen.budget_s)
     backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s, stalled_s)
-    # Its hint is long: on a terminal, wrapped under the values, not into the labels' column.
-    print("\n".join(wrap(backlog, terminal_width(), " " * 10, first="bots      ")))
+    print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
     return 0
 
 
-def _backlog(count: int, oldest_s: float | None, stalled_s: float) -> str:
+def _backlog(count: int | None, oldest_s: float | None, stalled_s: float) -> str:
     """The questions waiting for a bot, and a hint when they have waited longer than a bot takes
-    (`stalled_s`): then no bot is taking them."""
+    (`stalled_s`): then no bot is taking them. None: not counted (an older schema)."""
     from chatbot.desk.stats import duration
     from chatbot.text import counted
 
+    if count is None:
+        return "not counted until the schema is upgraded"
     if count == 0 or oldest_s is None:
         return "no question waits for a bot"
     verb = "waits" if count == 1 else "wait"

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     since = None if args.since is None else parse_since(args.since, now)
     settings = settings_from(args)
     require_database(settings)
-    desk = open_service(settings)
+    desk = open_service(settings, migrate=False)  # It only reads: an older schema is refused.
     try:
         stats = desk.stats(since=since, threshold=settings.engine.threshold)
     finally:

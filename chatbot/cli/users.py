@@ -75,14 +75,17 @@ def _password_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _service(args: argparse.Namespace, *, create: bool = False) -> AccountService:
-    """The accounts; only `users add` (`create`) makes the database if it is not there."""
+def _service(
+    args: argparse.Namespace, *, create: bool = False, migrate: bool = True
+) -> AccountService:
+    """The accounts; only `users add` (`create`) makes the database if it is not there, and only
+    the commands that write (`migrate`) upgrade an older schema: `list` refuses it."""
     from chatbot.assembly import open_accounts, require_database
 
     settings = settings_from(args)
     if not create:
         require_database(settings)
-    return open_accounts(settings)
+    return open_accounts(settings, migrate=migrate)
 
 
 def read_password(args: argparse.Namespace) -> str:
@@ -145,7 +148,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    service = _service(args)
+    service = _service(args, migrate=False)
     try:
         accounts = service.accounts()
     finally:

@@ -42,6 +42,11 @@ class StoreError(HelpdeskError):
     """The database cannot be opened or used."""
 
 
+class OlderSchema(StoreError):
+    """The database's schema is older than this code's, and whoever opened it only reads, so it
+    was left as it is: the next process that writes upgrades it."""
+
+
 class ConversationNotFound(StoreError):
     """No conversation has the id asked for."""
 
@@ -347,6 +352,7 @@ __all__ = [
     "ConversationStore",
     "LeaseLost",
     "NotTheLatestAnswer",
+    "OlderSchema",
     "StaleState",
     "StoreError",
 ]

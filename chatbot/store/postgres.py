@@ -156,10 +156,7 @@ def migrate(link: Link) -> int:
             ).fetchone()
             version = 0 if row is None else int(row[0])
             if version > len(MIGRATIONS):
-                raise StoreError(
-                    f"{link.where}: database schema version {version} is newer than this "
-                    f"helpdesk understands ({len(MIGRATIONS)}); upgrade helpdesk"
-                )
+                raise _newer(link, version)
             for migration in MIGRATIONS[version:]:
                 for statement in migration:
                     conn.execute(statement.encode())
@@ -173,22 +170,38 @@ def migrate(link: Link) -> int:
     return len(MIGRATIONS)
 
 
+_migrate = migrate  # For `PostgresStore.open`, whose `migrate` flag hides the name.
+
+
+def _newer(link: Link, version: int) -> StoreError:
+    return StoreError(
+        f"{link.where}: database schema version {version} is newer than this helpdesk "
+        f"understands ({len(MIGRATIONS)}); upgrade helpdesk"
+    )
+
+
+def _read_version(link: Link) -> int | None:
+    """The schema version on `link`'s database, or None when it has no help-desk tables; reads
+    only, so nothing is created or changed."""
+    conn = link.connection()
+    try:
+        (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
+        if table is None:
+            return None
+        row = conn.execute(
+            "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+        ).fetchone()
+    except psycopg.Error as error:
+        raise link.fail(error, "cannot read the database") from None
+    return None if row is None else int(row[0])
+
+
 def stored_version(url: str) -> int | None:
     """The help desk's schema version in the database at `url`, or None when it has no help-desk
     tables; nothing is created (for the commands that only read)."""
     link = Link(url)
     try:
-        conn = link.connection()
-        try:
-            (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
-            if table is None:
-                return None
-            row = conn.execute(
-                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
-            ).fetchone()
-        except psycopg.Error as error:
-            raise link.fail(error, "cannot read the database") from None
-        return None if row is None else int(row[0])
+        return _read_version(link)
     finally:
         link.drop()
 
@@ -250,10 +263,23 @@ class PostgresStore:
     # -- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, url: str, *, clock: Clock = utc_now) -> PostgresStore:
-        """Connect and migrate; a server that refuses is one `StoreError` line."""
+    def open(cls, url: str, *, clock: Clock = utc_now, migrate: bool = True) -> PostgresStore:
+        """Connect and migrate; a server that refuses is one `StoreError` line.
+
+        `migrate=False` is for the commands that only read: nothing is created or changed, and
+        the store has the schema version it found (0: no help-desk tables; one newer than this
+        code is still refused). Upgrading is for the processes that write: a newer host's
+        `doctor` migrating the shared database would lock out the hosts not yet upgraded."""
         link = Link(url)
-        version = migrate(link)
+        if migrate:
+            return cls(link, clock=clock, schema_version=_migrate(link))
+        try:
+            version = _read_version(link) or 0
+            if version > len(MIGRATIONS):
+                raise _newer(link, version)
+        except StoreError:
+            link.drop()
+            raise
         return cls(link, clock=clock, schema_version=version)
 
     def close(self) -> None:

@@ -126,10 +126,12 @@ def _private_file(path: Path) -> None:
         os.close(descriptor)
 
 
-def _connect(path: Path, *, thread_safe: bool = False) -> sqlite3.Connection:
+def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> sqlite3.Connection:
+    """A connection to `path`; without `create`, a missing file is an error, never made."""
     try:
         connection = sqlite3.connect(
-            path,
+            path if create else f"{path.resolve().as_uri()}?mode=rw",
+            uri=not create,
             isolation_level=None,
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=not thread_safe,
@@ -233,22 +235,32 @@ class SQLiteStore:
     # -- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path, *, clock: Clock = utc_now) -> SQLiteStore:
-        """Open (creating it, private, with its folders if needed) and migrate the database."""
+    def open(cls, path: Path, *, clock: Clock = utc_now, migrate: bool = True) -> SQLiteStore:
+        """Open (creating it, private, with its folders if needed) and migrate the database.
+
+        `migrate=False` is for the commands that only read: the file must exist and is left as
+        it is, at the schema version it has (`schema_version`; one newer than this code is still
+        refused). Upgrading is for the processes that write: a newer host's `doctor` migrating a
+        database that older hosts still use would lock them out."""
         path = Path(path).expanduser()
         kind = _not_a_file(path)
         if kind is not None:
             raise StoreError(f"{path}: is {kind}, expected a database file")
-        _private_file(path)
-        connection = _connect(path)
+        if migrate:
+            _private_file(path)
+        connection = _connect(path, create=migrate)
         store = cls(connection, path=path, clock=clock)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            _use_wal(connection)
+            if migrate:  # A reader leaves the journal mode as it is; the file's own makes it WAL.
+                _use_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
             connection.create_function("casefold", 1, _casefold, deterministic=True)
-            store._migrate()
+            if migrate:
+                store._migrate()
+            else:
+                store._refuse_newer(store.schema_version)
         except sqlite3.Error as error:
             connection.close()
             raise StoreError(f"{path}: cannot use database: {error}") from None
@@ -264,11 +276,7 @@ class SQLiteStore:
         with self._write() as db:
             # Re-read inside the write lock: another process may have migrated meanwhile.
             (version,) = db.execute("PRAGMA user_version").fetchone()
-            if version > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.path}: database schema version {version} is newer than this helpdesk "
-                    f"understands ({len(MIGRATIONS)}); upgrade helpdesk"
-                )
+            self._refuse_newer(version)
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
                 if callable(migration):
                     migration(db)
@@ -276,6 +284,13 @@ class SQLiteStore:
                     for statement in migration:
                         db.execute(statement)
                 db.execute(f"PRAGMA user_version = {number}")
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > len(MIGRATIONS):
+            raise StoreError(
+                f"{self.path}: database schema version {version} is newer than this helpdesk "
+                f"understands ({len(MIGRATIONS)}); upgrade helpdesk"
+            )
 
     def close(self) -> None:
         self._db.close()
