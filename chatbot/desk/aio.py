@@ -45,9 +45,12 @@ from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import ChangeFeed
-from chatbot.store.interface import (
+from chatbot.store.interface import (  # For front ends: they may not import the store.
     StoreError as StoreError,
-)  # For front ends: they may not import the store.
+)
+from chatbot.store.interface import (
+    unreachable as unreachable,
+)
 
 if TYPE_CHECKING:
     from chatbot.knowledge_base.models import Passage

@@ -29,7 +29,7 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
-from chatbot.store.interface import StoreError
+from chatbot.store.interface import unreachable
 from chatbot.text import counted
 
 STORE_RETRY_FIRST_S = 0.5
@@ -39,13 +39,6 @@ to the last (and to no more than a third of the lease, as the heartbeat's)."""
 STORE_REFUSALS = 3
 """Tries, each right after the database answered, after which a failing write is no outage: the
 decision is let go as any other failure is (the lease runs out and it counts as an attempt)."""
-
-
-def unreachable(error: HelpdeskError) -> bool:
-    """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
-    desk refusing in the store's words (`LeaseLost`, `StaleState`, ...: `StoreError`'s
-    subclasses). The consoles tell the two apart the same way."""
-    return type(error) is StoreError
 
 
 def worker_name() -> str:

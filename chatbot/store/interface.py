@@ -42,6 +42,14 @@ class StoreError(HelpdeskError):
     """The database cannot be opened or used."""
 
 
+def unreachable(error: HelpdeskError) -> bool:
+    """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
+    desk refusing a move in the store's words (a conversation not found, someone else got there
+    first, the customer wrote meanwhile, a lease lost): those subclass `StoreError`, and each
+    says its own. The consoles and the bot workers tell the two apart by this."""
+    return type(error) is StoreError
+
+
 class OlderSchema(StoreError):
     """The database's schema is older than this code's, and whoever opened it only reads, so it
     was left as it is: the next process that writes upgrades it."""

@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from chatbot.desk.aio import unreachable
 from chatbot.desk.models import (
     MAX_NOTE_CHARS,
     MAX_REPLY_CHARS,
@@ -53,7 +54,6 @@ from chatbot.tui.widgets.queue_list import (
     DeskTrouble,
     coarse_time,
     desk_error,
-    unreachable,
     wait_time,
 )
 from chatbot.tui.widgets.send_box import SendBox

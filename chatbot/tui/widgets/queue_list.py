@@ -33,7 +33,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from chatbot.desk.aio import StoreError
+from chatbot.desk.aio import unreachable
 from chatbot.desk.models import QueueItem, State
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
@@ -207,13 +207,6 @@ def agent_error(error: HelpdeskError, locale: Locale) -> str:
     if unreachable(error):
         return translations(locale).gettext(DESK_TROUBLE)
     return str(error)
-
-
-def unreachable(error: HelpdeskError) -> bool:
-    """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
-    desk refusing a move in the store's words (a conversation not found, someone else got there
-    first, the customer wrote meanwhile): those subclass `StoreError`, and each says its own."""
-    return type(error) is StoreError
 
 
 def desk_error(widget: Widget, error: HelpdeskError) -> None:
