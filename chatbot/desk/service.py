@@ -83,6 +83,8 @@ person types (the app's `TYPING_EVERY_S`), so it lapses soon after they stop."""
 TAKE_BATCH = 10
 """Waiting conversations read at a time by an agent taking the next one: more than agents who
 take at the same instant, so one read almost always finds one left."""
+JUDGED_LOOKBACK = 20
+"""Newest entries read for a question still being judged that a customer asks again."""
 
 
 RESOLUTION_PAGE = 50
@@ -153,10 +155,11 @@ class DeskService:
         cid = conversation_id
 
         def attempt() -> AskResult:
-            state, current = State.BOT, None
+            state, current, judging = State.BOT, None, 0
             if cid is not None:
                 conversation = self.store.conversation(cid)
                 state, current = conversation.state, conversation.locale
+                judging = conversation.pending
             to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
             events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
             if locale is not None and current is None:
@@ -175,6 +178,10 @@ class DeskService:
                     # The same answer again would not help: offer a person instead, and leave
                     # the choice to the customer (the conversation stays with the bot).
                     pending, then = False, [PersonOffered(answer_entry=earlier.id)]
+                elif judging and self._being_judged(cid, text):
+                    # Asked again while the bot still judges it (a slow Valen, an impatient
+                    # customer): one answer serves both, where each got the same answer.
+                    pending = False
             conversation, message = self.store.add_customer_message(
                 cid, text, expect=state, to=to, pending=pending, events=events, then=then,
                 escalation=escalation,
@@ -200,6 +207,16 @@ class DeskService:
             return self.store.conversation(conversation_id)
 
         return self._settle(attempt)
+
+    def _being_judged(self, conversation_id: int, text: str) -> bool:
+        """Whether a question in this conversation the bot has not decided yet is the same as
+        `text` (compared as `question_key`s). Only the newest entries are read: a question waits
+        for the bot seconds, not pages."""
+        key = question_key(text)
+        return bool(key) and any(
+            isinstance(entry, ChatMessage) and entry.pending and question_key(entry.text) == key
+            for entry in self.store.entries(conversation_id, limit=JUDGED_LOOKBACK)
+        )
 
     def _earlier_answer(self, conversation_id: int, text: str) -> ChatMessage | None:
         """The bot's latest answer, in this conversation, to the same question as `text`

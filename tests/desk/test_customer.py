@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatbot.desk.models import ChatEvent, PersonOffered, Rated, State
+from chatbot.desk.models import Author, ChatEvent, PersonOffered, Rated, State
 from chatbot.desk.service import DeskService, RatingRefused, question_key
 from chatbot.errors import HelpdeskError
 from chatbot.notices import REPEAT_NOTICE, notice
 from tests.backends import Backend
 from tests.desk.test_service import Q1, Q2, WORKER, answer_next, in_state, take
-from tests.store.conftest import FakeClock, escalated
+from tests.store.conftest import FakeClock, answered, escalated
 
 
 @pytest.fixture
@@ -55,6 +55,27 @@ def test_the_same_question_again_offers_a_person_instead_of_the_same_answer(
     # The customer chooses: the bot still has the conversation, and a person is one move away.
     assert desk.conversation(cid).state is State.BOT
     assert desk.talk_to_person(cid).escalated
+
+
+def test_the_same_question_asked_while_the_bot_judges_it_gets_one_answer(
+    desk: DeskService,
+) -> None:
+    """Asked again before the first answer came (a slow Valen, an impatient customer), each was
+    judged and the customer got the same answer twice."""
+    first = desk.ask(None, Q1)
+    cid = first.conversation.id
+    again = desk.ask(cid, " " + Q1.lower())
+    assert first.message.pending and not again.message.pending  # Stored, not judged again.
+    [leased] = desk.lease(WORKER, limit=5, lease_s=30)
+    assert leased.id == first.message.id
+    assert desk.record_decision(WORKER, leased, answered(Q1)).outcome == "answered"
+    customer, bot = (
+        [m.id for m in desk.messages(cid) if m.author is author]
+        for author in (Author.CUSTOMER, Author.BOT)
+    )
+    assert customer == [first.message.id, again.message.id] and len(bot) == 1
+    assert desk.lease(WORKER, limit=5, lease_s=30) == []
+    assert desk.ask(cid, Q2).message.pending  # Another question meanwhile is judged, as ever.
 
 
 def test_a_new_question_or_one_that_escalated_is_judged_again(desk: DeskService) -> None:
