@@ -64,10 +64,14 @@ def notice(event: EventData, *, reader: Reader, locale: Locale = DEFAULT_LOCALE)
             return t.gettext(ESCALATED_NOTICE)
         case Claimed(agent=agent):
             return t.gettext("{agent} joined the conversation.").format(agent=agent)
-        case Released(agent=agent):
+        case Released(agent=agent, by=by):
             if reader == "customer":
                 return t.gettext("{agent} stepped away. Another person will reply here.").format(
                     agent=agent
+                )
+            if by is not None:
+                return t.gettext("{by} put {agent}'s claim back in the queue.").format(
+                    by=by, agent=agent
                 )
             return t.gettext("{agent} put the conversation back in the queue.").format(agent=agent)
         case Resolved(agent=agent):

@@ -241,6 +241,9 @@ class AsyncDesk:
     async def release(self, conversation_id: int, *, agent: str) -> Conversation:
         return await self._write(self._service.release, conversation_id, agent=agent)
 
+    async def take_back(self, conversation_id: int, *, agent: str, owner: str) -> Conversation:
+        return await self._write(self._service.take_back, conversation_id, agent=agent, owner=owner)
+
     async def release_claims(self, agent: str) -> list[int]:
         return await self._write(self._service.release_claims, agent)
 

@@ -77,10 +77,14 @@ class Claimed(_Frozen):
 
 
 class Released(_Frozen):
-    """The agent who owned the conversation put it back in the queue."""
+    """The agent who owned the conversation put it back in the queue (or a colleague did, for a
+    claim its agent left behind)."""
 
     type: Literal[EventType.RELEASED] = EventType.RELEASED
     agent: str
+    """Who owned it."""
+    by: str | None = None
+    """The colleague who put it back, if not its owner."""
 
 
 class Resolved(_Frozen):

@@ -422,6 +422,31 @@ class DeskService:
         """Put a conversation the agent owns back in the queue for someone else."""
         return self._let_go(conversation_id, agent, Move.RELEASE, Released(agent=agent))
 
+    def take_back(self, conversation_id: int, *, agent: str, owner: str) -> Conversation:
+        """Put a colleague's claimed conversation back in the queue: one who quit keeping their
+        claims (or went home) left its customer told a person was helping, and only they could
+        let it go. `owner` is who held it when `agent` asked: a claim that changed hands since is
+        refused, never taken from someone else."""
+        if owner == agent:
+            return self.release(conversation_id, agent=agent)
+
+        def attempt() -> Conversation:
+            conversation = self.store.conversation(conversation_id)
+            if conversation.state is State.CLAIMED and conversation.agent != owner:
+                raise Refused(
+                    f"conversation {conversation_id} is claimed by {conversation.agent} now",
+                    state=conversation.state,
+                    move=Move.RELEASE,
+                )
+            to = next_state(conversation.state, Move.RELEASE, role=Role.AGENT, agent=owner,
+                            owner=conversation.agent, conversation_id=conversation_id)  # fmt: skip
+            return self.store.release(
+                conversation_id, agent=owner, expect=conversation.state, to=to,
+                event=Released(agent=owner, by=agent),
+            )  # fmt: skip
+
+        return self._settle(attempt)
+
     def release_claims(self, agent: str) -> list[int]:
         """Put every conversation `agent` owns back in the queue (an agent who left); returns
         the ones released."""

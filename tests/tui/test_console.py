@@ -499,6 +499,29 @@ async def test_cancel_stays_and_the_palette_quit_asks_too(
     assert other.conversation(conversation).state is State.WAITING
 
 
+async def test_a_claim_a_colleague_left_behind_can_be_put_back_in_the_queue(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Ben quit keeping his claims: his customer was told a person was helping, and no one else
+    could let the conversation go (Ctrl+R and Ctrl+G said ben owned it)."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        left = waiting(other)
+        other.claim(left, agent="ben")
+        view = await app.open_conversation(left)
+        await wait_until(pilot, lambda: footer_offers(app, "toggle_note"))
+        assert [c.title for c in view.palette_commands()][-2] == (
+            f"Take #{left} from ben: back in the queue"
+        )
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "from ben")
+        await palette_ready(pilot, "from ben")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: other.conversation(left).state is State.WAITING)
+        await wait_until(pilot, lambda: "^l Claim" in footer(app))  # Now anyone may claim it.
+
+
 async def test_no_claims_quits_at_once(make_app: MakeApp) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:

@@ -806,6 +806,25 @@ class ConversationView(Vertical):
     async def action_release(self) -> None:
         await self._let_go(self.services.desk.release)
 
+    def _colleagues_claim(self) -> str | None:
+        """Who holds this conversation, if it is claimed by someone other than this agent."""
+        conversation = self.conversation
+        if conversation is None or conversation.state is not State.CLAIMED or self.is_mine:
+            return None
+        return conversation.agent
+
+    async def action_take_back(self) -> None:
+        """Put a colleague's claim back in the queue (from the command palette)."""
+        owner, agent = self._colleagues_claim(), self.services.agent
+        if owner is None or agent is None:
+            return
+        try:
+            await self.services.desk.take_back(self.conversation_id, agent=agent, owner=owner)
+        except HelpdeskError as error:
+            await self._refuse(error)
+            return
+        await self.reload()
+
     async def _let_go(self, move: Callable[..., Awaitable[object]]) -> None:
         agent = self.services.agent
         if agent is None:
@@ -867,6 +886,16 @@ class ConversationView(Vertical):
             yield PaletteCommand(t.gettext("Put {number} back in the queue").format(number=number),
                                  t.gettext("Another agent takes it"),
                                  self.action_release)  # fmt: skip
+        elif (owner := self._colleagues_claim()) is not None:
+            # A colleague who quit keeping their claims (or went home) left the customer told a
+            # person was helping, and nobody else could let the conversation go.
+            yield PaletteCommand(
+                t.gettext("Take {number} from {owner}: back in the queue").format(
+                    number=number, owner=_shown_name(owner, "")
+                ),
+                t.gettext("For a claim its agent left behind; then claim it"),
+                self.action_take_back,
+            )
         if self.check_action("show_earlier", ()):
             yield PaletteCommand(t.gettext("Show earlier messages"),
                                  t.gettext("{count} not shown yet").format(
