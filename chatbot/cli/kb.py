@@ -381,6 +381,8 @@ def run_export(args: argparse.Namespace) -> int:
     # write raised ValueError, a traceback. Refused before the knowledge base is read.
     if output is not None and (output.name in ("", "..") or output.is_dir()):
         raise KnowledgeBaseError(f"{output}: is a directory, expected a file to write")
+    if output is not None:
+        output = _export_target(output)
     passages = _store(args).passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
     if output is None:
@@ -393,6 +395,27 @@ def run_export(args: argparse.Namespace) -> int:
     exported = counted(len(passages), "passage")
     print(f"exported {exported} to {printable(str(output))}", file=sys.stderr)
     return 0
+
+
+def _export_target(output: Path) -> Path:
+    """The file an export replaces: a symlink's target (the link stays a link), and only ever a
+    regular file. The write renames a new file into place, which turned /dev/null into a plain
+    file (as root), and a FIFO a reader waited on, or a symlink, into a file of its own."""
+    import stat
+
+    from chatbot.files import special_kind
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
+    target = output.resolve() if output.is_symlink() else output
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target  # A new file (or a link to one not made yet).
+    except OSError as error:
+        raise KnowledgeBaseError(f"{output}: cannot write: {error.strerror or error}") from None
+    if not stat.S_ISREG(mode):
+        raise KnowledgeBaseError(f"{output}: is {special_kind(mode)}, expected a file to write")
+    return target
 
 
 def run_synonyms_list(args: argparse.Namespace) -> int:

@@ -3,13 +3,17 @@ never a traceback or a file named `-`; a file is written as before."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from chatbot.knowledge_base import load_knowledge_base
 from tests.cli_run import run_cli
+from tests.conftest import SEED_DATA
 
 
 @pytest.fixture
@@ -67,3 +71,32 @@ def test_standard_output_and_a_file_hold_the_same_export(
     assert (here / "-").read_text(encoding="utf-8") == printed
     exported = json.loads(printed)["passages"]
     assert len(exported) == len(load_knowledge_base(kb_copy))
+
+
+def test_an_export_never_replaces_a_device_a_fifo_or_a_link(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--output /dev/null` turned the device into a plain file (as root); a FIFO a reader waited
+    on, and a symlink, each became a file of their own."""
+    kb = tmp_path / "kb"
+    assert run_cli(capsys, "kb", "import", str(SEED_DATA), "--kb", str(kb))[0] == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    specials = [(fifo, "a FIFO (named pipe)")]
+    # A null device of the test's own (root may make one): never the system's /dev/null, which a
+    # regression would turn into a plain file for everything on the machine.
+    device = tmp_path / "null"
+    with contextlib.suppress(PermissionError):
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        specials.append((device, "a device or other special file"))
+    for path, kind in specials:
+        before = path.stat().st_mode
+        code, out, err = run_cli(capsys, "kb", "export", "--output", str(path), "--kb", str(kb))
+        assert (code, out) == (2, "")
+        assert err.strip().endswith(f"{path}: is {kind}, expected a file to write")
+        assert path.stat().st_mode == before
+    target, link = tmp_path / "real.json", tmp_path / "link.json"
+    target.write_text("old", encoding="utf-8")
+    link.symlink_to(target)
+    assert run_cli(capsys, "kb", "export", "--output", str(link), "--kb", str(kb))[0] == 0
+    assert link.is_symlink() and json.loads(target.read_text(encoding="utf-8"))["passages"]
