@@ -96,7 +96,11 @@ class RatingRefused(HelpdeskError):
 
 
 class WroteMeanwhile(HelpdeskError):
-    """A resolve refused: the customer wrote after what the agent had on screen."""
+    """A resolve or hand-back refused: the customer wrote after what the agent had on screen."""
+
+    def __init__(self, message: str, *, move: Move = Move.RESOLVE) -> None:
+        super().__init__(message)
+        self.move = move
 
 
 class FeedbackRefused(HelpdeskError):
@@ -415,8 +419,18 @@ class DeskService:
 
     def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
         """Give a conversation the agent owns back to the bot; the bot answers the customer's
-        last message if nobody has."""
-        return self._let_go(conversation_id, agent, Move.HAND_BACK, HandedBack(agent=agent))
+        last message if nobody has. `WroteMeanwhile` if the customer wrote after what the agent
+        has read, as for `resolve`: the console quotes the message the bot will answer, and one
+        that came after the quote went to the bot unseen."""
+        try:
+            return self._let_go(
+                conversation_id, agent, Move.HAND_BACK, HandedBack(agent=agent), seen=True
+            )
+        except UnseenMessage:
+            raise WroteMeanwhile(
+                "The customer has just written again: read it, then hand back",
+                move=Move.HAND_BACK,
+            ) from None
 
     def release(self, conversation_id: int, *, agent: str) -> Conversation:
         """Put a conversation the agent owns back in the queue for someone else."""

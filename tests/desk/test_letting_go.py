@@ -1,6 +1,6 @@
 """An agent letting go never strands what the customer wrote: a resolve refuses while the
-customer's newest message is one the agent has not read, and a hand-back gives the bot the
-customer's last message when nobody answered it (on every backend)."""
+customer's newest message is one the agent has not read (a hand-back too), and a hand-back gives
+the bot the customer's last message when nobody answered it (on every backend)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService, WroteMeanwhile
+from chatbot.desk.states import Move
 from tests.backends import Backend
 from tests.desk.test_service import Q1, Q2, WORKER, in_state, take
 from tests.store.conftest import FakeClock, answered
@@ -68,6 +69,22 @@ def test_a_hand_back_gives_the_bot_the_customers_unanswered_message(desk: DeskSe
     assert (leased.conversation_id, leased.id) == (conversation_id, asked.message.id)
     assert desk.record_decision(WORKER, leased, answered(Q2)).outcome == "answered"
     assert desk.messages(conversation_id)[-1].author is Author.BOT
+
+
+def test_a_hand_back_is_refused_while_the_customer_wrote_what_the_agent_has_not_read(
+    desk: DeskService,
+) -> None:
+    """The console quotes the message the bot will answer; one written after the quote went to
+    the bot without the agent ever seeing it."""
+    conversation_id = in_state(desk, State.CLAIMED)
+    read_all(desk, conversation_id)
+    desk.ask(conversation_id, MORE)
+    with pytest.raises(WroteMeanwhile, match="read it, then hand back") as refused:
+        desk.hand_back(conversation_id, agent="ana")
+    assert refused.value.move is Move.HAND_BACK
+    assert desk.conversation(conversation_id).state is State.CLAIMED
+    read_all(desk, conversation_id)
+    assert desk.hand_back(conversation_id, agent="ana").state is State.BOT
 
 
 def test_a_hand_back_after_the_agents_reply_asks_the_bot_nothing(desk: DeskService) -> None:

@@ -200,6 +200,12 @@ async def test_handing_back_with_the_customers_message_unanswered_asks_first(
             "again hands back; Ctrl+R resolves instead."
         )
         assert other.conversation(conversation).state is State.CLAIMED
+        # Another key takes the quote away, and Ctrl+G asks again rather than hand back blind.
+        await pilot.press("x", "backspace")
+        await wait_until(pilot, lambda: "Ctrl+G again" not in flat(screen_text(app, hint)))
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: "Ctrl+G again" in flat(screen_text(app, hint)))
+        assert other.conversation(conversation).state is State.CLAIMED
         await pilot.press("ctrl+g")
         # Handed back (the app's bot then takes the message up as a question).
         await wait_until(pilot, lambda: other.conversation(conversation).state is not State.CLAIMED)

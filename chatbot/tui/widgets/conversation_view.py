@@ -67,6 +67,8 @@ the console's line says the rest."""
 WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve.")
 """A resolve refused as the customer wrote after what was on screen (now shown, as the view
 reads the conversation again)."""
+WROTE_BEFORE_HAND_BACK = N_("The customer has just written again: read it, then hand back.")
+"""A hand-back refused as the customer wrote after the message the console quoted."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 BOT_HAS_IT = N_("The bot is answering this conversation.")
 
@@ -510,6 +512,13 @@ class ConversationView(Vertical):
         return t.gettext(BOT_HAS_IT)
 
     def on_key(self, event: events.Key) -> None:
+        if not any(
+            binding.action == "hand_back"
+            for binding in self._bindings.key_to_bindings.get(event.key, ())
+        ):
+            # The quote of what the bot would answer goes with any other key: Ctrl+G then asks
+            # again, never hands back with nothing on screen.
+            self._hand_back_asked = None
         if self._why is not None:
             self._why = None
             self._show_reply_state()
@@ -561,7 +570,9 @@ class ConversationView(Vertical):
         # Read first: a state that changed meanwhile clears the line, and the line names it.
         await self.reload()
         conversation = self.conversation
-        if isinstance(error, WroteMeanwhile):
+        if isinstance(error, WroteMeanwhile) and error.move is Move.HAND_BACK:
+            self.say_why(self.t.gettext(WROTE_BEFORE_HAND_BACK))
+        elif isinstance(error, WroteMeanwhile):
             self.say_why(self.t.gettext(WROTE_MEANWHILE))
         elif isinstance(error, Refused) and conversation is not None:
             self.say_why(self._why_not(error.state, error.move, conversation.agent))
@@ -643,6 +654,7 @@ class ConversationView(Vertical):
         event.stop()
         if self._why is not None:  # The box keeps its Enter: `on_key` never hears of it.
             self._why = None
+            self._hand_back_asked = None
             self._show_reply_state()
         field = self.reply_input
         # What was in the box at this Enter, less what earlier Enters sent since; nothing for a
