@@ -322,6 +322,30 @@ async def test_a_read_failing_after_a_question_was_stored_does_not_ask_to_send_i
         await wait_until(pilot, lambda: not shown.display)
 
 
+async def test_a_key_whose_move_fails_says_it_was_not_done_and_the_line_goes_after(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """F9 (or Ctrl+T) in an outage said "What you typed stays here" over an empty box, and the
+    line stayed for good once the desk was back."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1, wait=False)
+        await wait_until(pilot, lambda: bool(other.messages(1)))
+        desk = app.services.desk
+
+        async def unreachable(*args: object, **kwargs: object) -> object:
+            raise StoreError("postgresql://postgres@db.internal:5499/hd: database unavailable")
+
+        desk.talk_to_person = unreachable  # type: ignore[method-assign, assignment]
+        await pilot.press("ctrl+t")
+        said = "The help desk cannot be reached just now, so that was not done."
+        await wait_until(pilot, lambda: said in flat(screen_text(app)))
+        assert "stays here" not in flat(screen_text(app))
+        other.talk_to_person(1)  # Done from elsewhere: the chat reads it, and the line goes.
+        shown = chat(app).query_one("#chat-error")
+        await wait_until(pilot, lambda: not shown.display)
+
+
 async def test_a_message_the_desk_could_not_store_is_said_until_it_is_sent(
     make_app: MakeApp, other: DeskService
 ) -> None:

@@ -62,6 +62,11 @@ DESK_TROUBLE = N_(
 )
 """Said to a customer for database trouble with something unsent (whose own words are for the
 operator)."""
+DESK_TROUBLE_ACTION = N_(
+    "The help desk cannot be reached just now, so that was not done. Try again in a moment."
+)
+"""Said when a key's move fails (a language, a person, a rating, feedback): it said "What you
+typed stays here" over an empty box, and stayed after the desk was back."""
 DESK_TROUBLE_READING = N_(
     "The help desk cannot be reached just now. What you sent is saved, and this chat catches up "
     "once it is back."
@@ -394,13 +399,20 @@ class ChatPanel(Vertical):
         if self._desk_trouble:
             self._hide_error()
 
-    def _show_desk_error(self, error: HelpdeskError, *, writing: bool = False) -> None:
+    def _show_desk_error(
+        self, error: HelpdeskError, *, writing: bool = False, action: bool = False
+    ) -> None:
         """What went wrong, for the customer: the database's own words (its address, the
         driver's English) are the operator's. A failed read's line goes once the desk answers
         again; a failed write's stays until the customer tries again, as reads can work while
         writes cannot (SQLite locked by another process): hidden by the next read, the line
         left an unsent question looking sent."""
-        if isinstance(error, StoreError):
+        if isinstance(error, StoreError) and action:
+            # A key's move (F9, Ctrl+T, a rating, Helpful): nothing typed is involved, and the
+            # line goes once the desk answers again, as a failed read's does.
+            self._show_error(self.gettext(DESK_TROUBLE_ACTION))
+            self._desk_trouble = not self._unsent
+        elif isinstance(error, StoreError):
             # Reads failing after a write that failed (the database down, not locked) must not
             # make its line one that goes when reads work again: what was typed is still unsent.
             self._unsent = self._unsent or writing
@@ -515,7 +527,7 @@ class ChatPanel(Vertical):
                 result = await self.services.desk.talk_to_person(conversation_id)
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
-            self._show_desk_error(error, writing=True)
+            self._show_desk_error(error, action=True)
             return
         if not result.escalated:
             if result.conversation.state is State.WAITING:
@@ -541,7 +553,7 @@ class ChatPanel(Vertical):
             try:
                 await self.services.desk.set_locale(self.conversation_id, locale)
             except HelpdeskError as error:
-                self._show_desk_error(error, writing=True)
+                self._show_desk_error(error, action=True)
                 return
         await self.refresh_log()
 
@@ -577,7 +589,7 @@ class ChatPanel(Vertical):
         try:
             await self.services.desk.rate(self.conversation_id, rating=rating)
         except HelpdeskError as error:
-            self._show_desk_error(error, writing=True)
+            self._show_desk_error(error, action=True)
             return
         self._hide_error()
         if self.rating.has_focus:
@@ -619,7 +631,7 @@ class ChatPanel(Vertical):
             )
         except HelpdeskError as error:
             bubble.judging = False
-            self._show_desk_error(error, writing=True)
+            self._show_desk_error(error, action=True)
             return
         await bubble.show_feedback(feedback)
         await self.refresh_log()
