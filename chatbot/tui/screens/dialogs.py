@@ -143,7 +143,7 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
             )
             with Horizontal(classes="dialog-buttons"):
                 t = translations(self.locale)
-                yield Button(t.gettext("Hand back (h)"), variant="primary", id="hand-back")
+                yield Button(t.gettext("Hand back (h, Ctrl+Q)"), variant="primary", id="hand-back")
                 yield Button(t.gettext("Keep (k)"), id="keep")
                 yield Button(t.gettext("Cancel (Esc)"), id="cancel")
         yield Footer()
