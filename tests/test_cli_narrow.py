@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from chatbot.assembly import open_service
-from chatbot.cli.main import main
 from chatbot.config import load_settings
 from chatbot.desk.models import Feedback
+from tests.cli_run import run_cli
 from tests.conftest import SEED_DATA
 from tests.desk.test_stats import script_day
 from tests.store.conftest import FakeClock, answered
@@ -30,15 +30,6 @@ def cell_width(line: str) -> int:
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
         for c in line
     )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as leaving:  # What argparse does with a command line it refuses.
-        code = leaving.code if isinstance(leaving.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -78,7 +69,7 @@ def test_every_line_fits_the_terminal(
         ["eval", str(SEED_DATA)],
         ["eval", str(SEED_DATA), "--retriever", "overlap", "--predicate", "Is it relevant?"],
     ):
-        code, out, err = run(capsys, *argv)
+        code, out, err = run_cli(capsys, *argv)
         assert code == 0, err
         lines = out.splitlines()
         assert max(map(cell_width, lines)) <= columns, (argv, max(lines, key=cell_width))
@@ -88,17 +79,17 @@ def test_narrow_layouts_keep_what_they_show(
     db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "40")
-    _, out, _ = run(capsys, "conversations", "show", "1", "--db", str(db))
+    _, out, _ = run_cli(capsys, "conversations", "show", "1", "--db", str(db))
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if "  bot [" in line)
     words = " ".join(line.strip() for line in lines[start : start + 5])
     assert "bot [Charged twice for one ride (card-charged-twice)] (helpful): Charged" in words
     assert all(line.startswith(" " * 10) for line in lines[start + 1 : start + 4])
-    _, out, _ = run(capsys, "conversations", "list", "--db", str(db))
+    _, out, _ = run_cli(capsys, "conversations", "list", "--db", str(db))
     lines = out.splitlines()
     assert lines[0].split() == ["1", "bot", "-", "-"]  # The time on the line below.
     assert lines[1].strip() == "2026-01-05 09:00 UTC"
-    _, out, _ = run(capsys, "stats", "--db", str(db))
+    _, out, _ = run_cli(capsys, "stats", "--db", str(db))
     lines = out.splitlines()
     rate = next(i for i, line in enumerate(lines) if line.startswith("Bot resolution rate"))
     assert lines[rate].split() == ["Bot", "resolution", "rate", "27.3%"]
@@ -106,7 +97,7 @@ def test_narrow_layouts_keep_what_they_show(
         "3 resolved by the bot of 11; it answered in 5"
     )
     assert "    p50 3m 00s, p90 11m 00s (3 measured)" in lines
-    _, out, _ = run(capsys, "eval", str(SEED_DATA))
+    _, out, _ = run_cli(capsys, "eval", str(SEED_DATA))
     lines = out.splitlines()
     row = next(i for i, line in enumerate(lines) if line.startswith("  I was charged twice"))
     assert [line.strip() for line in lines[row + 1 : row + 4]] == [
@@ -116,7 +107,7 @@ def test_narrow_layouts_keep_what_they_show(
 
 def test_a_bidi_override_is_shown_as_its_code(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["conversations", "show", str(OVERRIDDEN)], ["stats"]):
-        code, out, _ = run(capsys, *argv, "--db", str(db))
+        code, out, _ = run_cli(capsys, *argv, "--db", str(db))
         assert code == 0 and "\u202e" not in out and "\u202c" not in out
         assert "refund \\u202eevil\\u202c please" in out
 
@@ -127,7 +118,7 @@ def test_a_command_group_without_its_command_is_refused(
     capsys: pytest.CaptureFixture[str], group: list[str]
 ) -> None:
     # `kb` and `conversations` printed their help and exited 0; `users` a bare usage line, exit 2.
-    code, out, err = run(capsys, *group)
+    code, out, err = run_cli(capsys, *group)
     *help_lines, error = err.splitlines()
     assert (code, out) == (2, "")
     assert help_lines[0].startswith(f"usage: helpdesk {' '.join(group)} ")
@@ -138,7 +129,7 @@ def test_a_command_group_without_its_command_is_refused(
 def test_a_text_file_that_is_a_directory_is_named_as_such(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "kb", "edit", "damage-fee", "--text-file", str(tmp_path))
+    code, out, err = run_cli(capsys, "kb", "edit", "damage-fee", "--text-file", str(tmp_path))
     assert (code, out) == (2, "")
     assert err == f"helpdesk: error: {tmp_path}: is a directory, expected a text file\n"
 
@@ -146,6 +137,6 @@ def test_a_text_file_that_is_a_directory_is_named_as_such(
 @pytest.mark.parametrize("blank", ["", "  \t"])
 def test_a_blank_predicate_is_refused(capsys: pytest.CaptureFixture[str], blank: str) -> None:
     # It was sent to Valen as it was, and every passage went unjudged.
-    code, out, err = run(capsys, "eval", str(SEED_DATA), "--predicate", blank)
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--predicate", blank)
     assert (code, out) == (2, "")
     assert err == ("helpdesk eval: error: argument --predicate: a wording is needed, not a blank\n")

@@ -296,6 +296,11 @@ async def test_each_message_says_when_it_was_written(
         assert bubbles["Try dock 4."].startswith("ben (support agent) 08:55")
 
 
+async def unreachable(*args: object, **kwargs: object) -> object:
+    """A desk call in an outage: the database's own words, which the customer never reads."""
+    raise StoreError("postgresql://postgres@db.internal:5499/hd: database unavailable")
+
+
 async def test_a_read_failing_after_a_question_was_stored_does_not_ask_to_send_it_again(
     make_app: MakeApp, other: DeskService
 ) -> None:
@@ -306,10 +311,6 @@ async def test_a_read_failing_after_a_question_was_stored_does_not_ask_to_send_i
         await ask(pilot, Q1, wait=False)
         await wait_until(pilot, lambda: bool(other.messages(1)))
         desk = app.services.desk
-
-        async def unreachable(*args: object, **kwargs: object) -> object:
-            raise StoreError("postgresql://postgres@db.internal:5499/hd: database unavailable")
-
         read = desk.conversation
         desk.conversation = unreachable  # type: ignore[method-assign, assignment]
         await chat(app).refresh_log()
@@ -332,10 +333,6 @@ async def test_a_key_whose_move_fails_says_it_was_not_done_and_the_line_goes_aft
         await ask(pilot, Q1, wait=False)
         await wait_until(pilot, lambda: bool(other.messages(1)))
         desk = app.services.desk
-
-        async def unreachable(*args: object, **kwargs: object) -> object:
-            raise StoreError("postgresql://postgres@db.internal:5499/hd: database unavailable")
-
         desk.talk_to_person = unreachable  # type: ignore[method-assign, assignment]
         await pilot.press("ctrl+t")
         said = "The help desk cannot be reached just now, so that was not done."
