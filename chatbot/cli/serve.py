@@ -190,6 +190,21 @@ async def _serve(server: object, settings: Settings, *, no_accounts: bool) -> in
     return 0
 
 
+def _key_in_file() -> bool:
+    """Whether the settings file holds a Valen key: every session reads the file, so the key is
+    then in every session's process, whatever variable sets the key in force (one set beside a
+    line left in the file, or an empty one, which leaves the file's in force)."""
+    from chatbot.config import config_file, read_config_file
+
+    try:
+        valen = read_config_file(config_file()).get("valen")
+    except HelpdeskError:  # The settings read it already; whatever is wrong was said then.
+        return False
+    return isinstance(valen, dict) and any(
+        key.lower() == "api_key" and value for key, value in valen.items()
+    )
+
+
 async def _run(
     server: HelpdeskServer, settings: Settings, port: int, bots: BotWorkers, *, no_accounts: bool
 ) -> None:
@@ -197,7 +212,6 @@ async def _run(
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
     from chatbot.config import config_file
-    from chatbot.web.server import carries_secret
 
     web = settings.web
     await bots.start()
@@ -215,9 +229,7 @@ async def _run(
             file=sys.stderr,
             flush=True,
         )
-    if settings.valen.api_key is not None and not any(
-        carries_secret(name, value) for name, value in os.environ.items()
-    ):
+    if _key_in_file():
         print(
             f"helpdesk serve: warning: the Valen key is in {config_file()}, which every browser "
             "session's process reads with the other settings; set VALEN_API_KEY in serve's "

@@ -90,16 +90,6 @@ def secret_free(environment: dict[str, str]) -> dict[str, str]:
     return kept
 
 
-def carries_secret(name: str, value: str) -> bool:
-    """Whether the variable sets a session secret (`secret_free` leaves it out or changes it)."""
-    if name.upper() in SESSION_SECRETS:
-        return True
-    if (secret := SECRET_SECTIONS.get(name.upper())) is None:
-        return False
-    section = _json_object(value)
-    return section is None or any(key.lower() == secret for key in section)
-
-
 def _json_object(value: str) -> dict[str, object] | None:
     try:
         section = json.loads(value)

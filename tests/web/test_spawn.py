@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext
 
-from chatbot.web.server import carries_secret, secret_free
+from chatbot.web.server import secret_free
 from tests.web.conftest import PASSWORD, VIEWPORT, make_site
 from tests.web.harness import Served, alive, children, command_line, start_server, wait_for
 from tests.web.test_security import sign_in
@@ -151,10 +151,6 @@ def test_every_way_of_setting_the_key_is_kept_from_sessions() -> None:
     assert KEY not in repr(kept)
     assert kept == {"HELPDESK_VALEN": '{"replay": "only"}', "PATH": "/usr/bin"}
     assert secret_free({"HELPDESK_VALEN": "not json " + KEY}) == {}
-    assert [name for name, value in inherited.items() if carries_secret(name, value)] == [
-        "helpdesk_valen__api_key", "HELPDESK_VALEN"
-    ]  # fmt: skip
-    assert not carries_secret("HELPDESK_VALEN", '{"replay": "only"}')
 
 
 def test_a_key_set_the_long_way_reaches_editors_only_and_never_through_the_zygote(
@@ -197,7 +193,11 @@ def test_serve_warns_that_a_key_in_the_settings_file_is_read_by_every_session(
     config = home / "config" / "helpdesk" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'[valen]\napi_key = "{KEY}"\n')
-    served = start_server(home, db=db, kb=kb, extra=["--bots", "0"])
+    # Also with a key variable set (one left in the file after moving it, or an empty one):
+    # the sessions read the file whatever the environment says.
+    served = start_server(
+        home, db=db, kb=kb, extra=["--bots", "0"], environment={"VALEN_API_KEY": "vk-other"}
+    )
     served.stop()
     output = "".join(served.output)
     assert f"warning: the Valen key is in {config}, which every browser session" in output
