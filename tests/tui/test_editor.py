@@ -245,6 +245,24 @@ async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp)
         assert any(str(r[3]).startswith("not judged") for r in rows)  # A replay miss.
 
 
+async def test_try_it_asks_a_chinese_question_of_the_chinese_passages(make_app: MakeApp) -> None:
+    """The bot answers a conversation in Chinese from the `zh/` passages; Try it searched the
+    English ones and said no passage shared a word with the question."""
+    app = make_app("agent")
+    answered: list[Decision] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: answered.append(m.decision)
+                            if isinstance(m, TryItPanel.Answered) else None) as pilot:  # fmt: skip
+        await wait_until(pilot, lambda: "zh" in app.translated)
+        await open_editor(pilot)
+        await try_question(pilot, "我的车坏了，怎么办？")
+        await wait_until(pilot, lambda: bool(answered))
+        decision = answered[-1]
+        assert decision.candidates  # Retrieved from the Chinese passages, as the bot does.
+        assert decision.reason is None or decision.reason.value != "no-passages"
+        english = await app.services.engine.answer("我的车坏了，怎么办？")
+        assert not english.candidates  # What Try it asked before.
+
+
 async def test_try_it_at_80_columns_names_a_miss_in_the_table_and_explains_it_below(
     make_app: MakeApp,
 ) -> None:
@@ -272,7 +290,7 @@ def test_try_it_says_other_reasons_whole_under_the_table() -> None:
     decision = Decision(question="q", answer=None, reason=Reason.NOT_JUDGED, threshold=0.7,
                         candidates=(candidate("a"), candidate("b", "timeout: no reply in 10 s",
                                                                 "timeout")))  # fmt: skip
-    panel = TryItPanel(engine=lambda: None)  # type: ignore[arg-type,return-value]
+    panel = TryItPanel(engine=lambda question: None)  # type: ignore[arg-type,return-value]
     notes = [note.plain for note in panel.notes(decision)]
     assert notes == ["b: timeout: no reply in 10 s"]  # No replay miss: nothing to explain.
 

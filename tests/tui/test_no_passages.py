@@ -91,7 +91,7 @@ class TryItApp(App[None]):
         self._engine = engine()
 
     def compose(self) -> ComposeResult:
-        yield TryItPanel(engine=lambda: self._engine, timings=False)
+        yield TryItPanel(engine=lambda question: self._engine, timings=False)
 
     def on_try_it_panel_answered(self, message: TryItPanel.Answered) -> None:
         self.decisions.append(message.decision)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -167,7 +168,16 @@ class EditorScreen(Screen[None]):
             )
             self.load_synonyms()
 
-    def _engine(self) -> Engine:
+    def _engine(self, question: str | None = None) -> Engine:
+        """The engine of this moment; for a question, the one the bot would use for it: a
+        Chinese question is answered from the Chinese passages, where Try it searched the English
+        ones and said no passage shares a word with it."""
+        if question is not None:
+            from chatbot.i18n import detect_locale
+
+            translated = getattr(self.app, "translated", {})
+            if (live := translated.get(detect_locale(question))) is not None:
+                return cast(Engine, live.engine)
         return self.services.engine
 
     @property

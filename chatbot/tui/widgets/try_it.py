@@ -60,7 +60,7 @@ class TryItPanel(Vertical):
     def __init__(
         self,
         *,
-        engine: Callable[[], Engine],
+        engine: Callable[[str], Engine],
         timings: bool = True,
         locale: Locale = DEFAULT_LOCALE,
         id: str | None = None,
@@ -68,7 +68,7 @@ class TryItPanel(Vertical):
         super().__init__(id=id)
         self.locale: Locale = locale
         # A getter, not an engine: after a save the app's engine is replaced, and the next try
-        # must use the new one.
+        # must use the new one; given the question, as its language picks the passages.
         self._engine = engine
         self._timings = timings
 
@@ -107,7 +107,7 @@ class TryItPanel(Vertical):
 
     @work(exclusive=True, group="try-it")
     async def run_question(self, question: str) -> None:
-        engine = self._engine()
+        engine = self._engine(question)
         try:
             decision = await engine.answer(question)
         except HelpdeskError as error:  # A question over the length limit, say.
