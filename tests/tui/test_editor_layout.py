@@ -83,6 +83,12 @@ def message_whole_above_the_buttons(
         assert on_screen(app, editor.query_one(button)), button
     # The buttons are below the message, not drawn over it.
     assert editor.query_one("#form-buttons").region.y >= problem.region.bottom
+    # Nothing beside it: the character count read as part of the sentence ("was changed by
+    # 164 / 4,000 someone else").
+    count = editor.query_one("#form-count")
+    assert not count.display or not count.region.overlaps(
+        problem.region.expand((count.region.width + 2, 0))
+    )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "60x20"])

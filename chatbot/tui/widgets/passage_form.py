@@ -222,10 +222,19 @@ class PassageForm(Vertical):
         count = self.query_one("#form-count", Static)
         count.update(f"{length:,} / {MAX_TEXT_CHARS:,}")
         count.set_class(length > MAX_TEXT_CHARS, "over")
+        self._show_count()
 
     def watch_problem(self, problem: str) -> None:
         # Messages quote what was typed (an id, a title): shown with control characters spelled out.
         self.query_one("#form-problem", Static).update(printable(problem))
+        self._show_count()
+
+    def _show_count(self) -> None:
+        """The character count, beside the message line: gone while a message shows (wrapped,
+        "was changed by 164 / 4,000 someone else" read it as part of the sentence), unless the
+        text is too long, which is what the message then says."""
+        count = self.query_one("#form-count", Static)
+        count.display = not self.problem or count.has_class("over")
 
     @on(Input.Changed)
     @on(TextArea.Changed)
