@@ -10,7 +10,7 @@ import pytest
 from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, Static, TextArea
+from textual.widgets import Button, DataTable, Input, Static, TabbedContent, TextArea
 
 from chatbot.config import Settings
 from chatbot.desk.models import State
@@ -243,6 +243,25 @@ async def test_try_it_shows_scores_judgments_and_the_decision(make_app: MakeApp)
         assert top[2] == "0.899" and str(top[3]) == "can answer"
         assert float(top[1]) > 0  # The BM25 score.
         assert any(str(r[3]).startswith("not judged") for r in rows)  # A replay miss.
+
+
+async def test_save_and_delete_are_offered_only_where_they_apply(make_app: MakeApp) -> None:
+    """F8 on Try it asked to delete the passage last opened on the other tab, and a deleted
+    passage offered Save and Delete again."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(pilot)
+        form = editor.query_one(PassageForm)
+        await wait_until(pilot, lambda: form.passage_id == "card-charged-twice")
+        assert editor.check_action("delete", ()) is True
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "try")
+        assert editor.check_action("delete", ()) is None
+        assert editor.check_action("save", ()) is None
+        await pilot.press("f8")
+        await pilot.pause()
+        assert editor.query_one(TabbedContent).active == "try"  # Nothing asked, nothing moved.
+        assert not isinstance(app.screen, Confirm)
 
 
 async def test_try_it_asks_a_chinese_question_of_the_chinese_passages(make_app: MakeApp) -> None:

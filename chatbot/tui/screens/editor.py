@@ -592,11 +592,19 @@ class EditorScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # None greys a key in the footer, as its button is greyed: a key that looks ready but
         # does nothing also says nothing.
+        tabs = self.query(TabbedContent)
+        active = tabs.first().active if tabs else "passages"
         if action == "save":
-            return True if self._can_save() else None
+            # Try it and the gaps have nothing to save: Ctrl+S there saved the passage form
+            # behind them, out of sight.
+            return True if active in ("passages", "synonyms") and self._can_save() else None
         if action == "delete":
+            # Only the passage on screen, and only one that is there to delete: F8 on Try it
+            # asked to delete the passage last opened, and a deleted one offered it again.
             forms = self.query(PassageForm)
-            return None if forms and forms.first().is_new else True
+            form = forms.first() if forms else None
+            gone = form is not None and (form.is_new or form.deleted)
+            return None if active != "passages" or gone else True
         return True
 
     def _can_save(self) -> bool:
