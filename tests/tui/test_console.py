@@ -235,6 +235,23 @@ async def test_moves_that_cannot_apply_are_hidden_and_say_why(
         assert view.conversation is not None and view.conversation.state is State.RESOLVED
 
 
+async def test_f3_on_a_conversation_shown_whole_says_so(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """F3 shows earlier messages; on a short conversation it is hidden from the footer, and
+    pressed anyway it did nothing and said nothing."""
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(waiting(other))
+        await wait_until(pilot, lambda: footer_offers(app, "toggle_note"))
+        assert not footer_offers(app, "show_earlier")
+        view.transcript.focus()
+        await pilot.press("f3")
+        hint = view.query_one("#reply-hint")
+        await wait_until(pilot, lambda: view._why is not None)
+        assert flat(screen_text(app, hint)) == "Every message of this conversation is shown."
+
+
 async def test_a_conversation_with_the_bot_says_so_in_words_not_its_state_name(
     make_app: MakeApp, other: DeskService
 ) -> None:

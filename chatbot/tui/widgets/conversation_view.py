@@ -533,6 +533,12 @@ class ConversationView(Vertical):
             why = self._refusal(moves[0]) or ""
             self.say_why(why)
             return
+        if "show_earlier" in actions and not self.check_action("show_earlier", ()):
+            # Hidden from the footer where nothing is hidden; pressed anyway, it said nothing.
+            event.stop()
+            event.prevent_default()
+            self.say_why(self.t.gettext("Every message of this conversation is shown."))
+            return
         # A printable key reaches the view only from a part of it that takes no text (a text box
         # keeps the keys it takes), whatever has the focus by now: the first key of a quick pair
         # moves it to the reply box before the second arrives.
