@@ -30,7 +30,7 @@ from chatbot.valen import PREDICATE, ReplayCache
 from chatbot.valen.cache import CacheEntry
 from tests.conftest import ROOT
 from tests.test_valen_faults import QUESTION
-from tests.tui.test_terminal_paste import pty_pair, read_all, until
+from tests.tui.test_terminal_paste import chat_in_a_terminal, until
 from tests.valen_server import ValenTestServer, constant
 
 T = TypeVar("T")
@@ -197,27 +197,10 @@ def test_the_chat_with_a_fifo_as_its_cache_takes_a_question_and_quits(tmp_path: 
     person (not judged), and Ctrl+Q ends the app."""
     fifo = fifo_at(tmp_path / "fifo1")
     db = tmp_path / "x.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
-    env |= {
-        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "TERM": "xterm-256color",
-        "VALEN_CACHE": str(fifo),
-    }
-    controller, terminal = pty_pair()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "chatbot", "chat", "--db", str(db)],
-        stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(terminal)
-    output = bytearray()
-    reader = threading.Thread(target=read_all, args=(controller, output), daemon=True)
-    reader.start()
-    try:
+    with chat_in_a_terminal(tmp_path, "--db", str(db), env={"VALEN_CACHE": str(fifo)}) as chat:
         # The first screen: its box takes the question (and Enter) while the chat loads.
-        until(lambda: b"press Enter" in output, "the first screen to be drawn")
-        os.write(controller, b"how do I get a refund\r")
+        until(lambda: b"press Enter" in chat.output, "the first screen to be drawn")
+        chat.type(b"how do I get a refund\r")
         desk = open_service(load_settings(store={"db": db}))
         try:
 
@@ -232,12 +215,6 @@ def test_the_chat_with_a_fifo_as_its_cache_takes_a_question_and_quits(tmp_path: 
             desk.close()
         assert question.text == "how do I get a refund"
         assert conversation.reason is not None and conversation.reason.value == "not-judged"
-        os.write(controller, b"\x11")  # Ctrl+Q
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-        os.close(controller)
+        chat.type(b"\x11")  # Ctrl+Q
+        assert chat.process.wait(timeout=30) == 0
     assert stat.S_ISFIFO(fifo.stat().st_mode)

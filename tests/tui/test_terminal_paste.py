@@ -13,6 +13,9 @@ import sys
 import termios
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual import events
@@ -41,10 +44,26 @@ def test_the_app_reads_a_terminal_through_the_cleaning_driver(tmp_path: Path) ->
     assert app.driver_class is TerminalDriver
 
 
-def test_a_paste_with_colour_codes_in_a_terminal_is_sent_as_its_words(tmp_path: Path) -> None:
-    db = tmp_path / "helpdesk.sqlite3"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
-    env |= {
+@dataclass
+class Terminal:
+    """`helpdesk chat` running in a pty: what it drew so far, and its keyboard."""
+
+    process: subprocess.Popen[bytes]
+    controller: int
+    output: bytearray
+
+    def type(self, data: bytes) -> None:
+        os.write(self.controller, data)
+
+
+@contextmanager
+def chat_in_a_terminal(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> (
+    Iterator[Terminal]
+):  # fmt: skip
+    """`helpdesk chat ARGS` in a terminal of its own (a pty, 80x24), with the test's own settings
+    folders and no developer settings; whatever still runs at the end is killed."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
+    clean |= {
         "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -52,18 +71,31 @@ def test_a_paste_with_colour_codes_in_a_terminal_is_sent_as_its_words(tmp_path: 
     }
     controller, terminal = pty_pair()
     process = subprocess.Popen(
-        [sys.executable, "-m", "chatbot", "chat", "--db", str(db), "--no-bot"],
-        stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True,
+        [sys.executable, "-m", "chatbot", "chat", *args],
+        stdin=terminal, stdout=terminal, stderr=terminal, env=clean | (env or {}),
+        start_new_session=True,
     )  # fmt: skip
     os.close(terminal)
     output = bytearray()
     reader = threading.Thread(target=read_all, args=(controller, output), daemon=True)
     reader.start()
     try:
+        yield Terminal(process, controller, output)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+        os.close(controller)
+
+
+def test_a_paste_with_colour_codes_in_a_terminal_is_sent_as_its_words(tmp_path: Path) -> None:
+    db = tmp_path / "helpdesk.sqlite3"
+    with chat_in_a_terminal(tmp_path, "--db", str(db), "--no-bot") as chat:
         # The chat itself, not the first screen drawn while it loads: its suggestions' note.
-        until(lambda: b"Replay mode" in output, "the chat to be drawn")
-        os.write(controller, PASTED.encode())
-        os.write(controller, b"\r")
+        until(lambda: b"Replay mode" in chat.output, "the chat to be drawn")
+        chat.type(PASTED.encode())
+        chat.type(b"\r")
         desk = open_service(load_settings(store={"db": db}))
         try:
             until(lambda: bool(desk.conversations()), "the question to be stored")
@@ -72,14 +104,8 @@ def test_a_paste_with_colour_codes_in_a_terminal_is_sent_as_its_words(tmp_path: 
         finally:
             desk.close()
         assert question.text == "abc def ghi end"
-        os.write(controller, b"\x11")  # Ctrl+Q
-        assert process.wait(timeout=30) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-        os.close(controller)
+        chat.type(b"\x11")  # Ctrl+Q
+        assert chat.process.wait(timeout=30) == 0
 
 
 def pty_pair() -> tuple[int, int]:

@@ -446,14 +446,12 @@ class ConversationView(Vertical):
         conversation = self.conversation
         if self.note_mode:
             return t.gettext(NOTE_PLACEHOLDER)
-        if conversation is not None and conversation.state is State.CLAIMED and not self.is_mine:
-            owner = _shown_name(conversation.agent, t.gettext("another agent"))
-            return t.gettext("{owner} owns this conversation: only they can reply.").format(
-                owner=owner
-            )
         if conversation is not None and not self.is_mine:
-            # The box takes nothing here, and the line above it says what would let the agent
-            # reply: it invited a reply on a waiting or resolved conversation, or the bot's.
+            # The box takes nothing here: on a colleague's claim it says who alone can reply;
+            # elsewhere the line above it says what would let the agent reply (it invited a
+            # reply on a waiting or resolved conversation, or the bot's).
+            if conversation.state is State.CLAIMED:
+                return self._why_not(conversation.state, Move.REPLY, conversation.agent)
             return ""
         return t.gettext(REPLY_PLACEHOLDER)
 

@@ -218,10 +218,6 @@ def desk_error(widget: Widget, error: HelpdeskError) -> None:
         widget.notify(" ".join(str(error).split()), severity="error", markup=False)
 
 
-CURSOR_ACTIONS = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last"})
-"""The queue's own keys that move its cursor (see `QueueTable._on_key`)."""
-
-
 class QueueTable(ScrollView, can_focus=True):
     """The queue's rows, sorted as the store sorts them, drawn only where they are on screen."""
 
@@ -577,12 +573,13 @@ class QueueTable(ScrollView, can_focus=True):
             event.stop()
             self._held = []
             self.post_message(self.Selected(selected))
-        elif moves := [b.action for b in bindings if b.action in CURSOR_ACTIONS]:
-            # The cursor's keys too: as bindings they ran after an Enter typed behind them
-            # (Down Enter in one burst), which then opened the row the cursor had left.
+        elif bindings and self.check_action(bindings[0].action, ()):
+            # The queue's other keys too (the cursor's): as bindings they ran after an Enter
+            # typed behind them (Down Enter in one burst), which then opened the row the cursor
+            # had left.
             event.prevent_default()
             event.stop()
-            await self.run_action(moves[0])
+            await self.run_action(bindings[0].action)
 
     def _on_paste(self, event: events.Paste) -> None:
         if self._held is not None:
