@@ -84,7 +84,9 @@ def _open(settings: Settings, *, clock: Clock, migrate: bool) -> PostgresStore |
     if is_postgres(db):
         from chatbot.store.postgres import PostgresStore
 
-        return PostgresStore.open(db, clock=clock, migrate=migrate)
+        return PostgresStore.open(
+            db, clock=clock, migrate=migrate, timeout_s=settings.store.timeout_s
+        )
     from chatbot.store.sqlite import SQLiteStore
 
     return SQLiteStore.open(store_location(db), clock=clock, migrate=migrate)
@@ -191,7 +193,7 @@ def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> Kn
         # Imported here: the driver costs start-up time that a knowledge base on files never uses.
         from chatbot.knowledge_base.postgres import PostgresPassageStore
 
-        return PostgresPassageStore.open(location)
+        return PostgresPassageStore.open(location, timeout_s=settings.store.timeout_s)
     from chatbot.knowledge_base.store import PassageStore
 
     return PassageStore(location, lock_timeout=lock_timeout)
@@ -331,8 +333,9 @@ def open_accounts(settings: Settings, *, migrate: bool = True) -> AccountService
         from chatbot.store.postgres_users import PostgresUserStore
 
         if not migrate:  # Opening migrates, which even at this version writes its version row.
-            return AccountService(PostgresUserStore(Link(db), clock=utc_now))
-        return AccountService(PostgresUserStore.open(db))
+            link = Link(db, timeout_s=settings.store.timeout_s)
+            return AccountService(PostgresUserStore(link, clock=utc_now))
+        return AccountService(PostgresUserStore.open(db, timeout_s=settings.store.timeout_s))
     from chatbot.store.sqlite_users import SQLiteUserStore
 
     # At this helpdesk's version (checked above, and versions only go up), opening migrates and

@@ -43,6 +43,7 @@ from chatbot.paths import (
     default_knowledge_base,
     shipped_cache,
 )
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S
 from chatbot.valen.judge import ReplayMode
 from chatbot.valen.protocol import DEFAULT_BASE_URL, SYSTEMONE_BASE_URL, Dialect
 
@@ -192,6 +193,11 @@ class StoreSettings(Section):
     """The database (`HELPDESK_DB`, `--db`): a SQLite file path or `sqlite:///path`, shared by
     every `helpdesk` process on the machine, or `postgresql://user@host:5432/db`, shared by
     processes on any machine."""
+
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
+    """How long one PostgreSQL call may wait for the server's answer (`HELPDESK_STORE__TIMEOUT_S`)
+    before it is reported as an outage and its connection is closed: a server that stopped
+    answering would otherwise hold the call, and every call behind it, for ever."""
 
     @field_validator("db", mode="before")
     @classmethod

@@ -49,6 +49,7 @@ from chatbot.knowledge_base.storage import (
     parse_passage,
 )
 from chatbot.knowledge_base.synonyms import SynonymGroup, synonyms_toml
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, Deadline, watchdog
 
 SCHEMA_VERSION = 1
 CHANNEL = "helpdesk_kb"
@@ -92,17 +93,25 @@ class PostgresPassageStore:
     """A knowledge base in one PostgreSQL database; safe to share between threads (one connection,
     used by one thread at a time: the editor's and the CLI's calls are short and rare)."""
 
-    def __init__(self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: int = CONNECT_TIMEOUT_S,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self._url = url
         self._location = display(url)
         self._connect_timeout = connect_timeout
+        self._timeout_s = timeout_s
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
 
     @classmethod
-    def open(cls, url: str) -> PostgresPassageStore:
-        """Connect now (creating the schema on first use): a server that refuses is one line."""
-        store = cls(url)
+    def open(cls, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> PostgresPassageStore:
+        """Connect now (creating the schema on first use): a server that refuses is one line.
+        `timeout_s` is how long a call may go unanswered (`chatbot.pgdeadline`)."""
+        store = cls(url, timeout_s=timeout_s)
         store._connection()
         return store
 
@@ -112,7 +121,7 @@ class PostgresPassageStore:
 
     # Connections --------------------------------------------------------------------------------
 
-    def _fail(self, what: str, error: BaseException) -> KnowledgeBaseError:
+    def _fail(self, what: str, error: BaseException | str) -> KnowledgeBaseError:
         """One line naming the database (never its password) and what went wrong."""
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         reason = redact(reason, self._url)
@@ -165,13 +174,17 @@ class PostgresPassageStore:
         with self._lock:
             for attempt in (1, 2):
                 conn = self._connection()
+                deadline: Deadline | None = None
                 try:
-                    with conn.transaction():
-                        return work(conn)
+                    with watchdog.guard(conn.fileno(), self._timeout_s) as deadline:
+                        with conn.transaction():
+                            return work(conn)
                 except psycopg.OperationalError as error:
                     # The connection may be dead even if psycopg has not marked it so: the next
                     # use opens a new one.
                     self._drop(conn)
+                    if deadline is not None and deadline.expired:  # The server is not answering.
+                        raise self._fail(what, f"no answer in {self._timeout_s:g} s") from None
                     if read and attempt == 1:
                         continue
                     raise self._fail(what, error) from None

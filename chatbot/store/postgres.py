@@ -58,6 +58,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, watchdog
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -100,14 +101,30 @@ entries_by_conversation_event), as in the SQLite store."""
 class Link:
     """One connection to the database at `url`, connected again on demand after it is lost."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url
         self.where = display(url)
+        self.timeout_s = timeout_s
         self._conn: psycopg.Connection[Any] | None = None
+        self.timed_out = False
+        """Whether the last watched call was cut at its deadline (see `chatbot.pgdeadline`)."""
+
+    @contextmanager
+    def watched(self, conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+        """Run the block under this link's deadline: past it the connection is cut, and the call
+        fails as on a lost connection."""
+        self.timed_out = False
+        with watchdog.guard(conn.fileno(), self.timeout_s) as deadline:
+            try:
+                yield conn
+            finally:
+                self.timed_out = deadline.expired
 
     def fail(self, error: BaseException, doing: str) -> StoreError:
         """A one-line error naming the database (without its password) and what went wrong."""
         reason = " ".join(str(error).split()) or type(error).__name__
+        if self.timed_out:  # libpq would say the server closed the connection: it was us.
+            reason = f"no answer in {self.timeout_s:g} s"
         return StoreError(redact(f"{self.where}: {doing}: {reason}", self.url))
 
     def connection(self) -> psycopg.Connection[Any]:
@@ -115,6 +132,7 @@ class Link:
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         self.drop()
+        self.timed_out = False  # A failure to connect is its own, whatever the last call met.
         try:
             conn = psycopg.connect(
                 self.url,
@@ -185,12 +203,13 @@ def _read_version(link: Link) -> int | None:
     only, so nothing is created or changed."""
     conn = link.connection()
     try:
-        (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
-        if table is None:
-            return None
-        row = conn.execute(
-            "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
-        ).fetchone()
+        with link.watched(conn):
+            (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
+            if table is None:
+                return None
+            row = conn.execute(
+                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+            ).fetchone()
     except psycopg.Error as error:
         raise link.fail(error, "cannot read the database") from None
     return None if row is None else int(row[0])
@@ -210,15 +229,16 @@ class PostgresChangeFeed:
     """Wakes on any process's commit: `LISTEN helpdesk` on a connection of its own. After its
     connection is lost and made again it reports a change, since some may have been missed."""
 
-    def __init__(self, url: str) -> None:
-        self._link = Link(url)
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self._link = Link(url, timeout_s=timeout_s)
         self._listen()
         self._missed = False
 
     def _listen(self) -> None:
         conn = self._link.connection()
         try:
-            conn.execute(f"LISTEN {CHANNEL}")
+            with self._link.watched(conn):
+                conn.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error as error:
             self._link.drop()
             raise self._link.fail(error, "cannot watch the database") from None
@@ -263,14 +283,22 @@ class PostgresStore:
     # -- opening ----------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, url: str, *, clock: Clock = utc_now, migrate: bool = True) -> PostgresStore:
+    def open(
+        cls,
+        url: str,
+        *,
+        clock: Clock = utc_now,
+        migrate: bool = True,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> PostgresStore:
         """Connect and migrate; a server that refuses is one `StoreError` line.
 
         `migrate=False` is for the commands that only read: nothing is created or changed, and
         the store has the schema version it found (0: no help-desk tables; one newer than this
         code is still refused). Upgrading is for the processes that write: a newer host's
-        `doctor` migrating the shared database would lock out the hosts not yet upgraded."""
-        link = Link(url)
+        `doctor` migrating the shared database would lock out the hosts not yet upgraded.
+        `timeout_s` is how long a call may go unanswered (`chatbot.pgdeadline`)."""
+        link = Link(url, timeout_s=timeout_s)
         if migrate:
             return cls(link, clock=clock, schema_version=_migrate(link))
         try:
@@ -292,7 +320,7 @@ class PostgresStore:
         self.close()
 
     def open_feed(self) -> PostgresChangeFeed:
-        return PostgresChangeFeed(self.url)
+        return PostgresChangeFeed(self.url, timeout_s=self._link.timeout_s)
 
     def server_version(self) -> str:
         """The server's version, as `SHOW server_version` says it."""
@@ -310,20 +338,25 @@ class PostgresStore:
         begin = BEGIN_APPENDING if append else b"BEGIN"
         conn = link.connection()
         try:
-            conn.execute(begin)
-        except psycopg.OperationalError:
+            with link.watched(conn):
+                conn.execute(begin)
+        except psycopg.OperationalError as error:
+            link.drop()
+            if link.timed_out:  # Not a stale connection: the server is not answering.
+                raise link.fail(error, "cannot write") from None
             # Found dead before anything was sent (a server restarted while we were idle): one
             # more try on a new connection cannot write anything twice.
-            link.drop()
             conn = link.connection()
             try:
-                conn.execute(begin)
+                with link.watched(conn):
+                    conn.execute(begin)
             except psycopg.Error as error:
                 link.drop()
                 raise link.fail(error, "cannot write") from None
         try:
-            yield conn
-            conn.execute(NOTIFY_AND_COMMIT)
+            with link.watched(conn):
+                yield conn
+                conn.execute(NOTIFY_AND_COMMIT)
         except psycopg.Error as error:
             self._rollback(conn)
             raise link.fail(error, "cannot write") from None
@@ -346,9 +379,10 @@ class PostgresStore:
         for attempt in (1, 2):
             conn = self._link.connection()
             try:
-                return conn.execute(query.encode(), params).fetchall()
+                with self._link.watched(conn):
+                    return conn.execute(query.encode(), params).fetchall()
             except psycopg.OperationalError as error:
-                if not (conn.broken or conn.closed) or attempt == 2:
+                if not (conn.broken or conn.closed) or attempt == 2 or self._link.timed_out:
                     if conn.broken or conn.closed:
                         self._link.drop()
                     raise self._link.fail(error, "cannot read") from None
@@ -1298,7 +1332,7 @@ class PostgresStore:
             return conn.execute(sql.encode(), params).fetchall()
 
         try:
-            with conn.transaction():
+            with self._link.watched(conn), conn.transaction():
                 conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 return compute_stats(
                     run, PostgresDialect(), since=since, now=self._clock(), thresholds=thresholds

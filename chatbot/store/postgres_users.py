@@ -16,6 +16,7 @@ import psycopg
 
 from chatbot.accounts.models import Account, Role
 from chatbot.desk.clock import Clock, utc_now
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S
 from chatbot.store.postgres import Link, migrate
 from chatbot.store.users import AccountExists, AccountNotFound, StoredAccount
 
@@ -43,8 +44,10 @@ class PostgresUserStore:
         self._clock = clock
 
     @classmethod
-    def open(cls, url: str, *, clock: Clock = utc_now) -> PostgresUserStore:
-        link = Link(url)
+    def open(
+        cls, url: str, *, clock: Clock = utc_now, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> PostgresUserStore:
+        link = Link(url, timeout_s=timeout_s)
         migrate(link)
         return cls(link, clock=clock)
 
@@ -55,7 +58,7 @@ class PostgresUserStore:
     def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
         conn = self._link.connection()
         try:
-            with conn.transaction():
+            with self._link.watched(conn), conn.transaction():
                 yield conn
         except psycopg.Error as error:
             if conn.broken or conn.closed:
