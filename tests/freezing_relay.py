@@ -2,7 +2,8 @@
 
 Frozen, it is a database server that went silent: the client's kernel still sees a live peer
 (writes are accepted, nothing is reset) but no answer ever comes, as with a stopped server
-process or a network path that drops packets. Thawed, it passes everything again.
+process or a network path that drops packets. Thawed, it passes everything again. It can also
+`cut()` every connection and refuse new ones until `restore()`: a server that went away.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class FreezingRelay:
         self._flowing = threading.Event()
         self._flowing.set()
         self._closed = threading.Event()
+        self._refusing = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self.held = threading.Event()
@@ -34,6 +36,18 @@ class FreezingRelay:
 
     def thaw(self) -> None:
         self._flowing.set()
+
+    def cut(self) -> None:
+        """Close every connection, both ways, and refuse new ones until `restore()`."""
+        with self._lock:
+            self._refusing = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shut(sock)
+
+    def restore(self) -> None:
+        with self._lock:
+            self._refusing = False
 
     def close(self) -> None:
         self._closed.set()
@@ -55,6 +69,10 @@ class FreezingRelay:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            with self._lock:
+                if self._refusing:
+                    _shut(client)
+                    continue
             server = socket.create_connection(self._target)
             with self._lock:
                 self._sockets += [client, server]
@@ -79,7 +97,11 @@ class FreezingRelay:
             pass
         finally:
             for sock in (source, sink):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

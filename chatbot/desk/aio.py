@@ -72,6 +72,7 @@ class AsyncDesk:
         self._executor = executor
         self._service = service
         self._subscribers: list[Callable[[int], None]] = []
+        self._reach_subscribers: list[Callable[[bool], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
@@ -120,6 +121,21 @@ class AsyncDesk:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
+    def subscribe_reach(self, callback: Callable[[bool], None]) -> Callable[[], None]:
+        """Call `callback(False)` on the loop when the change feed loses the database, and
+        `callback(True)` when it has it again: a screen left idle through an outage otherwise
+        heard nothing, as it reads only when told of a change."""
+        self._reach_subscribers.append(callback)
+        return lambda: (
+            self._reach_subscribers.remove(callback)
+            if callback in self._reach_subscribers
+            else None
+        )
+
+    def _reached(self, reachable: bool) -> None:
+        for callback in list(self._reach_subscribers):
+            callback(reachable)
+
     async def watch(self) -> None:
         """Start the watcher thread: from now on other processes' commits notify too."""
         if self._watcher is not None:
@@ -145,18 +161,30 @@ class AsyncDesk:
                     if not lost:
                         log.warning("change feed: %s (retrying every second)", error)
                         lost = True
+                        if not self._tell(loop, self._reached, False):
+                            return
                     self._stop.wait(1.0)
                     continue
                 if lost:
                     log.warning("change feed: back")
                     lost = False
-                if changed and not self._stop.is_set():
-                    try:
-                        loop.call_soon_threadsafe(self._changed)
-                    except RuntimeError:  # The loop closed under us.
+                    if not self._tell(loop, self._reached, True):
                         return
+                if changed and not self._stop.is_set() and not self._tell(loop, self._changed):
+                    return
         finally:
             feed.close()
+
+    @staticmethod
+    def _tell(
+        loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: object
+    ) -> bool:
+        """Run `callback(*args)` on the loop; False once the loop has closed under us."""
+        try:
+            loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:
+            return False
+        return True
 
     def _changed(self) -> None:
         self.version += 1

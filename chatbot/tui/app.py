@@ -276,6 +276,7 @@ class HelpDeskApp(SafeApp):
             agent=prepared.agent,
             changed=Signal(self, "store-changed"),
             suggestions_changed=Signal(self, "suggestions-changed"),
+            reach_changed=Signal(self, "reach-changed"),
             bot_stalled_s=prepared.bot_stalled_s,
             timings=self._timings,
             fixed_conversation=self._fixed_conversation,
@@ -355,7 +356,14 @@ class HelpDeskApp(SafeApp):
 
     async def _started(self) -> None:
         desk = self.services.desk
-        self._unsubscribe = desk.subscribe(self._desk_changed)
+        changes = desk.subscribe(self._desk_changed)
+        reach = desk.subscribe_reach(self.services.reach_changed.publish)
+
+        def unsubscribe() -> None:
+            changes()
+            reach()
+
+        self._unsubscribe = unsubscribe
         await desk.watch()
         if self.knowledge_base is not None and self.mode_name == "editor":
             self.action_edit_knowledge_base()  # Opens once the engine is built.

@@ -34,6 +34,8 @@ class Services:
     """Published whenever anyone (this process or another) commits a change."""
     suggestions_changed: Signal[tuple[Suggestion, ...]]
     """Published when `suggestions` change: decided again on a new knowledge base."""
+    reach_changed: Signal[bool]
+    """Published with False when the change feed loses the database, True when it is back."""
     bot_stalled_s: float
     """After how long a question with no decision has no bot answering it: the chat then offers
     a person, and the queue says so."""

@@ -135,3 +135,29 @@ async def test_the_chat_says_so_when_the_database_goes_silent_and_keeps_the_ques
         assert [e.text for e in store.entries(conversation.id)] == [Q1]  # type: ignore[union-attr]
     finally:
         store.close()
+
+
+async def test_a_chat_left_idle_hears_of_an_outage_and_of_its_end(
+    relayed: tuple[str, FreezingRelay],
+) -> None:
+    # The customer has asked and waits, typing nothing: before, the chat read only when told of
+    # a change, so it said nothing through the outage.
+    url, relay = relayed
+    settings = load_settings(store={"db": url, "timeout_s": DEADLINE_S})
+    app = create_app(settings, mode="chat", timings=False, bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.screen.query_one(ChatPanel)
+        field = app.screen.query_one("#question", Input)
+        field.focus()
+        field.value = Q1
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation_id is not None)
+        error = app.screen.query_one("#chat-error", Static)
+        assert not error.display
+
+        relay.cut()
+        await wait_until(pilot, lambda: bool(error.display), timeout=GIVE_UP_S)
+        assert "What you sent is saved" in str(error.render())
+
+        relay.restore()
+        await wait_until(pilot, lambda: not error.display, timeout=GIVE_UP_S)

@@ -191,6 +191,7 @@ class ChatPanel(Vertical):
         self.error.display = False
         self.services.changed.subscribe(self, self._store_changed)
         self.services.suggestions_changed.subscribe(self, self._suggestions_changed)
+        self.services.reach_changed.subscribe(self, self._reach_changed)
         # After the mount: the footer hears of binding changes only from a mounted widget.
         self.call_later(self.refresh_log)
 
@@ -231,6 +232,14 @@ class ChatPanel(Vertical):
 
     async def _store_changed(self, _version: int) -> None:
         await self.refresh_log()
+
+    def _reach_changed(self, reachable: bool) -> None:
+        """An idle chat hears of an outage too: it reads only when told of a change, so a
+        customer waiting for a reply through one saw nothing amiss. The line goes, as a failed
+        read's does, once reading works again (the feed reports a change on its return)."""
+        if not reachable and self.conversation_id is not None and not self.error.display:
+            self._show_error(self.gettext(DESK_TROUBLE_READING))
+            self._desk_trouble = True
 
     async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
