@@ -717,6 +717,13 @@ class ConversationView(Vertical):
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
+        # The box's editing keys act in the box, in turn (`own_key_in_turn`), and so never reach
+        # `on_key`: an edit takes the quote and the refusal away as any other key does.
+        if self._hand_back_asked is not None or self._why is not None:
+            self._hand_back_asked = None
+            if self._why is not None:
+                self._why = None
+                self._show_reply_state()
         if (
             event.value.strip()
             and self.is_mine

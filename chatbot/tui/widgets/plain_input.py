@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual import events
+from textual.widget import Widget
 from textual.widgets import Input
 
 from chatbot.text import strip_control
@@ -23,6 +24,22 @@ def joined_lines(text: str) -> str:
         return lines[0] if lines else ""
     joined = " ".join(stripped for line in lines if (stripped := line.strip()))
     return " " + joined if joined and text[0].isspace() else joined
+
+
+async def own_key_in_turn(widget: Widget, event: events.Key) -> bool:
+    """Run `event`'s key now if it is one of `widget`'s own bindings; whether it was.
+
+    A binding runs once its key has passed every widget up to the app, while a character is
+    put in the box as its key arrives: keys typed in a burst (a slow link, the browser) came
+    out of order, and `helmt` Backspace `et` gave `helmtet`. Taken here, each key
+    acts in the order it was typed."""
+    bindings = widget._bindings.key_to_bindings.get(event.key, ())
+    if not bindings or not widget.check_action(bindings[0].action, ()):
+        return False
+    event.prevent_default()
+    event.stop()
+    await widget.run_action(bindings[0].action)
+    return True
 
 
 class PlainInput(Input):
@@ -55,6 +72,8 @@ class PlainInput(Input):
             event.prevent_default()  # `Input`'s own handler would drop it.
             event.stop()
             self._put(event.character)
+        else:
+            await own_key_in_turn(self, event)
 
     def _on_paste(self, event: events.Paste) -> None:
         # Textual runs the handler of every class in the MRO: stop `Input`'s from pasting again.

@@ -7,7 +7,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
 from chatbot.text import strip_control
-from chatbot.tui.widgets.plain_input import JOINERS
+from chatbot.tui.widgets.plain_input import JOINERS, own_key_in_turn
 
 
 class PlainTextArea(TextArea):
@@ -30,3 +30,5 @@ class PlainTextArea(TextArea):
             event.stop()
             start, end = self.selection
             self.replace(event.character, start, end, maintain_selection_offset=False)
+        else:
+            await own_key_in_turn(self, event)

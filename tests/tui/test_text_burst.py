@@ -1,0 +1,62 @@
+"""Editing keys typed in a burst (a slow link, the browser) act in the order they were typed:
+Backspace, arrows and the like are bindings, which ran only after the characters typed behind
+them were already in the box, so `helmt` Backspace `et` gave `helmtet`."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Input, TextArea
+
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.plain_input import PlainInput
+from chatbot.tui.widgets.plain_text_area import PlainTextArea
+from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.helpers import wait_until
+
+BACKSPACE = ("backspace", "\x7f")
+LEFT = ("left", None)
+HOME = ("home", None)
+
+
+def burst(app: HelpDeskApp, *keys: str | tuple[str, str | None]) -> None:
+    """Every key posted at once, with no wait between them: text as its characters, a key
+    as (name, character)."""
+    for key in keys:
+        if isinstance(key, tuple):
+            app.post_message(events.Key(*key))
+        else:
+            for char in key:
+                app.post_message(events.Key("space" if char == " " else char, char))
+
+
+async def test_the_customers_question_box_takes_a_burst_in_order(make_app: MakeApp) -> None:
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.screen.query_one("#question", Input)
+        box.focus()
+        await pilot.pause()
+        burst(app, "Where is my helmt", BACKSPACE, "et stored?")
+        await wait_until(pilot, lambda: box.value.endswith("?"))
+        assert box.value == "Where is my helmet stored?"
+
+
+async def test_a_plain_box_and_a_text_area_take_arrows_and_backspace_in_order(
+    make_app: MakeApp,
+) -> None:
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        line = PlainInput(id="line")
+        area = PlainTextArea(id="area")
+        await app.screen.mount(line, area)
+        line.focus()
+        await pilot.pause()
+        burst(app, "abcdef", BACKSPACE, BACKSPACE, BACKSPACE, "XYZ", HOME, "<", LEFT, "!")
+        await wait_until(pilot, lambda: "!" in line.value)
+        assert line.value == "!<abcXYZ"
+
+        area.focus()
+        await pilot.pause()
+        burst(app, "Helmets are avialable", *[BACKSPACE] * 7, "ailable.", HOME, ">")
+        await wait_until(pilot, lambda: ">" in area.text)
+        assert area.text == ">Helmets are available."
+        assert isinstance(area, TextArea)
