@@ -248,6 +248,26 @@ def translated_knowledge_base(settings: Settings, locale: Locale) -> Path | None
     return directory if directory.is_dir() else None
 
 
+def build_question_engine(
+    settings: Settings, http: httpx.AsyncClient | None, question: str
+) -> Engine:
+    """The engine a customer asking `question` is answered by (`helpdesk ask`): a question in a
+    language with a translated knowledge base goes to that one, as the bot sends a conversation
+    in that language, with the main one's passages written in it."""
+    from chatbot.i18n import detect_locale
+
+    locale = detect_locale(question)
+    directory = translated_knowledge_base(settings, locale)
+    if directory is None:
+        return build_engine(settings, http)
+    from chatbot.knowledge_base.translated import TranslatedPassageStore
+
+    main = settings.knowledge_base.path
+    assert isinstance(main, Path)
+    store = TranslatedPassageStore(directory, main=main, locale=locale)
+    return build_engine(settings, http, store)
+
+
 def engine_readers(engines: Mapping[Locale, LiveEngine]) -> dict[Locale, Callable[[], Engine]]:
     """For a bot worker: each language's engine, read at the moment of use."""
 
@@ -274,9 +294,11 @@ def build_locale_engines(
         directory = translated_knowledge_base(settings, locale)
         if directory is None:
             continue
-        from chatbot.knowledge_base.store import PassageStore
+        from chatbot.knowledge_base.translated import TranslatedPassageStore
 
-        store = PassageStore(directory, lock_timeout=2.0)
+        main = settings.knowledge_base.path
+        assert isinstance(main, Path)  # A translation is a folder of a knowledge base on files.
+        store = TranslatedPassageStore(directory, main=main, locale=locale, lock_timeout=2.0)
         try:
             built = build_engine(settings, http, store, judge=engine.judge)
         except HelpdeskError as error:

@@ -36,13 +36,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 async def _answer(settings: Settings, question: str) -> Decision:
-    from chatbot.assembly import build_engine, make_http_client
+    from chatbot.assembly import build_question_engine, make_http_client
 
     if settings.valen.replay == "on":
         # Recorded answers only: no request is made, so no HTTP client (nor httpx) is loaded.
-        return await build_engine(settings, None).answer(question)
+        return await build_question_engine(settings, None, question).answer(question)
     async with make_http_client(settings) as http:
-        engine = build_engine(settings, http)
+        engine = build_question_engine(settings, http, question)
         return await engine.answer(question)
 
 

@@ -14,7 +14,9 @@ import pytest
 from chatbot.assembly import build_engine, build_locale_engines
 from chatbot.cli.main import main
 from chatbot.config import load_settings
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import load_knowledge_base
+from chatbot.knowledge_base.store import PassageStore
 from tests.conftest import ROOT, SHIPPED_KB
 
 ZH_KB = SHIPPED_KB / "zh"
@@ -87,3 +89,47 @@ async def test_a_translation_is_found_beside_the_knowledge_base_or_left_out(
         (kb_copy / "zh" / "helmet.json").write_text("{not json", encoding="utf-8")
         assert build_locale_engines(with_zh, http, main_engine, on_problem=problems.append) == {}
     assert len(problems) == 1 and "zh knowledge base" in problems[0]
+
+
+DEPOSIT_ZH = "我的押金什么时候退还？"
+DEPOSIT = Passage(
+    id="deposit", title="押金", text="押金会在注销账户后7个工作日内退还到您的银行卡。"
+)
+
+
+async def test_a_passage_written_in_chinese_in_the_main_knowledge_base_reaches_chinese_customers(
+    kb_copy: Path,
+) -> None:
+    """The editor writes to the main knowledge base: a passage written there in Chinese (from a
+    Chinese content gap, say) was never read by the engine Chinese conversations use."""
+    main = PassageStore(kb_copy)
+    main.add(DEPOSIT)
+    helmet_zh = PassageStore(kb_copy / "zh").get("helmet").passage.text
+    # The main knowledge base's English passage rewritten in Chinese: the translation still wins.
+    main.save(Passage(id="helmet", text="头盔：请参阅说明。"), based_on=main.get("helmet").revision)
+    settings = load_settings(knowledge_base={"path": kb_copy})
+    zh = build_locale_engines(settings, None, build_engine(settings, None))["zh"]
+    passages = {p.id: p for p in zh.engine.passages}
+    assert set(passages) == {p.id for p in load_knowledge_base(ZH_KB)} | {"deposit"}
+    assert passages["helmet"].text == helmet_zh
+
+    # Followed like the translation itself: a later one is in the next rebuild.
+    main.add(Passage(id="deposit-card", text="押金只能退还到原来的银行卡。"))
+    assert zh.changed()
+    rebuilt = await zh.rebuild()
+    assert rebuilt is not None and "deposit-card" in {p.id for p in rebuilt.passages}
+
+
+def test_ask_answers_a_chinese_question_from_the_engine_a_chinese_chat_uses(
+    kb_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`helpdesk ask` searched the main knowledge base for a Chinese question: an editor checking
+    their passage there was told it matched when the chat never offered it."""
+    PassageStore(kb_copy).add(DEPOSIT)
+    settings = load_settings(knowledge_base={"path": kb_copy})
+    zh = build_locale_engines(settings, None, build_engine(settings, None))["zh"].engine
+    code, out, err = run_cli(capsys, "ask", DEPOSIT_ZH, "--kb", str(kb_copy), "--json")
+    assert code == 0, err
+    asked = [(c["id"], round(c["bm25"], 6)) for c in json.loads(out)["candidates"]]
+    chat = [(r.passage.id, round(r.score, 6)) for r in zh.retrieve(DEPOSIT_ZH)]
+    assert asked == chat and asked[0][0] == "deposit"
