@@ -131,20 +131,24 @@ def open_service(
     )
 
 
-def make_http_client(settings: Settings) -> httpx.AsyncClient:
+def make_http_client(settings: Settings, *, started: bool = False) -> httpx.AsyncClient:
     """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
     connection per request allowed in flight, over aiohttp's connection pool (see
-    `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here."""
+    `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here, unless
+    `started` (for a caller that times that request)."""
     import httpx
 
     from chatbot.valen.transport import ValenTransport
 
     valen = settings.valen
+    transport = ValenTransport(max_connections=valen.max_in_flight)
+    if started:
+        transport.start()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(
             valen.read_timeout_s, connect=valen.connect_timeout_s, pool=valen.budget_s
         ),
-        transport=ValenTransport(max_connections=valen.max_in_flight),
+        transport=transport,
     )
 
 

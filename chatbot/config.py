@@ -159,10 +159,23 @@ class ValenSettings(Section):
             )
         try:
             parts = urlsplit(value.strip())
-            parts.port  # noqa: B018 - raises for a port that is not a number, or too large
-            ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-        except ValueError:  # An unclosed [, or that port.
-            ok = False
+        except ValueError:  # An unclosed [.
+            parts = None
+        # Digits out of range ("http://host:99999/v1") are a mistake in the port alone: say so.
+        digits = re.search(r":(\d+)$", parts.netloc) if parts is not None else None
+        if digits is not None:
+            port = digits[1].lstrip("0") or "0"
+            if len(port) > 5 or not 0 < int(port) <= 65535:
+                raise ValueError(
+                    f"{value!r} has an invalid port, {port}: a port is a number from 1 to 65535"
+                )
+        ok = False
+        if parts is not None:
+            try:
+                parts.port  # noqa: B018 - raises for a port that is not a number
+                ok = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+            except ValueError:
+                pass
         if not ok:
             raise ValueError(
                 f"{value!r} is not an http:// or https:// URL like https://api.example.com/v1"

@@ -3,7 +3,8 @@
 It is the first thing to run when live mode fails, so it reports what was tried (base URL,
 dialect, route), what came back (HTTP status, latency, whether the key was accepted, the answer)
 and, on failure, one line saying what is wrong. It sends exactly one request: no retries, no
-cache, so the status shown is the server's own.
+cache, so the status shown is the server's own. It waits for the whole reply no longer than the
+bot would (`valen.budget_s`): a server too slow for the bot fails the check too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from chatbot.cli.options import Parser, print_error, settings_from
 from chatbot.text import printable
 from chatbot.valen.errors import (
     AuthenticationError,
+    BudgetExhaustedError,
+    ConnectionBrokenError,
     MalformedKeyError,
     RefusedError,
     ValenError,
@@ -39,6 +42,7 @@ HINTS = {
     "connection": "is the server running, and is --base-url right?",
     "timeout": "the server did not answer in time",
     "invalid-response": "is this a Valen server, and is --dialect right?",
+    "redirect": "if Valen has moved there, point --base-url at it",
 }
 
 
@@ -95,7 +99,9 @@ async def check(args: argparse.Namespace) -> CheckReport:
     from chatbot.assembly import make_http_client, make_valen_client
 
     settings = settings_from(args)
-    async with make_http_client(settings) as http:
+    # aiohttp is otherwise imported on the first request (~110 ms): now, so the latency shown is
+    # the request's.
+    async with make_http_client(settings, started=True) as http:
         client = make_valen_client(settings, http)
         # The client's URLs are the printable ones: credentials in them are already hidden.
         report = CheckReport(base_url=client.base_url, dialect=client.dialect, url=client.url)
@@ -105,7 +111,16 @@ async def check(args: argparse.Namespace) -> CheckReport:
         text = input_text(CHECK_QUESTION, CHECK_PASSAGE)
         started = time.perf_counter()
         try:
-            reply = await client.post(text, [Question(ANSWER_NAME, PREDICATE)])
+            # The whole reply within the bot's budget: each read within the read timeout is not
+            # enough (a server sending a byte a second never trips it).
+            try:
+                async with client.clock.timeout(client.budget_s):
+                    reply = await client.post(text, [Question(ANSWER_NAME, PREDICATE)])
+            except TimeoutError:
+                raise BudgetExhaustedError(
+                    f"no complete reply within {client.budget_s:g} s (valen.budget_s, the time "
+                    "the bot gives Valen per question): the bot would give up on it too"
+                ) from None
             report.latency_ms = (time.perf_counter() - started) * 1000
             report.status = reply.status
             report.key = _key_verdict(sent=client.has_key, status=reply.status)
@@ -127,6 +142,8 @@ async def check(args: argparse.Namespace) -> CheckReport:
 
 def _problem(error: ValenError, *, key_sent: bool) -> str:
     hint = HINTS.get(error.kind)
+    if isinstance(error, ConnectionBrokenError):  # Reached: whether it runs is not the question.
+        hint = "the server was reached: its log, or a proxy's, may say why it broke off"
     if isinstance(error, AuthenticationError) and not key_sent:
         hint = "Valen wants a key: set VALEN_API_KEY"
     return error.describe() + (f" ({hint})" if hint else "")

@@ -36,9 +36,23 @@ _HTTPX_ERRORS: tuple[tuple[type[aiohttp.ClientError], type[Exception]], ...] = (
 )
 
 
+def _closed_early(error: aiohttp.ClientError) -> str | None:
+    """httpcore's words when the server closed the connection before its reply was complete (the
+    Valen client tells a server that closed from one never reached by them): before the status
+    line or the headers were done, or in the middle of the body (the payload error aiohttp raises
+    when the connection is lost, as opposed to one for a malformed body). None otherwise."""
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return "Server disconnected without sending a response."
+    if isinstance(error, aiohttp.ClientPayloadError) and "not completed" in str(error):
+        return f"peer closed connection without sending complete message body ({error})"
+    return None
+
+
 def httpx_error(error: aiohttp.ClientError) -> Exception:
     """The httpx error for an aiohttp one, its message kept (aiohttp's never holds the request's
     headers; the Valen client reports only the type anyway)."""
+    if (closed := _closed_early(error)) is not None:
+        return httpx.RemoteProtocolError(closed)
     for source, target in _HTTPX_ERRORS:
         if isinstance(error, source):
             return target(str(error) or type(error).__name__)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
+from urllib.parse import urljoin
 
 import httpx
 from pydantic import SecretStr
@@ -33,11 +34,13 @@ from chatbot.valen.errors import (
     AuthenticationError,
     BadRequestError,
     BudgetExhaustedError,
+    ConnectionBrokenError,
     GatewayTimeoutError,
     InvalidResponseError,
     MalformedKeyError,
     NotFoundError,
     RateLimitedError,
+    RedirectError,
     ServerError,
     TooLargeError,
     ValenConnectionError,
@@ -224,11 +227,29 @@ def _text(value: Any) -> str:
         return type(value).__name__
 
 
+def redirect_message(reply: Reply, *, redact: Redactor = _NO_SECRETS, url: str = "") -> str:
+    """Where a 3xx reply sends the request (its `location`, resolved against `url`, the request's
+    own), credentials and query values hidden; and that it is not followed."""
+    location = reply.headers.get("location", "").strip()
+    if not location:
+        return "the server answered with a redirect that names no target (no Location header); "\
+               "redirects are not followed"  # fmt: skip
+    try:
+        target = display_url(urljoin(url, location) if url else location)
+    except ValueError:
+        target = "(an unreadable URL)"
+    shown = redact.one_line(target, MAX_MESSAGE_CHARS)
+    return f"the server redirected the request to {shown}; redirects are not followed"
+
+
 def error_for_status(
-    reply: Reply, *, redact: Redactor = _NO_SECRETS, now: datetime | None = None
+    reply: Reply, *, redact: Redactor = _NO_SECRETS, now: datetime | None = None, url: str = ""
 ) -> ValenError:
-    """Map an error response to the matching `ValenError`."""
+    """Map an error response to the matching `ValenError`; `url` is the request's, against which
+    a redirect's relative target is read."""
     status = reply.status
+    if 300 <= status < 400:
+        return RedirectError(redirect_message(reply, redact=redact, url=url), status=status)
     message = error_message(reply, redact=redact)
     if status in (400, 422):
         return BadRequestError(message, status=status)
@@ -343,6 +364,23 @@ async def read_reply(response: httpx.Response, *, limit: int = MAX_REPLY_BYTES) 
     return Reply(status, response.headers, content)
 
 
+# httpcore's words when the server closes the connection early, before any reply or in the middle
+# of its body (the aiohttp transport uses them too): the server was reached.
+_HTTPCORE_CLOSED = ("Server disconnected", "peer closed connection")
+
+
+def _broke_off(error: httpx.TransportError) -> str | None:
+    """How an exchange with a server that was reached broke off, for "the server at URL ...";
+    None for a failure that may mean the server was never reached (refused, DNS, TLS)."""
+    if isinstance(error, httpx.RemoteProtocolError):
+        if str(error).startswith(_HTTPCORE_CLOSED):
+            return "closed the connection before answering completely"
+        return "sent a reply that is not valid HTTP"
+    if isinstance(error, httpx.ReadError | httpx.WriteError):
+        return "reset the connection before answering completely"
+    return None
+
+
 class Clock(Protocol):
     """Where the client reads the time and waits: the system's by default, a fake in tests so a
     retry-after of seconds, or a budget running out, costs none."""
@@ -407,6 +445,9 @@ class ValenClient:
         self._paused_until = 0.0
         """A 429's wait holds every request of this client (every question of a bot worker), not
         only the one refused: the others would only be refused too."""
+        self._paused_by: ValenError | None = None
+        """The error whose wait `_paused_until` is, as it first read: a request that cannot wait
+        that long fails as that error's kind, never as a spent budget."""
         self._rng = rng or random.Random()
         self._endpoint = endpoint(base_url, route(dialect))
         # Safe to print: credentials in the URL (user, password, query values) replaced.
@@ -462,6 +503,10 @@ class ValenClient:
                     f"no reply from {self.url}: {type(error).__name__}"
                 ) from None
             except httpx.TransportError as error:
+                if (broke_off := _broke_off(error)) is not None:
+                    raise ConnectionBrokenError(
+                        f"the server at {self.url} {broke_off}: {type(error).__name__}"
+                    ) from None
                 raise ValenConnectionError(
                     f"cannot reach {self.url}: {type(error).__name__}"
                 ) from None
@@ -473,7 +518,9 @@ class ValenClient:
         raised or returned, is scrubbed of the key and URL credentials."""
         try:
             if reply.status != 200:
-                raise error_for_status(reply, redact=self._redact, now=self.clock.now())
+                raise error_for_status(
+                    reply, redact=self._redact, now=self.clock.now(), url=self._endpoint
+                )
             try:
                 body = loads(reply.content)
             except JSONError as problem:
@@ -518,7 +565,7 @@ class ValenClient:
         # A new request waits out a rate limit another one met (a retry waits its own).
         if (pause := self.paused_for) > 0:
             if self.clock.monotonic() + pause >= deadline:
-                raise self._out_of_budget(attempts, last, next_wait_s=pause)
+                raise self._paused_past_deadline(pause, deadline)
             await self.clock.sleep(pause)
         while True:
             remaining = deadline - self.clock.monotonic()
@@ -536,11 +583,23 @@ class ValenClient:
                 last = error
                 if isinstance(error, RateLimitedError) and error.wait_s:
                     until = self.clock.monotonic() + error.wait_s
-                    self._paused_until = max(self._paused_until, until)
+                    if until > self._paused_until:
+                        self._paused_until = until
+                        self._paused_by = _copy(error)
                 if attempts >= self.retry.max_attempts or not self.retry.should_retry(error):
                     raise
                 wait = self._wait_s(error, attempts)
-                if self.clock.monotonic() + wait >= deadline:
+                left = deadline - self.clock.monotonic()
+                if error.wait_s is not None and error.wait_s >= left:
+                    # Valen's wait, not our budget, is what stops it: the kind stays the reply's.
+                    error.message = (
+                        f"{error.message}; Valen asked to wait {_s(error.wait_s)} s, longer than "
+                        f"the question's time budget allows ({_s(left)} s left)"
+                    )
+                    raise
+                if error.wait_s is not None and wait >= left:
+                    wait = error.wait_s  # No jitter rather than a wait past the deadline.
+                if wait >= left:
                     raise self._out_of_budget(attempts, error, next_wait_s=wait) from None
             await self.clock.sleep(wait)
 
@@ -559,6 +618,21 @@ class ValenClient:
         # A little jitter on top, so clients told the same instant do not all come back at once.
         return asked + self._rng.uniform(0, min(asked, self.retry.base_delay_s) / 4)
 
+    def _paused_past_deadline(self, pause: float, deadline: float) -> ValenError:
+        """The error for a request not sent because the wait another request was asked for
+        outlasts this one's deadline: of that request's kind and status, saying so."""
+        cause = self._paused_by or RateLimitedError("", status=429)
+        asked = f"{_s(cause.wait_s)} s" if cause.wait_s is not None else "a while"
+        left = _s(max(deadline - self.clock.monotonic(), 0.0))
+        said = f"; it said: {cause.message}" if cause.message else ""
+        error = _copy(cause)
+        error.message = (
+            f"not sent: Valen asked to wait {asked} ({_s(pause)} s of it still to go), longer "
+            f"than the question's time budget allows ({left} s left){said}"
+        )
+        error.attempts = 0
+        return error
+
     def _out_of_budget(
         self, attempts: int, last: ValenError | None, *, next_wait_s: float | None = None
     ) -> BudgetExhaustedError:
@@ -568,3 +642,15 @@ class ValenClient:
         error = BudgetExhaustedError(f"the question's time budget for Valen ran out{why}")
         error.attempts = attempts
         return error
+
+
+def _copy(error: ValenError) -> ValenError:
+    """A new error of `error`'s class, status, message and wait, not yet raised."""
+    copy = type(error)(error.message, status=error.status)
+    copy.wait_s = error.wait_s
+    return copy
+
+
+def _s(seconds: float) -> str:
+    """Seconds for a message: one decimal, none when whole ("50", "44.4")."""
+    return f"{seconds:.1f}".removesuffix(".0")

@@ -100,6 +100,19 @@ class ValenConnectionError(ValenError):
     retryable = True
 
 
+class ConnectionBrokenError(ValenConnectionError):
+    """The server was reached, but the exchange broke off: it closed or reset the connection
+    before its reply was complete, or sent something that is not HTTP. Retried like any
+    connection failure; told apart so that nobody is asked whether the server is running."""
+
+
+class RedirectError(ValenError):
+    """3xx: the server sent the request elsewhere; redirects are not followed (a POST with the
+    key must not go wherever a reply says), so the base URL is what needs changing."""
+
+    kind = "redirect"
+
+
 class ValenTimeoutError(ValenError):
     """No answer within the read timeout or the question's time budget."""
 
