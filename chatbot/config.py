@@ -582,12 +582,18 @@ def _check_json_sections(environ: Mapping[str, str]) -> None:
             continue
         value = environ[name]
         try:
-            json.loads(value)
-            continue
+            parsed = json.loads(value)
         except json.JSONDecodeError as error:
             detail = "empty" if not value.strip() else f"{error.msg} at character {error.pos + 1}"
         except (ValueError, RecursionError):  # A number of thousands of digits; deep nesting.
             detail = "too long or nested too deeply"
+        else:
+            # A key inside that names no setting is the same typo as one in the file, and was
+            # silently left at its default.
+            if isinstance(parsed, Mapping):
+                for key in unknown_keys({section: parsed}, Settings):
+                    warn_once(f"{name}: unknown setting {key!r} ignored{_suggest(key, Path(name))}")
+            continue
         raise InvalidSetting(
             section,
             f"not valid JSON ({detail}): this variable sets the whole section as a JSON object",

@@ -193,15 +193,19 @@ def test_a_misspelled_key_or_variable_is_named_once(
     write_config(tmp_path, monkeypatch, "[engine]\ntreshold = 0.9\n[valen]\nreplay = 'off'\n")
     monkeypatch.setenv("HELPDESK_ENGINE__KK", "3")
     monkeypatch.setenv("HELPDESK_ENGINE__K", "4")  # Known: no warning.
-    monkeypatch.setenv("HELPDESK_VALEN", '{"model": "m"}')  # A whole section as JSON: known.
+    # A whole section as JSON is known, but a key inside it was not checked at all.
+    monkeypatch.setenv("HELPDESK_VALEN", '{"model": "m", "read_timeout_sx": 3}')
     with caplog.at_level(logging.WARNING):
         settings = load_settings()
         load_settings()
     assert settings.engine.threshold == 0.7 and settings.engine.k == 4  # The typo had no effect.
+    assert settings.valen.model == "m" and settings.valen.read_timeout_s == 15.0
     warnings = [r.getMessage() for r in caplog.records]
     assert warnings == [
         "unknown environment variable HELPDESK_ENGINE__KK ignored "
         "(did you mean 'HELPDESK_ENGINE__K'?)",
+        "HELPDESK_VALEN: unknown setting 'valen.read_timeout_sx' ignored "
+        "(did you mean 'valen.read_timeout_s'?)",
         f"{tmp_path / 'config.toml'}: unknown setting 'engine.treshold' ignored "
         "(did you mean 'engine.threshold'?)",
     ]
