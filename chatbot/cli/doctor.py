@@ -2,16 +2,44 @@
 
 Run it on every host of a help desk spread over machines (bot workers, agents' consoles, the
 web server): each must name the same database. The password in a URL is never shown.
+
+Before the first start is a time to run it too: a database with no help-desk tables yet (a new
+PostgreSQL database, an empty SQLite file) is reported like any other, server, version and latency,
+with a schema line saying the app, `helpdesk bot` or `helpdesk serve` makes the tables on first
+start; so is a SQLite path with no file yet, which they make (folders and all), once doctor has
+checked that they can. Doctor itself makes nothing, and exits 0: nothing is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.errors import HelpdeskError
 from chatbot.text import wrap
+
+if TYPE_CHECKING:
+    from chatbot.config import Settings
+
+FIRST_START = "the app, `helpdesk bot` or `helpdesk serve` makes {them} on first start"
+
+
+class Report(TypedDict):
+    """What doctor prints: `DatabaseReport`'s fields (its `--json`), where a SQLite file not made
+    yet has no latency (None) to report."""
+
+    database: str
+    server: str
+    schema_version: int
+    """0: no help-desk tables (or no file) yet."""
+    helpdesk_schema_version: int
+    latency_ms: float | None
+    waiting_for_a_bot: int | None
+    oldest_wait_for_a_bot_s: float | None
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,31 +55,104 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, so that registering the command costs `helpdesk --help` nothing.
-    from chatbot.assembly import check_database, require_database
+    from chatbot.assembly import check_database
     from chatbot.desk.models import bot_stalled_after
 
     settings = settings_from(args)
-    require_database(settings)  # A mistyped path is the problem, not a new database to report.
-    report = check_database(settings)
+    unmade = _unmade_file(settings)
+    if unmade is not None:
+        fields = _unmade_report(settings, unmade)
+    else:
+        # Opened as it is, never migrated: no tables are made where there are none (schema
+        # version 0), and there nothing waits for a bot.
+        report = check_database(settings)
+        none_yet = report.schema_version == 0
+        fields = Report(
+            database=report.database,
+            server=report.server,
+            schema_version=report.schema_version,
+            helpdesk_schema_version=report.helpdesk_schema_version,
+            latency_ms=report.latency_ms,
+            waiting_for_a_bot=0 if none_yet else report.waiting_for_a_bot,
+            oldest_wait_for_a_bot_s=None if none_yet else report.oldest_wait_for_a_bot_s,
+        )
     if args.json:
-        print(json.dumps(asdict(report), indent=2))
+        print(json.dumps(fields, indent=2))
         return 0
-    print(f"database  {report.database}")
-    print(f"server    {report.server}")
+    print(f"database  {fields['database']}")
+    print(f"server    {fields['server']}")
     width = terminal_width()
-    schema = f"version {report.schema_version}"
-    if report.schema_version < report.helpdesk_schema_version:  # Left as found: doctor reads.
+    version, latest = fields["schema_version"], fields["helpdesk_schema_version"]
+    schema = f"version {version}"
+    if unmade is not None:
+        them = "it" if unmade.parent.is_dir() else "it and its folders"
+        schema = f"none yet: no database file there; {FIRST_START.format(them=them)}"
+        schema += " (doctor makes nothing)"
+    elif version == 0:
+        schema = f"none yet: no help-desk tables there; {FIRST_START.format(them='them')}"
+        schema += " (doctor makes none)"
+    elif version < latest:  # Left as found: doctor reads.
         schema += (
-            f", older than this helpdesk's {report.helpdesk_schema_version}: the next process"
+            f", older than this helpdesk's {latest}: the next process"
             " that writes (the app, `helpdesk bot`, `helpdesk serve`) upgrades it"
         )
     # The long lines wrap on a terminal under the values, not into the labels' column.
     print("\n".join(wrap(schema, width, " " * 10, first="schema    ")))
-    print(f"latency   {report.latency_ms:.2f} ms (median round trip)")
+    if fields["latency_ms"] is None:
+        print("latency   not measured: no database file yet")
+    else:
+        print(f"latency   {fields['latency_ms']:.2f} ms (median round trip)")
     stalled_s = bot_stalled_after(settings.valen.budget_s)
-    backlog = _backlog(report.waiting_for_a_bot, report.oldest_wait_for_a_bot_s, stalled_s)
+    backlog = _backlog(fields["waiting_for_a_bot"], fields["oldest_wait_for_a_bot_s"], stalled_s)
     print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
     return 0
+
+
+def _unmade_file(settings: Settings) -> Path | None:
+    """The SQLite file `settings` names when there is none there yet (None: a PostgreSQL URL, or
+    something is there, which is opened and reported on). `HelpdeskError` when the first start
+    could not make it either: a file where a folder must be, or a folder this user cannot write."""
+    from chatbot.assembly import store_location
+    from chatbot.dburl import is_postgres
+
+    db = settings.store.db
+    if is_postgres(db):
+        return None
+    path = store_location(db)
+    if path.exists() or path.is_symlink():  # A dangling link: SQLite's own error says so.
+        return None
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise HelpdeskError(
+            f"{path}: no database there, and the first start cannot make one: {folder} is a file,"
+            " not a folder"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise HelpdeskError(
+            f"{path}: no database there, and the first start cannot make one: this user cannot"
+            f" write in {folder}"
+        )
+    return path
+
+
+def _unmade_report(settings: Settings, path: Path) -> Report:
+    """`DatabaseReport`'s fields for a SQLite file not made yet: schema version 0 (no tables),
+    no latency (nothing to measure), nothing waiting."""
+    import sqlite3
+
+    from chatbot.assembly import latest_schema_version
+
+    return Report(
+        database=str(path),
+        server=f"SQLite {sqlite3.sqlite_version}",
+        schema_version=0,
+        helpdesk_schema_version=latest_schema_version(settings.store.db),
+        latency_ms=None,
+        waiting_for_a_bot=0,
+        oldest_wait_for_a_bot_s=None,
+    )
 
 
 def _backlog(count: int | None, oldest_s: float | None, stalled_s: float) -> str:

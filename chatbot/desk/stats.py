@@ -84,7 +84,9 @@ class ThresholdCount(_Frozen):
 
 class GapCount(_Frozen):
     """A question the knowledge base could not answer, asked `count` times (the same words,
-    ignoring case and surrounding spaces), not yet handled by a new passage."""
+    ignoring case and surrounding spaces), not yet handled by a new passage. A question the bot
+    answered (a passage reached the threshold) is none, whatever came after (the customer
+    asking for a person), unless the customer marked the answer not helpful."""
 
     question: str
     count: int
@@ -158,7 +160,8 @@ class DeskStats(_Frozen):
     """The answer threshold in force where the figures were asked for (None: not known)."""
     would_answer: tuple[ThresholdCount, ...]
     content_gaps: tuple[GapCount, ...]
-    """The most asked questions that escalated in the window and have no passage yet."""
+    """The most asked questions that escalated in the window, that the bot did not answer in
+    their conversation, and that no passage was written for yet (see `GapCount`)."""
     per_day: tuple[DayCount, ...]
     """Conversations started per UTC day, every day of the window (zeros included) up to
     `generated_at`'s day; from the first conversation's day when `since` is None."""

@@ -70,7 +70,8 @@ from chatbot.store.interface import (
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
-from chatbot.store.stats_sql import PostgresDialect, compute_stats
+from chatbot.store.sqlite import note_hit
+from chatbot.store.stats_sql import PostgresDialect, bot_answered, compute_stats
 
 CHANNEL = "helpdesk"
 """The NOTIFY channel every write announces itself on."""
@@ -1064,6 +1065,7 @@ class PostgresStore:
             "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
             "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
             " FROM escalations g WHERE (%s OR g.handled_at IS NULL)"
+            f" AND NOT ({bot_answered(PostgresDialect(), 'g')})"  # No gap: see `bot_answered`.
             " ORDER BY g.created_at DESC, g.id DESC LIMIT %s",
             (include_handled, limit),
         )
@@ -1295,18 +1297,27 @@ class PostgresStore:
         return self._to_items(rows)
 
     def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        # The customer's and agents' messages (`folded`), and agents' internal notes (only
+        # agents search), whose text is in the event's JSON, read only for notes (CASE). A note
+        # has no `folded` text: it is lowered here, and matched against the words both case-folded
+        # and lowered, so "straße" finds "Straße" in a note, though "strasse" does not.
+        note = "lower(CASE WHEN e.event = 'note' THEN e.params::json ->> 'text' END)"
         rows = self._rows(
-            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text FROM"
+            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text,"
+            " CASE WHEN e.event = 'note' THEN e.params END FROM"
             " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
             "  JOIN conversations c ON c.id = e.conversation_id"
-            "  WHERE e.folded IS NOT NULL"
+            "  WHERE (e.folded IS NOT NULL AND strpos(e.folded, %(text)s) > 0"
+            f"   OR e.event = 'note' AND (strpos({note}, %(text)s) > 0"
+            f"   OR strpos({note}, %(lowered)s) > 0))"
             "  AND (%(state)s::text IS NULL OR c.state = %(state)s)"
-            "  AND strpos(e.folded, %(text)s) > 0 GROUP BY e.conversation_id) m"
+            "  GROUP BY e.conversation_id) m"
             " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
             " ORDER BY c.updated_at DESC, c.id DESC LIMIT %(limit)s",
             {
                 "state": None if state is None else state.value,
                 "text": text.casefold(),
+                "lowered": text.lower(),
                 "limit": limit,
             },
         )
@@ -1317,9 +1328,9 @@ class PostgresStore:
                 agent=agent,
                 updated_at=_stamp(updated),
                 entry_id=entry,
-                text=found,
+                text=found if note is None else note_hit(note),
             )
-            for id_, state_, agent, updated, entry, found in rows
+            for id_, state_, agent, updated, entry, found, note in rows
         ]
 
     def stats(

@@ -59,7 +59,7 @@ from chatbot.store.interface import (
     UnseenMessage,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
-from chatbot.store.stats_sql import SQLiteDialect, compute_stats
+from chatbot.store.stats_sql import SQLiteDialect, bot_answered, compute_stats
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -156,6 +156,17 @@ def stored_version(path: Path) -> int | None:
     finally:
         connection.close()
     return int(version) or None
+
+
+NOTE_HIT = "Note from {agent}: {text}"
+"""A search hit in an internal note: its text, said to be a note (and whose), as the transcript
+heads one. A `SearchHit` has no field to tell a note from a message, so its text says it."""
+
+
+def note_hit(params: str) -> str:
+    """The `SearchHit.text` of a note, from its event's stored parameters."""
+    note = Note.model_validate_json(params)
+    return NOTE_HIT.format(agent=note.agent, text=note.text)
 
 
 WAL_RETRY_S = 0.005
@@ -1001,6 +1012,7 @@ class SQLiteStore:
             "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
             "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
             " FROM escalations g WHERE (? OR g.handled_at IS NULL)"
+            f" AND NOT ({bot_answered(SQLiteDialect(), 'g')})"  # No gap: see `bot_answered`.
             " ORDER BY g.created_at DESC, g.id DESC LIMIT ?",
             (include_handled, limit),
         ).fetchall()
@@ -1253,13 +1265,18 @@ class SQLiteStore:
         return self._to_items(rows)
 
     def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+        # The customer's and agents' messages, and agents' internal notes (only agents search):
+        # a note's text is in its event's JSON, read only for notes (CASE: never parsed for
+        # another event, whose parameters need not be JSON).
         rows = self._db.execute(
-            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text FROM"
+            "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text,"
+            " CASE WHEN e.event = 'note' THEN e.params END FROM"
             " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
             "  JOIN conversations c ON c.id = e.conversation_id"
-            "  WHERE e.author IN ('customer', 'agent') AND e.text IS NOT NULL"
-            "  AND (:state IS NULL OR c.state = :state)"
-            "  AND instr(casefold(e.text), :text) > 0 GROUP BY e.conversation_id) m"
+            "  WHERE (e.author IN ('customer', 'agent') AND e.text IS NOT NULL"
+            "   AND instr(casefold(e.text), :text) > 0 OR e.event = 'note' AND instr(casefold("
+            "   CASE WHEN e.event = 'note' THEN json_extract(e.params, '$.text') END), :text) > 0)"
+            "  AND (:state IS NULL OR c.state = :state) GROUP BY e.conversation_id) m"
             " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
             " ORDER BY c.updated_at DESC, c.id DESC LIMIT :limit",
             {
@@ -1275,9 +1292,9 @@ class SQLiteStore:
                 agent=agent,
                 updated_at=_stamp(updated),
                 entry_id=entry,
-                text=found,
+                text=found if note is None else note_hit(note),
             )
-            for id_, state_, agent, updated, entry, found in rows
+            for id_, state_, agent, updated, entry, found, note in rows
         ]
 
     def stats(

@@ -167,8 +167,10 @@ def test_every_figure_of_a_scripted_day(scripted: DeskService) -> None:
     ]  # fmt: skip
     assert stats.threshold == 0.7
 
+    # q4 was answered (the customer then asked for a person): no gap. q2's answer was "not
+    # helpful": a gap still.
     assert [(g.question, g.count) for g in stats.content_gaps] == [
-        (DOCKS, 2), ("q8", 1), ("q6", 1), ("xyzzy", 1), ("q4", 1), ("q2", 1)
+        (DOCKS, 2), ("q8", 1), ("q6", 1), ("xyzzy", 1), ("q2", 1)
     ]  # fmt: skip
     assert stats.content_gaps[0].last_at == START + timedelta(seconds=701)
     assert [(d.day, d.conversations) for d in stats.per_day] == [(date(2026, 1, 5), 10)]
