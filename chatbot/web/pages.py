@@ -53,6 +53,10 @@ def app_page(
         signed_out=t.gettext("You were signed out: sign in again to go on."),
         opened_again=t.gettext("It was opened again in another tab or window."),
         shutting_down=t.gettext("The help desk is restarting: try again in a minute."),
+        # In place of "This session has ended.": its app process ended before it drew anything
+        # (and nothing was sent, let alone saved).
+        failed_to_start=t.gettext("The help desk cannot open now"),
+        try_again=t.gettext("Try again"),
         saved=t.gettext("Everything you sent is saved."),
         start_again=t.gettext("Start again"),
         start=t.gettext("Start"),

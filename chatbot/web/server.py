@@ -18,6 +18,7 @@ import itertools
 import json
 import logging
 import os
+import sys
 import time
 import zoneinfo
 from asyncio.subprocess import Process
@@ -39,6 +40,7 @@ from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import SignInLimiter
 from chatbot.config import WebSettings
+from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
 from chatbot.web.cookies import AccountClaim, CookieSigner
@@ -49,10 +51,27 @@ from chatbot.web.security import (
     allowed_origins,
     origin_allowed,
 )
-from chatbot.web.spawn import Zygote, python_command, sweep_stale_folders
+from chatbot.web.spawn import (
+    CodeChanged,
+    ForkedProcess,
+    Zygote,
+    python_command,
+    sweep_stale_folders,
+)
 from chatbot.web.spec import SessionSpec
 
 log = logging.getLogger("helpdesk.web")
+
+
+class _FailedStartSaidBetter(logging.Filter):
+    """textual-serve's "Application failed to start", which said no more: `SessionProcess` logs
+    instead which session failed and why (what its process wrote)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "Application failed to start"
+
+
+logging.getLogger("textual-serve").addFilter(_FailedStartSaidBetter())
 
 CUSTOMER_COOKIE = "helpdesk-chat"
 ACCOUNT_COOKIE = "helpdesk-session"
@@ -65,6 +84,14 @@ MAX_WS_MESSAGE_BYTES = 64 * 1024
 pieces of at most 8,192 characters, as one message over this cap closed the session."""
 STOP_GRACE_S = 5.0
 """How long an app process gets to quit when told, before it is killed."""
+FAILED_TO_START = b"failed to start"
+"""Why the server closes the websocket of a session whose app process ended before it drew
+anything: the page says the help desk could not open (assets/closed.js), not that everything
+sent is saved (nothing was)."""
+STDERR_KEPT_BYTES = 64 * 1024
+"""The end of what an app process writes on stderr, kept for the log (a traceback fits)."""
+STDERR_WAIT_S = 2.0
+"""How long, once an app's output has ended, its stderr gets to end too (its process exiting)."""
 MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
 SESSION_SECRETS = ("VALEN_API_KEY", "HELPDESK_VALEN__API_KEY")
 """Left out of what sessions inherit, in any case (settings read `valen_api_key` too); the key
@@ -146,10 +173,17 @@ SESSION_DRIVER = "chatbot.web.driver:SessionDriver"
 """Textual's web driver, less one way to outlive the server (see `chatbot.web.driver`)."""
 
 
+class CloseWebsocket(Protocol):
+    """`web.WebSocketResponse.close`."""
+
+    def __call__(self, *, code: int = ..., message: bytes = ...) -> Awaitable[object]: ...
+
+
 class SessionProcess(AppService):
     """textual-serve's app service for one session: its process forked from the zygote (or
     exec'd without a shell when there is none), with the environment the server chose, and
-    killed if it does not quit when told."""
+    killed if it does not quit when told. One that ends before drawing anything, unless told to
+    quit, failed to start: the log says why, from what it wrote on stderr, and so does its page."""
 
     def __init__(
         self,
@@ -160,8 +194,9 @@ class SessionProcess(AppService):
         zygote: Zygote | None,
         write_bytes: Callable[[bytes], Awaitable[None]],
         write_str: Callable[[str], Awaitable[None]],
-        close: Callable[[], Awaitable[object]],
+        close: CloseWebsocket,
         server: Server,
+        name: str = "a browser session",
     ) -> None:
         super().__init__(
             " ".join(args),
@@ -176,9 +211,25 @@ class SessionProcess(AppService):
         """Secrets this session alone needs (the Valen key, for an editor's "Try it")."""
         self.zygote = zygote
         self._close_websocket = close
+        self.name = name
+        """The session, for the log ("session 3")."""
+        self.drawn = False
+        """The app has sent the page something to draw: it started."""
+        self._stopping = False
+        self._stderr: asyncio.StreamReader | None = None
+        self._stderr_task: asyncio.Task[bytes] | None = None
 
     async def _close(self) -> None:
         await self._close_websocket()
+
+    async def on_data(self, payload: bytes) -> None:
+        self.drawn = True
+        await super().on_data(payload)
+
+    @property
+    def failed_to_start(self) -> bool:
+        """Its process ended without drawing anything, and nobody told it to quit."""
+        return not self.drawn and not self._stopping
 
     async def run(self) -> None:
         try:
@@ -187,7 +238,53 @@ class SessionProcess(AppService):
             # The app's output has ended. An app that quits says so first, and the page is
             # closed then; one that failed to start (a broken install, a bad setting read at
             # start) or crashed says nothing, and the page stayed on "connecting…" for good.
-            await self._close_websocket()
+            failed = self.failed_to_start
+            if failed:
+                await self._close_websocket(
+                    code=WSCloseCode.INTERNAL_ERROR, message=FAILED_TO_START
+                )
+            else:
+                await self._close_websocket()
+            await self._report_stderr(failed=failed)
+
+    def _take_stderr(self, process: Process | ForkedProcess) -> None:
+        """Read the process's stderr here, and give textual-serve an empty one: it logged only
+        "Application failed to start" and wrote the stderr it had read by then, and again the
+        whole of it at the end, to the server's stdout."""
+        self._stderr = process.stderr
+        empty = asyncio.StreamReader()
+        empty.feed_eof()
+        process.stderr = empty
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+
+    async def _read_stderr(self) -> bytes:
+        assert self._stderr is not None
+        kept = b""
+        while chunk := await self._stderr.read(4096):
+            kept = (kept + chunk)[-STDERR_KEPT_BYTES:]
+        return kept
+
+    async def _report_stderr(self, *, failed: bool) -> None:
+        task = self._stderr_task
+        if task is None:
+            return
+        try:
+            written = await asyncio.wait_for(task, STDERR_WAIT_S)
+        except TimeoutError:  # Something of the process's holds its stderr open: left unsaid.
+            written = b""
+        text = written.decode("utf-8", "replace").rstrip()
+        if failed:
+            pid = self.pid
+            lines = [line for line in text.splitlines() if line.strip()]
+            # The last line says what went wrong (the exception, or the app's one-line error);
+            # a traceback before it goes to the log with it, as `log.exception` would.
+            said = lines[-1].removeprefix("helpdesk: error: ") if lines else "it wrote nothing"
+            details = f"\n{text}" if len(lines) > 1 else ""
+            log.warning("%s (pid %s) failed to start: %s%s", self.name, pid, said, details)
+        elif text:
+            # What a session that ran wrote (a warning, an app's crash): on the server's output,
+            # as textual-serve passed it on.
+            sys.stdout.write(text + "\n")
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = secret_free(super()._build_environment(width, height))
@@ -201,12 +298,16 @@ class SessionProcess(AppService):
             try:
                 size = {"COLUMNS": str(width), "ROWS": str(height)}
                 forked = await self.zygote.spawn(self.args, size | self.secrets)
+            except CodeChanged:
+                pass  # The zygote said so in the log, once; this session starts afresh.
             except (OSError, RuntimeError, ValueError) as error:
-                log.warning("cannot fork a session from the zygote (%s); starting one", error)
+                if self.zygote.changed is None:  # Not one asking as the zygote was ended.
+                    log.warning("cannot fork a session from the zygote (%s); starting one", error)
             else:
                 # It has every part of Process that textual-serve and `stop` use.
                 self._process = cast(Process, forked)
                 self._stdin = forked.stdin
+                self._take_stderr(forked)
                 return self._process
         self._process = process = await asyncio.create_subprocess_exec(
             *python_command("chatbot.web.child", *self.args),
@@ -217,6 +318,7 @@ class SessionProcess(AppService):
         )
         assert process.stdin is not None
         self._stdin = process.stdin
+        self._take_stderr(process)
         return process
 
     @property
@@ -230,6 +332,7 @@ class SessionProcess(AppService):
         if task is None:
             return
         self._task = None
+        self._stopping = True
         await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
         await self.send_meta({"type": "quit"})
         process = self._process
@@ -364,6 +467,8 @@ class HelpdeskServer(Server):
         )
         self._runner: web.AppRunner | None = None
         self._checker: asyncio.Task[None] | None = None
+        self._accounts_lost = False
+        """The last check of the open sessions' accounts could not reach the database."""
 
     # -- the application --------------------------------------------------------------------------
 
@@ -881,6 +986,7 @@ class HelpdeskServer(Server):
                 write_str=websocket.send_str,
                 close=websocket.close,
                 server=self,
+                name=f"session {key}",
             )
             width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
             height = _clamp(request.query.get("height"), 24, MAX_ROWS)
@@ -1033,31 +1139,48 @@ class HelpdeskServer(Server):
         ended (new password or role) since it signed in, or whose sign-in has run out."""
         while True:
             await asyncio.sleep(self.settings.session_check_s)
-            for live in list(self.sessions.values()):
-                spec = live.spec
-                if spec is None or spec.account is None or live.websocket.closed:
-                    continue
-                signed = spec.account
-                if live.signed_in_until is not None and self.clock() >= live.signed_in_until:
-                    log.warning("ending the session of %r: its sign-in ran out", signed.name)
-                    await live.websocket.close(
-                        code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
-                    )
-                    continue
-                try:
-                    account = await self.accounts.account(signed.name)
-                except Exception:  # A busy database: check again next round.
-                    log.exception("cannot check the account of a session")
-                    continue
-                if (
-                    account is None
-                    or account.session_epoch != signed.session_epoch
-                    or (spec.area is not None and not account.may_open(spec.area))
-                ):
-                    log.warning("ending the session of %r: its account changed", signed.name)
-                    await live.websocket.close(
-                        code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
-                    )
+            await self.check_accounts_once()
+
+    async def check_accounts_once(self) -> None:
+        """One round of `_check_accounts`. A database that cannot be reached is said once when
+        the checks start failing and once when they work again, as the bot and the change feed
+        say it: a traceback per open console per round filled the log through an outage. The
+        round's other accounts then wait for the next round (each would wait on the database
+        too); the sign-ins that run out still end."""
+        unreachable = False
+        for live in list(self.sessions.values()):
+            spec = live.spec
+            if spec is None or spec.account is None or live.websocket.closed:
+                continue
+            signed = spec.account
+            if live.signed_in_until is not None and self.clock() >= live.signed_in_until:
+                log.warning("ending the session of %r: its sign-in ran out", signed.name)
+                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+                continue
+            if unreachable:
+                continue
+            try:
+                account = await self.accounts.account(signed.name)
+            except HelpdeskError as error:  # The database is out: check again next round.
+                unreachable = True
+                if not self._accounts_lost:
+                    self._accounts_lost = True
+                    every = self.settings.session_check_s
+                    log.warning("session checks: %s (retrying every %g s)", error, every)
+                continue
+            except Exception:  # Not the database being out: a bug, with its traceback.
+                log.exception("cannot check the account of a session")
+                continue
+            if self._accounts_lost:
+                self._accounts_lost = False
+                log.warning("session checks: back")
+            if (
+                account is None
+                or account.session_epoch != signed.session_epoch
+                or (spec.area is not None and not account.may_open(spec.area))
+            ):
+                log.warning("ending the session of %r: its account changed", signed.name)
+                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
 
     async def shutdown(self) -> None:
         """Refuse new sessions, tell every browser, let every app process quit (killing any

@@ -193,6 +193,10 @@ def sweep_stale_folders(parent: Path | None = None) -> list[Path]:
     return removed
 
 
+class CodeChanged(RuntimeError):
+    """The zygote forks no more sessions: the code it preloaded changed on disk since."""
+
+
 class Zygote:
     """The preloaded parent (`chatbot.web.zygote`), reached over a Unix socket in a private
     folder."""
@@ -201,6 +205,9 @@ class Zygote:
         self.environment = dict(environment)
         self._folder: Path | None = None
         self._process: asyncio.subprocess.Process | None = None
+        self.changed: str | None = None
+        """The file the zygote found changed on disk since it preloaded the code, if it did: it
+        forks no more, and is ended."""
 
     @property
     def socket_path(self) -> Path:
@@ -246,11 +253,19 @@ class Zygote:
         if len(received) != 1:
             for fd in received:
                 os.close(fd)
+            try:
+                changed = json.loads(reply).get("changed")
+            except (ValueError, AttributeError):
+                changed = None
+            if isinstance(changed, str):
+                raise CodeChanged(changed)
             raise RuntimeError("the session zygote did not fork")
         return int(json.loads(reply)["pid"]), received[0]
 
     async def spawn(self, args: Sequence[str], environment: Mapping[str, str]) -> ForkedProcess:
-        """Fork a session's process running `chatbot.web.child` with `args`."""
+        """Fork a session's process running `chatbot.web.child` with `args`. Raises
+        `CodeChanged` (once the code on disk changed: the zygote is ended then, and said so once
+        in the log) and `OSError` or `RuntimeError` (the zygote is gone or failed)."""
         stdin_read, stdin_write = os.pipe()
         stdout_read, stdout_write = os.pipe()
         stderr_read, stderr_write = os.pipe()
@@ -260,9 +275,11 @@ class Zygote:
         try:
             loop = asyncio.get_running_loop()
             pid, pidfd = await loop.run_in_executor(None, self._request, message, theirs)
-        except BaseException:
+        except BaseException as error:
             for fd in ours:
                 os.close(fd)
+            if isinstance(error, CodeChanged):
+                await self._code_changed(str(error))
             raise
         finally:
             for fd in theirs:
@@ -274,6 +291,18 @@ class Zygote:
             stdout=await _reader(stdout_read),
             stderr=await _reader(stderr_read),
         )
+
+    async def _code_changed(self, path: str) -> None:
+        if self.changed is not None:
+            return  # Said, and ended, already: a session asked at the same moment.
+        self.changed = path
+        log.warning(
+            "the help desk's code changed on disk since serve started (%s): new browser sessions "
+            "start as fresh processes, which is slower; restart serve to run the new code "
+            "everywhere (the server and its bot workers still run the old)",
+            path,
+        )
+        await self.stop()  # Its preloaded code is of no more use: its memory goes.
 
     async def stop(self) -> None:
         process = self._process

@@ -8,6 +8,12 @@ forked process talks to the server exactly as an exec'd one would.
 
 The zygote stays single-threaded (forking a threaded process is unsafe) and never opens the
 database or the network: everything a session does happens after the fork.
+
+A fork shares the zygote's modules but imports the ones the zygote had not (most of the desk,
+the store) from disk. After an upgrade in place (`pip install -U`, `git pull`) those are the new
+code, and old and new mixed fail every session. So before each fork the zygote looks whether
+the code it started with changed on disk (`CodeSnapshot`); if it did, it forks nothing and says
+so, and the server starts that session, and every later one, as a fresh process.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 MAX_REQUEST_BYTES = 64 * 1024
 PIPES = 3
@@ -27,6 +36,71 @@ PIPES = 3
 FOLDER_PREFIX = "helpdesk-serve-"
 """The private temporary folder the server makes for the zygote's socket is named
 `helpdesk-serve-PID-…`, PID the server's (see `chatbot.web.spawn.sweep_stale_folders`)."""
+
+
+FileStamp = tuple[int, int, int]
+"""A file's inode, size and modification time (ns): an upgrade writes files anew, changing one."""
+
+
+def _stamp(path: str) -> FileStamp | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def package_files(root: Path) -> Iterator[str]:
+    """Every file of the package at `root`, its bytecode caches and hidden files (an editor's
+    swap file) aside: the modules a session may still import, and what it reads (styles,
+    catalogs)."""
+    for folder, folders, names in os.walk(root):
+        folders[:] = sorted(f for f in folders if f != "__pycache__" and not f.startswith("."))
+        for name in sorted(names):
+            if not name.startswith(".") and not name.endswith(("~", ".pyc")):
+                yield os.path.join(folder, name)
+
+
+@dataclass
+class CodeSnapshot:
+    """The code a zygote runs, as it was on disk when it loaded it: the files of its own package
+    (modules a fork imports later included) and of every other module it loaded (an upgraded
+    dependency). Checked before each fork: stat calls only, a few milliseconds."""
+
+    root: Path
+    files: dict[str, FileStamp | None] = field(default_factory=dict)
+
+    @classmethod
+    def of_package(cls) -> CodeSnapshot:
+        """Taken before the package's modules load, so a change while they do is seen too."""
+        root = Path(__file__).resolve().parents[1]
+        return cls(root, {path: _stamp(path) for path in package_files(root)})
+
+    def add_loaded_modules(self) -> None:
+        """Add the files of the modules loaded now (from outside the package: its own are in)."""
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None)
+            if isinstance(path, str) and path not in self.files:
+                stamp = _stamp(path)
+                if stamp is not None:
+                    self.files[path] = stamp
+
+    def changed(self) -> str | None:
+        """A file that changed, appeared or went since the snapshot (its path, relative to the
+        package's folder when in it), or None if none did."""
+        now = {path: _stamp(path) for path in package_files(self.root)}
+        added = sorted(now.keys() - self.files.keys())
+        if added:
+            return self._shown(added[0])
+        for path, stamp in self.files.items():
+            if (now[path] if path in now else _stamp(path)) != stamp:
+                return self._shown(path)
+        return None
+
+    def _shown(self, path: str) -> str:
+        with contextlib.suppress(ValueError):
+            return str(Path(path).relative_to(self.root.parent))
+        return path
 
 
 def preload() -> None:
@@ -77,6 +151,16 @@ def _reap(_signum: int, _frame: object) -> None:
             return
 
 
+def _exit_status(exit: SystemExit) -> int:
+    """The status `sys.exit(code)` ends a process with, as the interpreter would."""
+    if exit.code is None:
+        return 0
+    if isinstance(exit.code, int):
+        return exit.code
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
 def fork_session(request: dict[str, object], fds: list[int]) -> tuple[int, int]:
     """Fork the session's process; returns its pid and a pidfd for it. SIGCHLD is held until
     the pidfd exists, so the fork cannot be reaped (and its pid reused) before then."""
@@ -90,9 +174,17 @@ def fork_session(request: dict[str, object], fds: list[int]) -> tuple[int, int]:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
                 code = run_session(request, fds)
+            except SystemExit as exit:
+                code = _exit_status(exit)
+            except BaseException:
+                # On the session's stderr, which the server logs: the fork ends below without
+                # the interpreter's own report, and a session that failed said nothing of why.
+                with contextlib.suppress(BaseException):
+                    traceback.print_exc()
             finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(BaseException):  # A closed pipe: end all the same.
+                        stream.flush()
                 os._exit(code)
         return pid, os.pidfd_open(pid)
     finally:
@@ -111,8 +203,11 @@ def remove_socket(path: str) -> None:
             os.rmdir(folder)
 
 
-def serve(path: str) -> None:
+def serve(path: str, code: CodeSnapshot | None = None) -> None:
+    """Fork a session for each request on the socket at `path`; none once `code` has changed
+    on disk (the reply then names the file that did, with no process)."""
     zygote = os.getpid()
+    changed: str | None = None
 
     def end(_signum: int, _frame: object) -> None:
         if os.getpid() == zygote:  # Not a fork not yet past setting SIGTERM back.
@@ -141,6 +236,14 @@ def serve(path: str) -> None:
                 for fd in fds:
                     os.close(fd)
                 continue
+            if changed is None and code is not None:
+                changed = code.changed()
+            if changed is not None:
+                for fd in fds:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    connection.sendall(json.dumps({"changed": changed[:300]}).encode())
+                continue
             request["_close"] = [connection.fileno(), listener.fileno()]
             pid, pidfd = fork_session(request, fds)
             for fd in fds:
@@ -158,9 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m chatbot.web.zygote SOCKET", file=sys.stderr)
         return 2
+    code = CodeSnapshot.of_package()
     preload()
+    code.add_loaded_modules()
     try:
-        serve(args[0])
+        serve(args[0], code)
     except KeyboardInterrupt:
         pass
     finally:

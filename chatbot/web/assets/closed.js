@@ -1,7 +1,17 @@
-// Why the session ended, on the page that says it has: the server closes each websocket with a
-// reason (signed out, opened again in another tab, shutting down), and textual-serve's page said
-// only "This session has ended" for all of them. The sentences come translated in the closed
-// dialog's data attributes; the reason picks one, shown as text (never as markup).
+// The page that says a session has ended.
+//
+// - Why it ended: the server closes each websocket with a reason (signed out, opened again in
+//   another tab, shutting down), and textual-serve's page said only "This session has ended"
+//   for all of them. The sentences come translated in the closed dialog's data attributes; the
+//   reason picks one, shown as text (never as markup).
+// - A session whose app never drew anything sent nothing, so the page does not say "Everything
+//   you sent is saved". One whose app process failed to start (the server says so) says the help
+//   desk cannot open now, and offers to try again.
+// - "Start again" goes only to a server that answers: after a restart's SIGTERM the keyboard is
+//   on it, and one Enter while the server was still down left the customer on the browser's
+//   "cannot connect" page. It asks the server first; while it does not answer, the page stays,
+//   says the help desk is restarting and that it is connecting, asks again every few seconds,
+//   and goes once the server answers.
 (function () {
   "use strict";
   var REASONS = {
@@ -9,22 +19,50 @@
     "opened again": "openedAgain",
     "helpdesk is shutting down": "shuttingDown",
   };
+  var FAILED_TO_START = "failed to start";
+  var CHECK_URL = "/healthz"; // Answers 200 whenever the server runs, whatever its load.
+  var CHECK_TIMEOUT_MS = 5000;
+  var RETRY_MS = [1000, 2000, 3000, 5000]; // Then every 5 s, until it answers.
   var NativeWebSocket = window.WebSocket;
+  var going = false;
 
-  function explain(reason) {
-    var dialog = document.querySelector(".closed-dialog");
-    var why = dialog && dialog.querySelector(".why");
+  function dialog() {
+    return document.querySelector(".closed-dialog");
+  }
+
+  function part(selector) {
+    var found = dialog();
+    return found && found.querySelector(selector);
+  }
+
+  function say(selector, key) {
+    var element = part(selector);
+    var text = dialog() && dialog().dataset[key];
+    if (!element || !text) return;
+    element.textContent = text;
+    element.hidden = false;
+  }
+
+  function explain(reason, drawn) {
+    var saved = part(".saved");
+    if (saved && (!drawn || reason === FAILED_TO_START)) {
+      saved.hidden = true;
+    }
+    if (reason === FAILED_TO_START) {
+      say(".ended", "failedToStart");
+      say("a.button", "tryAgain");
+      return;
+    }
     var key = REASONS[reason];
-    if (!why || !key || !dialog.dataset[key]) return;
-    why.textContent = dialog.dataset[key];
-    why.hidden = false;
+    if (key) say(".why", key);
   }
 
   function Explained(url, protocols) {
     var socket =
       protocols === undefined ? new NativeWebSocket(url) : new NativeWebSocket(url, protocols);
     socket.addEventListener("close", function (event) {
-      explain(event.reason);
+      // Before textual.js's own listener: the body is marked -closed after this.
+      explain(event.reason, document.body.classList.contains("-first-byte"));
     });
     return socket;
   }
@@ -33,4 +71,55 @@
     Explained[name] = NativeWebSocket[name];
   });
   window.WebSocket = Explained;
+
+  // Resolves to whether the server answers (a proxy's 502 for a server that is down is no).
+  function answers() {
+    var controller = new AbortController();
+    var timer = setTimeout(function () {
+      controller.abort();
+    }, CHECK_TIMEOUT_MS);
+    return fetch(CHECK_URL, { cache: "no-store", signal: controller.signal })
+      .then(
+        function (response) {
+          return response.ok;
+        },
+        function () {
+          return false;
+        }
+      )
+      .then(function (ok) {
+        clearTimeout(timer);
+        return ok;
+      });
+  }
+
+  function goWhenAnswering(link, attempt) {
+    answers().then(function (ok) {
+      if (ok) {
+        window.location.assign(link.href);
+        return;
+      }
+      if (attempt === 0) {
+        say(".why", "shuttingDown");
+        say("a.button", "waiting"); // "help desk: connecting…"
+        link.setAttribute("aria-busy", "true");
+      }
+      setTimeout(function () {
+        goWhenAnswering(link, attempt + 1);
+      }, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var target = event.target;
+    var link = target && target.closest && target.closest(".closed-dialog a[href]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) {
+      return; // Not "Start again", or opened in a new tab or window: as the browser does it.
+    }
+    event.preventDefault();
+    if (!going) {
+      going = true;
+      goWhenAnswering(link, 0);
+    }
+  });
 })();
