@@ -7,6 +7,7 @@ app, the command line) call `notice`; a translation replaces the sentences here 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from chatbot.desk.models import (
@@ -36,12 +37,19 @@ ESCALATED_NOTICE = N_(
 )
 ASKED_NOTICE = N_("A person will reply here.")
 NOT_JUDGED_NOTICE = N_(
+    "The bot could not check every help-center passage for this question. A person will reply here."
+)
+"""Some passages went unjudged (Valen declined to judge them, say) and none judged was good
+enough: "every passage", as one unjudged passage is enough (it might have answered) even when
+the others were judged. Nothing of replay mode: a live bot's customer was told of a replay miss
+when Valen had refused."""
+REPLAY_MISS_NOTICE = N_(
     "The bot could not check every help-center passage for this question (replay mode, no "
     "network: some have no recorded judgment). A person will reply here."
 )
 """A replay miss, said as one: in replay mode a passage without a recorded answer is never
-judged, and the customer deserves to know that is why a person is coming. "Every passage", as
-one unjudged passage is enough (it might have answered) even when the others were judged."""
+judged, and the customer deserves to know that is why a person is coming. Said only when every
+passage left unjudged was a replay miss (`not_judged_notice`)."""
 REPEAT_NOTICE = N_(
     "You asked this before: the answer above is what the help center says. If it did not help, "
     "talk to a person (Ctrl+T) and they will reply here."
@@ -51,16 +59,38 @@ REPEAT_NOTICE = N_(
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
 
 
-def notice(event: EventData, *, reader: Reader, locale: Locale = DEFAULT_LOCALE) -> str | None:
+def not_judged_notice(decision: Decision | None) -> str:
+    """Which sentence (untranslated) says a `not-judged` escalation: the replay one only when
+    every passage `decision` left unjudged was a replay miss; the plain one when any was not
+    (Valen refused, say). With no decision at hand, the replay one, as before there was a
+    choice: pass the decision wherever it is known."""
+    if decision is None:
+        return REPLAY_MISS_NOTICE
+    kinds = {c.error_kind for c in decision.candidates if c.probability is None}
+    return REPLAY_MISS_NOTICE if kinds == {"replay-miss"} else NOT_JUDGED_NOTICE
+
+
+def notice(
+    event: EventData,
+    *,
+    reader: Reader,
+    locale: Locale = DEFAULT_LOCALE,
+    decisions: Mapping[int, Decision] | None = None,
+) -> str | None:
     """The sentence `reader` sees for `event` in `locale`, or None when it shows nothing to
-    them."""
+    them. `decisions`: the conversation's decisions by the id of the question each decided (its
+    `StoredDecision.message_id`), which a `not-judged` escalation is said from; see
+    `not_judged_notice`."""
     t = translations(locale)
     match event:
-        case Escalated(reason=reason):
+        case Escalated(reason=reason, question_entry=question):
             if reason in _ASKED:
                 return t.gettext(ASKED_NOTICE)
             if reason is Reason.NOT_JUDGED:
-                return t.gettext(NOT_JUDGED_NOTICE)
+                decision = None
+                if decisions is not None and question is not None:
+                    decision = decisions.get(question)
+                return t.gettext(not_judged_notice(decision))
             return t.gettext(ESCALATED_NOTICE)
         case Claimed(agent=agent):
             return t.gettext("{agent} joined the conversation.").format(agent=agent)

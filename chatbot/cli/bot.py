@@ -39,6 +39,20 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(func=run)
 
 
+def valen_mode(settings: Settings) -> str:
+    """How judgments are made, for a start line: `replay` (recorded answers only, no network),
+    or `live, URL` (`live, recording, URL` with `--replay record`); the URL as `display_url`
+    shows it, and never the key. Without it a worker pointed at the wrong place, or left in
+    replay mode, looked the same as one that worked."""
+    from chatbot.valen.redact import display_url
+
+    valen = settings.valen
+    if valen.replay == "on":
+        return "replay"
+    mode = "live" if valen.replay == "off" else "live, recording"
+    return f"{mode}, {display_url(valen.base_url)}"
+
+
 def _logger(verbose: bool) -> logging.Logger:
     # Made directly, not by getLogger: the shared `helpdesk.bot` logger, set not to propagate,
     # stayed so for the rest of the process, and a later log capture (a test's) saw nothing.
@@ -87,8 +101,8 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
                          for each in (live, *translated.values())]  # fmt: skip
             where = store_name(settings.store.db)
             print(
-                f"helpdesk bot {worker.name}: answering questions from {where}, "
-                f"{bot.concurrency} at once; Ctrl+C to stop",
+                f"helpdesk bot {worker.name}: answering questions from {where} "
+                f"(Valen: {valen_mode(settings)}), {bot.concurrency} at once; Ctrl+C to stop",
                 file=sys.stderr,
                 flush=True,
             )

@@ -240,6 +240,7 @@ def run_show(args: argparse.Namespace) -> int:
     # Each line gives the time only; a line of its own names the date when it changes, so a
     # conversation followed up days later does not read as one afternoon.
     day = started.date()
+    decided = {stored.message_id: stored.decision for stored in decisions}
     for entry in entries:
         at = entry.created_at.astimezone(UTC)
         if at.date() != day:
@@ -247,7 +248,7 @@ def run_show(args: argparse.Namespace) -> int:
             print(f"{day:%Y-%m-%d} (UTC)")
         when = at.strftime("%H:%M:%S")
         if isinstance(entry, ChatEvent):
-            sentence = notice(entry.event, reader="agent")
+            sentence = notice(entry.event, reader="agent", decisions=decided)
             if sentence is not None:
                 print("\n".join(_message_lines(when, "— " + printable(sentence), width)))
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,10 @@ QUESTION_WIDTH = 48
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "eval", help="evaluate retrieval and reranking on a labelled data file"
+        "eval",
+        help="evaluate retrieval and reranking on a labelled data file",
+        epilog="Exit status: 0 once the report is printed; 1 when Valen was asked and judged "
+        "nothing (every judgment failed: a rejected key, say); 2 for bad input.",
     )
     parser.add_argument(
         "data",
@@ -177,6 +181,28 @@ def _retrieval_rows(report: dict[str, Any], width: int | None) -> list[str]:
     ]
 
 
+REPLAY_MISS = "replay-miss"
+"""Not Valen's failure: replay mode has no recorded answer (`ask` explains it)."""
+
+
+def valen_failures(report: dict[str, Any]) -> str | None:
+    """`Valen failed 30 of 30 judgments: auth 30`, counting the judgments Valen failed by kind;
+    None when it failed none (replay misses are no failure of Valen's)."""
+    judgments = report["judgments"]
+    failed = {kind: n for kind, n in judgments["not_judged"].items() if kind != REPLAY_MISS}
+    if not failed:
+        return None
+    kinds = ", ".join(f"{kind} {n}" for kind, n in failed.items())
+    total = sum(failed.values())
+    return f"Valen failed {total} of {counted(judgments['asked'], 'judgment')}: {kinds}"
+
+
+def judged_nothing(report: dict[str, Any]) -> bool:
+    """Valen was asked and judged nothing: every number after retrieval's is meaningless."""
+    judgments = report["judgments"]
+    return judgments["judged"] == 0 and valen_failures(report) is not None
+
+
 def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> str:
     """The report for a person: retrieval step by step, each question, the sweep. `width` is the
     terminal's, which the question table and the predicate lines fit; None for a pipe."""
@@ -246,6 +272,11 @@ def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> s
             lines += wrap(f"No threshold here answers anything with {what}.", width, "    ", "  ")
         elif not beside:
             lines += wrap(f"← the lowest threshold with {goal}", width, "    ", "  ")
+    failures = valen_failures(report)
+    if failures is not None:
+        # Last, where the eye lands: a sweep with nothing judged ended on "No threshold here
+        # answers anything", which blamed the data.
+        lines += ["", *prose(failures + ".")]
     return "\n".join(lines)
 
 
@@ -259,4 +290,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(render(report, data=args.data, width=terminal_width()))
+    if judged_nothing(report):
+        print(
+            f"helpdesk eval: nothing was judged ({valen_failures(report)}); "
+            "`helpdesk valen check` tests the connection and the key",
+            file=sys.stderr,
+        )
+        return 1
     return 0

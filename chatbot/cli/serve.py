@@ -211,6 +211,7 @@ async def _run(
     """Start the bots, say where the server listens, and serve until SIGTERM or SIGINT."""
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
+    from chatbot.cli.bot import valen_mode
     from chatbot.config import config_file
 
     web = settings.web
@@ -222,6 +223,7 @@ async def _run(
         print(f"  bot workers: {web.bots} (`helpdesk bot` processes)", flush=True)
     else:
         print("  bot workers: none here; run `helpdesk bot` on this database", flush=True)
+    print(f"  Valen: {valen_mode(settings)}", flush=True)
     if web.host not in LOOPBACK:
         print(
             f"helpdesk serve: warning: listening on {web.host} over plain HTTP; passwords and "

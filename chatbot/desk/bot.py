@@ -20,13 +20,14 @@ import logging
 import os
 import secrets
 import socket
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.models import DecisionResult, PendingQuestion
 from chatbot.engine.engine import Engine
-from chatbot.engine.models import Reason
+from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import unreachable
@@ -39,6 +40,29 @@ to the last (and to no more than a third of the lease, as the heartbeat's)."""
 STORE_REFUSALS = 3
 """Tries, each right after the database answered, after which a failing write is no outage: the
 decision is let go as any other failure is (the lease runs out and it counts as an attempt)."""
+
+
+KEY_ERRORS = frozenset({"auth", "malformed-key"})
+"""Valen error kinds that say the API key is wrong, refused or unsendable: every judgment fails
+alike until the key is fixed (a worker reads it once, at its start)."""
+
+
+def settled(outcome: str, decision: Decision | None, *, reason: Reason | None = None) -> str:
+    """What came of a question, for `helpdesk bot -v`: its outcome, why it went to a person
+    (the decision's reason, else `reason`) and how many passages were left unjudged, by kind:
+    `escalated: valen-error (auth ×3)`, `answered`, `answered (timeout ×1)`. Said `escalated`
+    alone, a worker whose every request Valen refused looked like one whose scores were low."""
+    if decision is not None:
+        reason = decision.reason if decision.answer is None else None
+    line = outcome if reason is None else f"{outcome}: {reason.value}"
+    unjudged = Counter(
+        c.error_kind or "valen-error"
+        for c in (decision.candidates if decision is not None else ())
+        if c.probability is None
+    )
+    if unjudged:
+        line += " (" + ", ".join(f"{kind} ×{n}" for kind, n in unjudged.most_common()) + ")"
+    return line
 
 
 def worker_name() -> str:
@@ -116,6 +140,9 @@ class BotWorker:
         again, not at every poll."""
         self._cannot_extend = False
         """Extending the leases of questions in flight failed: said once, as taking is."""
+        self._key_refused = False
+        """Valen refused the API key: said once for the worker's life (it reads the key once),
+        not once per question."""
         self.ready = asyncio.Event()
         """Set once the worker is listening for questions."""
 
@@ -206,21 +233,39 @@ class BotWorker:
                     question,
                     lambda: self.desk.fail_question(self.name, question, reason=Reason.VALEN_ERROR),
                 )
+                line = settled(result.outcome, None, reason=Reason.VALEN_ERROR)
             else:
+                self._check_key(decision)
                 result = await self._store(
                     question, lambda: self.desk.record_decision(self.name, question, decision)
                 )
+                line = settled(result.outcome, decision)
             self.stats.count(result)
             self.log.info(
-                "question %d (conversation %d): %s", question.id, question.conversation_id,
-                result.outcome,
-            )  # fmt: skip
+                "question %d (conversation %d): %s", question.id, question.conversation_id, line
+            )
         except HelpdeskError as error:
             # Not recorded (the database refused): the lease runs out and someone tries again.
             self.log.warning("question %d: %s", question.id, error)
         finally:
             self._in_flight.pop(question.id, None)
             self._wake.set()
+
+    def _check_key(self, decision: Decision) -> None:
+        """Warn, once, when Valen refused the API key: with a wrong key every question goes to
+        a person, and `-v`'s line per question was the only sign of it."""
+        if self._key_refused:
+            return
+        refused = next((c for c in decision.candidates if c.error_kind in KEY_ERRORS), None)
+        if refused is None:
+            return
+        self._key_refused = True
+        # The error as the client scrubbed it: never the key itself.
+        self.log.warning(
+            "Valen rejected the API key: %s; questions go to a person until the key "
+            "(VALEN_API_KEY or valen.api_key) is fixed and this worker restarted",
+            refused.error or refused.error_kind,
+        )
 
     async def _store(
         self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]

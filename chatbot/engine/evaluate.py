@@ -8,6 +8,7 @@ is retrieved). A threshold sweep shows what each answer threshold from 0.5 to 0.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from statistics import fmean
@@ -28,6 +29,7 @@ from chatbot.knowledge_base.storage import (
 )
 from chatbot.knowledge_base.synonyms import SynonymGroup, load_synonyms, parse_synonyms
 from chatbot.retrieval.retrievers import RetrieverName, SynonymGroups, make_retriever
+from chatbot.valen.errors import ValenError
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.protocol import PREDICATE
 
@@ -223,9 +225,17 @@ async def evaluate(
     decisions: list[tuple[Decision, LabelledQuery]] = []
     recall_hits = 0
     wording: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in predicates}
+    # Every judgment asked for, and why those not made were not: with a wrong key every one
+    # failed, and the report read as a data set no threshold suits.
+    asked = 0
+    not_judged: Counter[str] = Counter()
     for query in queries:
         decision = await engine.answer(query.text)
         decisions.append((decision, query))
+        asked += len(decision.candidates)
+        not_judged.update(
+            c.error_kind or ValenError.kind for c in decision.candidates if c.probability is None
+        )
         # The decision ranks by probability; the keyword order is the retriever's own.
         retrieved = engine.retrieve(query.text)
         order = [r.passage.id for r in retrieved]
@@ -241,6 +251,8 @@ async def evaluate(
                 outcomes = await judge.judge(
                     query.text, [r.passage.text for r in retrieved], instructions=instructions
                 )
+                asked += len(outcomes)
+                not_judged.update(o.kind for o in outcomes if isinstance(o, ValenError))
                 probabilities[instructions] = [
                     o if isinstance(o, float) else None for o in outcomes
                 ]
@@ -261,6 +273,11 @@ async def evaluate(
         "threshold": threshold,
         "passages": len(data.passages),
         "retrieval": retrieval_table(data, k),
+        "judgments": {
+            "asked": asked,
+            "judged": asked - sum(not_judged.values()),
+            "not_judged": dict(not_judged.most_common()),
+        },
     }
     if len(predicates) > 1:
         report["predicates"] = [_wording_report(p, *wording[p]) for p in predicates]

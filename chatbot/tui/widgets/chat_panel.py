@@ -8,7 +8,7 @@ change, through the desk's change notices.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -28,11 +28,13 @@ from chatbot.desk.models import (
     ChatEvent,
     ChatMessage,
     Conversation,
+    Escalated,
     Feedback,
     FeedbackGiven,
     Resolved,
     State,
 )
+from chatbot.engine.models import Decision, Reason
 from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
@@ -358,8 +360,27 @@ class ChatPanel(Vertical):
     def _next_locale(self) -> Locale:
         return LOCALES[(LOCALES.index(self.locale) + 1) % len(LOCALES)]
 
+    async def _decided(
+        self, entries: Sequence[ChatMessage | ChatEvent]
+    ) -> Mapping[int, Decision] | None:
+        """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
+        and Valen declining to judge are told apart); read only when there is one."""
+        if self.conversation_id is None or not any(
+            isinstance(entry, ChatEvent)
+            and isinstance(entry.event, Escalated)
+            and entry.event.reason is Reason.NOT_JUDGED
+            for entry in entries
+        ):
+            return None
+        try:
+            stored = await self.services.desk.decisions(self.conversation_id)
+        except HelpdeskError:
+            return None
+        return {d.message_id: d.decision for d in stored}
+
     async def _show(self, entries: Sequence[ChatMessage | ChatEvent]) -> None:
         new: list[Widget] = []
+        decisions = await self._decided(entries)
         now = self.services.clock()
         newest_answer: MessageBubble | None = None
         for entry in entries:
@@ -373,7 +394,7 @@ class ChatPanel(Vertical):
             event = entry.event
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
                 await self._answers[event.entry].show_feedback(event.value)
-            text = notice(event, reader="customer", locale=self.locale)
+            text = notice(event, reader="customer", locale=self.locale, decisions=decisions)
             if text is not None:
                 new.append(NoticeBubble(text))
         if newest_answer is not None:
