@@ -23,7 +23,7 @@ from chatbot.text import cells, clip, counted, printable, wrap, wrap_lines
 # The knowledge base's modules (pydantic) are imported where they are used, so that registering
 # these commands costs `helpdesk --help` nothing.
 if TYPE_CHECKING:
-    from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore, StoredPassage, Version
     from chatbot.knowledge_base.models import Passage
     from chatbot.knowledge_base.synonyms import SynonymGroup
 
@@ -50,9 +50,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p = command("list", "list passages: id, length, title")
     p.set_defaults(func=run_list)
 
-    p = command("show", "show one passage and its revision")
+    p = command("show", "show one passage and its revision, or one of its earlier versions")
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print the passage as its file holds it")
+    p.add_argument(
+        "--version",
+        type=int,
+        metavar="N",
+        help="show earlier version N whole (numbers from `kb history`; a deleted passage's too)",
+    )
     p.set_defaults(func=run_show)
 
     p = command("add", "add a new passage")
@@ -60,9 +66,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _content_options(p, text_required=True)
     p.set_defaults(func=run_add)
 
-    p = command("edit", "change a passage's text, title or tags")
+    p = command(
+        "edit",
+        "change a passage's text, title or tags; --tag replaces every tag it has, --add-tag "
+        "keeps them",
+    )
     p.add_argument("id")
-    _content_options(p, text_required=False)
+    _content_options(p, text_required=False, editing=True)
+    p.add_argument(
+        "--add-tag",
+        action="append",
+        metavar="TAG",
+        help="add a tag, keeping those the passage has; repeat for several",
+    )
     p.add_argument("--clear-tags", action="store_true", help="remove every tag")
     p.set_defaults(func=run_edit)
 
@@ -75,7 +91,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--version", type=int, metavar="N", help="version number from `kb history`")
     p.set_defaults(func=run_restore)
 
-    p = command("history", "list a passage's earlier versions")
+    p = command(
+        "history",
+        "list a passage's earlier versions (`kb show ID --version N` prints one whole)",
+    )
     p.add_argument("id")
     p.set_defaults(func=run_history)
 
@@ -120,17 +139,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=run_synonyms_rm)
 
 
-def _content_options(parser: argparse.ArgumentParser, *, text_required: bool) -> None:
+def _content_options(
+    parser: argparse.ArgumentParser, *, text_required: bool, editing: bool = False
+) -> None:
     text = parser.add_mutually_exclusive_group(required=text_required)
     text.add_argument("--text", help="the passage text")
     text.add_argument("--text-file", type=Path, metavar="FILE", help="read the text from FILE")
     parser.add_argument("--title", help="short label shown as the answer's source (and searched)")
-    parser.add_argument(
-        "--tag",
-        action="append",
-        metavar="TAG",
-        help="a label, searched as the title and text are; repeat for several",
-    )
+    tag = "a label, searched as the title and text are; repeat for several"
+    if editing:  # `rides, safety` became `night` without a word.
+        tag = "set the tags, replacing every tag it has (see --add-tag); repeat for several"
+    parser.add_argument("--tag", action="append", metavar="TAG", help=tag)
 
 
 def _output_file(text: str) -> Path:
@@ -200,9 +219,11 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(item: StoredPassage, width: int | None = None) -> str:
+def _describe(
+    item: StoredPassage, width: int | None = None, *, version: Version | None = None
+) -> str:
     """The passage for a person; on a terminal (`width`) its text wrapped between words, each of
-    its own lines kept."""
+    its own lines kept. With `version`, the passage is that earlier version, and says so."""
     p = item.passage
 
     def field(label: str, value: str) -> list[str]:
@@ -212,10 +233,16 @@ def _describe(item: StoredPassage, width: int | None = None) -> str:
         f"id:       {p.id}",
         *field("title", printable(p.title)),
         *field("tags", printable(", ".join(p.tags))),
+        *([] if version is None else field("version", _version_line(version))),
         f"revision: {item.revision}",
         "",
         *wrap_lines(printable(p.text), width),
     ])  # fmt: skip
+
+
+def _version_line(version: Version) -> str:
+    when = version.archived_at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{version.number}, archived {when}, replaced by {version.reason}"
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -223,6 +250,8 @@ def run_show(args: argparse.Namespace) -> int:
     from chatbot.knowledge_base.store import passage_file_text
 
     store = _store(args)
+    if args.version is not None:
+        return _show_version(store, args)
     try:
         item = store.get(args.id)
     except PassageNotFoundError as error:
@@ -235,6 +264,28 @@ def run_show(args: argparse.Namespace) -> int:
         print(passage_file_text(item.passage), end="")
     else:
         print(_describe(item, terminal_width()))
+    return 0
+
+
+def _show_version(store: KnowledgeBaseStore, args: argparse.Namespace) -> int:
+    """`kb show ID --version N`: what version N said, whole (`kb history` shows 60 characters)."""
+    from chatbot.knowledge_base.interface import StoredPassage, choose_version
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
+    version = choose_version(args.id, store.history(args.id), args.version)
+    if args.json:
+        print(version.content, end="" if version.content.endswith("\n") else "\n")
+        return 0
+    try:
+        passage = version.passage()
+    except KnowledgeBaseError as error:  # A hand-broken file was archived as it was.
+        print(f"version:  {printable(_version_line(version))}")
+        print(f"(not a valid passage: {printable(str(error))})")
+        print()
+        print("\n".join(wrap_lines(printable(version.content), terminal_width())))
+        return 0
+    item = StoredPassage(passage, version.revision)
+    print(_describe(item, terminal_width(), version=version))
     return 0
 
 
@@ -252,19 +303,28 @@ def run_edit(args: argparse.Namespace) -> int:
     old = current.passage
     text = _text(args)
     tags = () if args.clear_tags else old.tags
+    if args.tag:  # Replaces every tag, as --help says; the output names what it replaced.
+        tags = tuple(args.tag)
+    for tag in args.add_tag or ():
+        if tag not in tags:
+            tags = (*tags, tag)
     passage = make_passage(
         id=old.id,
         text=old.text if text is None else text,
         title=old.title if args.title is None else args.title,
-        tags=tuple(args.tag) if args.tag else tags,
+        tags=tags,
     )
     stored = store.save(passage, based_on=current.revision)
     if stored.revision == current.revision:
         print(f"{passage.id} unchanged")
-    else:
-        print(
-            f"saved {passage.id} (revision {stored.revision}; undo: helpdesk kb restore {old.id})"
-        )
+        return 0
+    print(f"saved {passage.id} (revision {stored.revision}; undo: helpdesk kb restore {old.id})")
+    if passage.tags != old.tags:
+
+        def tag_list(tags: tuple[str, ...]) -> str:
+            return printable(", ".join(tags)) if tags else "(none)"
+
+        print(f"tags: {tag_list(passage.tags)} (was: {tag_list(old.tags)})")
     return 0
 
 
@@ -299,6 +359,8 @@ def run_history(args: argparse.Namespace) -> int:
         print(row + clip(preview, room))
     current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
     print(f"   -  {current}")
+    if versions:  # The previews of a long passage can all look alike.
+        print(f"a version whole: helpdesk kb show {args.id} --version N", file=sys.stderr)
     return 0
 
 

@@ -332,7 +332,7 @@ def test_the_kb_commands_edit_delete_and_restore_alike(
     code, said = kb("edit", "helmet", "--text", "Helmets are free.")
     assert code == 0 and said.startswith("saved helmet (revision ")
     code, said = kb("history", "helmet")
-    assert code == 0 and "replaced by edit" in said and said.rstrip().endswith("current")
+    assert code == 0 and "replaced by edit" in said and "\n   -  current\n" in said
     code, said = kb("rm", "helmet")
     assert (code, said) == (0, "deleted helmet (kept as version 2; undo: helpdesk kb restore "
                                "helmet)\n")  # fmt: skip

@@ -26,7 +26,7 @@ from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
-from chatbot.knowledge_base.interface import PassageNotFoundError
+from chatbot.knowledge_base.interface import ConflictError, PassageNotFoundError, StoredPassage
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
@@ -108,6 +108,8 @@ class EditorScreen(Screen[None]):
         Binding("ctrl+t", "tab('try')", N_("Try it")),
         Binding("ctrl+g", "tab('gaps')", N_("Gaps")),
         Binding("ctrl+o", "tab('synonyms')", N_("Synonyms")),
+        # Shown only while the form keeps unsaved changes to a passage changed elsewhere.
+        Binding("ctrl+r", "reload", N_("Reload")),
         Binding("escape", "close", N_("Back")),
     ]
 
@@ -197,7 +199,7 @@ class EditorScreen(Screen[None]):
     def _rebuilt(self, _count: int) -> None:
         self.refresh_list()
         # Another process may have saved, deleted or restored the open passage: its history
-        # follows, while the form keeps what is typed (a save based on the old revision is refused).
+        # follows, and so does the form unless it holds unsaved changes (`_follow`).
         self._reload_history()
         # Someone else's save shows, unless it would drop typing.
         if self.query(SynonymsPanel) and not self.synonyms.dirty:
@@ -210,7 +212,8 @@ class EditorScreen(Screen[None]):
         """The passage files were read (in a thread): what the list shows."""
 
         passages: list[Passage]
-        deleted: list[str]
+        deleted: list[Passage | str]
+        """Each deleted passage's last readable version, or its id where none can be read."""
         problems: list[str]
         select: str | None
         open_first: bool
@@ -225,14 +228,25 @@ class EditorScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="editor-scan", exit_on_error=False)
     def _scan(self, select: str | None, open_first: bool) -> None:
+        deleted: list[Passage | str]
         try:
             scan = self.passages.scan()
             stored, problems = scan.passages, scan.problems + scan.skipped
-            deleted = self.passages.deleted()
+            # What each deleted passage last said: it is found by its title and text, as it was
+            # before the delete, not only by an id the editor may not remember.
+            deleted = [self._last_said(passage_id) for passage_id in self.passages.deleted()]
         except Exception as error:  # noqa: BLE001 - a thread that dies would leave the list stale.
             stored, deleted, problems = [], [], [str(error)]
         passages = [item.passage for item in stored]
         self.post_message(self.Scanned(passages, deleted, problems, select, open_first))
+
+    def _last_said(self, passage_id: str) -> Passage | str:
+        """A deleted passage's last readable version, or its id when there is none."""
+        try:
+            last = _last_readable(self.passages.history(passage_id))
+        except KnowledgeBaseError:
+            return passage_id
+        return passage_id if last is None else last
 
     @on(Scanned)
     def _scanned(self, event: Scanned) -> None:
@@ -280,34 +294,99 @@ class EditorScreen(Screen[None]):
 
     @dataclass
     class HistoryRead(Message):
-        """The open passage's history and current text ("" when deleted), re-read in a thread."""
+        """The open passage's history and its stored state (None when deleted), re-read in a
+        thread while the form was at opening `generation`."""
 
         passage_id: str
         versions: list[Version]
-        current: str
+        stored: StoredPassage | None
+        generation: int
+
+        @property
+        def current(self) -> str:
+            """The text each version is compared with: nothing when deleted, as on opening."""
+            return "" if self.stored is None else self.stored.passage.text
 
     def _reload_history(self) -> None:
         if self.history.passage_id is not None:
-            self._read_history(self.history.passage_id)
+            self._read_history(self.history.passage_id, self.form.generation)
 
     @work(thread=True, exclusive=True, group="editor-history", exit_on_error=False)
-    def _read_history(self, passage_id: str) -> None:
+    def _read_history(self, passage_id: str, generation: int) -> None:
+        stored: StoredPassage | None
         try:
             versions = self.passages.history(passage_id)
             try:
-                current = self.passages.get(passage_id).passage.text
+                stored = self.passages.get(passage_id)
             except PassageNotFoundError:
-                current = ""  # Deleted: each version is compared with nothing, as on opening.
+                stored = None
         except (HelpdeskError, OSError):  # The history shown stays; the next change reads again.
             log.exception("re-reading the history of %s failed", passage_id)
             return
         if not get_current_worker().is_cancelled:  # A newer read is on its way.
-            self.post_message(self.HistoryRead(passage_id, versions, current))
+            self.post_message(self.HistoryRead(passage_id, versions, stored, generation))
 
     @on(HistoryRead)
     def _history_read(self, event: HistoryRead) -> None:
-        if self.history.passage_id == event.passage_id:  # Not another passage opened meanwhile.
-            self.history.update(event.versions, current=event.current)
+        if self.history.passage_id != event.passage_id:  # Another passage opened meanwhile.
+            return
+        if event.generation != self.form.generation:
+            # The form was opened again (a save, a restore) after this read began: what it and
+            # the history show was read since, and this older state would undo it.
+            return
+        self.history.update(event.versions, current=event.current)
+        self._follow(event.passage_id, event.stored, event.versions)
+
+    def _follow(
+        self, passage_id: str, stored: StoredPassage | None, versions: list[Version]
+    ) -> None:
+        """The open passage as someone else left it: shown in the form, which says so briefly,
+        unless the form holds unsaved changes; those stay, and the form says the passage changed
+        meanwhile (Ctrl+R shows the other version), rather than leaving it to a refused save. The
+        History panel below already compares each version with the other version."""
+        form = self.form
+        if form.deleted:
+            if stored is not None:  # Restored elsewhere (a deleted passage's form holds nothing).
+                form.open(stored.passage, revision=stored.revision, focus=False)
+                message = self.gettext("{passage} was restored by someone else.")
+                self.notify(message.format(passage=passage_id), markup=False)
+            return
+        if form.revision is None:
+            return
+        if stored is not None and stored.revision == form.revision:
+            if form.changed_elsewhere:  # Changed back to what the form was opened at.
+                form.mark_changed_elsewhere("", revision=None)
+                self.refresh_bindings()
+            return
+        if not form.dirty:
+            if stored is None:
+                last = _last_readable(versions) or Draft(id=passage_id, title="", text="", tags=())
+                form.open(last, revision=None, deleted=True, focus=False)
+                message = self.gettext("{passage} was deleted by someone else.")
+            else:
+                form.open(stored.passage, revision=stored.revision, focus=False)
+                message = self.gettext(
+                    "{passage} was changed by someone else: the form shows their version."
+                )
+            self.notify(message.format(passage=passage_id), markup=False)
+            self.refresh_bindings()
+            return
+        now = None if stored is None else stored.revision
+        if form.changed_elsewhere and form.elsewhere_revision == now:
+            return  # Said already (a refused save may have said it first: that stays).
+        if stored is None:
+            message = self.gettext(
+                "{passage} was deleted by someone else meanwhile: your changes are not saved. "
+                "Ctrl+R shows it as deleted (after asking)."
+            )
+        else:
+            message = self.gettext(
+                "{passage} was changed by someone else meanwhile: your changes are not saved. "
+                "History compares with their text; Ctrl+R shows it (after asking)."
+            )
+        form.mark_changed_elsewhere(message.format(passage=passage_id), revision=now)
+        self.notify(form.changed_elsewhere, severity="warning", markup=False)
+        self.refresh_bindings()  # Ctrl+R (Reload) is offered.
 
     def open_passage(self, passage_id: str, *, focus: bool = True) -> None:
         try:
@@ -422,6 +501,11 @@ class EditorScreen(Screen[None]):
                 self.refresh_gaps()
             else:
                 stored = self.passages.add(passage)
+        except ConflictError as error:
+            self._refused(str(error))
+            if event.based_on is not None and not self.form.changed_elsewhere:
+                self._conflict_found(passage.id, error)
+            return
         except KnowledgeBaseError as error:
             self._refused(str(error))
             return
@@ -438,6 +522,20 @@ class EditorScreen(Screen[None]):
         self.form.open(stored.passage, revision=stored.revision)
         self._show_history(passage.id, current=stored.passage.text)
         self.rebuild_index()
+
+    def _conflict_found(self, passage_id: str, error: ConflictError) -> None:
+        """A save found the passage changed elsewhere before the app noticed: the refusal stays
+        said, the typing stays, and the way to see the other version is offered, as when the
+        change is noticed first (which then says nothing more about the same change)."""
+        try:
+            now: str | None = self.passages.get(passage_id).revision
+        except PassageNotFoundError:
+            now = None
+        except KnowledgeBaseError:
+            return
+        message = self.gettext("{error}: Ctrl+R shows it as it is now (after asking).")
+        self.form.mark_changed_elsewhere(message.format(error=error), revision=now, show=False)
+        self.refresh_bindings()
 
     def _refused(self, message: str) -> None:
         # Kept in the form so the editor's text is not lost; they can copy it before reopening.
@@ -482,7 +580,12 @@ class EditorScreen(Screen[None]):
         question = self.gettext("Restore version {version} of {passage}?").format(
             version=event.version, passage=event.passage_id
         )
-        if not self.form.dirty:
+        if self.form.deleted:  # There is no current text: the passage comes back.
+            then = self.gettext(
+                "The passage comes back with that version's text, and the bot answers from it "
+                "at once."
+            )
+        elif not self.form.dirty:
             then = self.gettext("The current text is kept in its history.")
         elif self.form.passage_id:
             then = self.gettext("Your unsaved changes to {name} will be discarded.").format(
@@ -598,6 +701,10 @@ class EditorScreen(Screen[None]):
             # Try it and the gaps have nothing to save: Ctrl+S there saved the passage form
             # behind them, out of sight.
             return True if active in ("passages", "synonyms") and self._can_save() else None
+        if action == "reload":
+            # Hidden unless the form keeps unsaved changes to a passage changed elsewhere.
+            forms = self.query(PassageForm)
+            return active == "passages" and bool(forms) and bool(forms.first().changed_elsewhere)
         if action == "delete":
             # Only the passage on screen, and only one that is there to delete: F8 on Try it
             # asked to delete the passage last opened, and a deleted one offered it again.
@@ -634,6 +741,25 @@ class EditorScreen(Screen[None]):
     def action_restore(self) -> None:
         self._activate("passages")
         self.history.request_restore()
+
+    def action_reload(self) -> None:
+        """Show the open passage as it is stored now, asking before unsaved changes go."""
+        passage_id = self.history.passage_id
+        if passage_id is not None:
+            self._activate("passages")
+            self.leave_form(lambda: self._reopen(passage_id))
+
+    def _reopen(self, passage_id: str) -> None:
+        try:
+            exists = self.passages.exists(passage_id)
+        except KnowledgeBaseError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        if exists:
+            self.open_passage(passage_id)
+        else:
+            self.open_deleted(passage_id)
+        self.refresh_bindings()
 
     def action_search(self) -> None:
         self._activate("passages")
@@ -676,6 +802,11 @@ class EditorScreen(Screen[None]):
             t.gettext("Knowledge base: restore version"),
             t.gettext("Restore the version highlighted under History (asks first)"),
             self.action_restore,
+        )
+        yield PaletteCommand(
+            t.gettext("Knowledge base: reload passage"),
+            t.gettext("Show the open passage as stored now (asks before dropping your changes)"),
+            self.action_reload,
         )
         yield PaletteCommand(
             t.gettext("Knowledge base: try a question"),

@@ -94,6 +94,13 @@ class PassageForm(Vertical):
         self.savable = False
         """Whether Save would write the form as it is (not a deleted passage, nothing invalid);
         a refused save can be tried again."""
+        self.generation = 0
+        """Counts the openings: a re-read started before the latest one is out of date."""
+        self.changed_elsewhere = ""
+        """Said under the form while it keeps unsaved changes to a passage someone else has
+        changed or deleted since it was opened (empty otherwise); cleared by the next opening."""
+        self.elsewhere_revision: str | None = None
+        """With `changed_elsewhere`: the revision the passage was found at (None: deleted)."""
         self._loading = False
         self._opened: tuple[str, ...] = ("", "", "", "")
 
@@ -145,6 +152,9 @@ class PassageForm(Vertical):
         deleted passage's last version, read-only), or an empty form. With `focus`, the cursor
         goes into the form: the editor opened this passage (or a new one) to write in it."""
         self._loading = True
+        self.generation += 1
+        self.changed_elsewhere = ""
+        self.elsewhere_revision = None
         self.revision = revision
         self.gap_id = gap_id
         self.deleted = deleted
@@ -157,7 +167,9 @@ class PassageForm(Vertical):
         for selector, value in fields.items():
             field = self.query_one(selector, Input)
             field.value = value
-            field.cursor_position = len(field.value)
+            # At its start: a title longer than the field opened scrolled to its end, its first
+            # words out of sight (`ld]Bold[/bold] claims…`).
+            field.cursor_position = 0
             field.disabled = deleted
         # A stored passage's id is its file name; renaming is a new passage plus a delete.
         self.query_one("#form-id", Input).disabled = revision is not None or deleted
@@ -210,9 +222,22 @@ class PassageForm(Vertical):
             locale=self.locale,
         )
 
+    def mark_changed_elsewhere(
+        self, message: str, *, revision: str | None, show: bool = True
+    ) -> None:
+        """Say `message` under the form until it is opened again: the passage changed (to
+        `revision`; None: it was deleted) elsewhere while this form holds unsaved changes, which
+        it keeps. Without `show`, the message line keeps what it says until the next change."""
+        self.changed_elsewhere = message
+        self.elsewhere_revision = revision
+        if show:
+            self.validate_form()
+
     def validate_form(self) -> None:
         result = self.current()
-        self.problem = result if isinstance(result, str) else ""
+        # A problem with what is typed comes first; with none, the change made elsewhere stays
+        # said, however much is typed after it.
+        self.problem = result if isinstance(result, str) else self.changed_elsewhere
         savable = not isinstance(result, str)
         self.query_one("#form-save", Button).disabled = not savable
         if savable != self.savable:

@@ -62,8 +62,7 @@ def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
     """The word diff's changes, where two changes apart only by a space become one: a rewritten
     phrase reads as one change, not as a change per word."""
     merged: list[tuple[str, int, int, int, int]] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for op in matcher.get_opcodes():
+    for op in _opcodes(old, new):
         tag, i1, i2, j1, j2 = op
         if tag != "equal" and merged and merged[-1][0] != "equal":
             _, pi1, _, pj1, _ = merged.pop()
@@ -76,6 +75,54 @@ def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
         else:
             merged.append(op)
     return merged
+
+
+def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """`SequenceMatcher.get_opcodes`, with what the two share at both ends of each stretch taken
+    as equal before the longest match inside it is looked for. Left to itself, the matcher takes
+    the first of equally long matches: in a passage of one sentence repeated, a one-word change
+    matched the text after it with the same text a few sentences earlier, and the diff removed and
+    added ~1,600 characters around the one word."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    blocks: list[tuple[int, int, int]] = []
+    stack = [(0, len(old), 0, len(new))]
+    while stack:
+        alo, ahi, blo, bhi = stack.pop()
+        head = 0
+        while alo + head < ahi and blo + head < bhi and old[alo + head] == new[blo + head]:
+            head += 1
+        if head:
+            blocks.append((alo, blo, head))
+            alo, blo = alo + head, blo + head
+        tail = 0
+        while alo < ahi - tail and blo < bhi - tail and old[ahi - tail - 1] == new[bhi - tail - 1]:
+            tail += 1
+        if tail:
+            blocks.append((ahi - tail, bhi - tail, tail))
+            ahi, bhi = ahi - tail, bhi - tail
+        if alo == ahi or blo == bhi:
+            continue
+        i, j, size = matcher.find_longest_match(alo, ahi, blo, bhi)
+        if size:
+            blocks.append((i, j, size))
+            stack.append((alo, i, blo, j))
+            stack.append((i + size, ahi, j + size, bhi))
+    blocks.sort()
+    opcodes: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for ai, bj, size in [*blocks, (len(old), len(new), 0)]:
+        tag = ("replace" if i < ai and j < bj else "delete" if i < ai
+               else "insert" if j < bj else "")  # fmt: skip
+        if tag:
+            opcodes.append((tag, i, ai, j, bj))
+        if size:
+            if opcodes and opcodes[-1][0] == "equal":  # Adjacent matches read as one.
+                _, pi1, _, pj1, _ = opcodes.pop()
+                opcodes.append(("equal", pi1, ai + size, pj1, bj + size))
+            else:
+                opcodes.append(("equal", ai, ai + size, bj, bj + size))
+        i, j = ai + size, bj + size
+    return opcodes
 
 
 class PassageHistory(Vertical):

@@ -55,7 +55,8 @@ class PassageList(Vertical):
         super().__init__(id=id)
         self.locale: Locale = locale
         self._passages: list[tuple[Passage, str]] = []
-        self._deleted: list[str] = []
+        self._deleted: list[tuple[str, Passage | None, str]] = []
+        """Each deleted passage: its id, what it last said (if readable) and what search matches."""
         self._title_cells = 0
         """The width the titles were cut to (0: not cut, the list not laid out yet)."""
 
@@ -71,12 +72,22 @@ class PassageList(Vertical):
         return self.query_one("#passage-options", OptionList)
 
     def show(
-        self, passages: Sequence[Passage], *, deleted: Sequence[str] = (), select: str | None = None
+        self,
+        passages: Sequence[Passage],
+        *,
+        deleted: Sequence[Passage | str] = (),
+        select: str | None = None,
     ) -> None:
-        """Replace the rows, keep the search, and highlight `select` when it is shown."""
+        """Replace the rows, keep the search, and highlight `select` when it is shown. A deleted
+        passage is given as its last version (found and shown by its title and text, as the
+        others are), or as its id alone when no version of it can be read."""
         # Case-folded once here, so each keystroke in the search box only compares strings.
         self._passages = [(p, searchable(p)) for p in sorted(passages, key=lambda p: p.id)]
-        self._deleted = sorted(deleted)
+        self._deleted = sorted(
+            (item, None, item.casefold()) if isinstance(item, str)
+            else (item.id, item, searchable(item))
+            for item in deleted
+        )  # fmt: skip
         self._render_rows(select)
 
     def _render_rows(self, select: str | None = None) -> None:
@@ -100,10 +111,13 @@ class PassageList(Vertical):
             )
             rows.append(Option(Content.styled(more, "dim italic"), disabled=True))
         options.add_options(rows)
-        for passage_id in self._deleted:
-            if all(word in passage_id for word in query.casefold().split()):
+        for passage_id, last, haystack in self._deleted:
+            if matches(haystack, query):
                 deleted = t.gettext("{passage}  (deleted)").format(passage=printable(passage_id))
                 label = Content.styled(deleted, "dim italic")
+                if last is not None and last.title:
+                    title = Content.styled(shortened(last.title, cells), "dim italic")
+                    label = Content.assemble(label, "\n", title)
                 options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
         wanted = select or current
         if wanted is not None:
