@@ -15,6 +15,11 @@ from chatbot.tui.widgets.busy_dots import BusyDots
 
 WORKING = N_("The bot is looking for an answer in the help center…")
 SLOW = N_("This is taking longer than usual. Ctrl+T hands your question to a person.")
+SLOW_IN_A_BROWSER = N_(
+    "This is taking longer than usual. “Talk to a person”, below, hands your question to a person."
+)
+"""In a browser, which keeps Ctrl+T for a new tab and never passes it to the page: the footer's
+button does it there."""
 
 
 class BotWorking(Horizontal):
@@ -65,7 +70,9 @@ class BotWorking(Horizontal):
         return self.since is not None and self.clock() - self.since >= stalled
 
     def _sentence(self, slow: bool) -> str:
-        return translations(self.locale).gettext(SLOW if slow else WORKING)
+        if not slow:
+            return translations(self.locale).gettext(WORKING)
+        return translations(self.locale).gettext(SLOW_IN_A_BROWSER if self.app.is_web else SLOW)
 
     def _update(self) -> None:
         if self.is_mounted:

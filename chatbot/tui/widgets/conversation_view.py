@@ -401,6 +401,9 @@ class ConversationView(Vertical):
         if self._why is not None:
             return Text(self._why)
         if self.note_mode:
+            if self.app.is_web:  # A browser keeps Ctrl+N for a new window.
+                return Text(t.gettext("Internal note: only agents see it. Enter saves it; Escape "
+                                      "goes back."))  # fmt: skip
             return Text(
                 t.gettext(
                     "Internal note: only agents see it. Enter saves it; Ctrl+N or Escape goes back."
@@ -416,12 +419,7 @@ class ConversationView(Vertical):
             return Text(t.gettext("Claim this conversation (Ctrl+L) to reply."), style="bold")
         if conversation.state is State.CLAIMED:
             owner = _shown_name(conversation.agent, t.gettext("another agent"))
-            return Text(
-                t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
-                    owner=owner
-                ),
-                style="dim",
-            )
+            return Text(self._owns_it(owner), style="dim")
         if conversation.state is State.RESOLVED:
             return Text(
                 t.gettext("Resolved. Reopen it (Ctrl+L) to follow up with the customer."), "dim"
@@ -498,9 +496,7 @@ class ConversationView(Vertical):
                 return t.gettext("{owner} owns this conversation: only they can reply.").format(
                     owner=shown
                 )
-            return t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
-                owner=shown
-            )
+            return self._owns_it(shown)
         if state is State.WAITING and move is Move.REPLY:
             return t.gettext("Claim this conversation (Ctrl+L) to reply.")
         if state is State.WAITING:
@@ -508,6 +504,16 @@ class ConversationView(Vertical):
         if state is State.RESOLVED:
             return t.gettext("Resolved. Reopen it (Ctrl+L) to follow up with the customer.")
         return t.gettext(BOT_HAS_IT)
+
+    def _owns_it(self, owner: str) -> str:
+        """Someone else's claim, and what this agent can still do: write a note."""
+        if self.app.is_web:  # A browser keeps Ctrl+N for a new window: name the footer's key.
+            return self.t.gettext(
+                "{owner} owns this conversation. “Note”, in the footer, adds a note."
+            ).format(owner=owner)
+        return self.t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
+            owner=owner
+        )
 
     def on_key(self, event: events.Key) -> None:
         if not any(
