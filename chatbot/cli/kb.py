@@ -365,16 +365,23 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from chatbot.i18n import DEFAULT_LOCALE, LOCALES
     from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
     from chatbot.knowledge_base.synonyms import load_synonyms
 
     source: Path = args.file
     synonyms: tuple[SynonymGroup, ...] = ()
+    translations: dict[str, list[Passage]] = {}
     # Every passage (and synonym) is validated before anything is written; the folder's
     # synonyms are about to be written, so they are held to what the editor can show.
     if source.is_dir():
         passages = load_knowledge_base(source)
         synonyms = load_synonyms(source, strict=True)
+        # Its translations (`zh/`) too: a copy of a knowledge base made by importing its folder
+        # came out without them, and its Chinese customers answered from the English passages.
+        for name in LOCALES:
+            if name != DEFAULT_LOCALE and (source / name).is_dir():
+                translations[name] = load_knowledge_base(source / name)
     else:
         passages = load_passages_file(source)
     store = _store(args)
@@ -392,7 +399,24 @@ def run_import(args: argparse.Namespace) -> int:
         counts += (f"; {counted(len(synonyms), 'synonym group')}: {len(merge.added)} added, "
                    f"{len(merge.replaced)} replaced, {len(merge.unchanged)} unchanged")  # fmt: skip
     print(f"imported {printable(str(source))}: {counts}")
+    for folder, translated in translations.items():
+        print(_import_translation(store, folder, translated, replace=args.replace))
     return 0
+
+
+def _import_translation(
+    store: KnowledgeBaseStore, locale: str, passages: list[Passage], *, replace: bool
+) -> str:
+    """Import a folder's translation into the same subfolder of a knowledge base on files; what
+    came of it, as one line."""
+    from chatbot.knowledge_base.store import PassageStore
+
+    if not isinstance(store, PassageStore):
+        return (f"  {locale}/: {counted(len(passages), 'passage')} not imported: a knowledge base "
+                "on PostgreSQL holds no translations")  # fmt: skip
+    report = PassageStore(store.directory / locale).import_passages(passages, replace=replace)
+    return (f"  {locale}/: {len(report.added)} added, {len(report.replaced)} replaced, "
+            f"{len(report.unchanged)} unchanged")  # fmt: skip
 
 
 @dataclass

@@ -17,6 +17,7 @@ from chatbot.config import load_settings
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
+from tests.backends import postgres_server
 from tests.conftest import ROOT, SHIPPED_KB
 
 ZH_KB = SHIPPED_KB / "zh"
@@ -133,3 +134,29 @@ def test_ask_answers_a_chinese_question_from_the_engine_a_chinese_chat_uses(
     asked = [(c["id"], round(c["bm25"], 6)) for c in json.loads(out)["candidates"]]
     chat = [(r.passage.id, round(r.score, 6)) for r in zh.retrieve(DEPOSIT_ZH)]
     assert asked == chat and asked[0][0] == "deposit"
+
+
+def test_importing_a_folder_brings_its_translations(
+    kb_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy made by importing a knowledge base's folder came out without `zh/`: its Chinese
+    customers were answered from the English passages, and the output said nothing of it."""
+    copy = tmp_path / "copy"
+    code, out, err = run_cli(capsys, "kb", "import", str(kb_copy), "--kb", str(copy))
+    assert code == 0, err
+    assert out.splitlines()[1] == "  zh/: 10 added, 0 replaced, 0 unchanged"
+    assert load_knowledge_base(copy / "zh") == load_knowledge_base(ZH_KB)
+    # Again: the same passages are unchanged, translations included.
+    code, out, err = run_cli(capsys, "kb", "import", str(kb_copy), "--kb", str(copy))
+    assert code == 0 and out.splitlines()[1] == "  zh/: 0 added, 0 replaced, 10 unchanged"
+
+    server = postgres_server()
+    url = server.create(migrated=False)
+    try:
+        code, out, err = run_cli(capsys, "kb", "import", str(kb_copy), "--kb", url)
+        assert code == 0, err
+        assert out.splitlines()[1] == (
+            "  zh/: 10 passages not imported: a knowledge base on PostgreSQL holds no translations"
+        )
+    finally:
+        server.drop(url)
