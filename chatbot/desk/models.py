@@ -351,6 +351,9 @@ class SearchHit(_Frozen):
     """The newest matching message."""
     text: str
     """That message's text."""
+    note_by: str | None = None
+    """The agent whose internal note it is, when the newest match is a note (agents search
+    them too); None for a message. Front ends say it is a note, in the reader's language."""
 
 
 class ContentGap(_Frozen):

@@ -70,7 +70,7 @@ from chatbot.store.interface import (
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
-from chatbot.store.sqlite import note_hit
+from chatbot.store.sqlite import search_hit
 from chatbot.store.stats_sql import PostgresDialect, bot_answered, compute_stats
 
 CHANNEL = "helpdesk"
@@ -1321,17 +1321,7 @@ class PostgresStore:
                 "limit": limit,
             },
         )
-        return [
-            SearchHit(
-                conversation_id=id_,
-                state=State(state_),
-                agent=agent,
-                updated_at=_stamp(updated),
-                entry_id=entry,
-                text=found if note is None else note_hit(note),
-            )
-            for id_, state_, agent, updated, entry, found, note in rows
-        ]
+        return [search_hit(row) for row in rows]
 
     def stats(
         self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS

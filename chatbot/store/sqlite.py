@@ -158,15 +158,22 @@ def stored_version(path: Path) -> int | None:
     return int(version) or None
 
 
-NOTE_HIT = "Note from {agent}: {text}"
-"""A search hit in an internal note: its text, said to be a note (and whose), as the transcript
-heads one. A `SearchHit` has no field to tell a note from a message, so its text says it."""
-
-
-def note_hit(params: str) -> str:
-    """The `SearchHit.text` of a note, from its event's stored parameters."""
-    note = Note.model_validate_json(params)
-    return NOTE_HIT.format(agent=note.agent, text=note.text)
+def search_hit(
+    row: tuple[int, str, str | None, float, int, str, str | None],
+) -> SearchHit:
+    """A `search` row as a hit: a note's text and agent come from its event's stored
+    parameters (the last column, None for a message). Shared with the PostgreSQL store."""
+    id_, state, agent, updated, entry, found, note_params = row
+    note = None if note_params is None else Note.model_validate_json(note_params)
+    return SearchHit(
+        conversation_id=id_,
+        state=State(state),
+        agent=agent,
+        updated_at=datetime.fromtimestamp(updated, UTC),
+        entry_id=entry,
+        text=found if note is None else note.text,
+        note_by=None if note is None else note.agent,
+    )
 
 
 WAL_RETRY_S = 0.005
@@ -1285,17 +1292,7 @@ class SQLiteStore:
                 "limit": limit,
             },
         ).fetchall()
-        return [
-            SearchHit(
-                conversation_id=id_,
-                state=State(state_),
-                agent=agent,
-                updated_at=_stamp(updated),
-                entry_id=entry,
-                text=found if note is None else note_hit(note),
-            )
-            for id_, state_, agent, updated, entry, found, note in rows
-        ]
+        return [search_hit(row) for row in rows]
 
     def stats(
         self, since: datetime | None, *, thresholds: Sequence[float] = STAT_THRESHOLDS

@@ -19,7 +19,7 @@ def test_search_finds_the_words_of_a_note_and_says_it_was_one(
     other = ask(store, "Where is my helmet?").conversation_id
     [hit] = store.search("repeat complainer")
     assert (hit.conversation_id, hit.entry_id) == (noted, note.id)
-    assert hit.text == "Note from bo: Repeat complainer: third refund this month"
+    assert (hit.text, hit.note_by) == ("Repeat complainer: third refund this month", "bo")
     assert (hit.state, hit.agent) == (State.CLAIMED, "ana")
     assert [h.conversation_id for h in store.search("REPEAT COMPLAINER")] == [noted]
     assert [h.conversation_id for h in store.search("complainer", state=State.CLAIMED)] == [noted]
@@ -32,7 +32,7 @@ def test_search_finds_the_words_of_a_note_and_says_it_was_one(
     store.reply(noted, agent="ana", expect=State.CLAIMED, text="Your helmet is on its way")
     assert [h.conversation_id for h in store.search("helmet")] == [noted, other]
     [message_hit] = [h for h in store.search("helmet") if h.conversation_id == noted]
-    assert message_hit.text == "Your helmet is on its way"
+    assert (message_hit.text, message_hit.note_by) == ("Your helmet is on its way", None)
 
 
 def test_the_newest_match_stands_for_its_conversation_note_or_message(
@@ -42,13 +42,13 @@ def test_the_newest_match_stands_for_its_conversation_note_or_message(
     store.reply(conversation, agent="ana", expect=State.CLAIMED, text="Refund sent")
     store.add_note(conversation, agent="ana", text="refund approved by bo")
     [hit] = store.search("refund")
-    assert hit.text == "Note from ana: refund approved by bo"
+    assert (hit.text, hit.note_by) == ("refund approved by bo", "ana")
     _, newer = store.add_customer_message(
         conversation, "Refund arrived, thanks", expect=State.CLAIMED, to=State.CLAIMED,
         pending=False,
     )  # fmt: skip
     [hit] = store.search("refund")
-    assert (hit.entry_id, hit.text) == (newer.id, "Refund arrived, thanks")
+    assert (hit.entry_id, hit.text, hit.note_by) == (newer.id, "Refund arrived, thanks", None)
 
 
 def test_a_note_is_found_ignoring_case_beyond_ascii(store: ConversationStore) -> None:
@@ -57,3 +57,21 @@ def test_a_note_is_found_ignoring_case_beyond_ascii(store: ConversationStore) ->
     assert [h.conversation_id for h in store.search("ärgert")] == [conversation]
     assert [h.conversation_id for h in store.search("straße")] == [conversation]
     assert [h.conversation_id for h in store.search("Über")] == [conversation]
+
+
+def test_a_note_hit_is_said_as_a_note_in_the_agents_language() -> None:
+    """The store wrote "Note from bo: …" into the hit's text, in English in a Chinese console;
+    the console says it, as the transcript heads a note."""
+    from datetime import UTC, datetime
+
+    from chatbot.desk.models import SearchHit
+    from chatbot.tui.screens.find import hit_line
+
+    hit = SearchHit(conversation_id=7, state=State.CLAIMED, agent="ana",
+                    updated_at=datetime(2026, 1, 5, tzinfo=UTC), entry_id=3,
+                    text="repeat complainer", note_by="bo")  # fmt: skip
+    assert str(hit_line(hit)).endswith("Note from bo, for agents only: repeat complainer")
+    chinese = str(hit_line(hit, locale="zh"))
+    assert "Note from" not in chinese and chinese.endswith(": repeat complainer")
+    message = hit.model_copy(update={"note_by": None})
+    assert str(hit_line(message)).endswith(" · repeat complainer")

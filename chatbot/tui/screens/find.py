@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 from chatbot.desk.models import SearchHit, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+from chatbot.notices import note_heading
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
@@ -33,11 +34,10 @@ def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     if hit.agent and hit.state is not State.BOT:
         state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
     when = hit.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")  # Local, as elsewhere.
-    return Text.assemble(
-        (f"#{hit.conversation_id}", "bold"),
-        f"  {state} · {when} · ",
-        one_line(hit.text, 40) or t.gettext("(no message)"),
-    )
+    found = one_line(hit.text, 40) or t.gettext("(no message)")
+    if hit.note_by is not None:  # Said as the transcript heads it, in the agent's language.
+        found = f"{note_heading(printable(hit.note_by), locale=locale)}: {found}"
+    return Text.assemble((f"#{hit.conversation_id}", "bold"), f"  {state} · {when} · ", found)
 
 
 class FindScreen(Dialog[int | None]):
