@@ -56,3 +56,5 @@ async def test_a_colleagues_claim_offers_a_note_by_a_key_the_agent_can_press(
         assert ("Ctrl+N" in said) is not in_a_browser
         if in_a_browser:
             assert "ben owns this conversation. “Note”, in the footer, adds a note." in said
+        # Ben may have closed his tab: the way to free his claim is named where it is seen.
+        assert f"If they have left, Ctrl+P “Take #{bens}…” puts it back in the queue." in said

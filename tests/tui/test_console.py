@@ -217,12 +217,14 @@ async def test_moves_that_cannot_apply_are_hidden_and_say_why(
         def says(text: str) -> bool:
             return flat(screen_text(app, hint)) == text
 
+        bens = (f"ben owns this conversation. Ctrl+N adds a note. If they have left, Ctrl+P "
+                f"“Take #{theirs}…” puts it back in the queue.")  # fmt: skip
         await pilot.press("ctrl+r")
-        await wait_until(pilot, lambda: says("ben owns this conversation. Ctrl+N adds a note."))
+        await wait_until(pilot, lambda: says(bens))
         assert other.conversation(theirs).state is State.CLAIMED
         view._why = None  # The same line again would prove nothing: it is cleared first.
         await pilot.press("ctrl+l")
-        await wait_until(pilot, lambda: says("ben owns this conversation. Ctrl+N adds a note."))
+        await wait_until(pilot, lambda: says(bens))
 
         other.resolve(theirs, agent="ben")
         await wait_until(pilot, lambda: "^l Reopen" in footer(app))

@@ -506,14 +506,16 @@ class ConversationView(Vertical):
         return t.gettext(BOT_HAS_IT)
 
     def _owns_it(self, owner: str) -> str:
-        """Someone else's claim, and what this agent can still do: write a note."""
+        """Someone else's claim, and what this agent can still do: write a note, or take the
+        claim back to the queue if its agent has left (a closed browser tab keeps its claims,
+        and the palette's command for it was found by nobody)."""
+        t = self.t
         if self.app.is_web:  # A browser keeps Ctrl+N for a new window: name the footer's key.
-            return self.t.gettext(
-                "{owner} owns this conversation. “Note”, in the footer, adds a note."
-            ).format(owner=owner)
-        return self.t.gettext("{owner} owns this conversation. Ctrl+N adds a note.").format(
-            owner=owner
-        )
+            said = t.gettext("{owner} owns this conversation. “Note”, in the footer, adds a note.")
+        else:
+            said = t.gettext("{owner} owns this conversation. Ctrl+N adds a note.")
+        left = t.gettext("If they have left, Ctrl+P “Take {number}…” puts it back in the queue.")
+        return f"{said.format(owner=owner)} {left.format(number=f'#{self.conversation_id}')}"
 
     def on_key(self, event: events.Key) -> None:
         if not any(
