@@ -14,6 +14,7 @@ import difflib
 import json
 import logging
 import os
+import shutil
 import stat
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -41,6 +42,7 @@ from chatbot.paths import (
     default_config_file,
     default_database,
     default_knowledge_base,
+    recorded_cache,
     shipped_cache,
 )
 from chatbot.pgdeadline import DEFAULT_TIMEOUT_S
@@ -632,4 +634,23 @@ def load_settings(**overrides: Any) -> Settings:
             # Only what needs passages fails later ("knowledge base not found"); say why now.
             detail = error.strerror if isinstance(error, OSError) else str(error)
             warn_once(f"cannot create your knowledge base at {path}: {detail}")
+    _use_own_cache(settings.valen)
     return settings
+
+
+def _use_own_cache(valen: ValenSettings) -> None:
+    """With no cache named, answers are recorded into, and then replayed from, the user's copy of
+    the shipped cache: recording wrote into the package itself (a file git tracks, or one in
+    site-packages that an upgrade replaces or this user cannot write)."""
+    if valen.cache != shipped_cache():
+        return
+    own = recorded_cache()
+    if valen.replay == "record" and not own.exists():
+        try:
+            own.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(valen.cache, own)
+        except OSError as error:
+            warn_once(f"cannot create your replay cache at {own}: {error.strerror or error}")
+            return
+    if own.is_file():
+        valen.cache = own

@@ -20,6 +20,12 @@ def shipped_cache() -> Path:
     return shipped("caches") / "rerank.json"
 
 
+def recorded_cache() -> Path:
+    """The user's own replay cache: a copy of the shipped one, made by the first `--replay
+    record` that names no cache, and read from then on (the shipped file is the package's)."""
+    return user_data_path(APP_NAME) / "caches" / "rerank.json"
+
+
 def default_knowledge_base() -> Path:
     """The user's own knowledge base: a copy of the shipped one, made on first use."""
     return user_data_path(APP_NAME) / "knowledge_base"

@@ -82,3 +82,24 @@ async def test_record_keeps_existing_entries(
     assert await PassageJudge(replay="on", cache=ReplayCache(cache_copy)).judge(
         QUESTION, [CHARGED_TWICE]
     ) == [0.8985652729227516]
+
+
+def test_recording_with_no_cache_named_goes_to_the_users_copy_and_is_replayed_from_it(
+    tmp_path: Path,
+) -> None:
+    """`--replay record` with no cache named wrote into the package's own file (tracked by git,
+    or in site-packages); recordings now go to a copy in the user's data folder, which replay
+    then reads (the test's XDG_DATA_HOME is its own)."""
+    from chatbot.config import load_settings
+    from chatbot.paths import recorded_cache, shipped_cache
+
+    own = recorded_cache()
+    assert own.is_relative_to(tmp_path) and not own.exists()
+    assert load_settings().valen.cache == shipped_cache()  # Nothing recorded yet: the shipped.
+    shipped = shipped_cache().read_bytes()
+    recording = load_settings(valen={"replay": "record"}).valen
+    assert recording.cache == own and own.read_bytes() == shipped
+    assert load_settings().valen.cache == own  # Replayed from the copy from now on.
+    named = tmp_path / "mine.json"
+    assert load_settings(valen={"replay": "record", "cache": named}).valen.cache == named
+    assert shipped_cache().read_bytes() == shipped
