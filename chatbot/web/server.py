@@ -870,8 +870,16 @@ class HelpdeskServer(Server):
         return web.Response(status=204)
 
     async def handle_health(self, _request: web.Request) -> web.Response:
+        # 503 while shutting down: a load balancer sends no more pages here, and a page's "Start
+        # again" waits for the server that follows instead of landing on this one's last words.
         return web.json_response(
-            {"ok": True, "sessions": len(self._counted(None)), "refused": dict(self.refused)}
+            {
+                "ok": not self.closing,
+                "closing": self.closing,
+                "sessions": len(self._counted(None)),
+                "refused": dict(self.refused),
+            },
+            status=503 if self.closing else 200,
         )
 
     # -- websockets -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@
     "helpdesk is shutting down": "shuttingDown",
   };
   var FAILED_TO_START = "failed to start";
-  var CHECK_URL = "/healthz"; // Answers 200 whenever the server runs, whatever its load.
+  var CHECK_URL = "/healthz"; // 200 whenever the server runs, whatever its load; 503 closing.
   var CHECK_TIMEOUT_MS = 5000;
   var RETRY_MS = [1000, 2000, 3000, 5000]; // Then every 5 s, until it answers.
   var NativeWebSocket = window.WebSocket;
