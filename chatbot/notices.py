@@ -54,6 +54,11 @@ REPEAT_NOTICE = N_(
     "You asked this before: the answer above is what the help center says. If it did not help, "
     "talk to a person (Ctrl+T) and they will reply here."
 )
+REPEAT_NOTICE_IN_A_BROWSER = N_(
+    "You asked this before: the answer above is what the help center says. If it did not help, "
+    "press “Talk to a person” below and someone will reply here."
+)
+"""In a browser, which keeps Ctrl+T for a new tab and never passes it to the page."""
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
@@ -76,11 +81,12 @@ def notice(
     reader: Reader,
     locale: Locale = DEFAULT_LOCALE,
     decisions: Mapping[int, Decision] | None = None,
+    browser: bool = False,
 ) -> str | None:
     """The sentence `reader` sees for `event` in `locale`, or None when it shows nothing to
     them. `decisions`: the conversation's decisions by the id of the question each decided (its
     `StoredDecision.message_id`), which a `not-judged` escalation is said from; see
-    `not_judged_notice`."""
+    `not_judged_notice`. `browser`: the reader is in a browser, which keeps some keys (Ctrl+T)."""
     t = translations(locale)
     match event:
         case Escalated(reason=reason, question_entry=question):
@@ -142,7 +148,7 @@ def notice(
             return f"{note_heading(agent, locale=locale)}: {text}"
         case PersonOffered():
             if reader == "customer":
-                return t.gettext(REPEAT_NOTICE)
+                return t.gettext(REPEAT_NOTICE_IN_A_BROWSER if browser else REPEAT_NOTICE)
             return t.gettext(
                 "The customer asked the same question again; the bot offered a person."
             )

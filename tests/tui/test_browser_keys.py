@@ -9,9 +9,11 @@ from textual.drivers.headless_driver import HeadlessDriver
 
 from chatbot.desk.models import BOT_STALLED_S
 from chatbot.desk.service import DeskService
+from chatbot.notices import REPEAT_NOTICE, REPEAT_NOTICE_IN_A_BROWSER
 from chatbot.tui.widgets.bot_working import BotWorking
 from tests.tui.conftest import Q1, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import ask, flat, screen_text, wait_until
+from tests.tui.test_chat import chat_text
 
 
 @pytest.fixture(params=[False, True], ids=["terminal", "browser"])
@@ -58,3 +60,14 @@ async def test_a_colleagues_claim_offers_a_note_by_a_key_the_agent_can_press(
             assert "ben owns this conversation. “Note”, in the footer, adds a note." in said
         # Ben may have closed his tab: the way to free his claim is named where it is seen.
         assert f"If they have left, Ctrl+P “Take #{bens}…” puts it back in the queue." in said
+
+
+async def test_the_same_question_again_offers_a_person_by_a_key_the_customer_can_press(
+    make_app: MakeApp, in_a_browser: bool
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, Q1)
+        await ask(pilot, Q1)
+        wanted = REPEAT_NOTICE_IN_A_BROWSER if in_a_browser else REPEAT_NOTICE
+        await wait_until(pilot, lambda: wanted in chat_text(app))

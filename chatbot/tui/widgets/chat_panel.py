@@ -394,7 +394,13 @@ class ChatPanel(Vertical):
             event = entry.event
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
                 await self._answers[event.entry].show_feedback(event.value)
-            text = notice(event, reader="customer", locale=self.locale, decisions=decisions)
+            text = notice(
+                event,
+                reader="customer",
+                locale=self.locale,
+                decisions=decisions,
+                browser=self.app.is_web,
+            )
             if text is not None:
                 new.append(NoticeBubble(text))
         if newest_answer is not None:
