@@ -291,6 +291,19 @@ def test_eval_counts_failures_but_exits_0_when_some_were_judged(
     assert out.rstrip().splitlines()[-1] == "Valen failed 5 of 15 judgments: auth 5."
 
 
+def test_eval_says_valen_declined_but_exits_0_when_it_refused_everything(
+    capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
+) -> None:
+    """A refusal is the model's verdict, not a failure to reach Valen: eval exited 1 and sent
+    the operator to check a key and a connection that both worked."""
+    valen_server.responder = refusal_reply
+    code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--retriever", "overlap",
+                             "--replay", "off", "--base-url", valen_server.base_url)  # fmt: skip
+    assert code == 0, err
+    assert out.rstrip().splitlines()[-1] == "Valen declined to judge 15 of 15 judgments (refused)."
+    assert "Valen failed" not in out and "nothing was judged" not in err
+
+
 def test_eval_replaying_names_no_valen_failure(capsys: pytest.CaptureFixture[str]) -> None:
     # Replay misses are no failure of Valen's: a wording with nothing recorded is no error.
     argv = ["eval", str(SEED_DATA), "--retriever", "overlap", "--predicate", "Relevant?"]

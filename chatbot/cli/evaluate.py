@@ -183,24 +183,34 @@ def _retrieval_rows(report: dict[str, Any], width: int | None) -> list[str]:
 
 REPLAY_MISS = "replay-miss"
 """Not Valen's failure: replay mode has no recorded answer (`ask` explains it)."""
+REFUSED = "refused"
+"""Not a failure either: Valen answered, declining to judge (the model's verdict): an operator
+sent to check the key and the connection would find both working."""
 
 
 def valen_failures(report: dict[str, Any]) -> str | None:
-    """`Valen failed 30 of 30 judgments: auth 30`, counting the judgments Valen failed by kind;
-    None when it failed none (replay misses are no failure of Valen's)."""
+    """`Valen failed 30 of 30 judgments: auth 30`, counting the judgments Valen failed by kind,
+    then those it declined; None when it failed and declined none (replay misses are no failure
+    of Valen's)."""
     judgments = report["judgments"]
-    failed = {kind: n for kind, n in judgments["not_judged"].items() if kind != REPLAY_MISS}
-    if not failed:
-        return None
-    kinds = ", ".join(f"{kind} {n}" for kind, n in failed.items())
-    total = sum(failed.values())
-    return f"Valen failed {total} of {counted(judgments['asked'], 'judgment')}: {kinds}"
+    not_judged = judgments["not_judged"]
+    asked = counted(judgments["asked"], "judgment")
+    failed = {kind: n for kind, n in not_judged.items() if kind not in (REPLAY_MISS, REFUSED)}
+    said = []
+    if failed:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in failed.items())
+        said.append(f"Valen failed {sum(failed.values())} of {asked}: {kinds}")
+    if declined := not_judged.get(REFUSED):
+        said.append(f"Valen declined to judge {declined} of {asked} (refused)")
+    return "; ".join(said) or None
 
 
 def judged_nothing(report: dict[str, Any]) -> bool:
-    """Valen was asked and judged nothing: every number after retrieval's is meaningless."""
+    """Valen was asked and judged nothing, failing (not declining): every number after
+    retrieval's is meaningless, and the key or the connection is the likely cause."""
     judgments = report["judgments"]
-    return judgments["judged"] == 0 and valen_failures(report) is not None
+    failed = set(judgments["not_judged"]) - {REPLAY_MISS, REFUSED}
+    return judgments["judged"] == 0 and bool(failed)
 
 
 def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> str:
