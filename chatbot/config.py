@@ -590,12 +590,20 @@ def _check_json_sections(environ: Mapping[str, str]) -> None:
         except (ValueError, RecursionError):  # A number of thousands of digits; deep nesting.
             detail = "too long or nested too deeply"
         else:
-            # A key inside that names no setting is the same typo as one in the file, and was
-            # silently left at its default.
             if isinstance(parsed, Mapping):
+                # A key inside that names no setting is the same typo as one in the file, and
+                # was silently left at its default.
                 for key in unknown_keys({section: parsed}, Settings):
                     warn_once(f"{name}: unknown setting {key!r} ignored{_suggest(key, Path(name))}")
-            continue
+                continue
+            # Valid JSON but no object ('["budget_s"]', '"x"'): every default stayed in force.
+            kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
+            raise InvalidSetting(
+                section,
+                f"{kind.get(type(parsed), 'a number')}, not a JSON object: this variable sets the"
+                " whole section as a JSON object",
+                f"from {name}",
+            )
         raise InvalidSetting(
             section,
             f"not valid JSON ({detail}): this variable sets the whole section as a JSON object",

@@ -87,6 +87,20 @@ def test_a_section_variable_that_is_not_json_is_one_line_naming_it(
     assert load_settings().engine.k == 3
 
 
+@pytest.mark.parametrize(
+    ("value", "kind"), [('["k"]', "an array"), ('"x"', "a string"), ("3", "a number"),
+                        ("null", "null")],
+)  # fmt: skip
+def test_a_section_variable_that_is_json_but_no_object_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, value: str, kind: str
+) -> None:
+    # Valid JSON that is not an object left every default in force without a word.
+    assert refused(monkeypatch, HELPDESK_ENGINE=value) == (
+        f"invalid setting engine from HELPDESK_ENGINE: {kind}, not a JSON object: this variable "
+        "sets the whole section as a JSON object"
+    )
+
+
 # -- a byte order mark ----------------------------------------------------------------------------
 
 
