@@ -10,6 +10,7 @@ Sessions run no bot worker: `serve`'s bot workers answer every session's questio
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -51,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from chatbot.tui.app import create_app
 
+        # The settings' warnings (an unknown variable, a key in the file) were said once, by
+        # `serve` at its start, from the same environment and file: every session repeated
+        # them, unlabelled, into serve's log.
+        logging.getLogger("chatbot.config").setLevel(logging.ERROR)
         settings = load_settings()
         if args.area == "chat":
             if args.conversation is None:

@@ -219,3 +219,24 @@ def test_a_round_of_checks_asks_an_unreachable_database_once() -> None:
     server, _ = checking(accounts)
     run_async(server.check_accounts_once())
     assert accounts.asked == 1
+
+
+def test_a_settings_warning_is_said_once_by_serve_not_by_every_session(tmp_path: Path) -> None:
+    """Each session loaded the settings again and repeated their warnings, unlabelled, into
+    serve's log: one typo, a line per session of a 200-session server."""
+    db, kb = make_site(tmp_path / "site")
+    served = start_server(tmp_path / "site", db=db, kb=kb,
+                          environment={"HELPDESK_ENGINE": '{"kk": 3}'})  # fmt: skip
+    try:
+        for _ in range(2):
+            drawn, reason = run_async(open_chat(served.url))
+            assert drawn, reason
+        log = "".join(served.output)
+        # serve's own, and its bot worker's (a process of its own, started once).
+        assert 1 <= log.count("unknown setting 'engine.kk' ignored") <= 2, log
+        assert all(
+            line.startswith("helpdesk: warning: ") or "engine.kk" not in line
+            for line in log.splitlines()
+        ), log
+    finally:
+        served.stop()
