@@ -8,6 +8,7 @@ from textual import events
 from textual.widgets import Input, TextArea
 
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
 from tests.tui.conftest import SIZE, MakeApp
@@ -60,3 +61,20 @@ async def test_a_plain_box_and_a_text_area_take_arrows_and_backspace_in_order(
         await wait_until(pilot, lambda: ">" in area.text)
         assert area.text == ">Helmets are available."
         assert isinstance(area, TextArea)
+
+
+async def test_words_typed_after_an_enter_pressed_mid_text_stay_apart_from_the_sent_ones(
+    make_app: MakeApp,
+) -> None:
+    """Enter pressed with the cursor inside the question: the keys after it went in at that
+    cursor, inside the words being sent, which then could not be taken off the box's front: it
+    kept "brakes wonext rn" and the next Enter sent that."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.screen.query_one("#question", Input)
+        box.focus()
+        await pilot.pause()
+        burst(app, "brakes wrn", LEFT, LEFT, "o", ("enter", "\r"), "next q", BACKSPACE)
+        await wait_until(pilot, lambda: box.value == "next ")
+        panel = app.screen.query_one(ChatPanel)
+        await wait_until(pilot, lambda: panel.conversation_id is not None)

@@ -93,6 +93,11 @@ class SendBox(PlainInput):
                 await self._handle(event)
 
     async def action_submit(self) -> None:
+        # Keys typed after this Enter go after the words it sends, wherever the cursor was: in
+        # a burst they reach the box before the words are taken off its front, and typed inside
+        # them ("brakes wo|rn", Enter, "next") they left "brakes wonextrn", sent again by the
+        # next Enter.
+        self.cursor_position = len(self.value)
         validation = self.validate(self.value) if "submitted" in self.validate_on else None
         revision = self.guard.entered()
         self.post_message(self.Submitted(self, self.value, validation, revision))
