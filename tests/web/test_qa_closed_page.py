@@ -157,23 +157,3 @@ def test_a_session_that_failed_to_start_does_not_say_what_was_sent_is_saved(
     assert not page.locator(".intro-dialog").is_visible()  # No "connecting…" left beside it.
     with page.expect_navigation():  # The server answers: trying again goes.
         page.keyboard.press("Enter")
-
-
-async def test_health_says_503_while_the_server_shuts_down() -> None:
-    """`/healthz` answered 200 while serve was closing, so a page's "Start again" took the
-    dying server for the next one and landed on its "shutting down" page."""
-    import json
-    from types import SimpleNamespace
-
-    from chatbot.web.server import HelpdeskServer
-
-    for closing, status in ((False, 200), (True, 503)):
-        server = SimpleNamespace(closing=closing, _counted=lambda _area: [1, 2], refused={})
-        response = await HelpdeskServer.handle_health(server, None)  # type: ignore[arg-type]
-        assert response.status == status
-        assert json.loads(response.text or "") == {
-            "ok": not closing,
-            "closing": closing,
-            "sessions": 2,
-            "refused": {},
-        }

@@ -240,3 +240,21 @@ def test_a_settings_warning_is_said_once_by_serve_not_by_every_session(tmp_path:
         ), log
     finally:
         served.stop()
+
+
+def test_health_says_503_while_the_server_shuts_down() -> None:
+    """`/healthz` answered 200 while serve was closing, so a page's "Start again" took the
+    dying server for the next one and landed on its "shutting down" page."""
+    import json
+    from types import SimpleNamespace
+
+    for closing, status in ((False, 200), (True, 503)):
+        server = SimpleNamespace(closing=closing, _counted=lambda _area: [1, 2], refused={})
+        response = run_async(HelpdeskServer.handle_health(server, None))  # type: ignore[arg-type]
+        assert response.status == status
+        assert json.loads(response.text or "") == {
+            "ok": not closing,
+            "closing": closing,
+            "sessions": 2,
+            "refused": {},
+        }
