@@ -7,12 +7,16 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input, TextArea
 
+from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
+from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import wait_until
+from tests.tui.test_console import waiting
+from tests.tui.test_send_burst import notes, replies
 
 BACKSPACE = ("backspace", "\x7f")
 LEFT = ("left", None)
@@ -78,3 +82,22 @@ async def test_words_typed_after_an_enter_pressed_mid_text_stay_apart_from_the_s
         await wait_until(pilot, lambda: box.value == "next ")
         panel = app.screen.query_one(ChatPanel)
         await wait_until(pilot, lambda: panel.conversation_id is not None)
+
+
+async def test_a_note_typed_in_a_burst_on_the_transcript_is_saved(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Ctrl+N then a note, in one burst with the transcript focused (a waiting conversation just
+    opened): Ctrl+N, a binding, ran after the note's words had gone to the reply's draft, and
+    the note was lost. The view now takes its own keys in turn. (The arrow acts where the focus
+    was when it arrived, the transcript; the words are what matters.)"""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation = waiting(other)
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: app.focused is view.query_one(Transcript))
+        burst(app, ("ctrl+n", "\x0e"), "arrow burst", LEFT, "X", ("enter", "\r"))
+        await wait_until(pilot, lambda: len(notes(other, conversation)) == 1)
+        [note] = notes(other, conversation)
+        assert note.replace("X", "") == "arrow burst" and "X" in note
+        assert replies(other, conversation) == []

@@ -517,7 +517,7 @@ class ConversationView(Vertical):
         left = t.gettext("If they have left, Ctrl+P “Take {number}…” puts it back in the queue.")
         return f"{said.format(owner=owner)} {left.format(number=f'#{self.conversation_id}')}"
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         if not any(
             binding.action == "hand_back"
             for binding in self._bindings.key_to_bindings.get(event.key, ())
@@ -528,9 +528,20 @@ class ConversationView(Vertical):
         if self._why is not None:
             self._why = None
             self._show_reply_state()
+        focused = self.app.focused
+        if focused is not None and event.key in focused._bindings.key_to_bindings:
+            return  # The focused widget's own key (a scroll of the transcript): its binding runs.
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
-            if binding.action in MOVES and self._refusal(binding.action) is None:
-                return  # One of the key's moves applies: the binding runs it.
+            if (binding.action not in MOVES or self._refusal(binding.action) is None) and (
+                self.check_action(binding.action, ())
+            ):
+                # Run now, in turn with the keys around it: as a binding it ran once the keys
+                # typed after it had been handled. Ctrl+N then a note, typed in one burst on the
+                # transcript, put the note's words in the reply's draft, and the note was lost.
+                event.stop()
+                event.prevent_default()
+                await self.run_action(binding.action)
+                return
         actions = [b.action for b in self._bindings.key_to_bindings.get(event.key, ())]
         moves = [action for action in actions if action in MOVES]
         if moves:
