@@ -11,6 +11,7 @@ from chatbot.desk.models import PendingQuestion
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Candidate, Decision, Reason
 from chatbot.tui.widgets.message_bubble import NoticeBubble
+from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, SIZE, MakeApp
 from tests.tui.helpers import flat, screen_text, wait_until
 
@@ -59,3 +60,24 @@ async def wait_until_pending(pilot: Pilot[None], desk: DeskService) -> list[Pend
 
     await wait_until(pilot, leased)
     return taken
+
+
+@pytest.mark.parametrize(
+    ("kind", "replay"), [("refused", False), ("replay-miss", True)], ids=["live", "replay"]
+)
+async def test_the_agents_transcript_says_an_unjudged_question_by_its_cause(
+    make_app: MakeApp, other: DeskService, kind: str, replay: bool
+) -> None:
+    conversation = other.ask(None, Q1).conversation.id
+    [pending] = other.lease("bot-1", limit=1, lease_s=60)
+    other.record_decision("bot-1", pending, unjudged(Q1, kind))
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        transcript = view.query_one(Transcript)
+
+        def said() -> str:
+            return flat(screen_text(app, transcript))
+
+        await wait_until(pilot, lambda: "could not check every help-center passage" in said())
+        assert ("replay mode" in said()) is replay

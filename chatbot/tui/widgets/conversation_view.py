@@ -10,7 +10,7 @@ reply box (or the note box), never on a widget that would drop it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -31,12 +31,14 @@ from chatbot.desk.models import (
     Conversation,
     Decided,
     Entry,
+    Escalated,
     Outcome,
     State,
     StoredDecision,
 )
 from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
+from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
@@ -239,6 +241,18 @@ class ConversationView(Vertical):
         if not self.closed:
             await self.reload()
 
+    async def _read_decisions(self, entries: Sequence[Entry]) -> None:
+        """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
+        and Valen declining are told apart), for the transcript; read only when there is one."""
+        if any(
+            isinstance(entry, ChatEvent)
+            and isinstance(entry.event, Escalated)
+            and entry.event.reason is Reason.NOT_JUDGED
+            for entry in entries
+        ):
+            stored = await self.services.desk.decisions(self.conversation_id)
+            self.transcript.decisions = {d.message_id: d.decision for d in stored}
+
     async def reload(self) -> None:
         """Pick up whatever changed: state, new entries (appended), a newer decision."""
         async with self._loading:  # One at a time, so each entry is written once, in order.
@@ -250,6 +264,7 @@ class ConversationView(Vertical):
                 grew = False
                 if self._last_entry == 0:
                     page = await desk.page(self.conversation_id, limit=PAGE)
+                    await self._read_decisions(page.entries)
                     self.transcript.start(page)
                     self._note_outcomes(page.entries)
                     self._note_last_message(page.entries)
@@ -260,6 +275,7 @@ class ConversationView(Vertical):
                     entries = await desk.entries_after(self.conversation_id, self._last_entry)
                     if entries:
                         self._last_entry = entries[-1].id
+                        await self._read_decisions(entries)
                         self.transcript.add(entries)
                         self._note_outcomes(entries)
                         self._note_last_message(entries)

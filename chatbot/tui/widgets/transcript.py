@@ -3,7 +3,7 @@ long conversation opens as fast as a short one; earlier ones are written on requ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Self
 
@@ -12,6 +12,7 @@ from textual import events
 from textual.widgets import RichLog
 
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
+from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading, notice
 from chatbot.text import printable
@@ -38,7 +39,11 @@ EARLIER_KEY = "F3"
 
 
 def transcript_text(
-    entries: Sequence[Entry], *, locale: Locale = DEFAULT_LOCALE, now: datetime | None = None
+    entries: Sequence[Entry],
+    *,
+    locale: Locale = DEFAULT_LOCALE,
+    now: datetime | None = None,
+    decisions: Mapping[int, Decision] | None = None,
 ) -> Text:
     """Entries as one Text (one render for the whole batch), every word shown literally. Given
     `now`, each message and note says when it was written (an agent picking up a conversation
@@ -64,7 +69,7 @@ def transcript_text(
                 text.append(f"▌ {line}\n", "yellow")
             continue
         if isinstance(entry, ChatEvent):
-            sentence = notice(entry.event, reader="agent", locale=locale)
+            sentence = notice(entry.event, reader="agent", locale=locale, decisions=decisions)
             if sentence is not None:
                 if text:
                     text.append("\n")
@@ -136,6 +141,9 @@ class Transcript(RichLog):
         """The lines the view showed at its last resize: was the end in view before this one?"""
         self._hidden = 0
         self._exact = True
+        self.decisions: Mapping[int, Decision] = {}
+        """The conversation's decisions by question, which a `not-judged` escalation is said
+        from (a replay miss, or Valen declining): set by the view before it writes one."""
 
     @property
     def hidden(self) -> int:
@@ -159,7 +167,9 @@ class Transcript(RichLog):
         if not entries:
             return
         self._entries.extend(entries)
-        self._write(transcript_text(entries, locale=self.locale, now=self.clock()))
+        self._write(
+            transcript_text(entries, locale=self.locale, now=self.clock(), decisions=self.decisions)
+        )
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
@@ -229,7 +239,9 @@ class Transcript(RichLog):
         return True
 
     def _shown_text(self) -> Text:
-        text = transcript_text(self._entries, locale=self.locale, now=self.clock())
+        text = transcript_text(
+            self._entries, locale=self.locale, now=self.clock(), decisions=self.decisions
+        )
         if self._hidden:
             line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
             text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)
