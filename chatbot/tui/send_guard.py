@@ -35,6 +35,11 @@ class SendGuard:
         """Enters posted and not read yet: while there are any, the changes they missed are kept."""
         self._emptied = False
 
+    @property
+    def unread(self) -> bool:
+        """Whether an Enter was pressed whose words its owner has not read yet."""
+        return self._unread > 0
+
     def entered(self) -> int:
         """Enter was pressed: the revision its words belong to."""
         self._unread += 1

@@ -4,9 +4,11 @@ them were already in the box, so `helmt` Backspace `et` gave `helmtet`."""
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 from textual.widgets import Input, TextArea
 
+from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
@@ -16,7 +18,7 @@ from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import wait_until
 from tests.tui.test_console import waiting
-from tests.tui.test_send_burst import notes, replies
+from tests.tui.test_send_burst import claimed, notes, replies
 
 BACKSPACE = ("backspace", "\x7f")
 LEFT = ("left", None)
@@ -101,3 +103,21 @@ async def test_a_note_typed_in_a_burst_on_the_transcript_is_saved(
         [note] = notes(other, conversation)
         assert note.replace("X", "") == "arrow burst" and "X" in note
         assert replies(other, conversation) == []
+
+
+@pytest.mark.parametrize(
+    ("keys", "state"),
+    [((("ctrl+r", "\x12"),), State.RESOLVED), ((("ctrl+g", "\x07"),) * 2, State.BOT)],
+    ids=["resolve", "hand-back"],
+)
+async def test_a_reply_then_a_move_in_one_burst_sends_the_reply_first(
+    make_app: MakeApp, other: DeskService, keys: tuple[tuple[str, str], ...], state: State
+) -> None:
+    """ "thanks, bye", Enter, Ctrl+R in one write: the view ran Ctrl+R as the key reached it,
+    before the Enter's words did; the conversation was resolved and the goodbye never sent."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation, view = await claimed(app, pilot, other)
+        burst(app, "thanks, bye", ("enter", "\r"), *keys)
+        await wait_until(pilot, lambda: other.conversation(conversation).state is state)
+        await wait_until(pilot, lambda: replies(other, conversation) == ["thanks, bye"])

@@ -547,6 +547,11 @@ class ConversationView(Vertical):
         focused = self.app.focused
         if focused is not None and event.key in focused._bindings.key_to_bindings:
             return  # The focused widget's own key (a scroll of the transcript): its binding runs.
+        if self.reply_input.guard.unread:
+            # An Enter pressed before this key has words on their way here (its `Submitted`
+            # comes after this key): run now, Ctrl+R resolved before "thanks, bye" went out,
+            # which then stayed unsent. As a binding it runs after them, as before.
+            return
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
             if (binding.action not in MOVES or self._refusal(binding.action) is None) and (
                 self.check_action(binding.action, ())
