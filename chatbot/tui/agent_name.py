@@ -9,7 +9,7 @@ from textual.widget import Widget
 from chatbot.tui.services import Services
 
 
-def named(widget: Widget, services: Services, then: Callable[[], Awaitable[None]]) -> bool:
+def named(widget: Widget, services: Services, then: Callable[[], Awaitable[object]]) -> bool:
     """Whether the agent has a name; if not, ask for it and run `then` once it is known. The
     question is a dialog, so it is asked from a worker of `widget`."""
     if services.agent is not None:

@@ -121,3 +121,17 @@ async def test_a_reply_then_a_move_in_one_burst_sends_the_reply_first(
         burst(app, "thanks, bye", ("enter", "\r"), *keys)
         await wait_until(pilot, lambda: other.conversation(conversation).state is state)
         await wait_until(pilot, lambda: replies(other, conversation) == ["thanks, bye"])
+
+
+async def test_a_reply_typed_after_f6_in_one_burst_goes_to_the_next_customer(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """F6 then a reply in one write: F6 opened the next conversation, but the reply, typed
+    behind it, reached the open one first and went to the customer being left."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        first, view = await claimed(app, pilot, other)
+        second = waiting(other)
+        burst(app, ("f6", None), "next one", ("enter", "\r"))
+        await wait_until(pilot, lambda: replies(other, second) == ["next one"])
+        assert replies(other, first) == [] and view.conversation_id == second

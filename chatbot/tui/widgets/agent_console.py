@@ -157,30 +157,40 @@ class AgentConsole(Vertical):
         elif event.action == "team":
             self.action_team()
         elif event.action == "take_next":
-            await self.action_take_next()
+            view = self.open_view
+            opened = False
+            try:
+                opened = await self.action_take_next()
+            finally:
+                # What was typed after F6 was held by the box it opens in: typed there now,
+                # in order; not opened (nobody waiting), its Enters are dropped and the words
+                # stay, so nothing meant for the next customer reaches this one.
+                if view is not None:
+                    await view.reply_input.release(made=opened)
 
     def on_conversation_view_read(self, event: ConversationView.Read) -> None:
         self.queue.mark_read(event.conversation_id, event.entry_id)
 
-    async def action_take_next(self) -> None:
+    async def action_take_next(self) -> bool:
         """Claim the conversation that has waited longest and open it, the reply box ready: an
         agent working the queue in order need not pick. Asks for the agent's name first, as a
-        first claim does."""
+        first claim does. Whether one was opened."""
         if not named(self, self.services, self.action_take_next):
-            return
+            return False
         agent = self.services.agent
         assert agent is not None
         try:
             result = await self.services.desk.take_next(agent=agent)
         except HelpdeskError as error:
             desk_error(self, error)
-            return
+            return False
         if result is None:
             t = translations(self.services.locale)
             self.notify(t.gettext("Nobody is waiting."), markup=False)
-            return
+            return False
         view = await self.open_conversation(result.conversation.id)
         view.reply_input.focus()
+        return True
 
     def action_find(self, text: str = "") -> None:
         from chatbot.tui.screens.find import FindScreen

@@ -85,6 +85,10 @@ MOVES = {
 }
 
 
+TAKE_NEXT = "console('take_next')"
+"""F6's action: the console claims the longest-waiting conversation and opens it in this view."""
+
+
 class ConversationView(Vertical):
     """Claim or reopen, reply (typed, or a passage edited first), add notes, resolve or hand back;
     everything else is read-only."""
@@ -104,7 +108,7 @@ class ConversationView(Vertical):
         # The console's keys work here too, without taking footer room from the moves above.
         Binding("ctrl+f", "console('find')", N_("Find"), show=False),
         Binding("f4", "console('team')", N_("Team"), show=False),
-        Binding("f6", "console('take_next')", N_("Next"), show=False),
+        Binding("f6", TAKE_NEXT, N_("Next"), show=False),
     ]
 
     @dataclass
@@ -223,6 +227,8 @@ class ConversationView(Vertical):
                     id="reply",
                     select_on_focus=False,
                     switch_keys={"ctrl+n"},
+                    # F6 in order too: the keys after it wait for the conversation it opens.
+                    hold_keys={"f6"},
                 )
             with VerticalScroll(id="conversation-side", can_focus=False):
                 yield Static(self.t.gettext("Passages the bot considered"), classes="section-title")
@@ -561,6 +567,9 @@ class ConversationView(Vertical):
                 # transcript, put the note's words in the reply's draft, and the note was lost.
                 event.stop()
                 event.prevent_default()
+                if binding.action == TAKE_NEXT:
+                    # The next conversation opens in this box: what is typed after F6 is for it.
+                    self.reply_input.hold()
                 await self.run_action(binding.action)
                 return
         actions = [b.action for b in self._bindings.key_to_bindings.get(event.key, ())]
@@ -596,6 +605,8 @@ class ConversationView(Vertical):
         """A key typed (or text pasted) while the transcript had the focus goes to the box below
         it."""
         field = self.reply_input
+        if field.hold_paste(character):  # Typed after F6: for the conversation it opens.
+            return
         if field.disabled:
             self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
             return

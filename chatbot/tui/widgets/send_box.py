@@ -39,10 +39,19 @@ class SendBox(PlainInput):
             """The box, for `@on(SendBox.Switch, selector)`."""
             return self.box
 
-    def __init__(self, *args: Any, switch_keys: Collection[str] = (), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        switch_keys: Collection[str] = (),
+        hold_keys: Collection[str] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.guard = SendGuard()
         self._switch_keys = frozenset(switch_keys)
+        self._hold_keys = frozenset(hold_keys)
+        """Keys that go on to their owner's binding as usual, the keys after them held until the
+        owner calls `release` (F6: the next conversation opens in this box)."""
         self._held: list[events.Key | events.Paste] | None = None
         """Keys and pastes that came after a switch key, kept until the switch is made: typed
         in a burst, a note's words reached the reply box before Ctrl+N (a binding, run behind a
@@ -52,6 +61,9 @@ class SendBox(PlainInput):
         # Enter is `Input`'s binding, and a binding runs once its key has passed every widget up
         # to the app (held up behind a send in progress): keys typed after Enter were in the box
         # by then, and went with it. Here Enter is handled in turn with the keys around it.
+        if event.key in self._hold_keys and self._held is None:
+            self.hold()  # The key itself goes on: its binding is the owner's.
+            return
         if self._held is not None or event.key in self._switch_keys or event.key == "enter":
             event.prevent_default()
             event.stop()
@@ -77,6 +89,20 @@ class SendBox(PlainInput):
             for binding in self._bindings.key_to_bindings.get(event.key, []):
                 await self.run_action(binding.action)
                 break
+
+    def hold(self) -> None:
+        """Keep the keys and pastes typed from now on until `release`, as after a switch key:
+        for a key whose move opens another conversation in this box (F6), which the keys typed
+        behind it would otherwise reach first, a reply going to the customer being left."""
+        if self._held is None:
+            self._held = []
+
+    def hold_paste(self, text: str) -> bool:
+        """`text` typed elsewhere for this box, kept with the held keys; False: none are held."""
+        if self._held is None:
+            return False
+        self._held.append(events.Paste(text))
+        return True
 
     async def release(self, *, made: bool = True) -> None:
         """The switch is made (`made`) or declined: what was typed after it, in order, into the
