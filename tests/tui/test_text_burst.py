@@ -11,6 +11,7 @@ from textual.widgets import Input, TextArea
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
@@ -135,3 +136,19 @@ async def test_a_reply_typed_after_f6_in_one_burst_goes_to_the_next_customer(
         burst(app, ("f6", None), "next one", ("enter", "\r"))
         await wait_until(pilot, lambda: replies(other, second) == ["next one"])
         assert replies(other, first) == [] and view.conversation_id == second
+
+
+async def test_words_typed_after_ctrl_f_in_one_burst_search_and_reach_no_customer(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Ctrl+F, "helmet", Enter in one write from the reply box: the find dialog opened after
+    the words had gone into the reply box, and Enter sent "helmet" to the customer."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        conversation, view = await claimed(app, pilot, other)
+        burst(app, ("ctrl+f", "\x06"), "helmet", ("enter", "\r"))
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        await wait_until(
+            pilot, lambda: app.screen.query_one("#find-input", Input).value == "helmet"
+        )
+        assert replies(other, conversation) == [] and view.reply_input.value == ""

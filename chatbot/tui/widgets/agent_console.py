@@ -152,12 +152,15 @@ class AgentConsole(Vertical):
     async def on_conversation_view_console_action(
         self, event: ConversationView.ConsoleAction
     ) -> None:
+        view = self.open_view
         if event.action == "find":
-            self.action_find()
+            # Typed after Ctrl+F, in the same burst: the search's words.
+            self.action_find("" if view is None else view.reply_input.take_held_text())
         elif event.action == "team":
             self.action_team()
+            if view is not None:  # Typed after F4: back in the box, its Enters dropped.
+                await view.reply_input.release(made=False)
         elif event.action == "take_next":
-            view = self.open_view
             opened = False
             try:
                 opened = await self.action_take_next()

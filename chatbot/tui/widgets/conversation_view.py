@@ -227,8 +227,9 @@ class ConversationView(Vertical):
                     id="reply",
                     select_on_focus=False,
                     switch_keys={"ctrl+n"},
-                    # F6 in order too: the keys after it wait for the conversation it opens.
-                    hold_keys={"f6"},
+                    # F6, Ctrl+F and F4 in order too: the keys after them wait for the
+                    # conversation or the dialog they open, never going to this customer.
+                    hold_keys={"f6", "ctrl+f", "f4"},
                 )
             with VerticalScroll(id="conversation-side", can_focus=False):
                 yield Static(self.t.gettext("Passages the bot considered"), classes="section-title")
@@ -567,8 +568,9 @@ class ConversationView(Vertical):
                 # transcript, put the note's words in the reply's draft, and the note was lost.
                 event.stop()
                 event.prevent_default()
-                if binding.action == TAKE_NEXT:
-                    # The next conversation opens in this box: what is typed after F6 is for it.
+                if binding.action.startswith("console("):
+                    # The next conversation opens in this box, or a dialog over it: what is
+                    # typed after F6, Ctrl+F or F4 is for that, not for this customer.
                     self.reply_input.hold()
                 await self.run_action(binding.action)
                 return

@@ -104,6 +104,16 @@ class SendBox(PlainInput):
         self._held.append(events.Paste(text))
         return True
 
+    def take_held_text(self) -> str:
+        """What the held keys and pastes typed, as text, and no more holding: for a dialog the
+        key that started holding opened (Ctrl+F's search). Other keys (Enter) are dropped."""
+        held, self._held = self._held or [], None
+        return "".join(
+            event.text if isinstance(event, events.Paste)
+            else event.character if event.is_printable and event.character else ""
+            for event in held
+        )  # fmt: skip
+
     async def release(self, *, made: bool = True) -> None:
         """The switch is made (`made`) or declined: what was typed after it, in order, into the
         box as it is now. Declined, its Enters are dropped: words meant for a note must not go
