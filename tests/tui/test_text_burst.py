@@ -122,6 +122,10 @@ async def test_a_reply_then_a_move_in_one_burst_sends_the_reply_first(
         burst(app, "thanks, bye", ("enter", "\r"), *keys)
         await wait_until(pilot, lambda: other.conversation(conversation).state is state)
         await wait_until(pilot, lambda: replies(other, conversation) == ["thanks, bye"])
+        # The view shows what it did (the app may also close in the middle of it: see reload).
+        await wait_until(
+            pilot, lambda: view.conversation is not None and view.conversation.state is state
+        )
 
 
 async def test_a_reply_typed_after_f6_in_one_burst_goes_to_the_next_customer(

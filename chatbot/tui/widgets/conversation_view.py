@@ -302,6 +302,11 @@ class ConversationView(Vertical):
                 desk_error(self, error)
                 self.loaded.set()
                 return
+            if not self.is_attached:
+                # The app closed while the desk answered (a move's reload as the agent quits):
+                # there is nothing left to show it in.
+                self.loaded.set()
+                return
             self.post_message(DeskTrouble(False))
             self.conversation = conversation
             if grew:
