@@ -343,7 +343,7 @@ class ConfigFileSource(PydanticBaseSettingsSource):
             warn_once(f"{named}={self.path}: no such file; settings from it not used")
         data = read_config_file(self.path)
         for key in unknown_keys(data, self.settings_cls):
-            warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key, self.path)}")
+            warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key)}")
         return data
 
 
@@ -422,9 +422,11 @@ def env_name(key: str) -> str:
     return "HELPDESK_" + key.upper().replace(".", "__")
 
 
-def _suggest(key: str, where: Path | None = None) -> str:
+def _suggest(key: str, *, variable: bool = False) -> str:
+    """The closest real setting to a mistyped one: as a dotted key, or as the environment
+    variable that sets it when `variable`."""
     names = known_keys(Settings)
-    if where is None:  # An environment variable: suggest one.
+    if variable:
         close = difflib.get_close_matches(key.upper(), [env_name(n) for n in names], n=1)
     else:
         close = difflib.get_close_matches(key, names, n=1)
@@ -594,7 +596,7 @@ def _check_json_sections(environ: Mapping[str, str]) -> None:
                 # A key inside that names no setting is the same typo as one in the file, and
                 # was silently left at its default.
                 for key in unknown_keys({section: parsed}, Settings):
-                    warn_once(f"{name}: unknown setting {key!r} ignored{_suggest(key, Path(name))}")
+                    warn_once(f"{name}: unknown setting {key!r} ignored{_suggest(key)}")
                 continue
             # Valid JSON but no object ('["budget_s"]', '"x"'): every default stayed in force.
             kind = {list: "an array", str: "a string", bool: "true or false", type(None): "null"}
@@ -618,7 +620,7 @@ def load_settings(**overrides: Any) -> Settings:
     The default knowledge base is seeded from the shipped one if it does not exist yet.
     """
     for name in unknown_env_names(os.environ):
-        warn_once(f"unknown environment variable {name} ignored{_suggest(name)}")
+        warn_once(f"unknown environment variable {name} ignored{_suggest(name, variable=True)}")
     _check_json_sections(os.environ)
     try:
         settings = Settings(**overrides)

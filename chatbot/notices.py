@@ -7,10 +7,11 @@ app, the command line) call `notice`; a translation replaces the sentences here 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from chatbot.desk.models import (
+    ChatEvent,
     Claimed,
     Decided,
     Escalated,
@@ -26,6 +27,7 @@ from chatbot.desk.models import (
     Reopened,
     Resolved,
     State,
+    StoredDecision,
 )
 from chatbot.engine.models import Decision, QueryTerm, Reason
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, N_, Locale, translations
@@ -62,6 +64,22 @@ REPEAT_NOTICE_IN_A_BROWSER = N_(
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
+
+
+def needs_decisions(entries: Iterable[object]) -> bool:
+    """Whether saying `entries` needs the conversation's decisions (`notice(decisions=...)`): a
+    `not-judged` escalation is among them. Front ends read the decisions only then."""
+    return any(
+        isinstance(entry, ChatEvent)
+        and isinstance(entry.event, Escalated)
+        and entry.event.reason is Reason.NOT_JUDGED
+        for entry in entries
+    )
+
+
+def by_question(stored: Iterable[StoredDecision]) -> dict[int, Decision]:
+    """Stored decisions as `notice` takes them: by the id of the question each decided."""
+    return {decision.message_id: decision.decision for decision in stored}
 
 
 def not_judged_notice(decision: Decision | None) -> str:

@@ -217,7 +217,7 @@ def _list_lines(conversations: list[Conversation], width: int | None) -> list[st
 
 def run_show(args: argparse.Namespace) -> int:
     from chatbot.desk.models import ChatEvent, Decided
-    from chatbot.notices import notice
+    from chatbot.notices import by_question, notice
 
     desk = _service(args)
     try:
@@ -240,7 +240,7 @@ def run_show(args: argparse.Namespace) -> int:
     # Each line gives the time only; a line of its own names the date when it changes, so a
     # conversation followed up days later does not read as one afternoon.
     day = started.date()
-    decided = {stored.message_id: stored.decision for stored in decisions}
+    decided = by_question(decisions)
     for entry in entries:
         at = entry.created_at.astimezone(UTC)
         if at.date() != day:

@@ -71,7 +71,7 @@ from chatbot.store.interface import (
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
 from chatbot.store.sqlite import search_hit
-from chatbot.store.stats_sql import PostgresDialect, bot_answered, compute_stats
+from chatbot.store.stats_sql import PostgresDialect, compute_stats, no_gap
 
 CHANNEL = "helpdesk"
 """The NOTIFY channel every write announces itself on."""
@@ -1065,7 +1065,7 @@ class PostgresStore:
             "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
             "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
             " FROM escalations g WHERE (%s OR g.handled_at IS NULL)"
-            f" AND NOT ({bot_answered(PostgresDialect(), 'g')})"  # No gap: see `bot_answered`.
+            f" AND NOT ({no_gap(PostgresDialect(), 'g')})"  # See `no_gap`.
             " ORDER BY g.created_at DESC, g.id DESC LIMIT %s",
             (include_handled, limit),
         )

@@ -59,7 +59,7 @@ from chatbot.store.interface import (
     UnseenMessage,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
-from chatbot.store.stats_sql import SQLiteDialect, bot_answered, compute_stats
+from chatbot.store.stats_sql import SQLiteDialect, compute_stats, no_gap
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -1019,7 +1019,7 @@ class SQLiteStore:
             "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
             "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
             " FROM escalations g WHERE (? OR g.handled_at IS NULL)"
-            f" AND NOT ({bot_answered(SQLiteDialect(), 'g')})"  # No gap: see `bot_answered`.
+            f" AND NOT ({no_gap(SQLiteDialect(), 'g')})"  # See `no_gap`.
             " ORDER BY g.created_at DESC, g.id DESC LIMIT ?",
             (include_handled, limit),
         ).fetchall()

@@ -165,9 +165,9 @@ class PostgresDialect:
         return Percentiles(count=int(count), p50=float(p50), p90=float(p90))
 
 
-def bot_answered(d: Dialect, gap: str) -> str:
-    """An SQL condition: the bot answered the question of the `escalations` row aliased `gap`,
-    so it is no content gap. A content gap is a question no passage answers yet; one the bot
+def no_gap(d: Dialect, gap: str) -> str:
+    """An SQL condition: the `escalations` row aliased `gap` is no content gap, the bot having
+    answered its question. A content gap is a question no passage answers yet; one the bot
     answered had a passage reach the threshold, whatever came after (the customer asking for a
     person, a person having the conversation by the time the bot decided), except the
     customer's "not helpful": the passage did not answer after all, and the escalation that
@@ -375,7 +375,7 @@ def compute_stats(
         for question, count, last in run(
             f"SELECT min({d.gap_question('g')}), count(*), max({d.epoch('g.created_at')})"
             f" FROM escalations g WHERE g.handled_at IS NULL AND g.created_at >= {since_}"
-            f" AND NOT ({bot_answered(d, 'g')})"
+            f" AND NOT ({no_gap(d, 'g')})"
             f" GROUP BY lower(trim({d.gap_question('g')}))"
             f" ORDER BY count(*) DESC, max(g.created_at) DESC LIMIT {TOP_GAPS}",
             p,

@@ -28,17 +28,16 @@ from chatbot.desk.models import (
     ChatEvent,
     ChatMessage,
     Conversation,
-    Escalated,
     Feedback,
     FeedbackGiven,
     Resolved,
     State,
 )
-from chatbot.engine.models import Decision, Reason
+from chatbot.engine.models import Decision
 from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
-from chatbot.notices import notice, status_line
+from chatbot.notices import by_question, needs_decisions, notice, status_line
 from chatbot.text import is_blank, printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
@@ -365,18 +364,12 @@ class ChatPanel(Vertical):
     ) -> Mapping[int, Decision] | None:
         """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
         and Valen declining to judge are told apart); read only when there is one."""
-        if self.conversation_id is None or not any(
-            isinstance(entry, ChatEvent)
-            and isinstance(entry.event, Escalated)
-            and entry.event.reason is Reason.NOT_JUDGED
-            for entry in entries
-        ):
+        if self.conversation_id is None or not needs_decisions(entries):
             return None
         try:
-            stored = await self.services.desk.decisions(self.conversation_id)
+            return by_question(await self.services.desk.decisions(self.conversation_id))
         except HelpdeskError:
             return None
-        return {d.message_id: d.decision for d in stored}
 
     async def _show(self, entries: Sequence[ChatMessage | ChatEvent]) -> None:
         new: list[Widget] = []

@@ -31,18 +31,16 @@ from chatbot.desk.models import (
     Conversation,
     Decided,
     Entry,
-    Escalated,
     Outcome,
     State,
     StoredDecision,
 )
 from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
-from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
-from chatbot.notices import claimed_for, waiting_for
+from chatbot.notices import by_question, claimed_for, needs_decisions, waiting_for
 from chatbot.text import clip, printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
@@ -85,10 +83,6 @@ MOVES = {
 }
 
 
-TAKE_NEXT = "console('take_next')"
-"""F6's action: the console claims the longest-waiting conversation and opens it in this view."""
-
-
 class ConversationView(Vertical):
     """Claim or reopen, reply (typed, or a passage edited first), add notes, resolve or hand back;
     everything else is read-only."""
@@ -108,7 +102,7 @@ class ConversationView(Vertical):
         # The console's keys work here too, without taking footer room from the moves above.
         Binding("ctrl+f", "console('find')", N_("Find"), show=False),
         Binding("f4", "console('team')", N_("Team"), show=False),
-        Binding("f6", TAKE_NEXT, N_("Next"), show=False),
+        Binding("f6", "console('take_next')", N_("Next"), show=False),
     ]
 
     @dataclass
@@ -251,14 +245,9 @@ class ConversationView(Vertical):
     async def _read_decisions(self, entries: Sequence[Entry]) -> None:
         """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
         and Valen declining are told apart), for the transcript; read only when there is one."""
-        if any(
-            isinstance(entry, ChatEvent)
-            and isinstance(entry.event, Escalated)
-            and entry.event.reason is Reason.NOT_JUDGED
-            for entry in entries
-        ):
+        if needs_decisions(entries):
             stored = await self.services.desk.decisions(self.conversation_id)
-            self.transcript.decisions = {d.message_id: d.decision for d in stored}
+            self.transcript.decisions = by_question(stored)
 
     async def reload(self) -> None:
         """Pick up whatever changed: state, new entries (appended), a newer decision."""
