@@ -13,6 +13,7 @@ import argparse
 import json
 import time
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from chatbot.cli.options import Parser, print_error, settings_from
 from chatbot.text import printable
@@ -23,8 +24,12 @@ from chatbot.valen.errors import (
     MalformedKeyError,
     RefusedError,
     ValenError,
+    ValenTimeoutError,
 )
 from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question, input_text
+
+if TYPE_CHECKING:
+    import httpx
 
 # A question the shipped help center answers, with the passage that answers it: a working Valen
 # gives it a high probability, so a low one is worth a look too.
@@ -74,6 +79,9 @@ class CheckReport:
     url: str
     ok: bool = False
     status: int | None = None
+    """The status the server sent, even when the rest of its reply never came."""
+    incomplete: bool = False
+    """A status came, but not the whole reply (cut short, too slow or too large)."""
     latency_ms: float | None = None
     key: str = "unknown"
     """`accepted`, `rejected`, `malformed` (never sent), `not set` (with what the server made of
@@ -102,6 +110,14 @@ async def check(args: argparse.Namespace) -> CheckReport:
     # aiohttp is otherwise imported on the first request (~110 ms): now, so the latency shown is
     # the request's.
     async with make_http_client(settings, started=True) as http:
+        statuses: list[int] = []
+
+        async def note_status(response: httpx.Response) -> None:
+            # Called once the headers are in, before the body: a body cut short, too slow or too
+            # large still leaves the status the server sent.
+            statuses.append(response.status_code)
+
+        http.event_hooks["response"].append(note_status)
         client = make_valen_client(settings, http)
         # The client's URLs are the printable ones: credentials in them are already hidden.
         report = CheckReport(base_url=client.base_url, dialect=client.dialect, url=client.url)
@@ -128,7 +144,12 @@ async def check(args: argparse.Namespace) -> CheckReport:
         except ValenError as error:
             if not isinstance(error, MalformedKeyError):  # Nothing was sent, so nothing timed.
                 report.latency_ms = report.latency_ms or (time.perf_counter() - started) * 1000
-            report.problem = _problem(error, key_sent=client.has_key)
+            if report.status is None and statuses:  # It answered, then the reply failed.
+                report.status = statuses[-1]
+                report.key = _key_verdict(sent=client.has_key, status=report.status)
+                report.incomplete = True
+            answered = report.status if report.incomplete else None
+            report.problem = _problem(error, key_sent=client.has_key, answered=answered)
             return report
     if isinstance(outcome, RefusedError):
         report.ok, report.answer = True, "refused (the server works; the model declined)"
@@ -140,10 +161,12 @@ async def check(args: argparse.Namespace) -> CheckReport:
     return report
 
 
-def _problem(error: ValenError, *, key_sent: bool) -> str:
+def _problem(error: ValenError, *, key_sent: bool, answered: int | None = None) -> str:
     hint = HINTS.get(error.kind)
     if isinstance(error, ConnectionBrokenError):  # Reached: whether it runs is not the question.
         hint = "the server was reached: its log, or a proxy's, may say why it broke off"
+    if answered is not None and isinstance(error, ValenTimeoutError):
+        hint = None  # "Did not answer in time" would deny the status it sent; the message says.
     if isinstance(error, AuthenticationError) and not key_sent:
         hint = "Valen wants a key: set VALEN_API_KEY"
     return error.describe() + (f" ({hint})" if hint else "")
@@ -151,6 +174,8 @@ def _problem(error: ValenError, *, key_sent: bool) -> str:
 
 def render(report: CheckReport) -> str:
     status = str(report.status) if report.status is not None else "none (no reply)"
+    if report.incomplete:
+        status += " (no complete reply)"
     latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "-"
     lines = [
         f"Valen check: POST {report.url}",

@@ -369,15 +369,27 @@ async def read_reply(response: httpx.Response, *, limit: int = MAX_REPLY_BYTES) 
 _HTTPCORE_CLOSED = ("Server disconnected", "peer closed connection")
 
 
-def _broke_off(error: httpx.TransportError) -> str | None:
+def _broke_off(error: httpx.TransportError, *, answered: int | None = None) -> str | None:
     """How an exchange with a server that was reached broke off, for "the server at URL ...";
-    None for a failure that may mean the server was never reached (refused, DNS, TLS)."""
+    None for a failure that may mean the server was never reached (refused, DNS, TLS).
+    `answered` is the status when the break came in the body: the status did arrive, so the
+    words must not suggest no reply came at all."""
     if isinstance(error, httpx.RemoteProtocolError):
         if str(error).startswith(_HTTPCORE_CLOSED):
+            if answered is not None:
+                return (
+                    f"answered {answered} but closed the connection before the reply was complete"
+                )
             return "closed the connection before answering completely"
+        if answered is not None:
+            return f"answered {answered} but then sent a body that is not valid HTTP"
         return "sent a reply that is not valid HTTP"
     if isinstance(error, httpx.ReadError | httpx.WriteError):
+        if answered is not None:
+            return f"answered {answered} but reset the connection before the reply was complete"
         return "reset the connection before answering completely"
+    if answered is not None:  # Whatever failed, the server was reached: it answered.
+        return f"answered {answered} but the connection failed before the reply was complete"
     return None
 
 
@@ -487,11 +499,13 @@ class ValenClient:
         body = request_body(self.dialect, text=text, questions=questions, model=self.model)
         content = json.dumps(body, ensure_ascii=False).encode()
         async with self._slots:
+            answered: int | None = None  # The status, once the headers are in.
             try:
                 request = self.http.build_request(
                     "POST", self._target, content=content, headers=self._headers
                 )
                 response = await self.http.send(request, stream=True)
+                answered = response.status_code
                 try:
                     return await read_reply(response, limit=self.max_reply_bytes)
                 finally:
@@ -499,11 +513,16 @@ class ValenClient:
             except ValenError as error:  # Oversize or undecodable: it may quote the reply.
                 raise self._scrubbed(error) from None
             except httpx.TimeoutException as error:
+                if answered is not None:  # The headers came; the body stalled.
+                    raise ValenTimeoutError(
+                        f"the server at {self.url} answered {answered} but the rest of its reply "
+                        f"did not come in time: {type(error).__name__}"
+                    ) from None
                 raise ValenTimeoutError(
                     f"no reply from {self.url}: {type(error).__name__}"
                 ) from None
             except httpx.TransportError as error:
-                if (broke_off := _broke_off(error)) is not None:
+                if (broke_off := _broke_off(error, answered=answered)) is not None:
                     raise ConnectionBrokenError(
                         f"the server at {self.url} {broke_off}: {type(error).__name__}"
                     ) from None
