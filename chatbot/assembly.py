@@ -377,7 +377,7 @@ class DatabaseReport:
     database: str
     server: str
     schema_version: int
-    """The version the database is at."""
+    """The version the database is at (0: none of the help desk's tables)."""
     helpdesk_schema_version: int
     """The version this helpdesk migrates to. A database below it is left as it is, and upgraded
     by the next process that writes (the app, `helpdesk bot`, `helpdesk serve`)."""
@@ -385,17 +385,107 @@ class DatabaseReport:
     """The median of a few round trips of a one-row read."""
     waiting_for_a_bot: int | None = 0
     """Questions no bot holds now: asked, and not yet taken by any worker. None: not counted, the
-    schema being older than this helpdesk's."""
+    schema being older than this helpdesk's, or not the help desk's."""
     oldest_wait_for_a_bot_s: float | None = None
     """How long the oldest of them has waited (None: none waits). Long, and no bot is running."""
+    other_tables: tuple[str, ...] = ()
+    """The tables found where none is the help desk's: most likely another application's
+    database, named by mistake. Empty for the help desk's own, and for an empty database."""
+
+
+# In every version of both schemas: a SQLite file without it holds none of the help desk's data,
+# whatever its `user_version` (another application may set that too).
+HELPDESK_TABLE = "conversations"
+
+# The tables someone made in a PostgreSQL database: not the system's, not another session's
+# temporary ones, not an extension's (PostGIS's `spatial_ref_sys` is no sign of another app), and
+# a partitioned table once, not each partition.
+_POSTGRES_TABLES = r"""
+SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg\_temp\_%' AND n.nspname NOT LIKE 'pg\_toast%'
+  AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                  AND d.objid = c.oid AND d.deptype = 'e')
+ORDER BY 1
+"""
+
+
+def _median_ms(read: Callable[[], object], round_trips: int) -> float:
+    timings = []
+    for _ in range(round_trips):
+        start = time.perf_counter()
+        read()
+        timings.append((time.perf_counter() - start) * 1000)
+    return round(statistics.median(timings), 3)
+
+
+def _sqlite_other_tables(path: Path, round_trips: int) -> tuple[list[str], float]:
+    """The tables of the SQLite file at `path` when none is the help desk's, and the latency of
+    a read there; no tables when it has the help desk's, none at all, or cannot be read (opening
+    it as the store then says why). Read-only: nothing is made or changed, not even a journal."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except (sqlite3.Error, OSError, ValueError):
+        return [], 0.0
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
+        ).fetchall()
+        names = [str(name) for (name,) in rows]
+        if not names or HELPDESK_TABLE in names:
+            return [], 0.0
+        return names, _median_ms(conn.execute("PRAGMA user_version").fetchone, round_trips)
+    except sqlite3.Error:
+        return [], 0.0
+    finally:
+        conn.close()
+
+
+def _postgres_tables(settings: Settings) -> list[str]:
+    """Every table someone made in the PostgreSQL database (see `_POSTGRES_TABLES`), as
+    PostgreSQL names them (schema-qualified outside the search path)."""
+    import psycopg
+
+    from chatbot.store.postgres import Link
+
+    link = Link(settings.store.db, timeout_s=settings.store.timeout_s)
+    try:
+        conn = link.connection()
+        with link.watched(conn):
+            return [str(name) for (name,) in conn.execute(_POSTGRES_TABLES.encode()).fetchall()]
+    except psycopg.Error as error:
+        raise link.fail(error, "cannot read the database") from None
+    finally:
+        link.drop()
 
 
 def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
     """Open the configured database as it is and measure it; `HelpdeskError` if it cannot be
     used. Its schema is never migrated: a newer host's `doctor` would lock the older hosts out
-    of a shared database."""
+    of a shared database. Nor is anything made in a database holding only other tables
+    (`other_tables`): it is reported, untouched, for the person to check it is the right one."""
     db = settings.store.db
     latest = latest_schema_version(db)
+    if not is_postgres(db):
+        import sqlite3
+
+        # Before the store opens it: another application's `user_version` would be read as
+        # the help desk's schema version (and one above ours refused as "upgrade helpdesk").
+        other, latency = _sqlite_other_tables(store_location(db), round_trips)
+        if other:
+            return DatabaseReport(
+                database=store_name(db),
+                server=f"SQLite {sqlite3.sqlite_version}",
+                schema_version=0,
+                helpdesk_schema_version=latest,
+                latency_ms=latency,
+                waiting_for_a_bot=None,
+                other_tables=tuple(other),
+            )
     store = _open(settings, clock=utc_now, migrate=False)
     try:
         version = store.schema_version
@@ -420,13 +510,11 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         # An older schema may lack the tables these read (SQLite's before version 3 have no log of
         # entries): it is timed on a read of no table, and its backlog is not counted.
         current = version >= latest
-        read = store.last_entry_id if current else untabled
-        timings = []
-        for _ in range(round_trips):
-            start = time.perf_counter()
-            read()
-            timings.append((time.perf_counter() - start) * 1000)
+        latency = _median_ms(store.last_entry_id if current else untabled, round_trips)
         backlog, oldest = store.bot_backlog() if current else (None, None)
+        # No help-desk schema there (PostgreSQL's is in `schema_versions`): an empty database,
+        # or another application's.
+        other = _postgres_tables(settings) if version == 0 and is_postgres(db) else []
     finally:
         store.close()
     return DatabaseReport(
@@ -434,7 +522,8 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         server=server,
         schema_version=version,
         helpdesk_schema_version=latest,
-        latency_ms=round(statistics.median(timings), 3),
-        waiting_for_a_bot=backlog,
+        latency_ms=latency,
+        waiting_for_a_bot=None if other else backlog,
         oldest_wait_for_a_bot_s=None if oldest is None else round(oldest, 1),
+        other_tables=tuple(other),
     )

@@ -8,6 +8,10 @@ PostgreSQL database, an empty SQLite file) is reported like any other, server, v
 with a schema line saying the app, `helpdesk bot` or `helpdesk serve` makes the tables on first
 start; so is a SQLite path with no file yet, which they make (folders and all), once doctor has
 checked that they can. Doctor itself makes nothing, and exits 0: nothing is wrong.
+
+A database that holds tables, none of them the help desk's, is most likely another
+application's, named by mistake: doctor says so, names it and some of its tables, asks whether it
+is the right one, and exits 1. It changes nothing there either.
 """
 
 from __future__ import annotations
@@ -16,16 +20,18 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.cli.options import add_db_option, print_error, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
-from chatbot.text import wrap
+from chatbot.text import counted, printable, wrap
 
 if TYPE_CHECKING:
     from chatbot.config import Settings
 
 FIRST_START = "the app, `helpdesk bot` or `helpdesk serve` makes {them} on first start"
+NAMED_TABLES = 3
+"""Another application's tables named in the report, enough to recognise its database."""
 
 
 class Report(TypedDict):
@@ -40,6 +46,8 @@ class Report(TypedDict):
     latency_ms: float | None
     waiting_for_a_bot: int | None
     oldest_wait_for_a_bot_s: float | None
+    other_tables: NotRequired[list[str]]
+    """Only for a database holding tables, none of them the help desk's: theirs."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         # Opened as it is, never migrated: no tables are made where there are none (schema
         # version 0), and there nothing waits for a bot.
         report = check_database(settings)
-        none_yet = report.schema_version == 0
+        none_yet = report.schema_version == 0 and not report.other_tables
         fields = Report(
             database=report.database,
             server=report.server,
@@ -76,9 +84,12 @@ def run(args: argparse.Namespace) -> int:
             waiting_for_a_bot=0 if none_yet else report.waiting_for_a_bot,
             oldest_wait_for_a_bot_s=None if none_yet else report.oldest_wait_for_a_bot_s,
         )
+        if report.other_tables:
+            fields["other_tables"] = list(report.other_tables)
+    other = fields.get("other_tables", [])
     if args.json:
         print(json.dumps(fields, indent=2))
-        return 0
+        return _other_tables_error(fields["database"], other)
     print(f"database  {fields['database']}")
     print(f"server    {fields['server']}")
     width = terminal_width()
@@ -88,6 +99,12 @@ def run(args: argparse.Namespace) -> int:
         them = "it" if unmade.parent.is_dir() else "it and its folders"
         schema = f"none yet: no database file there; {FIRST_START.format(them=them)}"
         schema += " (doctor makes nothing)"
+    elif other:
+        them = "it" if len(other) == 1 else "them"
+        schema = (
+            f"no help-desk tables, but {counted(len(other), 'other')} ({_some(other)}); the app,"
+            f" `helpdesk bot` or `helpdesk serve` would add the help desk's beside {them}"
+        )
     elif version == 0:
         schema = f"none yet: no help-desk tables there; {FIRST_START.format(them='them')}"
         schema += " (doctor makes none)"
@@ -104,8 +121,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"latency   {fields['latency_ms']:.2f} ms (median round trip)")
     stalled_s = bot_stalled_after(settings.valen.budget_s)
     backlog = _backlog(fields["waiting_for_a_bot"], fields["oldest_wait_for_a_bot_s"], stalled_s)
+    if other:
+        backlog = "not counted: none of the help desk's tables there"
     print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
-    return 0
+    return _other_tables_error(fields["database"], other)
+
+
+def _some(tables: list[str]) -> str:
+    """The first few of another application's tables, as written (spelled out if need be)."""
+    shown = ", ".join(printable(name) for name in tables[:NAMED_TABLES])
+    more = len(tables) - NAMED_TABLES
+    return f"{shown} and {more:,} more" if more > 0 else shown
+
+
+def _other_tables_error(database: str, tables: list[str]) -> int:
+    """Exit status 0, or 1 and one line when the database holds only other tables: it is most
+    likely not the one meant (a mistyped --db, another application's file)."""
+    if not tables:
+        return 0
+    print_error(
+        f"{database} holds {counted(len(tables), 'table')} ({_some(tables)}) and none of the "
+        "help desk's: is it the right database (--db, HELPDESK_DB)? Doctor changed nothing there"
+    )
+    return 1
 
 
 def _unmade_file(settings: Settings) -> Path | None:

@@ -1,0 +1,172 @@
+"""`helpdesk doctor` pointed at another application's database (tables of its own, none of the
+help desk's): it used to report "none yet: no help-desk tables there" and exit 0, as for a new
+database, though the app would then make its tables among the other application's. It now says
+the database holds other tables and none of the help desk's, asks whether it is the right one,
+exits 1, and still makes nothing there. An empty database keeps its "none yet" report, exit 0."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatbot.cli.main import main
+from chatbot.dburl import display
+from tests.backends import postgres_server
+
+QUESTION = "is it the right database (--db, HELPDESK_DB)? Doctor changed nothing there\n"
+
+
+def doctor(capsys: pytest.CaptureFixture[str], db: str, *args: str) -> tuple[int, str, str]:
+    code = main(["doctor", "--db", db, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def schema_line(out: str) -> str:
+    """The schema line, its wrapped lines joined."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("schema"))
+    rest = [line for line in lines[start + 1 :] if line.startswith(" ")]
+    return " ".join(" ".join([lines[start], *rest]).split())
+
+
+def other_app_file(path: Path, *tables: str, user_version: int = 0) -> Path:
+    with sqlite3.connect(path) as conn:
+        for table in tables:
+            conn.execute(f'CREATE TABLE "{table}" (id INTEGER)')
+        conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize("user_version", [0, 2, 70], ids=["unversioned", "low", "high"])
+def test_another_applications_sqlite_file_is_asked_about_and_left_alone(
+    user_version: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another application may set `user_version` too: it was read as the help desk's schema
+    # version ("older ...: the next process upgrades it", or "newer ...: upgrade helpdesk").
+    folder = tmp_path / "files"
+    folder.mkdir()
+    path = other_app_file(
+        folder / "invoices.db", "invoices", "customers", user_version=user_version
+    )
+    before = path.read_bytes()
+    code, out, err = doctor(capsys, str(path))
+    assert code == 1
+    assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == [
+        "database", "server", "schema", "latency", "bots",
+    ]  # fmt: skip
+    assert out.splitlines()[0] == f"database  {path}"
+    assert schema_line(out) == (
+        "schema no help-desk tables, but 2 others (customers, invoices); the app, `helpdesk bot` "
+        "or `helpdesk serve` would add the help desk's beside them"
+    )
+    assert "none yet" not in out
+    assert out.splitlines()[-1] == "bots      not counted: none of the help desk's tables there"
+    assert err == (
+        f"helpdesk: error: {path} holds 2 tables (customers, invoices) and none of the help "
+        f"desk's: {QUESTION}"
+    )
+    assert path.read_bytes() == before  # Nothing made, not even a journal beside it.
+    assert [p.name for p in folder.iterdir()] == ["invoices.db"]
+
+
+def test_the_json_report_names_the_other_tables_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = other_app_file(tmp_path / "other.db", "users")
+    code, out, err = doctor(capsys, str(path), "--json")
+    report = json.loads(out)
+    assert code == 1 and err.endswith(QUESTION)
+    assert report["other_tables"] == ["users"] and report["schema_version"] == 0
+    assert (report["waiting_for_a_bot"], report["oldest_wait_for_a_bot_s"]) == (None, None)
+
+
+def test_many_tables_are_named_a_few_and_their_names_spelled_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = other_app_file(tmp_path / "other.db", "a\x1b[31m", "b", "c", "d", "e")
+    code, out, err = doctor(capsys, str(path))
+    assert code == 1 and "\x1b" not in out + err
+    assert "(a\\x1b[31m, b, c and 2 more)" in schema_line(out)
+    assert f"{path} holds 5 tables (a\\x1b[31m, b, c and 2 more) and none" in err
+
+
+def test_an_empty_sqlite_file_is_still_a_new_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()
+    code, out, err = doctor(capsys, str(empty))
+    assert (code, err) == (0, "")
+    assert schema_line(out).startswith("schema none yet: no help-desk tables there;")
+
+
+@pytest.fixture
+def blank_postgres() -> Iterator[str]:
+    """A new PostgreSQL database with no tables, dropped afterwards."""
+    server = postgres_server()
+    url = server.create(migrated=False)
+    try:
+        yield url
+    finally:
+        server.drop(url)
+
+
+def tables(url: str) -> list[tuple[str, str]]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN"
+            " ('pg_catalog', 'information_schema') ORDER BY 1, 2"
+        ).fetchall()
+    return [(str(schema), str(name)) for schema, name in rows]
+
+
+def test_another_applications_postgresql_database_is_asked_about_and_left_alone(
+    blank_postgres: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    with psycopg.connect(blank_postgres, autocommit=True) as conn:
+        conn.execute("CREATE TABLE orders (id integer)")
+        conn.execute("CREATE SCHEMA billing")
+        conn.execute("CREATE TABLE billing.accounts (id integer)")
+    before = tables(blank_postgres)
+    # Trust authentication ignores the password; it must not be shown.
+    url = blank_postgres.replace("postgresql://postgres@", "postgresql://postgres:hunter2@")
+    assert "hunter2" in url
+    code, out, err = doctor(capsys, url)
+    assert code == 1 and "hunter2" not in out + err
+    assert out.splitlines()[0] == f"database  {display(blank_postgres)}"
+    assert schema_line(out) == (
+        "schema no help-desk tables, but 2 others (billing.accounts, orders); the app, "
+        "`helpdesk bot` or `helpdesk serve` would add the help desk's beside them"
+    )
+    assert err == (
+        f"helpdesk: error: {display(blank_postgres)} holds 2 tables (billing.accounts, orders) "
+        f"and none of the help desk's: {QUESTION}"
+    )
+    code, out, _ = doctor(capsys, url, "--json")
+    assert code == 1 and json.loads(out)["other_tables"] == ["billing.accounts", "orders"]
+    assert tables(blank_postgres) == before  # No help-desk table made among them.
+
+
+def test_an_empty_postgresql_database_is_still_a_new_one(
+    blank_postgres: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    # A table an extension owns (PostGIS's `spatial_ref_sys`, say) is no other application's.
+    with psycopg.connect(blank_postgres, autocommit=True) as conn:
+        conn.execute("CREATE TABLE spatial_ref_sys (id integer)")
+        conn.execute("ALTER EXTENSION plpgsql ADD TABLE spatial_ref_sys")
+    code, out, err = doctor(capsys, blank_postgres)
+    assert (code, err) == (0, "")
+    assert schema_line(out).startswith("schema none yet: no help-desk tables there;")
+    assert tables(blank_postgres) == [("public", "spatial_ref_sys")]
