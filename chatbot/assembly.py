@@ -128,6 +128,7 @@ def open_service(
     return DeskService(
         open_store(settings, clock=clock, migrate=migrate),
         max_attempts=settings.bot.max_attempts,
+        release_after_s=settings.agent.release_after_s,
     )
 
 

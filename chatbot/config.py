@@ -296,6 +296,21 @@ class AgentSettings(Section):
     names holds for it: at most 64 characters, something visible, no control characters. The
     invisible formatting characters the console's name dialog drops are dropped here too, not
     refused: its older version saved them (`Bob\\u200b`), and refusing stopped every command."""
+    release_after_s: float = Field(default=600.0, ge=0)
+    """Seconds an agent may go unseen (every console of theirs closed, its terminal or browser
+    tab gone) before the desk puts their claims back in the queue and tells each customer they
+    stepped away; 0 never does. A console says its agent is here every 30 s, so a reload or a
+    restart is back well within it; at least 60. Claims of an agent no console ever showed
+    (made from the command line) are never released for them."""
+
+    @field_validator("release_after_s")
+    @classmethod
+    def _longer_than_a_tick(cls, value: float) -> float:
+        # Under two presence periods, an agent whose console is open could lose their claims
+        # to one late tick.
+        if 0 < value < 60:
+            raise ValueError("is 0 (never) or at least 60 seconds")
+        return value
 
     @field_validator("name")
     @classmethod

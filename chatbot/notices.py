@@ -118,11 +118,15 @@ def notice(
             return t.gettext(ESCALATED_NOTICE)
         case Claimed(agent=agent):
             return t.gettext("{agent} joined the conversation.").format(agent=agent)
-        case Released(agent=agent, by=by):
+        case Released(agent=agent, by=by, away=away):
             if reader == "customer":
                 return t.gettext("{agent} stepped away. Another person will reply here.").format(
                     agent=agent
                 )
+            if away:
+                return t.gettext(
+                    "{agent} was away too long: the conversation went back to the queue."
+                ).format(agent=agent)
             if by is not None:
                 return t.gettext("{by} put {agent}'s claim back in the queue.").format(
                     by=by, agent=agent
@@ -258,16 +262,23 @@ def bots_stalled(count: int, duration: str, *, locale: Locale = DEFAULT_LOCALE) 
 
 
 def claimed_for(
-    agent: str, duration: str, *, short: bool = False, locale: Locale = DEFAULT_LOCALE
+    agent: str,
+    duration: str,
+    *,
+    short: bool = False,
+    locale: Locale = DEFAULT_LOCALE,
+    away: str | None = None,
 ) -> str:
-    """A queue row's status once claimed: who has it, and since how long."""
+    """A queue row's status once claimed: who has it, and since how long; or, for an agent who
+    is `away` (none of their consoles seen for a while), for how long they have been gone."""
+    t = translations(locale)
+    if away is not None:
+        if short:
+            return t.gettext("{agent} away {duration}").format(agent=agent, duration=away)
+        return t.gettext("claimed by {agent} · away {duration}").format(agent=agent, duration=away)
     if short:
         return f"{agent} {duration}"
-    return (
-        translations(locale)
-        .gettext("claimed by {agent} for {duration}")
-        .format(agent=agent, duration=duration)
-    )
+    return t.gettext("claimed by {agent} for {duration}").format(agent=agent, duration=duration)
 
 
 def hand_back_question(count: int, *, locale: Locale = DEFAULT_LOCALE) -> str:

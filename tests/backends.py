@@ -128,8 +128,8 @@ class PostgresServer:
         self._conn.close()
 
 
-EMPTIED = ("read_markers", "questions", "judgment_errors", "decisions", "escalations", "entries",
-           "passage_revisions", "passage_texts", "conversations", "accounts",
+EMPTIED = ("presence", "read_markers", "questions", "judgment_errors", "decisions", "escalations",
+           "entries", "passage_revisions", "passage_texts", "conversations", "accounts",
            "server_secrets")  # fmt: skip
 """Every table of the conversation schema, children first."""
 NUMBERED = ("conversations", "entries", "decisions", "escalations", "passage_revisions")

@@ -275,6 +275,21 @@ class AsyncDesk:
     async def release_claims(self, agent: str) -> list[int]:
         return await self._write(self._service.release_claims, agent)
 
+    async def agent_seen(self, agent: str) -> None:
+        # Not `_write`: presence adds nothing to any log, and screens read it on their own timer.
+        await self._run(self._service.agent_seen, agent)
+
+    async def agents_seen(self) -> dict[str, datetime]:
+        return await self._run(self._service.agents_seen)
+
+    async def release_away_claims(self) -> list[int]:
+        # Subscribers here hear of it only when something was released: the sweep runs every
+        # presence tick and almost always finds nothing.
+        released = await self._run(self._service.release_away_claims)
+        if released:
+            self._changed()
+        return released
+
     async def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
         return await self._write(self._service.reopen, conversation_id, agent=agent)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.models import DecisionResult, PendingQuestion
+from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
@@ -113,6 +114,7 @@ class BotWorker:
         lease_s: float = 30.0,
         poll_s: float = 2.0,
         grace_s: float = 10.0,
+        sweep_s: float = PRESENCE_EVERY_S,
         log: logging.Logger | None = None,
         locale_engines: Mapping[Locale, Callable[[], Engine]] | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
@@ -128,6 +130,8 @@ class BotWorker:
         self.lease_s = lease_s
         self.poll_s = poll_s
         self.grace_s = grace_s
+        self.sweep_s = sweep_s
+        """How often to put back in the queue the claims of agents who left (0: never)."""
         self.log = log or logging.getLogger("helpdesk.bot")
         self._pause = sleep
         """Waits between tries to store a decision through an outage (tests pass their own)."""
@@ -154,6 +158,7 @@ class BotWorker:
     async def run(self) -> None:
         unsubscribe = self.desk.subscribe(lambda _version: self._wake.set())
         heartbeat = asyncio.create_task(self._heartbeat(), name="bot heartbeat")
+        sweep = asyncio.create_task(self._sweep_away(), name="bot presence sweep")
         try:
             self.ready.set()
             while not self._stopping.is_set():
@@ -169,6 +174,7 @@ class BotWorker:
         finally:
             unsubscribe()
             heartbeat.cancel()
+            sweep.cancel()
             await self._drain()
 
     async def _take(self, limit: int) -> int:
@@ -331,6 +337,25 @@ class BotWorker:
                 if self._cannot_extend:
                     self._cannot_extend = False
                     self.log.warning("extending leases again")
+
+    async def _sweep_away(self) -> None:
+        """Put back in the queue the claims of agents who left, as every open console does: with
+        no console open at all, their customers still hear that the agent stepped away (and how
+        many wait ahead of them) rather than wait on nobody. One indexed read per presence
+        period, and a write only when someone left."""
+        if self.sweep_s <= 0:
+            return
+        while True:
+            await asyncio.sleep(self.sweep_s)
+            try:
+                released = await self.desk.release_away_claims()
+            except HelpdeskError:
+                continue  # Taking questions says the database is down, once.
+            if released:
+                self.log.info(
+                    "put back in the queue for agents away: %s",
+                    ", ".join(f"#{number}" for number in released),
+                )
 
     async def _drain(self) -> None:
         """Wait up to `grace_s` for questions in flight, then give the rest back unjudged."""

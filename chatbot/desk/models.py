@@ -85,6 +85,8 @@ class Released(_Frozen):
     """Who owned it."""
     by: str | None = None
     """The colleague who put it back, if not its owner."""
+    away: bool = False
+    """The desk put it back for its owner, who had not been seen for `agent.release_after_s`."""
 
 
 class Resolved(_Frozen):

@@ -87,6 +87,19 @@ JUDGED_LOOKBACK = 20
 """Newest entries read for a question still being judged that a customer asks again."""
 
 
+PRESENCE_EVERY_S = 30.0
+"""How often an open agent console says its agent is here (`agent_seen`), and sweeps for claims
+of agents who left (`release_away_claims`). A write per console per half minute costs the
+database next to nothing, and an agent who closed the tab shows as away within a minute
+(`AWAY_AFTER_S`); a shorter period buys little more and wakes SQLite's change feeds more often."""
+AWAY_AFTER_S = 2 * PRESENCE_EVERY_S
+"""Not seen for longer than this, an agent shows as away beside their claims: two periods, so one
+tick late (a busy loop, a slow database) never says it of an agent who is there."""
+RELEASE_AFTER_S = 600.0
+"""The default grace before the claims of an agent who left go back to the queue (the
+`agent.release_after_s` setting; a reload, a restart or a dropped link comes back well within
+it)."""
+
 RESOLUTION_PAGE = 50
 """Log entries read at a time, newest first, looking for the resolution a rating is for."""
 
@@ -113,10 +126,19 @@ class DeskService:
     Synchronous and bound to its store's thread; event loops use `AsyncDesk`.
     """
 
-    def __init__(self, store: ConversationStore, *, max_attempts: int = 3) -> None:
+    def __init__(
+        self,
+        store: ConversationStore,
+        *,
+        max_attempts: int = 3,
+        release_after_s: float = RELEASE_AFTER_S,
+    ) -> None:
         self.store = store
         self.max_attempts = max_attempts
         """How many times workers may take one question before it goes to a person."""
+        self.release_after_s = release_after_s
+        """Seconds an agent may be unseen before `release_away_claims` lets go of their claims
+        for them (0: never)."""
 
     def close(self) -> None:
         self.store.close()
@@ -470,6 +492,44 @@ class DeskService:
                 self.release(conversation_id, agent=agent)
             except Refused:
                 continue  # Resolved or handed back meanwhile.
+            released.append(conversation_id)
+        return released
+
+    def agent_seen(self, agent: str) -> None:
+        """`agent`'s console is open: called as it opens and every `PRESENCE_EVERY_S` while it
+        stays open. Ending a session frees nothing (a reload ends one too): an agent whose
+        consoles all stop saying so is away, and after `release_after_s` their claims go back to
+        the queue (`release_away_claims`)."""
+        if not agent.strip():
+            raise HelpdeskError("presence needs the agent's name")
+        self.store.agent_seen(agent)
+
+    def agents_seen(self) -> dict[str, datetime]:
+        """When each agent ever seen was last seen: past `AWAY_AFTER_S`, they are away."""
+        return self.store.agents_seen()
+
+    def release_away_claims(self) -> list[int]:
+        """Put back in the queue the claims of agents not seen for longer than
+        `release_after_s` (claimed before that too), each as its owner's release (the customer
+        is told the agent stepped away); returns the ones released. An agent never seen (claims
+        from the command line, or from before presence was kept) keeps theirs.
+
+        Every open console runs this on its presence tick, so two may race for one claim: each
+        release is conditional on the claim, its owner and their absence, so one lands and the
+        other's is stale, skipped, with one `released` event between them."""
+        if self.release_after_s <= 0:
+            return []
+        released = []
+        for conversation_id, owner in self.store.away_claims(away_s=self.release_after_s):
+            try:
+                to = next_state(State.CLAIMED, Move.RELEASE, role=Role.AGENT, agent=owner,
+                                owner=owner, conversation_id=conversation_id)  # fmt: skip
+                self.store.release(
+                    conversation_id, agent=owner, expect=State.CLAIMED, to=to,
+                    event=Released(agent=owner, away=True), away_s=self.release_after_s,
+                )  # fmt: skip
+            except StaleState:
+                continue  # Released by another console, moved meanwhile, or the agent is back.
             released.append(conversation_id)
         return released
 

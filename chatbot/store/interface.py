@@ -168,13 +168,18 @@ class ConversationStore(Protocol):
         to: State,
         event: EventData,
         seen: bool = False,
+        away_s: float | None = None,
     ) -> Conversation:
         """The owner lets go (resolve, hand back, release): state `to` and `event`, if the state
         is still `expect` and `agent` still holds the claim.
 
         `seen`: only if `agent` has read every customer message (`UnseenMessage` otherwise), by
         their read marker; an agent with no marker is not checked. Back to the bot (`to` is
-        `bot`), the customer's last message becomes the bot's question if nobody answered it."""
+        `bot`), the customer's last message becomes the bot's question if nobody answered it.
+
+        `away_s`: the desk lets go for an agent who left (see `away_claims`): only if `agent`
+        has a presence row and neither it nor the claim is newer than `away_s` seconds ago
+        (`StaleState` otherwise), so an agent back meanwhile keeps the claim."""
         ...
 
     def claimed_by(self, agent: str) -> list[int]:
@@ -196,6 +201,22 @@ class ConversationStore(Protocol):
         """Record that `agent` has seen the conversation's log up to `entry_id`. One marker per
         (conversation, agent), and it only moves forward: an older `entry_id` (another host of the
         same agent, a late write) leaves a newer marker as it is. Writes no log entry."""
+        ...
+
+    def agent_seen(self, agent: str) -> None:
+        """`agent`'s console is open now (by the store's clock): one row per agent, holding the
+        newest time. Writes no log entry, and wakes no change feed where the backend can help
+        it (PostgreSQL sends no NOTIFY for it; any SQLite commit moves `data_version`)."""
+        ...
+
+    def agents_seen(self) -> dict[str, datetime]:
+        """When each agent who was ever seen was last seen."""
+        ...
+
+    def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:
+        """Claimed conversations, (id, agent), whose agent has a presence row and was last seen
+        more than `away_s` seconds ago, claimed more than `away_s` seconds ago too (a claim is a
+        sign of life). An agent with no presence row is never away."""
         ...
 
     # -- the bot's side ---------------------------------------------------------------------------

@@ -330,9 +330,12 @@ class PostgresStore:
     # -- plumbing ---------------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self, *, append: bool = True) -> Iterator[psycopg.Connection[Any]]:
-        """One transaction that announces itself on commit. With `append` it first takes the lock
-        that keeps log ids in commit order (first, so it never waits while holding a row)."""
+    def _write(
+        self, *, append: bool = True, notify: bool = True
+    ) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction that announces itself on commit (unless not `notify`: a write nobody
+        needs waking for). With `append` it first takes the lock that keeps log ids in commit
+        order (first, so it never waits while holding a row)."""
         link = self._link
         # One round trip each to begin (and lock) and to announce and commit: several statements
         # in one simple query.
@@ -357,7 +360,7 @@ class PostgresStore:
         try:
             with link.watched(conn):
                 yield conn
-                conn.execute(NOTIFY_AND_COMMIT)
+                conn.execute(NOTIFY_AND_COMMIT if notify else b"COMMIT")
         except psycopg.Error as error:
             self._rollback(conn)
             raise link.fail(error, "cannot write") from None
@@ -745,6 +748,7 @@ class PostgresStore:
         to: State,
         event: EventData,
         seen: bool = False,
+        away_s: float | None = None,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -757,6 +761,8 @@ class PostgresStore:
             raise StoreError(f"cannot release a conversation to {to.value}")
         with self._write() as conn:
             self._require(conn, conversation_id, expect, agent=agent)
+            if away_s is not None:
+                self._require_away(conn, conversation_id, agent, self._now() - away_s)
             if (
                 seen
                 and conn.execute(
@@ -812,6 +818,46 @@ class PostgresStore:
             added = self._entry(conn, entry)
         assert isinstance(added, ChatEvent)
         return added
+
+    def agent_seen(self, agent: str) -> None:
+        # No NOTIFY: presence is read on the consoles' own timer, and announcing each console's
+        # tick woke every listener on every host to read `changes` and find nothing.
+        with self._write(append=False, notify=False) as conn:
+            conn.execute(
+                "INSERT INTO presence (agent, last_seen) VALUES (%s, %s)"
+                " ON CONFLICT (agent)"
+                " DO UPDATE SET last_seen = greatest(presence.last_seen, excluded.last_seen)",
+                (agent, self._now()),
+            )
+
+    def agents_seen(self) -> dict[str, datetime]:
+        rows = self._rows("SELECT agent, last_seen FROM presence")
+        return {agent: _stamp(seen) for agent, seen in rows}
+
+    def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:
+        cut = self._now() - away_s
+        rows = self._rows(
+            "SELECT c.id, c.agent FROM presence p JOIN conversations c"
+            " ON c.agent = p.agent AND c.state = 'claimed'"
+            " WHERE p.last_seen < %(cut)s AND c.claimed_at < %(cut)s ORDER BY c.id",
+            {"cut": cut},
+        )
+        return [(int(id_), str(agent)) for id_, agent in rows]
+
+    def _require_away(
+        self, conn: psycopg.Connection[Any], conversation_id: int, agent: str, cut: float
+    ) -> None:
+        """The conditional part of releasing for an agent who left: still away (the presence
+        row locked, so a console of theirs touching it waits for this release, or this sees
+        its time), and the claim older than the time they count as away from."""
+        seen = self._one(
+            conn, "SELECT last_seen FROM presence WHERE agent = %s FOR UPDATE", (agent,)
+        )
+        claimed = self._one(
+            conn, "SELECT claimed_at FROM conversations WHERE id = %s", (conversation_id,)
+        )
+        if seen is None or seen[0] >= cut or claimed is None or (claimed[0] or cut) >= cut:
+            raise StaleState(f"{agent} is back, or claimed conversation {conversation_id} since")
 
     def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:
         with self._write(append=False) as conn:

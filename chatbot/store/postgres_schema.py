@@ -191,4 +191,13 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )
         """,
     ),
+    # 5: when each agent's console was last seen open, as SQLite's version 9.
+    (
+        """
+        CREATE TABLE presence (
+            agent     text PRIMARY KEY,
+            last_seen double precision NOT NULL
+        )
+        """,
+    ),
 ]

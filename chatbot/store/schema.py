@@ -476,3 +476,17 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# 9: when each agent's console was last seen open (`agent_seen`, about every 30 s while it is).
+# Not an entry of the log: only the newest time counts. An agent never seen (a claim made from the
+# command line, or before this version) has no row, and their claims are never released for them.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE presence (
+            agent     TEXT PRIMARY KEY,
+            last_seen REAL NOT NULL
+        ) WITHOUT ROWID
+        """,
+    )
+)

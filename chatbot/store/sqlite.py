@@ -697,6 +697,7 @@ class SQLiteStore:
         to: State,
         event: EventData,
         seen: bool = False,
+        away_s: float | None = None,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -709,6 +710,8 @@ class SQLiteStore:
             raise StoreError(f"cannot release a conversation to {to.value}")
         with self._write() as db:
             self._require(db, conversation_id, expect, agent=agent)
+            if away_s is not None:
+                self._require_away(db, conversation_id, agent, self._now() - away_s)
             if (
                 seen
                 and db.execute(
@@ -766,6 +769,43 @@ class SQLiteStore:
         added = self._to_entry(row)
         assert isinstance(added, ChatEvent)
         return added
+
+    def agent_seen(self, agent: str) -> None:
+        # A commit all the same, so every process's change feed (`PRAGMA data_version`) wakes:
+        # SQLite tells a watcher that something changed, never what. Each wake costs a reader
+        # one `changes` finding nothing, once per console every `PRESENCE_EVERY_S`.
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO presence (agent, last_seen) VALUES (?, ?)"
+                " ON CONFLICT (agent) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)",
+                (agent, self._now()),
+            )
+
+    def agents_seen(self) -> dict[str, datetime]:
+        rows = self._db.execute("SELECT agent, last_seen FROM presence").fetchall()
+        return {agent: _stamp(seen) for agent, seen in rows}
+
+    def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:
+        # One probe of conversations_claimed (agent, claimed_at) per agent ever seen: a handful.
+        rows = self._db.execute(
+            "SELECT c.id, c.agent FROM presence p JOIN conversations c"
+            " ON c.agent = p.agent AND c.state = 'claimed'"
+            " WHERE p.last_seen < :cut AND c.claimed_at < :cut ORDER BY c.id",
+            {"cut": self._now() - away_s},
+        ).fetchall()
+        return [(int(id_), str(agent)) for id_, agent in rows]
+
+    @staticmethod
+    def _require_away(db: sqlite3.Connection, conversation_id: int, agent: str, cut: float) -> None:
+        """The conditional part of releasing for an agent who left: still away, and the claim
+        older than the time they count as away from."""
+        row = db.execute(
+            "SELECT 1 FROM presence p JOIN conversations c ON c.agent = p.agent"
+            " WHERE c.id = ? AND p.agent = ? AND p.last_seen < ? AND c.claimed_at < ?",
+            (conversation_id, agent, cut, cut),
+        ).fetchone()
+        if row is None:
+            raise StaleState(f"{agent} is back, or claimed conversation {conversation_id} since")
 
     def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:
         with self._write() as db:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,20 +16,18 @@ from textual.widgets.option_list import Option
 from chatbot.desk.models import QueueItem
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
-from chatbot.notices import claimed_for
-from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
-from chatbot.tui.widgets.queue_list import NO_QUESTION, agent_error, coarse_time, one_line
+from chatbot.tui.widgets.queue_list import NO_QUESTION, agent_error, one_line
+from chatbot.tui.widgets.queue_list import status as claim_status
 
 
-def claim_line(item: QueueItem, services: Services) -> Text:
-    since = item.claimed_at or item.waiting_since
-    status = claimed_for(
-        printable(item.agent or "?"), coarse_time(since, services.clock()), locale=services.locale
-    )
+def claim_line(
+    item: QueueItem, services: Services, seen: Mapping[str, datetime] | None = None
+) -> Text:
+    status = claim_status(item, services.clock(), locale=services.locale, seen=seen)
     question = one_line(item.question, 50) or translations(services.locale).gettext(NO_QUESTION)
     return Text.assemble((f"#{item.conversation_id}", "bold"), f"  {status} · {question}")
 
@@ -41,6 +42,8 @@ class TeamScreen(Dialog[int | None]):
         self.services = services
         localize_bindings(self, services.locale)
         self.claims: list[QueueItem] = []
+        self.seen: dict[str, datetime] = {}
+        """When each agent was last seen: a colleague gone a while shows as away."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="team-dialog", classes="dialog -tall"):
@@ -61,7 +64,9 @@ class TeamScreen(Dialog[int | None]):
     def _tick(self) -> None:
         options = self.query_one("#team-claims", OptionList)
         for index, item in enumerate(self.claims):
-            options.replace_option_prompt_at_index(index, claim_line(item, self.services))
+            options.replace_option_prompt_at_index(
+                index, claim_line(item, self.services, self.seen)
+            )
 
     async def _changed(self, _version: int) -> None:
         await self.reload()
@@ -69,6 +74,7 @@ class TeamScreen(Dialog[int | None]):
     async def reload(self) -> None:
         try:
             claims = await self.services.desk.claims()
+            seen = await self.services.desk.agents_seen()
         except HelpdeskError as error:
             # Said where the claims would be: "Nobody holds a claim" under a notice of the
             # driver's English was false (they could not be read).
@@ -78,13 +84,15 @@ class TeamScreen(Dialog[int | None]):
             if self.claims:
                 self.notify(agent_error(error, self.services.locale), severity="error")
             return
+        # This console's own agent is here, whatever the clock says of its last tick.
+        self.seen = {agent: at for agent, at in seen.items() if agent != self.services.agent}
         if claims == self.claims:
             return
         self.claims = claims
         options = self.query_one("#team-claims", OptionList)
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options([Option(claim_line(item, self.services)) for item in claims])
+        options.add_options([Option(claim_line(item, self.services, self.seen)) for item in claims])
         if claims:
             options.highlighted = min(highlighted or 0, len(claims) - 1)
         empty = self.query_one("#team-empty", Static)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.tui.agent_name import named
@@ -70,6 +71,26 @@ class AgentConsole(Vertical):
         t = translations(self.services.locale)
         yield TroubleLine(Text(t.gettext(DESK_TROUBLE)), id="desk-trouble")
         yield QueueList(self.services, id="queue")
+
+    def on_mount(self) -> None:
+        # Presence, not the session: closing the tab (or a dead terminal) ends the ticks, and a
+        # reload starts them again well within the grace, where releasing claims as a session
+        # ends would release them on every reload.
+        self.presence_tick()
+        self.set_interval(PRESENCE_EVERY_S, self.presence_tick)
+
+    @work(exclusive=True, group="presence")
+    async def presence_tick(self) -> None:
+        """Say this console's agent is here, and put back in the queue the claims of agents gone
+        longer than the grace: every open console does, so it happens with no bot running (two
+        racing release each claim once). The queue hears of a release as of any write."""
+        desk = self.services.desk
+        try:
+            if (agent := self.services.agent) is not None:
+                await desk.agent_seen(agent)
+            await desk.release_away_claims()
+        except HelpdeskError:
+            return  # The queue's own reads say when the database cannot be reached.
 
     def on_desk_trouble(self, event: DeskTrouble) -> None:
         event.stop()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,6 +35,7 @@ from textual.widgets import Static
 
 from chatbot.desk.aio import unreachable
 from chatbot.desk.models import QueueItem, State
+from chatbot.desk.service import AWAY_AFTER_S
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
@@ -98,14 +99,46 @@ def fit(text: str, width: int) -> str:
     return set_cell_size(text, width - 1) + "…"
 
 
+def away_for(item: QueueItem, seen: Mapping[str, datetime], now: datetime) -> str | None:
+    """How long a claim's agent has been away (`4m`): not seen for over `AWAY_AFTER_S`, counting
+    from their last sign of life (a console's presence, or the claim itself). None while they
+    are here, and for an agent never seen (a claim from the command line): nothing says they
+    left."""
+    if item.state is not State.CLAIMED or item.agent is None:
+        return None
+    last = seen.get(item.agent)
+    if last is None:
+        return None
+    if item.claimed_at is not None:
+        last = max(last, item.claimed_at)
+    if (now - last).total_seconds() <= AWAY_AFTER_S:
+        return None
+    return coarse_time(last, now)
+
+
 def status(
-    item: QueueItem, now: datetime, *, short: bool = False, locale: Locale = DEFAULT_LOCALE
+    item: QueueItem,
+    now: datetime,
+    *,
+    short: bool = False,
+    locale: Locale = DEFAULT_LOCALE,
+    seen: Mapping[str, datetime] | None = None,
+    width: int | None = None,
 ) -> str:
-    """`waiting 3m 05s` or `claimed by ana for 12m` (`3m 05s`, `ana 12m` when `short`)."""
+    """`waiting 3m 05s` or `claimed by ana for 12m` (`3m 05s`, `ana 12m` when `short`); for an
+    agent who is away (by `seen`, when each agent was last seen), `claimed by ana · away 4m`
+    (`ana away 4m`), the name cut rather than the absence when it would not fit in `width`."""
     if item.state is State.CLAIMED:
         since = item.claimed_at or item.waiting_since
         agent = printable(item.agent or "?")
-        return claimed_for(agent, coarse_time(since, now), short=short, locale=locale)
+        duration = coarse_time(since, now)
+        away = None if seen is None else away_for(item, seen, now)
+        shown = claimed_for(agent, duration, short=short, locale=locale, away=away)
+        if away is not None and width is not None and cell_len(shown) > width:
+            rest = cell_len(claimed_for("", duration, short=short, locale=locale, away=away))
+            agent = fit(agent, max(1, width - rest))
+            shown = claimed_for(agent, duration, short=short, locale=locale, away=away)
+        return shown
     return waiting_for(wait_time(item.waiting_since, now), short=short, locale=locale)
 
 
