@@ -394,10 +394,6 @@ class DatabaseReport:
     database, named by mistake. Empty for the help desk's own, and for an empty database."""
 
 
-# In every version of both schemas: a SQLite file without it holds none of the help desk's data,
-# whatever its `user_version` (another application may set that too).
-HELPDESK_TABLE = "conversations"
-
 # The tables someone made in a PostgreSQL database: not the system's, not another session's
 # temporary ones, not an extension's (PostGIS's `spatial_ref_sys` is no sign of another app), and
 # a partitioned table once, not each partition.
@@ -427,17 +423,14 @@ def _sqlite_other_tables(path: Path, round_trips: int) -> tuple[list[str], float
     it as the store then says why). Read-only: nothing is made or changed, not even a journal."""
     import sqlite3
 
+    from chatbot.store.sqlite import other_tables
+
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except (sqlite3.Error, OSError, ValueError):
         return [], 0.0
     try:
-        rows = conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'"
-            " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
-        ).fetchall()
-        names = [str(name) for (name,) in rows]
-        if not names or HELPDESK_TABLE in names:
+        if not (names := other_tables(conn)):
             return [], 0.0
         return names, _median_ms(conn.execute("PRAGMA user_version").fetchone, round_trips)
     except sqlite3.Error:

@@ -162,10 +162,14 @@ def test_a_command_that_reads_makes_no_tables_in_a_sqlite_file_without_them(
         before = path.read_bytes()
         for command in READERS:
             assert main([*command, "--db", str(path)]) == 2, command
-            assert capsys.readouterr().err == (
-                f"helpdesk: error: {path}: no help-desk tables there (the app, "
-                "`helpdesk bot` and `helpdesk serve` make them on first use)\n"
+            why = (
+                "holds 1 table (users) and none of the help desk's: is it the right database"
+                " (--db, HELPDESK_DB)? Nothing was changed there"
+                if path == other
+                else "no help-desk tables there (the app, `helpdesk bot` and `helpdesk serve`"
+                " make them on first use)"
             )
+            assert capsys.readouterr().err == f"helpdesk: error: {path}: {why}\n"
         if path == empty:
             doctor_says_none_yet(str(path), capsys)
         else:  # Another application's: asked about (tests/test_qa_doctor_foreign.py).

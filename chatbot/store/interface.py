@@ -36,6 +36,7 @@ from chatbot.desk.models import (
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
+from chatbot.text import printable
 
 
 class StoreError(HelpdeskError):
@@ -53,6 +54,26 @@ def unreachable(error: HelpdeskError) -> bool:
 class OlderSchema(StoreError):
     """The database's schema is older than this code's, and whoever opened it only reads, so it
     was left as it is: the next process that writes upgrades it."""
+
+
+class ForeignDatabase(StoreError):
+    """The database holds tables, none of them the help desk's: most likely another
+    application's, named by mistake. Nothing is made or changed in it."""
+
+    def __init__(self, where: str, tables: list[str]) -> None:
+        self.tables = tables
+        shown = ", ".join(printable(name) for name in tables[:NAMED_TABLES])
+        if len(tables) > NAMED_TABLES:
+            shown += f" and {len(tables) - NAMED_TABLES:,} more"
+        super().__init__(
+            f"{where}: holds {len(tables):,} table{'s' if len(tables) != 1 else ''} ({shown}) and"
+            " none of the help desk's: is it the right database (--db, HELPDESK_DB)? Nothing was"
+            " changed there"
+        )
+
+
+NAMED_TABLES = 3
+"""Another application's tables named in `ForeignDatabase`'s message: enough to recognise it."""
 
 
 class ConversationNotFound(StoreError):

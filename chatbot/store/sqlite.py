@@ -52,6 +52,7 @@ from chatbot.files import make_private_folders, special_kind
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
+    ForeignDatabase,
     LeaseLost,
     NotTheLatestAnswer,
     StaleState,
@@ -141,15 +142,35 @@ def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> s
     return connection
 
 
+HELPDESK_TABLE = "conversations"
+"""The table every version of the help desk's schema has: a file without it is not ours."""
+
+
+def other_tables(db: sqlite3.Connection) -> list[str]:
+    """The tables of a database that holds some and none of the help desk's (another
+    application's file, named by mistake); empty for ours or an empty one. Its `user_version`
+    says nothing: other applications number their schemas too."""
+    names = [
+        str(name)
+        for (name,) in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
+        )
+    ]
+    return [] if HELPDESK_TABLE in names else names
+
+
 def stored_version(path: Path) -> int | None:
     """The help desk's schema version in the SQLite file at `path`, or None when it has no
-    help-desk tables (another application's database, or an empty file). The file is opened
-    read-only: nothing is created or changed (for the commands that only read)."""
+    help-desk tables (an empty file); `ForeignDatabase` when it holds only others'. The file is
+    opened read-only: nothing is created or changed (for the commands that only read)."""
     try:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
         raise StoreError(f"{path}: cannot open database: {error}") from None
     try:
+        if foreign := other_tables(connection):
+            raise ForeignDatabase(str(path), foreign)
         (version,) = connection.execute("PRAGMA user_version").fetchone()
     except sqlite3.Error as error:  # "file is not a database"
         raise StoreError(f"{path}: cannot read database: {error}") from None
@@ -270,6 +291,8 @@ class SQLiteStore:
         store = cls(connection, path=path, clock=clock)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # First: even the switch to WAL is a change written to another application's file.
+            store._refuse_foreign(connection)
             if migrate:  # A reader leaves the journal mode as it is; the file's own makes it WAL.
                 _use_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
@@ -302,6 +325,13 @@ class SQLiteStore:
                     for statement in migration:
                         db.execute(statement)
                 db.execute(f"PRAGMA user_version = {number}")
+
+    def _refuse_foreign(self, db: sqlite3.Connection) -> None:
+        """Refuse another application's file: the help desk's tables made beside its own would
+        mix two applications' data in one file, and a migration of ours would run on its tables
+        by their version number."""
+        if foreign := other_tables(db):
+            raise ForeignDatabase(str(self.path), foreign)
 
     def _refuse_newer(self, version: int) -> None:
         if version > len(MIGRATIONS):
