@@ -115,6 +115,8 @@ class DeskConversations:
 def session_arguments(spec: SessionSpec) -> list[str]:
     """`chatbot.web.child`'s arguments for a session, from what the server verified."""
     if spec.area is None:
+        if spec.conversation_id is None:  # A new customer's: the server sends it once started.
+            return ["chat", "--locale", spec.locale]
         return ["chat", "--conversation", str(spec.conversation_id), "--locale", spec.locale]
     assert spec.account is not None
     args = [spec.area.value, "--agent", spec.account.display_name, "--locale", spec.locale]

@@ -10,6 +10,7 @@ Sessions run no bot worker: `serve`'s bot workers answer every session's questio
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -43,6 +44,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+STDIN, STDERR = 0, 2
+READY = b"helpdesk-session: ready\n"
+"""Said on stderr: this process has started (see `chatbot.web.server.READY`)."""
+PACKET_HEADER = 5
+"""textual-serve's packets, both ways: a type byte (b"M" for meta), then the payload's length
+in four bytes, big-endian."""
+MAX_PACKET_BYTES = 1 << 20
+
+
+def conversation_from_server() -> int | None:
+    """A new customer's conversation, started by the server once this process says it has
+    started (imports and settings loaded): one that fails before leaves no empty conversation.
+    Read (textual-serve's meta packet) before the app's driver reads its input, from the same
+    pipe. None: told to quit (or the server gone) first."""
+    os.write(STDERR, READY)
+    while (header := _read_exactly(STDIN, PACKET_HEADER)) is not None:
+        size = int.from_bytes(header[1:], "big")
+        if size > MAX_PACKET_BYTES or (payload := _read_exactly(STDIN, size)) is None:
+            return None
+        if header[:1] != b"M":
+            continue  # Nothing is typed before the page is answered; kept out all the same.
+        try:
+            meta = json.loads(payload)
+        except ValueError:
+            continue
+        if not isinstance(meta, dict) or meta.get("type") == "quit":
+            return None
+        conversation = meta.get("id")
+        if meta.get("type") == "conversation" and type(conversation) is int and conversation > 0:
+            return conversation
+    return None
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """`size` bytes from `fd`, unbuffered (the driver reads the rest); None at its end."""
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.timezone:
@@ -59,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         if args.area == "chat":
             if args.conversation is None:
-                raise HelpdeskError("a chat session needs --conversation")
+                args.conversation = conversation_from_server()
+                if args.conversation is None:  # Told to quit before it had one.
+                    return 0
             # A customer never reaches the editor, nor any conversation but their own.
             app = create_app(
                 settings,

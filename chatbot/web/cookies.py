@@ -3,7 +3,8 @@
 A new customer's page gets a customer cookie that names no conversation yet ("new"): the chat's
 websocket, if it comes back with it, shows that the browser keeps cookies, and only then is a
 conversation started (its cookie set with the websocket's handshake). A page fetched and never
-opened, a session refused as it starts and a browser refusing cookies start none.
+opened, a session refused as it starts, one whose app process fails to start (it is started
+once that process says it has) and a browser refusing cookies start none.
 
 itsdangerous (Pallets, pure Python, no other dependency) signs and timestamps a small JSON value
 with HMAC; it is all these cookies need, since they hold nothing secret, only nothing forgeable.

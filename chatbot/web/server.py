@@ -88,6 +88,11 @@ FAILED_TO_START = b"failed to start"
 """Why the server closes the websocket of a session whose app process ended before it drew
 anything: the page says the help desk could not open (assets/closed.js), not that everything
 sent is saved (nothing was)."""
+READY = b"helpdesk-session: ready\n"
+"""What a new customer's app process writes first on its stderr once it has started (its
+imports and settings loaded; its stdout is textual-serve's, whose prelude the app's driver
+writes): only then is their conversation started, and its id sent to the app as a meta packet,
+`{"type": "conversation", "id": ...}`. A session that failed to start leaves none behind."""
 STDERR_KEPT_BYTES = 64 * 1024
 """The end of what an app process writes on stderr, kept for the log (a traceback fits)."""
 STDERR_WAIT_S = 2.0
@@ -215,6 +220,9 @@ class SessionProcess(AppService):
         """The session, for the log ("session 3")."""
         self.drawn = False
         """The app has sent the page something to draw: it started."""
+        self.ready = asyncio.Event()
+        """A new customer's app says it started (`chatbot.web.child`): it waits for the
+        conversation the server then starts for it."""
         self._stopping = False
         self._stderr: asyncio.StreamReader | None = None
         self._stderr_task: asyncio.Task[bytes] | None = None
@@ -225,6 +233,18 @@ class SessionProcess(AppService):
     async def on_data(self, payload: bytes) -> None:
         self.drawn = True
         await super().on_data(payload)
+
+    async def wait_ready(self) -> bool:
+        """Whether the app said it started (`ready`), before its process ended."""
+        ended = self._task
+        if ended is None:
+            return False
+        ready = asyncio.create_task(self.ready.wait())
+        try:
+            await asyncio.wait({ready, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        return self.ready.is_set() and not ended.done()
 
     @property
     def failed_to_start(self) -> bool:
@@ -262,6 +282,9 @@ class SessionProcess(AppService):
         kept = b""
         while chunk := await self._stderr.read(4096):
             kept = (kept + chunk)[-STDERR_KEPT_BYTES:]
+            if not self.ready.is_set() and READY in kept:
+                kept = kept.replace(READY, b"", 1)  # Not something the app had to say.
+                self.ready.set()
         return kept
 
     async def _report_stderr(self, *, failed: bool) -> None:
@@ -969,19 +992,28 @@ class HelpdeskServer(Server):
         self.sessions[key] = live
         if replaced is not None:
             replaced.replaced = True
-        started = False
+        spawned = False
+
+        async def close(*, code: int = WSCloseCode.OK, message: bytes = b"") -> bool:
+            # A new customer's handshake is answered once their app has started: one that
+            # failed before is answered only to be closed, saying so.
+            if not websocket.prepared:
+                await websocket.prepare(request)
+            return await websocket.close(code=code, message=message)
+
         try:
             if replaced is not None:
                 await self._take_over(replaced)
+            new = spec is None
             if spec is None:
-                conversation = await self.desk.start_conversation()
-                self._set_customer_cookie(websocket, self.signer.customer(conversation))
-                spec = SessionSpec(None, conversation, locale=page_locale(request))
-                live.holder = self.holder(request, spec)
-            live.spec = spec
-            await websocket.prepare(request)
+                # Its conversation is started once its app has (below), so that a session whose
+                # process fails to start leaves none behind, nor one more per reload.
+                spec = SessionSpec(None, None, locale=page_locale(request))
+            else:
+                live.spec = spec
+                await websocket.prepare(request)
             if live.replaced or self.closing:  # Opened again meanwhile, or the server ends.
-                return websocket
+                return await self._answered(websocket, request)
             arguments = list(self.child(spec))
             if (zone := browser_timezone(request)) is not None:
                 arguments += ["--timezone", zone]
@@ -992,14 +1024,25 @@ class HelpdeskServer(Server):
                 zygote=self.zygote,
                 write_bytes=websocket.send_bytes,
                 write_str=websocket.send_str,
-                close=websocket.close,
+                close=close,
                 server=self,
                 name=f"session {key}",
             )
             width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
             height = _clamp(request.query.get("height"), 24, MAX_ROWS)
             await service.start(width, height)
-            started = True
+            spawned = True
+            if new:
+                if not await service.wait_ready():
+                    return websocket  # Its process ended: closed as failing to start.
+                if live.replaced or self.closing:
+                    return await self._answered(websocket, request)
+                conversation = await self.desk.start_conversation()
+                self._set_customer_cookie(websocket, self.signer.customer(conversation))
+                spec = SessionSpec(None, conversation, locale=page_locale(request))
+                live.spec, live.holder = spec, self.holder(request, spec)
+                await websocket.prepare(request)
+                await service.send_meta({"type": "conversation", "id": conversation})
             self.report(
                 f"helpdesk serve: session {key} started ({describe(spec)}, pid {service.pid})"
             )
@@ -1017,12 +1060,21 @@ class HelpdeskServer(Server):
             finally:
                 del self.sessions[key]
                 live.done.set()
-                if started:
+                if spawned:
                     self.report(f"helpdesk serve: session {key} ended")
                 if websocket.prepared and not websocket.closed:
                     await websocket.close()
         if not websocket.prepared:  # It failed before the handshake was answered.
             raise web.HTTPInternalServerError(text="the session could not start")
+        return websocket
+
+    @staticmethod
+    async def _answered(
+        websocket: web.WebSocketResponse, request: web.Request
+    ) -> web.WebSocketResponse:
+        """The handshake answered (if it was not yet), for a session that does not go on."""
+        if not websocket.prepared:
+            await websocket.prepare(request)
         return websocket
 
     async def _take_over(self, old: LiveSession) -> None:
