@@ -21,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
+from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 
@@ -41,6 +43,7 @@ from chatbot.tui.screens.desk import DeskScreen
 from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.chat_shell import ChatShell
 
 # The settings, the desk (pydantic), the engine (numpy, the BM25 index), httpx and the bot worker
 # are loaded after the first screen is shown (see `HelpDeskApp._start_loading` and
@@ -227,6 +230,9 @@ class HelpDeskApp(SafeApp):
         if self._first_locale != DEFAULT_LOCALE:
             self.show_in(self._first_locale)
         self._first_screen: ModeScreen | None = None
+        self._held_input: list[events.Key | events.Paste] | None = None
+        """Keys and pastes that came while the panels took the shells' places, for the panels'
+        boxes once they are there (None: nothing is held)."""
         self._closing = False
         self._app_log = _AppLog(self)
         self._terminal_logs: list[logging.Handler] = []
@@ -339,8 +345,48 @@ class HelpDeskApp(SafeApp):
         self._use(prepared)
         self.refresh_bindings()  # The editor's key is offered now.
         if self._first_screen is not None:
-            await self._first_screen.start(self.services)
+            await self._put_panels_in_place(self._first_screen)
         await self._started()
+
+    async def _put_panels_in_place(self, screen: ModeScreen) -> None:
+        """The panels in place of the shells, every key typed meanwhile kept for them: the shell's
+        box is read, then removed, and only then does the panel's box take the focus. A key still
+        queued to the shell's box was typed into a box already read, and one arriving before
+        the panel's box had the focus went to the screen, which drops it: a customer typing at
+        once lost a character in about one start in eight."""
+        self._held_input = []
+        try:
+            # A key the app was handing on as the holding began, then every key already given to
+            # a shell's box, are in that box before it is read.
+            await _handled_so_far(self)
+            for shell in screen.query(ChatShell):
+                await _handled_so_far(shell.question)
+            await screen.start(self.services)
+        finally:
+            # From the app's own queue, in turn: a key arriving meanwhile is held behind these.
+            self.call_later(self._release_input)
+
+    async def _release_input(self) -> None:
+        held, self._held_input = self._held_input or [], None
+        for event in held:
+            await super().on_event(event)
+
+    async def on_event(self, event: events.Event) -> None:
+        if (
+            self._held_input is not None
+            and isinstance(event, (events.Key, events.Paste))
+            and not event.is_forwarded
+            and not (isinstance(event, events.Key) and self._quits(event.key))
+        ):
+            self._held_input.append(event)
+            return
+        await super().on_event(event)
+
+    def _quits(self, key: str) -> bool:
+        """`key` is the app's own quit key: never held, even behind a question being stored."""
+        return any(
+            binding.action == "quit" for binding in self._bindings.key_to_bindings.get(key, ())
+        )
 
     async def _made_in_thread(self, making: asyncio.Future[T]) -> T | None:
         """What a start-up thread made; None if the app is ending: what the thread raised ends
@@ -650,6 +696,13 @@ class HelpDeskApp(SafeApp):
             await super(HelpDeskApp, self).action_quit()
 
         self.push_screen(ClaimsOnQuit(len(claims), locale=self.services.locale), answered)
+
+
+async def _handled_so_far(widget: MessagePump) -> None:
+    """Once `widget` has handled every message already sent to it (its own queue, in order)."""
+    handled = asyncio.Event()
+    if widget.call_later(handled.set):
+        await handled.wait()
 
 
 def default_agent_name() -> str:

@@ -24,14 +24,24 @@ WELCOME = N_(
 PLACEHOLDER = N_("Type your question, press Enter")
 
 
+class ShellQuestion(PlainInput):
+    """The shell's question box: it notes an Enter as the key is handled, so the chat panel
+    taking its place knows of it even if its `Submitted` message was still on its way."""
+
+    submitted = False
+    """Enter was pressed on a question: the chat asks it once it is there."""
+
+    async def action_submit(self) -> None:
+        self.submitted = bool(self.value.strip())
+        await super().action_submit()
+
+
 class ChatShell(Vertical):
     """The chat's layout (the same ids, so the same CSS) with the welcome and the question box."""
 
     def __init__(self, *, locale: Locale = DEFAULT_LOCALE, id: str | None = None) -> None:
         super().__init__(id=id)
         self.locale = locale
-        self.submitted = False
-        """Enter was pressed on a question: the chat asks it once it is there."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
@@ -39,13 +49,19 @@ class ChatShell(Vertical):
         yield Horizontal(id="chat-top")
         with VerticalScroll(id="chat-log"):
             yield Static(Text(t.gettext(WELCOME)), classes="welcome", id="chat-welcome")
-        yield PlainInput(placeholder=t.gettext(PLACEHOLDER), id="question", select_on_focus=False)
+        yield ShellQuestion(
+            placeholder=t.gettext(PLACEHOLDER), id="question", select_on_focus=False
+        )
 
     @property
-    def question(self) -> Input:
-        return self.query_one("#question", Input)
+    def question(self) -> ShellQuestion:
+        return self.query_one("#question", ShellQuestion)
+
+    @property
+    def submitted(self) -> bool:
+        """Enter was pressed on a question: the chat asks it once it is there."""
+        return self.question.submitted
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.submitted = bool(event.value.strip())
+        event.stop()  # Noted by the box itself (`ShellQuestion.submitted`).
