@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from platformdirs import user_config_path, user_data_path
+from platformdirs import user_config_path, user_data_path, user_state_path
 
 from chatbot.resources import shipped
 
@@ -37,3 +37,9 @@ def default_config_file() -> Path:
 
 def default_database() -> Path:
     return user_data_path(APP_NAME) / "helpdesk.sqlite3"
+
+
+def drafts_dir() -> Path:
+    """Where browser sessions keep a customer's unsent question while `serve` restarts (the
+    user's state directory: not data anyone exports, and private to them)."""
+    return user_state_path(APP_NAME) / "drafts"

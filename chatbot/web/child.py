@@ -107,6 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.conversation = conversation_from_server()
                 if args.conversation is None:  # Told to quit before it had one.
                     return 0
+            from chatbot.drafts import drafts_for
+            from chatbot.tui.screens.chat import ChatScreen
+
+            # What the customer had typed and not sent when a session of theirs ended (serve
+            # restarting) is kept for the next, of this database's conversation alone.
+            ChatScreen.drafts = drafts_for(settings.store.db)
             # A customer never reaches the editor, nor any conversation but their own.
             app = create_app(
                 settings,

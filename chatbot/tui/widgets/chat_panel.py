@@ -160,6 +160,14 @@ class ChatPanel(Vertical):
         """`message` in the customer's language."""
         return translations(self.locale).gettext(message)
 
+    # -- a browser session's draft (kept by `ChatScreen` while `serve` restarts) ------------------
+
+    def restore_draft(self, text: str) -> None:
+        """Put a draft back in the question box, unless something is typed there already."""
+        if text and not self.question.value:
+            self.question.value = text
+            self.question.cursor_position = len(text)
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-top"):
             yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
