@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
@@ -74,6 +75,14 @@ DESK_TROUBLE_READING = N_(
 )
 """Said when only reading fails: with nothing unsent, "What you typed stays here: try again"
 asked the customer to send again a question the desk already had."""
+DESK_BACK_UNSENT = N_(
+    "The help desk can be reached again, but what you typed was not sent: press Enter to send it."
+)
+"""Said in place of `DESK_TROUBLE` once the desk is back with the message still unsent: the line
+said "cannot be reached just now" until the customer sent again, long after it could be."""
+DESK_POLL_S = 1.0
+"""How often the chat reads again while its reads fail: a server that went silent, then answers
+again, sends no change notice, and its line stayed until something else changed."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
@@ -154,6 +163,17 @@ class ChatPanel(Vertical):
         """The error line says the desk cannot be reached: it goes once the desk answers."""
         self._unsent = False
         """A write failed, and nothing has been sent since: its line stays until one is."""
+        self._unsent_words: tuple[str, str] | None = None
+        """That message, as typed and as stored: the desk may have stored it after all, its
+        answer lost on the way back (a server that went silent at the commit)."""
+        self._unsent_after = 0
+        """The last entry shown when it failed: it is looked for among the entries after it."""
+        self._unsent_cursor: int | None = None
+        """The desk's newest entry when first read after it failed: a newer one means writes
+        land again (the lock or the outage that failed it is over)."""
+        self._reads_failing = False
+        """The last read failed, or the change feed lost the database."""
+        self._desk_poll: Timer | None = None
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -246,13 +266,35 @@ class ChatPanel(Vertical):
         """An idle chat hears of an outage too: it reads only when told of a change, so a
         customer waiting for a reply through one saw nothing amiss. The line goes, as a failed
         read's does, once reading works again (the feed reports a change on its return)."""
-        if not reachable and self.conversation_id is not None and not self.error.display:
+        if reachable:
+            return
+        if self.conversation_id is not None and not self.error.display:
             self._show_error(self.gettext(DESK_TROUBLE_READING))
             self._desk_trouble = True
+        if self.error.display:
+            self._reading_failed()
+
+    def _reading_failed(self) -> None:
+        """Reads fail: read again every `DESK_POLL_S` while the line shows, so it goes (or says
+        the desk is back) once one works, change notice or not."""
+        self._reads_failing = True
+        if self._desk_poll is None:
+            self._desk_poll = self.set_interval(DESK_POLL_S, self._poll_desk)
+
+    def _poll_desk(self) -> None:
+        if not (self._reads_failing and self.error.display):
+            if self._desk_poll is not None:
+                self._desk_poll.stop()
+                self._desk_poll = None
+        elif not self._loading.locked():  # A read on its way says as much.
+            self.run_worker(self.refresh_log(), group="desk poll")
 
     async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
         if self.conversation_id is None:
+            if self._unsent:  # The message that failed would have started the conversation.
+                async with self._loading:  # One read at a time, polled or not.
+                    await self._unsent_check((), came_back=self._reads_failing)
             return
         async with self._loading:  # One at a time, so each entry is shown once, in order.
             desk = self.services.desk
@@ -276,7 +318,10 @@ class ChatPanel(Vertical):
                     typing = await desk.typing(self.conversation_id)
             except HelpdeskError as error:
                 self._show_desk_error(error)
+                if isinstance(error, StoreError):
+                    self._reading_failed()
                 return
+            came_back, self._reads_failing = self._reads_failing, False
             self._desk_answers()
             news = self._history_shown and any(
                 isinstance(entry, ChatMessage) and entry.author is not Author.CUSTOMER
@@ -311,7 +356,54 @@ class ChatPanel(Vertical):
                 # A customer waiting in another window (or tab: the page marks its title) hears
                 # that the bot or a person answered.
                 self.app.bell()
+            if self._unsent:
+                await self._unsent_check(entries, came_back=came_back)
             self.refresh_bindings()
+
+    async def _note_unsent_cursor(self) -> None:
+        """The desk's newest entry just after the write failed (read at once, not by the next
+        change notice, which may come from the very write that shows the desk is back)."""
+        try:
+            newest = await self.services.desk.last_entry_id()
+        except HelpdeskError:
+            self._reading_failed()
+            return
+        if self._unsent and self._unsent_cursor is None:
+            self._unsent_cursor = newest
+
+    async def _unsent_check(
+        self, entries: Sequence[ChatMessage | ChatEvent], *, came_back: bool
+    ) -> None:
+        """Whether what the unsent message's line says is over: the message among `entries`
+        (stored after all) takes it off the box and the line goes, as a send would; the desk
+        back (`came_back`: reads work again; or an entry newer than any when it failed: writes
+        land again) says so. Before, the line said "cannot be reached" until the customer sent
+        again, long after the outage, and over a message already stored."""
+        if self._unsent_words is not None:
+            typed, stored = self._unsent_words
+            if any(
+                isinstance(entry, ChatMessage)
+                and entry.author is Author.CUSTOMER
+                and entry.id > self._unsent_after
+                and entry.text == stored
+                for entry in entries
+            ):
+                if self.question.value.startswith(typed):
+                    self.question.take(typed)
+                self._hide_error()
+                return
+        try:
+            newest = await self.services.desk.last_entry_id()
+        except HelpdeskError:
+            self._reading_failed()
+            return
+        self._reads_failing = False
+        if self._unsent_cursor is None:
+            self._unsent_cursor = newest
+        elif newest > self._unsent_cursor:
+            came_back = True
+        if came_back and self._unsent:  # Not sent meanwhile.
+            self._show_error(self.gettext(DESK_BACK_UNSENT))
 
     def _unwritten(self, conversation: Conversation | None) -> Locale:
         """The language of a conversation with no `locale-set` event: the one offered while
@@ -431,6 +523,8 @@ class ChatPanel(Vertical):
         self.error.display = False
         self._desk_trouble = False
         self._unsent = False
+        self._unsent_words = None
+        self._unsent_cursor = None
 
     def _desk_answers(self) -> None:
         if self._desk_trouble:
@@ -504,6 +598,7 @@ class ChatPanel(Vertical):
 
     async def _store(self, text: str) -> bool:
         """Store the customer's message; False, saying why, if it was refused."""
+        typed = text
         try:
             # `check_question`'s tests, each said for the customer: blank (format characters
             # such as a zero-width space too), and the limit on what is stored, the spaces
@@ -526,6 +621,12 @@ class ChatPanel(Vertical):
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_desk_error(error, writing=True)
+            if self._unsent and isinstance(error, StoreError):
+                # Looked for once the desk answers again: it may have been stored after all.
+                self._unsent_words = (typed, text)
+                self._unsent_after = self._last_entry
+                self._unsent_cursor = None
+                self.run_worker(self._note_unsent_cursor(), group="unsent")
             return False
         self._hide_error()
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")
