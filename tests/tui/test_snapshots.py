@@ -223,7 +223,8 @@ def test_chat_in_chinese_at_80x24(
         app: HelpDeskApp = pilot.app  # type: ignore[assignment]
         await pilot.pause()
         await ask(pilot, Q1_ZH)
-        await wait_until(pilot, lambda: footer_offers(app, "talk_to_person"))
+        # Waiting for a person: the footer offers a new chat, not "Talk to a person".
+        await wait_until(pilot, lambda: footer_offers(app, "new_conversation"))
         await wait_until(pilot, lambda: "English" in str(app.query_one("#chat-language").render()))
         await steady(pilot)
 

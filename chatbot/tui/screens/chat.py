@@ -24,6 +24,9 @@ class ChatScreen(ModeScreen):
     """One customer conversation, full width."""
 
     AUTO_FOCUS = "#question"
+    CLOSED_NOT_QUIT: ClassVar[bool] = True
+    """In a browser the customer leaves by closing the page: the footer offers no Quit, which
+    ended the chat on one tap next to "Talk to a person" (see the footer's `CLOSED_NOT_QUIT`)."""
 
     drafts: ClassVar[Path | None] = None
     """Where a browser session keeps its customer's unsent question when it ends (`serve`

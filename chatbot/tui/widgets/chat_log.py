@@ -29,14 +29,32 @@ class ChatLog(VerticalScroll):
             event.prevent_default()
             self.post_message(self.Typed(event.character))
 
+    def anchor(self, anchor: bool = True) -> None:
+        super().anchor(anchor)
+        if not anchor:
+            # Anchored, a log that does not fill the pane is drawn at its bottom: Textual scrolls
+            # it to a negative offset, which stayed once let go. Cleared and refilled (a switch of
+            # language), its entries were drawn that many rows down, blank rows above them, the
+            # newest below the fold, with no scrollbar to reach it.
+            self.scroll_to(
+                y=max(self.scroll_y, 0),
+                animate=False,
+                immediate=True,
+                force=True,  # Also where it does not overflow, and so has no scrolling.
+                release_anchor=False,
+            )
+
     def on_resize(self, _event: events.Resize) -> None:
         # The chat follows its newest entry once it overflows (anchored), not before. A window
         # made smaller (a phone's keyboard opening, a split screen) could make it overflow with
-        # no new entry to anchor it, and the answer went below the fold. One the customer has
-        # scrolled back in is anchored, and left where they are.
-        if not self.is_anchored:
-            self.call_after_refresh(self._follow_if_overflowing)
+        # no new entry to anchor it, and the answer went below the fold; one made larger (a
+        # phone turned to landscape) leaves it from the top again, as a chat that never
+        # overflowed is. One the customer has scrolled back in is anchored, and left where they
+        # are.
+        self.call_after_refresh(self._follow_if_overflowing)
 
     def _follow_if_overflowing(self) -> None:
         if self.max_scroll_y > 0 and not self.is_anchored:
             self.anchor()
+        elif self.max_scroll_y == 0 and self.is_anchored:
+            self.anchor(False)

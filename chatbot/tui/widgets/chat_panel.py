@@ -16,6 +16,7 @@ from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
@@ -83,10 +84,74 @@ said "cannot be reached just now" until the customer sent again, long after it c
 DESK_POLL_S = 1.0
 """How often the chat reads again while its reads fail: a server that went silent, then answers
 again, sends no change notice, and its line stayed until something else changed."""
+PERSON_HAS_IT = (State.WAITING, State.CLAIMED)
+"""While a person has the conversation, or it waits for one, "Talk to a person" is not offered:
+pressed, it could only say so ("A person already has this conversation.")."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
 chat's language (see the footer's `GIVE_WAY_FIRST`). Their keys work all the same."""
+
+
+class StatusLine(Widget):
+    """Who answers the conversation, wrapped to as many lines as its CSS `max-height` allows
+    (the last ending in "…" if it still does not fit): on a phone's 40 columns a one-line status
+    lost the second half of its sentence ("Resolved. Write again if yo…"). One line when it
+    fits. Drawn as plain text (an agent's name is shown literally)."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: auto;
+    }
+    """
+
+    def __init__(self, text: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = text
+
+    def update(self, text: str) -> None:
+        if text != self.text:
+            self.text = text
+            self.refresh(layout=True)
+
+    def _most_lines(self) -> int:
+        most = self.styles.max_height
+        return max(1, int(most.value)) if most is not None and most.is_cells else 1
+
+    def _lines(self, width: int) -> list[Text]:
+        if width <= 0:
+            return [Text(self.text)]
+        most = self._most_lines()
+        lines = list(Text(self.text).wrap(self.app.console, width, overflow="fold"))
+        if len(lines) <= most:
+            return lines
+        # The lines that fit, then the rest of the sentence on the last one, cut with "…".
+        kept = lines[: most - 1]
+        shown = sum(len(line.plain) for line in kept)
+        last = Text(self.text[shown:].lstrip())
+        last.truncate(width, overflow="ellipsis")
+        return [*kept, last]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+    def render(self) -> Text:
+        return Text("\n").join(self._lines(self.content_size.width))
+
+
+class LanguageSwitch(Static):
+    """The language hint at the top right ("F9 中文"), in the other language's own words: a
+    click (a phone's tap: a phone has no F9) shows the chat in that language, as F9 does."""
+
+    @dataclass
+    class Pressed(Message):
+        """The customer clicked the language hint."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        # A double tap is one gesture: its second tap would switch straight back.
+        if event.chain == 1:
+            self.post_message(self.Pressed())
 
 
 class ChatPanel(Vertical):
@@ -94,6 +159,9 @@ class ChatPanel(Vertical):
 
     BINDINGS = [
         Binding("ctrl+t", "talk_to_person", N_("Talk to a person")),
+        # The same key while a person has the conversation (or it waits for one), where the
+        # footer does not offer it (see `check_action`): a customer used to it is told so.
+        Binding("ctrl+t", "talk_to_person('anyway')", show=False),
         Binding("ctrl+y", "feedback('helpful')", N_("Helpful")),
         Binding("ctrl+n", "feedback('not-helpful')", N_("Not helpful")),
         Binding(
@@ -190,8 +258,8 @@ class ChatPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-top"):
-            yield Static(Text(status_line(State.BOT, None, locale=self.locale)), id="chat-status")
-            yield Static(self._language_hint(), id="chat-language")
+            yield StatusLine(status_line(State.BOT, None, locale=self.locale), id="chat-status")
+            yield LanguageSwitch(self._language_hint(), id="chat-language")
         with ChatLog(id="chat-log"):
             yield Static(Text(self.gettext(WELCOME)), classes="welcome", id="chat-welcome")
             if self.services.suggestions:
@@ -426,7 +494,7 @@ class ChatPanel(Vertical):
         else:
             agent = None if conversation.agent is None else printable(conversation.agent)
             text = status_line(conversation.state, agent, ahead=self._ahead, locale=self.locale)
-        self.query_one("#chat-status", Static).update(Text(text))
+        self.query_one("#chat-status", StatusLine).update(text)
 
     async def _clear_log(self) -> None:
         """Take every message and notice off the transcript, to be shown again."""
@@ -446,7 +514,7 @@ class ChatPanel(Vertical):
         self.rating.show_in(locale)
         self.question.placeholder = self.gettext(PLACEHOLDER)
         self._show_status()
-        self.query_one("#chat-language", Static).update(self._language_hint())
+        self.query_one("#chat-language", LanguageSwitch).update(self._language_hint())
         self._localize_bindings()
         self.post_message(self.LocaleChanged(locale))
 
@@ -643,7 +711,7 @@ class ChatPanel(Vertical):
 
     # -- actions ----------------------------------------------------------------------------------
 
-    def action_talk_to_person(self) -> None:
+    def action_talk_to_person(self, _anyway: str = "") -> None:
         """Escalate with reason `customer-asked`, whatever the bot is doing."""
         # A worker: the key is handled at once even while a question is still being stored.
         self.run_worker(self._talk_to_person(), group="talk-to-person")
@@ -673,6 +741,11 @@ class ChatPanel(Vertical):
             else:
                 self.notify(self.gettext("A person already has this conversation."))
         await self.refresh_log()
+
+    @on(LanguageSwitch.Pressed)
+    async def _language_pressed(self, event: LanguageSwitch.Pressed) -> None:
+        event.stop()
+        await self.action_switch_locale()
 
     async def action_switch_locale(self) -> None:
         """Show the chat in the next language (of two: the other one)."""
@@ -739,7 +812,15 @@ class ChatPanel(Vertical):
         bubble = self._latest_answer
         return bubble if bubble is not None and bubble.asks_for_feedback else None
 
+    def _offers_a_person(self) -> bool:
+        """Whether "Talk to a person" can mean something: the bot or nobody has the conversation
+        (not started, with the bot, resolved)."""
+        return self.conversation is None or self.conversation.state not in PERSON_HAS_IT
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "talk_to_person" and not parameters:
+            # Left out of the footer; the key's other binding still answers it.
+            return self._offers_a_person()
         if action == "feedback" and self._awaiting_feedback() is None:
             return None  # Shown greyed out in the footer until there is an answer to judge.
         if action == "new_conversation":
@@ -776,10 +857,12 @@ class ChatPanel(Vertical):
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         t = translations(self.locale)
-        yield PaletteCommand(
-            t.gettext("Talk to a person"), t.gettext("Hand this conversation to a support agent"),
-            self.action_talk_to_person,
-        )  # fmt: skip
+        if self._offers_a_person():
+            yield PaletteCommand(
+                t.gettext("Talk to a person"),
+                t.gettext("Hand this conversation to a support agent"),
+                self.action_talk_to_person,
+            )
         for locale in LOCALES:
             if locale != self.locale:
                 yield PaletteCommand(

@@ -18,7 +18,11 @@ GIVE_WAY_FIRST = ("feedback('helpful')", "feedback('not-helpful')")
 and Not helpful, whose buttons stay on the answer (the chat panel's `FEEDBACK_ACTIONS`, not
 imported: the footer comes with the first screen, the chat panel after it)."""
 ALWAYS = "quit"
-"""The one key never left out."""
+"""The one key never left out for want of room."""
+CLOSED_NOT_QUIT = "CLOSED_NOT_QUIT"
+"""A screen whose class sets this true is ended in a browser by closing its page: there the
+footer offers no Quit (a customer's chat, where Quit sat next to "Talk to a person" and ended
+the chat on one tap). The key itself still works, and a terminal's footer offers it."""
 
 
 def _keys(screen: Screen[object]) -> tuple[object, ...]:
@@ -96,13 +100,14 @@ class Footer(TextualFooter):
         come first), never Quit. Keys left out work all the same. `width` is the footer's own
         unless given (a test asks what another width would show)."""
         width = width or self.size.width or self.app.size.width
+        never = self._never_shown()
         cells: dict[str, int] = {}
         palette = 0
         for active in self.screen.active_bindings.values():
             binding = active.binding
             if binding.action == "command_palette":
                 palette = PALETTE_MARGIN + self._cells(binding)
-            elif binding.show:
+            elif binding.show and binding.action not in never:
                 # Textual's footer shows one key per action, the first bound.
                 cells.setdefault(binding.action, self._cells(binding))
 
@@ -112,7 +117,7 @@ class Footer(TextualFooter):
 
         shown = list(cells)
         if needed(shown) + palette <= width:
-            return frozenset(), True
+            return never, True
         # Helpful and Not helpful go together: one without the other would look like a choice.
         order = [[action for action in GIVE_WAY_FIRST if action in cells]]
         order += [[action] for action in reversed(shown) if action not in GIVE_WAY_FIRST]
@@ -120,7 +125,13 @@ class Footer(TextualFooter):
             if needed(shown) <= width:
                 break
             shown = [action for action in shown if action == ALWAYS or action not in actions]
-        return frozenset(cells) - frozenset(shown), False
+        return frozenset(cells) - frozenset(shown) | never, False
+
+    def _never_shown(self) -> frozenset[str]:
+        """The actions whose keys this screen's footer never shows, room or not."""
+        if self.app.is_web and getattr(self.screen, CLOSED_NOT_QUIT, False):
+            return frozenset({"quit"})
+        return frozenset()
 
     def _cells(self, binding: Binding) -> int:
         """The cells a key takes in the compact footer: `^t Talk to a person`."""

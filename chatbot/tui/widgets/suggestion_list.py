@@ -28,6 +28,11 @@ REPLAY_NOTE = N_(
     "Replay mode, no network: the bot has recorded answers for these questions only (anything "
     "else goes to a person). Click one, type it, or pick it with Ctrl+P → Ask:"
 )
+REPLAY_NOTE_IN_A_BROWSER = N_(
+    "Replay mode, no network: the bot has recorded answers for these questions only (anything "
+    "else goes to a person). Tap or click one, or type it:"
+)
+"""In a browser, on a phone most of all, there is no Ctrl+P to press: the list is tapped."""
 PERSON_REPLIES = N_("a person will reply")
 """After a suggested question whose recorded answers are all under the threshold."""
 
@@ -104,9 +109,12 @@ class SuggestionList(Vertical):
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
-        yield Static(Text(t.gettext(REPLAY_NOTE)), classes="note")
+        yield Static(Text(t.gettext(self._note())), classes="note")
         for suggestion in self.suggestions:
             yield SuggestedQuestion(suggestion, t.gettext(PERSON_REPLIES))
+
+    def _note(self) -> str:
+        return REPLAY_NOTE_IN_A_BROWSER if self.app.is_web else REPLAY_NOTE
 
     def set_suggestions(self, suggestions: Sequence[Suggestion]) -> None:
         """The same questions, newly decided: each row says again whether a person replies."""
@@ -120,6 +128,6 @@ class SuggestionList(Vertical):
         recorded)."""
         self.locale = locale
         t = translations(locale)
-        self.query_one(".note", Static).update(Text(t.gettext(REPLAY_NOTE)))
+        self.query_one(".note", Static).update(Text(t.gettext(self._note())))
         for row in self.query(SuggestedQuestion):
             row.show_in(t.gettext(PERSON_REPLIES))
