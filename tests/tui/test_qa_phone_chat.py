@@ -284,3 +284,27 @@ async def test_a_status_too_long_for_two_lines_ends_in_an_ellipsis(
         assert len(rows) == 2 and status.size.height == 2, rows
         assert rows[0].strip() == "Maximiliana [b]Wolkenstein-Trostburg[/b]"[: len(rows[0].strip())]
         assert rows[1].rstrip().endswith("…"), rows
+
+
+@pytest.mark.usefixtures("in_a_browser")
+async def test_ctrl_c_in_a_browser_chat_points_at_closing_the_page_not_at_quit(
+    make_app: MakeApp,
+) -> None:
+    app = browser_chat(make_app)
+    async with app.run_test(size=PHONE, notifications=True) as pilot:
+        await chat_ready(pilot)
+        app.screen.set_focus(None)  # Where nothing is there to copy.
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: bool(notes(app)))
+        assert notes(app) == ["Close the page to leave: your conversation is kept."]
+        assert app.is_running
+
+
+async def test_ctrl_c_in_a_terminal_chat_still_says_how_to_quit(make_app: MakeApp) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=PHONE, notifications=True) as pilot:
+        await chat_ready(pilot)
+        app.screen.set_focus(None)  # Where nothing is there to copy.
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: bool(notes(app)))
+        assert notes(app) == ["Press Ctrl+Q to quit the app."]
