@@ -282,10 +282,10 @@ class AsyncDesk:
     async def agents_seen(self) -> dict[str, datetime]:
         return await self._run(self._service.agents_seen)
 
-    async def release_away_claims(self) -> list[int]:
+    async def release_away_claims(self, *, here: str | None = None) -> list[int]:
         # Subscribers here hear of it only when something was released: the sweep runs every
         # presence tick and almost always finds nothing.
-        released = await self._run(self._service.release_away_claims)
+        released = await self._run(self._service.release_away_claims, here=here)
         if released:
             self._changed()
         return released

@@ -139,6 +139,10 @@ class DeskService:
         self.release_after_s = release_after_s
         """Seconds an agent may be unseen before `release_away_claims` lets go of their claims
         for them (0: never)."""
+        self._sightings: dict[str, tuple[datetime, datetime]] = {}
+        """Per agent, their newest sighting as stored and when this process first read it so, by
+        its own clock: how long an agent has been away is measured here, never by comparing
+        another host's clock with this one's."""
 
     def close(self) -> None:
         self.store.close()
@@ -508,25 +512,48 @@ class DeskService:
         """When each agent ever seen was last seen: past `AWAY_AFTER_S`, they are away."""
         return self.store.agents_seen()
 
-    def release_away_claims(self) -> list[int]:
-        """Put back in the queue the claims of agents not seen for longer than
-        `release_after_s` (claimed before that too), each as its owner's release (the customer
-        is told the agent stepped away); returns the ones released. An agent never seen (claims
-        from the command line, or from before presence was kept) keeps theirs.
+    def release_away_claims(self, *, here: str | None = None) -> list[int]:
+        """Put back in the queue the claims of agents whose newest sighting this process has
+        watched stay the same for longer than `release_after_s` (by its own clock; the store
+        also checks the sighting's age by its clock), each as its owner's release (the
+        customer is told the agent stepped away); returns the ones released. `here`: the agent
+        of the console asking, whose claims are never released by it (a process waking from a
+        sleep longer than the grace saw no sighting of them meanwhile: its own had stopped).
+        An agent never seen (claims from the command line, or from before presence was kept)
+        keeps theirs.
+
+        Measured here rather than by the sighting's time alone: a console on a host whose clock
+        runs ahead of the agent's read a fresh sighting as old, and released the claims of an
+        agent at their desk. A process that starts watching waits the whole grace first.
 
         Every open console runs this on its presence tick, so two may race for one claim: each
-        release is conditional on the claim, its owner and their absence, so one lands and the
-        other's is stale, skipped, with one `released` event between them."""
+        release is conditional on the claim, its owner and the sighting watched, so one lands and
+        the other's is stale, skipped, with one `released` event between them."""
         if self.release_after_s <= 0:
+            return []
+        now = self.store.now()
+        for agent, seen in self.store.agents_seen().items():
+            watched = self._sightings.get(agent)
+            if watched is None or watched[0] != seen:
+                self._sightings[agent] = (seen, now)
+        gone = {
+            agent: seen
+            for agent, (seen, since) in self._sightings.items()
+            if agent != here and (now - since).total_seconds() > self.release_after_s
+        }
+        if not gone:
             return []
         released = []
         for conversation_id, owner in self.store.away_claims(away_s=self.release_after_s):
+            if owner not in gone:
+                continue  # Seen again lately, by this process's clock.
             try:
                 to = next_state(State.CLAIMED, Move.RELEASE, role=Role.AGENT, agent=owner,
                                 owner=owner, conversation_id=conversation_id)  # fmt: skip
                 self.store.release(
                     conversation_id, agent=owner, expect=State.CLAIMED, to=to,
                     event=Released(agent=owner, away=True), away_s=self.release_after_s,
+                    last_seen=gone[owner],
                 )  # fmt: skip
             except StaleState:
                 continue  # Released by another console, moved meanwhile, or the agent is back.

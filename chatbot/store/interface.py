@@ -112,6 +112,10 @@ class ConversationStore(Protocol):
 
     def close(self) -> None: ...
 
+    def now(self) -> datetime:
+        """The time by the clock the store was opened with (this host's, or a test's)."""
+        ...
+
     def open_feed(self) -> ChangeFeed:
         """A change feed of its own (its own connection), for a watcher thread."""
         ...
@@ -190,6 +194,7 @@ class ConversationStore(Protocol):
         event: EventData,
         seen: bool = False,
         away_s: float | None = None,
+        last_seen: datetime | None = None,
     ) -> Conversation:
         """The owner lets go (resolve, hand back, release): state `to` and `event`, if the state
         is still `expect` and `agent` still holds the claim.
@@ -200,7 +205,9 @@ class ConversationStore(Protocol):
 
         `away_s`: the desk lets go for an agent who left (see `away_claims`): only if `agent`
         has a presence row and neither it nor the claim is newer than `away_s` seconds ago
-        (`StaleState` otherwise), so an agent back meanwhile keeps the claim."""
+        (`StaleState` otherwise), so an agent back meanwhile keeps the claim; with `last_seen`,
+        also only if their presence row holds no sighting newer than it (the one the caller
+        watched go stale by its own clock)."""
         ...
 
     def claimed_by(self, agent: str) -> list[int]:

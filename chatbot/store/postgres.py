@@ -70,7 +70,7 @@ from chatbot.store.interface import (
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
-from chatbot.store.sqlite import search_hit
+from chatbot.store.sqlite import search_hit, seen_until
 from chatbot.store.stats_sql import PostgresDialect, compute_stats, no_gap
 
 CHANNEL = "helpdesk"
@@ -313,6 +313,9 @@ class PostgresStore:
 
     def close(self) -> None:
         self._link.drop()
+
+    def now(self) -> datetime:
+        return self._clock()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -749,6 +752,7 @@ class PostgresStore:
         event: EventData,
         seen: bool = False,
         away_s: float | None = None,
+        last_seen: datetime | None = None,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -762,7 +766,9 @@ class PostgresStore:
         with self._write() as conn:
             self._require(conn, conversation_id, expect, agent=agent)
             if away_s is not None:
-                self._require_away(conn, conversation_id, agent, self._now() - away_s)
+                self._require_away(
+                    conn, conversation_id, agent, self._now() - away_s, seen_until(last_seen)
+                )
             if (
                 seen
                 and conn.execute(
@@ -845,7 +851,12 @@ class PostgresStore:
         return [(int(id_), str(agent)) for id_, agent in rows]
 
     def _require_away(
-        self, conn: psycopg.Connection[Any], conversation_id: int, agent: str, cut: float
+        self,
+        conn: psycopg.Connection[Any],
+        conversation_id: int,
+        agent: str,
+        cut: float,
+        until: float | None,
     ) -> None:
         """The conditional part of releasing for an agent who left: still away (the presence
         row locked, so a console of theirs touching it waits for this release, or this sees
@@ -856,7 +867,8 @@ class PostgresStore:
         claimed = self._one(
             conn, "SELECT claimed_at FROM conversations WHERE id = %s", (conversation_id,)
         )
-        if seen is None or seen[0] >= cut or claimed is None or (claimed[0] or cut) >= cut:
+        seen_cut = cut if until is None else min(cut, until)
+        if seen is None or seen[0] >= seen_cut or claimed is None or (claimed[0] or cut) >= cut:
             raise StaleState(f"{agent} is back, or claimed conversation {conversation_id} since")
 
     def set_typing(self, conversation_id: int, *, author: Author, seconds: float | None) -> None:

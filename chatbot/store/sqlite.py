@@ -179,6 +179,13 @@ def stored_version(path: Path) -> int | None:
     return int(version) or None
 
 
+def seen_until(last_seen: datetime | None) -> float | None:
+    """The newest sighting a release for an agent who left allows: the one its caller watched
+    go stale (a millisecond's slack for its timestamp's trip through a datetime). Shared with
+    the PostgreSQL store."""
+    return None if last_seen is None else last_seen.timestamp() + 0.001
+
+
 def search_hit(
     row: tuple[int, str, str | None, float, int, str, str | None],
 ) -> SearchHit:
@@ -342,6 +349,9 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._db.close()
+
+    def now(self) -> datetime:
+        return self._clock()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -728,6 +738,7 @@ class SQLiteStore:
         event: EventData,
         seen: bool = False,
         away_s: float | None = None,
+        last_seen: datetime | None = None,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -741,7 +752,9 @@ class SQLiteStore:
         with self._write() as db:
             self._require(db, conversation_id, expect, agent=agent)
             if away_s is not None:
-                self._require_away(db, conversation_id, agent, self._now() - away_s)
+                self._require_away(
+                    db, conversation_id, agent, self._now() - away_s, seen_until(last_seen)
+                )
             if (
                 seen
                 and db.execute(
@@ -826,13 +839,17 @@ class SQLiteStore:
         return [(int(id_), str(agent)) for id_, agent in rows]
 
     @staticmethod
-    def _require_away(db: sqlite3.Connection, conversation_id: int, agent: str, cut: float) -> None:
-        """The conditional part of releasing for an agent who left: still away, and the claim
-        older than the time they count as away from."""
+    def _require_away(
+        db: sqlite3.Connection, conversation_id: int, agent: str, cut: float, until: float | None
+    ) -> None:
+        """The conditional part of releasing for an agent who left: still away (and seen no later
+        than `until`, the sighting the caller watched go stale), and the claim older than the
+        time they count as away from."""
+        seen_cut = cut if until is None else min(cut, until)
         row = db.execute(
             "SELECT 1 FROM presence p JOIN conversations c ON c.agent = p.agent"
             " WHERE c.id = ? AND p.agent = ? AND p.last_seen < ? AND c.claimed_at < ?",
-            (conversation_id, agent, cut, cut),
+            (conversation_id, agent, seen_cut, cut),
         ).fetchone()
         if row is None:
             raise StaleState(f"{agent} is back, or claimed conversation {conversation_id} since")

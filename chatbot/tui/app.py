@@ -859,6 +859,10 @@ def _prepare(
                 lease_s=settings.bot.lease_s,
                 poll_s=settings.bot.poll_s,
                 grace_s=0,
+                # The app's consoles sweep for agents who left, and never for their own agent:
+                # this worker, waking with them from a sleep longer than the grace, would
+                # release the claims of the agent at this very console.
+                sweep_s=0,
                 log=logging.Logger("helpdesk.bot"),
                 locale_engines=engine_readers(engines.translated),
             )

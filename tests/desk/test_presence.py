@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
@@ -20,7 +21,6 @@ from chatbot.engine.engine import Engine
 from chatbot.notices import notice
 from chatbot.store.interface import ConversationStore, StaleState
 from tests.backends import Backend
-from tests.desk.test_claim_race import in_threads
 from tests.store.conftest import FakeClock
 
 GRACE_S = 600.0
@@ -124,6 +124,7 @@ def test_presence_wakes_no_postgres_feed_and_a_release_wakes_every_feed(
             assert feed.wait(1.0) is False
         else:
             feed.wait(5.0)
+        assert desk.release_away_claims() == []  # Watching Ana's sighting from now.
         clock.advance(GRACE_S + 1)
         assert desk.release_away_claims() == [conversation]
         assert feed.wait(5.0) is True
@@ -141,6 +142,7 @@ def test_claims_of_an_agent_gone_past_the_grace_go_back_to_the_queue(
     first, second = claimed(desk), claimed(desk)
     desk.agent_seen("ben")
     bens = claimed(desk, "ben")
+    assert desk.release_away_claims() == []  # This process starts watching their sightings.
     clock.advance(GRACE_S)
     desk.agent_seen("ben")
     assert desk.release_away_claims() == []  # Gone exactly the grace: not longer.
@@ -202,21 +204,31 @@ def test_two_consoles_racing_release_each_claim_once(
 ) -> None:
     desk.agent_seen("ana")
     conversations = [claimed(desk) for _ in range(12)]
-    clock.advance(GRACE_S + 1)
     consoles = ["ben", "cho"]
+    watching = threading.Barrier(len(consoles) + 1)
     barrier = threading.Barrier(len(consoles))
     released: dict[str, list[int]] = {}
 
     def console(agent: str) -> None:
-        # Each console its own connection, as another process has; the same moment on both.
+        # Each console its own connection, as another process has, watching Ana's last sighting.
         service = DeskService(backend.open(clock), release_after_s=GRACE_S)
         try:
-            barrier.wait()
-            released[agent] = service.release_away_claims()
+            assert service.release_away_claims(here=agent) == []
+            watching.wait()
+            watching.wait()  # The grace passes meanwhile.
+            barrier.wait()  # The same moment on both.
+            released[agent] = service.release_away_claims(here=agent)
         finally:
             service.close()
 
-    in_threads(consoles, console, timeout=30)
+    threads = [threading.Thread(target=console, args=(agent,)) for agent in consoles]
+    for thread in threads:
+        thread.start()
+    watching.wait(timeout=30)
+    clock.advance(GRACE_S + 1)
+    watching.wait(timeout=30)
+    for thread in threads:
+        thread.join(timeout=30)
 
     assert sorted(released["ben"] + released["cho"]) == conversations
     for conversation in conversations:
@@ -228,8 +240,7 @@ async def test_a_bot_worker_releases_them_with_no_console_open(
     backend: Backend, clock: FakeClock, desk: DeskService
 ) -> None:
     desk.agent_seen("ana")
-    conversation = claimed(desk)
-    clock.advance(GRACE_S + 1)  # Ana's only console closed; no other console is open.
+    conversation = claimed(desk)  # Then Ana's only console closed; no other console is open.
 
     def no_engine() -> Engine:
         raise AssertionError("no question to judge")
@@ -239,10 +250,55 @@ async def test_a_bot_worker_releases_them_with_no_console_open(
     task = asyncio.create_task(worker.run())
     try:
         async with asyncio.timeout(10):
+            # Time passes while the worker sweeps: it watches her last sighting go stale.
             while desk.conversation(conversation).state is not State.WAITING:
+                clock.advance(60)
                 await asyncio.sleep(0.01)
     finally:
         worker.stop()
         await task
         await opened.aclose()
     assert len(released_events(desk, conversation)) == 1
+
+
+def test_a_console_whose_clock_runs_ahead_never_releases_an_agent_at_their_desk(
+    backend: Backend, clock: FakeClock, desk: DeskService
+) -> None:
+    """Ben's console ticks every half minute on his host; Cid's host runs 50 s fast. Read by
+    Cid's clock, Ben's newest sighting looked older than a 60 s grace just before each tick."""
+    grace = 60.0
+    ahead = timedelta(seconds=50)
+    bens = DeskService(backend.open(clock), release_after_s=grace)
+    cids = DeskService(backend.open(lambda: clock() + ahead), release_after_s=grace)
+    try:
+        bens.agent_seen("ben")
+        conversation = claimed(bens, "ben")
+        for _ in range(10):  # Five minutes of Ben at his desk.
+            clock.advance(29)
+            assert cids.release_away_claims(here="cid") == []
+            clock.advance(1)
+            bens.agent_seen("ben")
+            assert cids.release_away_claims(here="cid") == []
+        assert desk.conversation(conversation).agent == "ben"
+        assert released_events(desk, conversation) == []
+        # His console closes: Cid's, watching by its own clock, lets go after the grace.
+        clock.advance(grace + 1)
+        assert cids.release_away_claims(here="cid") == [conversation]
+    finally:
+        bens.close()
+        cids.close()
+
+
+def test_a_console_never_releases_its_own_agents_claims(
+    desk: DeskService, clock: FakeClock
+) -> None:
+    """A laptop asleep longer than the grace: on waking, its console's sweep may run before its
+    own sighting is written; its agent is at it all the same."""
+    desk.agent_seen("ana")
+    conversation = claimed(desk)
+    assert desk.release_away_claims(here="ana") == []
+    clock.advance(GRACE_S * 3)  # Asleep: no tick.
+    assert desk.release_away_claims(here="ana") == []
+    assert desk.conversation(conversation).agent == "ana"
+    # Anyone else's console, watching all along, would have let go by now.
+    assert desk.release_away_claims(here="ben") == [conversation]

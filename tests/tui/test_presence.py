@@ -12,6 +12,7 @@ from chatbot.desk.models import ChatEvent, QueueItem, Released, State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.team import TeamScreen
+from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.queue_list import Columns, status
 from tests.tui.conftest import SIZE, FrozenClock
 from tests.tui.helpers import flat, in_chinese, queue_rows, screen_text, squashed, wait_until
@@ -39,10 +40,14 @@ async def test_an_open_console_puts_back_the_claims_of_an_agent_gone_past_the_gr
     settings: Settings, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
 ) -> None:
     conversation = claimed_by_ana(other)
-    clock.advance(settings.agent.release_after_s + 1)
     app = console(settings, http, clock)
     async with app.run_test(size=SIZE) as pilot:
-        # Ben's console, on opening, released it: it is his to take from the queue.
+        # Ben's console, on opening, says he is here and starts watching Ana's last sighting.
+        await wait_until(pilot, lambda: other.agents_seen().get("ben") == clock())
+        await pilot.pause()
+        clock.advance(settings.agent.release_after_s + 1)
+        app.screen.query_one(AgentConsole).presence_tick()  # Its next tick, past the grace.
+        # Released: it is his to take from the queue.
         await wait_until(pilot, lambda: [r[1] for r in queue_rows(app)] == [str(conversation)])
         [row] = queue_rows(app)
         assert row[2].startswith("waiting")

@@ -85,10 +85,11 @@ class AgentConsole(Vertical):
         longer than the grace: every open console does, so it happens with no bot running (two
         racing release each claim once). The queue hears of a release as of any write."""
         desk = self.services.desk
+        agent = self.services.agent
         try:
-            if (agent := self.services.agent) is not None:
+            if agent is not None:
                 await desk.agent_seen(agent)
-            await desk.release_away_claims()
+            await desk.release_away_claims(here=agent)
         except HelpdeskError:
             return  # The queue's own reads say when the database cannot be reached.
 
