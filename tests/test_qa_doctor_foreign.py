@@ -63,7 +63,7 @@ def test_another_applications_sqlite_file_is_asked_about_and_left_alone(
     assert out.splitlines()[0] == f"database  {path}"
     assert schema_line(out) == (
         "schema no help-desk tables, but 2 others (customers, invoices); the app, `helpdesk bot` "
-        "or `helpdesk serve` would add the help desk's beside them"
+        "or `helpdesk serve` refuse to use it"
     )
     assert "none yet" not in out
     assert out.splitlines()[-1] == "bots      not counted: none of the help desk's tables there"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from chatbot.cli.options import add_db_option, print_error, settings_from, terminal_width
+from chatbot.dburl import is_postgres
 from chatbot.errors import HelpdeskError
 from chatbot.text import counted, printable, wrap
 
@@ -101,9 +102,16 @@ def run(args: argparse.Namespace) -> int:
         schema += " (doctor makes nothing)"
     elif other:
         them = "it" if len(other) == 1 else "them"
+        # Another application's SQLite file is refused by every command; a PostgreSQL database
+        # may well be shared on purpose, so the first start would add ours there.
+        then = (
+            f"would add the help desk's beside {them}"
+            if is_postgres(settings.store.db)
+            else "refuse to use it"
+        )
         schema = (
             f"no help-desk tables, but {counted(len(other), 'other')} ({_some(other)}); the app,"
-            f" `helpdesk bot` or `helpdesk serve` would add the help desk's beside {them}"
+            f" `helpdesk bot` or `helpdesk serve` {then}"
         )
     elif version == 0:
         schema = f"none yet: no help-desk tables there; {FIRST_START.format(them='them')}"
