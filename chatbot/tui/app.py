@@ -17,7 +17,7 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
@@ -144,6 +144,11 @@ class Prepared:
     of this host's Valen budget)."""
     opened: Conversation | None = None
     """The conversation the app was opened on, as read while checking it exists."""
+
+    def opening(self, conversation_id: int) -> Prepared:
+        """These, for an app opened on `conversation_id` (one started after `prepare_app`, as
+        a new browser customer's is); an unknown one raises `HelpdeskError`."""
+        return replace(self, opened=_read_conversation(self.desk, conversation_id))
 
     def close(self) -> None:
         """Close what was opened, for an app that ended before using it."""
@@ -719,7 +724,7 @@ def default_agent_name() -> str:
 
 
 def create_app(
-    settings: Settings | Callable[[], Settings],
+    settings: Settings | Prepared | Callable[[], Settings],
     *,
     mode: Mode = "all",
     http: httpx.AsyncClient | None = None,
@@ -744,10 +749,11 @@ def create_app(
     the one its cookie names). A customer's chat is shown in `customer_locale` until their first
     message decides its language (`helpdesk serve` passes the browser's, `helpdesk chat` the
     terminal's); an agent's and editor's screens are in `agent_locale` (their browser's or
-    terminal's) unless the settings name one (`ui.locale`)."""
+    terminal's) unless the settings name one (`ui.locale`). Given what `prepare_app` made (with
+    the same `mode`, `bot`, `editor` and locale), the app uses it as it is."""
 
     def prepare_with(settings: Settings) -> Prepared:
-        return _prepare(
+        return prepare_app(
             settings,
             mode=mode,
             http=http,
@@ -760,7 +766,9 @@ def create_app(
         )
 
     prepared: Prepared | Callable[[], Prepared]
-    if callable(settings):
+    if isinstance(settings, Prepared):
+        prepared = settings
+    elif callable(settings):
         load = settings
 
         def prepare() -> Prepared:
@@ -788,19 +796,20 @@ def create_app(
     )
 
 
-def _prepare(
+def prepare_app(
     settings: Settings,
     *,
-    mode: Mode,
-    http: httpx.AsyncClient | None,
-    clock: Clock,
-    agent: str | None,
-    conversation_id: int | None,
-    bot: bool,
-    editor: bool,
-    agent_locale: Locale,
+    mode: Mode = "all",
+    http: httpx.AsyncClient | None = None,
+    clock: Clock = utc_now,
+    agent: str | None = None,
+    conversation_id: int | None = None,
+    bot: bool = True,
+    editor: bool = True,
+    agent_locale: Locale = DEFAULT_LOCALE,
 ) -> Prepared:
-    """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`."""
+    """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`. What
+    `create_app` does first; a browser session does it before saying it started."""
     from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
     from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.models import bot_stalled_after
@@ -818,7 +827,7 @@ def _prepare(
         live = LiveEngine(None, passages)
         opened = None
         if conversation_id is not None:
-            opened = desk.call_blocking(lambda service: service.conversation(conversation_id))
+            opened = _read_conversation(desk, conversation_id)
     except BaseException:
         desk.close()
         if passages is not None:
@@ -895,3 +904,8 @@ def _prepare(
         bot_stalled_s=bot_stalled_after(settings.valen.budget_s),
         opened=opened,
     )
+
+
+def _read_conversation(desk: AsyncDesk, conversation_id: int) -> Conversation:
+    """The conversation an app opens on, read to check it exists (and for its language)."""
+    return desk.call_blocking(lambda service: service.conversation(conversation_id))

@@ -55,7 +55,8 @@ MAX_PACKET_BYTES = 1 << 20
 
 def conversation_from_server() -> int | None:
     """A new customer's conversation, started by the server once this process says it has
-    started (imports and settings loaded): one that fails before leaves no empty conversation.
+    started (imports and settings loaded, the desk open, the knowledge base there): one that
+    fails before leaves no empty conversation.
     Read (textual-serve's meta packet) before the app's driver reads its input, from the same
     pipe. None: told to quit (or the server gone) first."""
     os.write(STDERR, READY)
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["TZ"] = args.timezone
         time.tzset()
     try:
-        from chatbot.tui.app import create_app
+        from chatbot.tui.app import create_app, prepare_app
 
         # The settings' warnings (an unknown variable, a key in the file) were said once, by
         # `serve` at its start, from the same environment and file: every session repeated
@@ -103,10 +104,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("chatbot.config").setLevel(logging.ERROR)
         settings = load_settings()
         if args.area == "chat":
+            # The desk opened and the knowledge base checked as the app would, before saying
+            # this process started: a missing knowledge base fails here, with no conversation.
+            prepared = prepare_app(
+                settings, mode="chat", conversation_id=args.conversation, bot=False, editor=False
+            )
             if args.conversation is None:
-                args.conversation = conversation_from_server()
-                if args.conversation is None:  # Told to quit before it had one.
-                    return 0
+                try:
+                    args.conversation = conversation_from_server()
+                    if args.conversation is None:  # Told to quit before it had one.
+                        prepared.close()
+                        return 0
+                    prepared = prepared.opening(args.conversation)
+                except BaseException:
+                    prepared.close()
+                    raise
             from chatbot.drafts import drafts_for
             from chatbot.tui.screens.chat import ChatScreen
 
@@ -115,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ChatScreen.drafts = drafts_for(settings.store.db)
             # A customer never reaches the editor, nor any conversation but their own.
             app = create_app(
-                settings,
+                prepared,
                 mode="chat",
                 conversation_id=args.conversation,
                 bot=False,

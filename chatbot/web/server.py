@@ -89,10 +89,11 @@ FAILED_TO_START = b"failed to start"
 anything: the page says the help desk could not open (assets/closed.js), not that everything
 sent is saved (nothing was)."""
 READY = b"helpdesk-session: ready\n"
-"""What a new customer's app process writes first on its stderr once it has started (its
-imports and settings loaded; its stdout is textual-serve's, whose prelude the app's driver
-writes): only then is their conversation started, and its id sent to the app as a meta packet,
-`{"type": "conversation", "id": ...}`. A session that failed to start leaves none behind."""
+"""What a new customer's app process writes first on its stderr once it can start (its
+settings loaded, its desk open and its knowledge base checked; its stdout is textual-serve's,
+whose prelude the app's driver writes): only then is their conversation started, and its id
+sent to the app as a meta packet, `{"type": "conversation", "id": ...}`. A session that failed
+to start leaves none behind."""
 STDERR_KEPT_BYTES = 64 * 1024
 """The end of what an app process writes on stderr, kept for the log (a traceback fits)."""
 STDERR_WAIT_S = 2.0

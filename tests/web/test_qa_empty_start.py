@@ -106,3 +106,28 @@ def test_a_session_that_fails_to_start_leaves_no_conversation(tmp_path: Path) ->
         assert log.count(f"started (chat, conversation {conversation}, pid ") == 2, log
     finally:
         served.stop()
+
+
+def test_a_session_whose_knowledge_base_is_gone_leaves_no_conversation(tmp_path: Path) -> None:
+    # The session's process loads its settings, then finds no knowledge base as the app opens
+    # the desk: it said it had started only after that, or the server started a conversation.
+    db, kb = make_site(tmp_path / "site")
+    served = start_server(tmp_path / "site", db=db, kb=kb)
+    try:
+        away = kb.rename(tmp_path / "away")
+        jar: dict[str, str] = {}
+        for browser in (jar, jar, {}):  # A reload, then another browser.
+            assert run_async(visit(served.url, browser)) == (False, "failed to start")
+        wait_for(lambda: "".join(served.output).count(" ended\n") == 3, what="the sessions' end")
+        log = "".join(served.output)
+        assert log.count("knowledge base not found") == 3, log
+        assert stored(db) == ([], 0)
+
+        away.rename(kb)  # Back: the same browser's chat starts, with the one conversation.
+        assert run_async(visit(served.url, jar)) == (True, "")
+        [conversation], counted = stored(db)
+        assert counted == 1
+        assert run_async(visit(served.url, jar)) == (True, "")  # The cookie names it.
+        assert stored(db) == ([conversation], 1)
+    finally:
+        served.stop()
