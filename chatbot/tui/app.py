@@ -236,9 +236,11 @@ class HelpDeskApp(SafeApp):
         if self._first_locale != DEFAULT_LOCALE:
             self.show_in(self._first_locale)
         self._first_screen: ModeScreen | None = None
-        self._held_input: list[events.Key | events.Paste] | None = None
-        """Keys and pastes that came while the panels took the shells' places, for the panels'
-        boxes once they are there (None: nothing is held)."""
+        self._held_input: list[events.Key | events.Paste] | None = []
+        """Keys and pastes that came before the first screen was drawn (its box focused), or
+        while the panels took the shells' places, for the boxes once they are there (None:
+        nothing is held). From the start: keys typed as `helpdesk chat` was launched reach the
+        app before any widget has the focus, and the screen dropped every one of them."""
         self._closing = False
         self._app_log = _AppLog(self)
         self._terminal_logs: list[logging.Handler] = []
@@ -319,6 +321,8 @@ class HelpDeskApp(SafeApp):
         return self._first_screen
 
     async def on_mount(self) -> None:
+        # Keys typed before the first screen drew go to its focused box, in order.
+        self.call_after_refresh(self._release_input)
         # `helpdesk` logs warnings to stderr, its terminal: a line written there while the app
         # draws lands in the middle of its screen (a database outage wrote one a second over the
         # console's header). Until the app ends they go to its log; the app says what matters
@@ -360,7 +364,8 @@ class HelpDeskApp(SafeApp):
         queued to the shell's box was typed into a box already read, and one arriving before
         the panel's box had the focus went to the screen, which drops it: a customer typing at
         once lost a character in about one start in eight."""
-        self._held_input = []
+        if self._held_input is None:  # (Keys held since the start stay first in line.)
+            self._held_input = []
         try:
             # A key the app was handing on as the holding began, then every key already given to
             # a shell's box, are in that box before it is read.

@@ -7,7 +7,18 @@ character in about 2 runs of 17."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
+import os
+import pty
+import sqlite3
+import struct
+import subprocess
+import sys
+import termios
+import time
 from itertools import cycle, islice
+from pathlib import Path
 
 import httpx
 from textual import events
@@ -22,6 +33,8 @@ from tests.tui.helpers import wait_until
 from tests.tui.test_loading_first import GatedLoader, loading_app
 
 WORDS = "where can I leave my bike overnight "
+ENTER_SCREEN = b"\x1b[?1049h"
+"""Textual switches to the alternate screen as it takes the terminal (raw input from then on)."""
 
 
 def key(char: str) -> events.Key:
@@ -94,3 +107,56 @@ async def test_a_burst_typed_all_through_the_start_arrives_whole_and_in_order(
         await wait_until(pilot, lambda: bool(other.conversations()), timeout=10)
         [question] = other.messages(other.conversations()[0].id)
         assert question.text == ("".join(typed) + "?").strip()
+
+
+def test_keys_typed_as_helpdesk_chat_is_launched_are_sent_whole(tmp_path: Path) -> None:
+    """Typed in the same breath as the command (the terminal holds them until the app reads its
+    input): they reached the app before any widget had the focus, and the screen dropped every
+    one of them (16 of 16 tries of a tester's). The real command, in a terminal (a pty)."""
+    db = tmp_path / "desk.sqlite3"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
+    env |= {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "TERM": "xterm-256color",
+    }
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatbot", "chat", "--no-bot", "--db", str(db)],
+        stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(terminal)
+    try:
+        os.write(controller, b"The quick brown fox")  # Before Python has even started.
+        os.set_blocking(controller, False)
+        deadline = time.monotonic() + 30
+        output = b""
+        entered = False
+        stored: list[str] = []
+        while not stored and time.monotonic() < deadline and process.poll() is None:
+            with contextlib.suppress(BlockingIOError, OSError):
+                output += os.read(controller, 65536)  # Keep the terminal drained.
+            if not entered and ENTER_SCREEN in output:
+                # Enter once the app has the terminal: typed before, the terminal's own line
+                # editing would have turned it into Ctrl+J.
+                os.write(controller, b"\r")
+                entered = True
+            if db.exists():
+                with (
+                    contextlib.closing(sqlite3.connect(db)) as conn,
+                    contextlib.suppress(sqlite3.Error),
+                ):
+                    stored = [
+                        text
+                        for (text,) in conn.execute(
+                            "SELECT text FROM entries WHERE author = 'customer'"
+                        )
+                    ]
+            time.sleep(0.05)
+        assert stored == ["The quick brown fox"]
+    finally:
+        process.kill()
+        process.wait()
+        os.close(controller)
