@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page
 
-from chatbot.drafts import MAX_DRAFT_CHARS, drafts_for, save_draft, take_draft
+from chatbot.drafts import KEEP_S, MAX_DRAFT_CHARS, drafts_for, save_draft, take_draft
 from tests.web.conftest import make_site
 from tests.web.harness import (
     INPUT_FROM_BOTTOM_PX,
@@ -88,12 +89,33 @@ def test_a_draft_is_literal_capped_private_and_taken_once(tmp_path: Path) -> Non
     save_draft(folder, 7, "x" * (MAX_DRAFT_CHARS + 50))
     assert (folder / "7.txt").read_text() == "x" * MAX_DRAFT_CHARS
     assert stat.S_IMODE((folder / "7.txt").stat().st_mode) == 0o600
-    save_draft(folder, 7, "")  # Sent meanwhile: the older draft goes.
-    assert not (folder / "7.txt").exists()
+    assert take_draft(folder, 7) == "x" * MAX_DRAFT_CHARS
     save_draft(folder, 7, "[red]hi[/red]\x1b[2J")
     assert take_draft(folder, 7) == "[red]hi[/red]"  # Markup kept; control characters not.
     assert take_draft(folder, 7) == ""  # Once.
     os.symlink(tmp_path / "elsewhere", folder / "8.txt")  # Not a file of ours: never read.
     (tmp_path / "elsewhere").write_text("secret")
     assert take_draft(folder, 8) == ""
-    assert list(folder.glob(".*")) == []  # No temporary left behind.
+    assert list(folder.glob("*.tmp")) == list(folder.glob(".*.tmp")) == []  # None left behind.
+
+
+def test_two_tabs_keep_both_drafts_and_a_blank_one_takes_nothing(tmp_path: Path) -> None:
+    """Both tabs of one customer save as serve stops: the second replaced the first's words, and
+    a tab with an empty box deleted the other's draft."""
+    folder = tmp_path / "drafts" / "abc"
+    save_draft(folder, 12, "ALPHA customer one")
+    save_draft(folder, 12, "")  # The other tab's box is empty.
+    save_draft(folder, 12, "plus tab2")
+    assert take_draft(folder, 12) == "ALPHA customer one plus tab2"
+    save_draft(folder, 12, "where is")
+    save_draft(folder, 12, "where is my helmet")  # The same words, typed further: once.
+    assert take_draft(folder, 12) == "where is my helmet"
+
+
+def test_drafts_nobody_came_back_for_go_after_a_week(tmp_path: Path) -> None:
+    folder = tmp_path / "drafts" / "abc"
+    save_draft(folder, 1, "left a week ago")
+    week_ago = time.time() - KEEP_S - 60
+    os.utime(folder / "1.txt", (week_ago, week_ago))
+    save_draft(folder, 2, "today")
+    assert sorted(p.name for p in folder.glob("*.txt")) == ["2.txt"]
