@@ -93,11 +93,16 @@ class FreezingRelay:
                 if not data:
                     break
                 sink.sendall(data)
+                self.passed(data, to_server=sink.getpeername()[1] == self._target[1])
         except OSError:
             pass
         finally:
             for sock in (source, sink):
                 _shut(sock)
+
+    def passed(self, data: bytes, *, to_server: bool) -> None:
+        """Called with each chunk once passed on (to the server, or back): a subclass may
+        freeze on what it sees."""
 
 
 def _shut(sock: socket.socket) -> None:

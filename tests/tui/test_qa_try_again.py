@@ -7,8 +7,6 @@ as sent, as soon as it is so."""
 
 from __future__ import annotations
 
-import select
-import socket
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +21,7 @@ from chatbot.store.postgres import NOTIFY_AND_COMMIT, PostgresStore
 from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.backends import postgres_server
-from tests.freezing_relay import FreezingRelay, _shut
+from tests.freezing_relay import FreezingRelay
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp
 from tests.tui.helpers import ask, flat, screen_text, type_text, wait_until
 
@@ -71,36 +69,16 @@ async def test_a_send_failed_by_a_lock_says_the_desk_is_back_once_writes_land(
 
 class CommitFreezingRelay(FreezingRelay):
     """Goes silent right after passing on a write's commit: the server commits, and its answer
-    never reaches the client, whose call fails at its deadline. (`FreezingRelay`'s pump, with
-    that one step added.)"""
+    never reaches the client, whose call fails at its deadline."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         super().__init__(target)
         self.freeze_at_commit = False
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        to_server = sink.getpeername()[1] == self._target[1]
-        try:
-            while not self._closed.is_set():
-                ready, _, _ = select.select([source], [], [], 0.05)
-                if not ready:
-                    continue
-                if not self._flowing.is_set():
-                    self.held.set()
-                    self._flowing.wait()  # Bytes stay in the kernel's buffer meanwhile.
-                    continue
-                data = source.recv(65536)
-                if not data:
-                    break
-                sink.sendall(data)
-                if to_server and self.freeze_at_commit and NOTIFY_AND_COMMIT in data:
-                    self.freeze_at_commit = False
-                    self.freeze()
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                _shut(sock)
+    def passed(self, data: bytes, *, to_server: bool) -> None:
+        if to_server and self.freeze_at_commit and NOTIFY_AND_COMMIT in data:
+            self.freeze_at_commit = False
+            self.freeze()
 
 
 @pytest.fixture
