@@ -44,7 +44,7 @@ from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.chat_shell import ChatShell
-from chatbot.tui.widgets.footer import CLOSED_NOT_QUIT
+from chatbot.tui.widgets.footer import left_by_closing
 
 # The settings, the desk (pydantic), the engine (numpy, the BM25 index), httpx and the bot worker
 # are loaded after the first screen is shown (see `HelpDeskApp._start_loading` and
@@ -663,7 +663,7 @@ class HelpDeskApp(SafeApp):
         """Ctrl+C, pressed where there is nothing to copy: say how to quit. Textual's own hint
         is markup, which toasts here never read, and English."""
         t = translations(self._shown_locale)
-        if self.is_web and getattr(self.screen, CLOSED_NOT_QUIT, False):
+        if left_by_closing(self.screen):
             # A browser's customer leaves by closing the page, and the footer offers no Quit:
             # pointing them at Ctrl+Q (a key a phone lacks) asked them to end their chat.
             self.notify(t.gettext("Close the page to leave: your conversation is kept."))

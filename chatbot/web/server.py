@@ -998,8 +998,7 @@ class HelpdeskServer(Server):
         async def close(*, code: int = WSCloseCode.OK, message: bytes = b"") -> bool:
             # A new customer's handshake is answered once their app has started: one that
             # failed before is answered only to be closed, saying so.
-            if not websocket.prepared:
-                await websocket.prepare(request)
+            await self._answered(websocket, request)
             return await websocket.close(code=code, message=message)
 
         try:

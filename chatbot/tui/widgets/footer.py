@@ -25,6 +25,11 @@ footer offers no Quit (a customer's chat, where Quit sat next to "Talk to a pers
 the chat on one tap). The key itself still works, and a terminal's footer offers it."""
 
 
+def left_by_closing(screen: Screen[object]) -> bool:
+    """Whether `screen` is left by closing its browser page (`CLOSED_NOT_QUIT`), not by Quit."""
+    return screen.app.is_web and bool(getattr(screen, CLOSED_NOT_QUIT, False))
+
+
 def _keys(screen: Screen[object]) -> tuple[object, ...]:
     """Everything about the screen's bindings that the footer shows."""
     return tuple(
@@ -129,9 +134,7 @@ class Footer(TextualFooter):
 
     def _never_shown(self) -> frozenset[str]:
         """The actions whose keys this screen's footer never shows, room or not."""
-        if self.app.is_web and getattr(self.screen, CLOSED_NOT_QUIT, False):
-            return frozenset({"quit"})
-        return frozenset()
+        return frozenset({"quit"}) if left_by_closing(self.screen) else frozenset()
 
     def _cells(self, binding: Binding) -> int:
         """The cells a key takes in the compact footer: `^t Talk to a person`."""
