@@ -113,6 +113,24 @@ def test_keys_typed_as_helpdesk_chat_is_launched_are_sent_whole(tmp_path: Path) 
     """Typed in the same breath as the command (the terminal holds them until the app reads its
     input): they reached the app before any widget had the focus, and the screen dropped every
     one of them (16 of 16 tries of a tester's). The real command, in a terminal (a pty)."""
+    # Enter once the app has the terminal.
+    assert questions_typed_at_launch(tmp_path, b"The quick brown fox", then=b"\r") == [
+        "The quick brown fox"
+    ]
+
+
+def test_a_question_and_enter_typed_as_helpdesk_chat_is_launched_are_sent(
+    tmp_path: Path,
+) -> None:
+    """Enter typed before the app has the terminal: the terminal's own line editing turns it
+    into a line feed, which reaches the app as Ctrl+J, and the question stayed in the box."""
+    assert questions_typed_at_launch(tmp_path, b"The quick brown fox\r") == ["The quick brown fox"]
+
+
+def questions_typed_at_launch(tmp_path: Path, typed: bytes, *, then: bytes = b"") -> list[str]:
+    """The customer's messages stored once `helpdesk chat` runs in a terminal (a pty) where
+    `typed` was typed before Python had even started, and `then` once the app had the
+    terminal."""
     db = tmp_path / "desk.sqlite3"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
     env |= {
@@ -129,19 +147,17 @@ def test_keys_typed_as_helpdesk_chat_is_launched_are_sent_whole(tmp_path: Path) 
     )  # fmt: skip
     os.close(terminal)
     try:
-        os.write(controller, b"The quick brown fox")  # Before Python has even started.
+        os.write(controller, typed)
         os.set_blocking(controller, False)
         deadline = time.monotonic() + 30
         output = b""
-        entered = False
+        entered = not then
         stored: list[str] = []
         while not stored and time.monotonic() < deadline and process.poll() is None:
             with contextlib.suppress(BlockingIOError, OSError):
                 output += os.read(controller, 65536)  # Keep the terminal drained.
             if not entered and ENTER_SCREEN in output:
-                # Enter once the app has the terminal: typed before, the terminal's own line
-                # editing would have turned it into Ctrl+J.
-                os.write(controller, b"\r")
+                os.write(controller, then)
                 entered = True
             if db.exists():
                 with (
@@ -155,7 +171,7 @@ def test_keys_typed_as_helpdesk_chat_is_launched_are_sent_whole(tmp_path: Path) 
                         )
                     ]
             time.sleep(0.05)
-        assert stored == ["The quick brown fox"]
+        return stored
     finally:
         process.kill()
         process.wait()

@@ -4,13 +4,15 @@ them were already in the box, so `helmt` Backspace `et` gave `helmtet`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual import events
+from textual.app import App, ComposeResult
 from textual.widgets import Input, TextArea
 
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.plain_input import PlainInput
@@ -26,7 +28,7 @@ LEFT = ("left", None)
 HOME = ("home", None)
 
 
-def burst(app: HelpDeskApp, *keys: str | tuple[str, str | None]) -> None:
+def burst(app: App[Any], *keys: str | tuple[str, str | None]) -> None:
     """Every key posted at once, with no wait between them: text as its characters, a key
     as (name, character)."""
     for key in keys:
@@ -156,3 +158,27 @@ async def test_words_typed_after_ctrl_f_in_one_burst_search_and_reach_no_custome
             pilot, lambda: app.screen.query_one("#find-input", Input).value == "helmet"
         )
         assert replies(other, conversation) == [] and view.reply_input.value == ""
+
+
+async def test_ctrl_j_submits_a_plain_box_as_enter_does() -> None:
+    """A line feed (Enter typed before the app had the terminal) reaches a box as Ctrl+J: it
+    submits, in turn with the keys typed before it."""
+
+    class OneBox(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.submitted: list[str] = []
+
+        def compose(self) -> ComposeResult:
+            yield PlainInput(id="line")
+
+        def on_input_submitted(self, event: Input.Submitted) -> None:
+            self.submitted.append(event.value)
+
+    app = OneBox()
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one(PlainInput).focus()
+        await pilot.pause()
+        burst(app, "bike hire", ("ctrl+j", "\n"))
+        await wait_until(pilot, lambda: bool(app.submitted))
+        assert app.submitted == ["bike hire"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual import events
+from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Input
 
@@ -52,7 +53,12 @@ class PlainInput(Input):
       leave their words behind.
     - A paste keeps every line, joined by spaces. Textual's `Input` keeps only the first line of
       a paste and drops the rest without a word: a question written over three lines went out
-      as its first."""
+      as its first.
+    - Ctrl+J submits, as Enter does (and as readline takes it): an Enter typed before the app
+      had the terminal (in the same breath as the command) reaches it as a line feed, Ctrl+J,
+      and the words typed with it stayed in the box, unsent."""
+
+    BINDINGS = [Binding("ctrl+j", "submit", show=False)]
 
     def validate_value(self, value: str) -> str:
         return strip_control(value, one_line=True)

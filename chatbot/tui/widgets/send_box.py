@@ -64,10 +64,12 @@ class SendBox(PlainInput):
         if event.key in self._hold_keys and self._held is None:
             self.hold()  # The key itself goes on: its binding is the owner's.
             return
-        if self._held is not None or event.key in self._switch_keys or event.key == "enter":
+        # Ctrl+J is Enter (`PlainInput`'s binding says why), handled here in turn as Enter is.
+        key = "enter" if event.key == "ctrl+j" else event.key
+        if self._held is not None or key in self._switch_keys or key == "enter":
             event.prevent_default()
             event.stop()
-            await self._handle(events.Key(event.key, event.character))
+            await self._handle(events.Key(key, "\r" if key == "enter" else event.character))
 
     def _on_paste(self, event: events.Paste) -> None:
         if self._held is not None:  # Else `PlainInput`'s handler pastes it.
