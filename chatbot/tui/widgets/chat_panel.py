@@ -140,8 +140,9 @@ class StatusLine(Widget):
 
 
 class LanguageSwitch(Static):
-    """The language hint at the top right ("F9 中文"), in the other language's own words: a
-    click (a phone's tap: a phone has no F9) shows the chat in that language, as F9 does."""
+    """The language hint at the top right ("F9 中文"; in a browser, "中文" underlined), in the
+    other language's own words: a click (a phone's tap: a phone has no F9) shows the chat in
+    that language, as F9 does."""
 
     @dataclass
     class Pressed(Message):
@@ -519,7 +520,12 @@ class ChatPanel(Vertical):
         self.post_message(self.LocaleChanged(locale))
 
     def _language_hint(self) -> Text:
-        return Text.assemble(("F9 ", "bold"), LANGUAGE_NAMES[self._next_locale()])
+        name = LANGUAGE_NAMES[self._next_locale()]
+        if self.app.is_web:
+            # Underlined, as a link reads on a page: a phone has no F9, and a browser's reader
+            # clicks (F9 still works there).
+            return Text(name, style="underline")
+        return Text.assemble(("F9 ", "bold"), name)
 
     def _localize_bindings(self) -> None:
         localize_bindings(self, self.locale, switch_locale=LANGUAGE_NAMES[self._next_locale()])
