@@ -72,8 +72,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     agent.set_defaults(func=run, mode="agent")
 
 
-def build_app(args: argparse.Namespace) -> HelpDeskApp:
-    """The app these commands run (and bench/app.py times), from their parsed options."""
+def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDeskApp:
+    """The app these commands run (and bench/app.py times), from their parsed options. With
+    `keep_drafts` (the commands themselves), the agent's unsent replies and notes are kept when
+    the app ends, for when they open each conversation again."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
     from chatbot.i18n import DEFAULT_LOCALE, Locale, environment_locale, parse_locale
     from chatbot.tui import create_app
@@ -82,10 +84,21 @@ def build_app(args: argparse.Namespace) -> HelpDeskApp:
     chosen: Locale | None = None
     with contextlib.suppress(ValueError):  # A bad one is refused with the settings' line.
         chosen = parse_locale(getattr(args, "locale", None) or "")
+
+    def load() -> Settings:
+        settings = app_settings(args)
+        if keep_drafts:
+            from chatbot.drafts import drafts_for
+            from chatbot.tui.widgets.agent_console import AgentConsole
+
+            # Once the database is known: a draft is kept for that database's conversation.
+            AgentConsole.drafts = drafts_for(settings.store.db)
+        return settings
+
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk
     # cost more than the screen itself. `--agent` is checked there too, and comes with them.
     return create_app(
-        lambda: app_settings(args),
+        load,
         mode=args.mode,
         conversation_id=getattr(args, "conversation", None),
         bot=getattr(args, "bot", True),
@@ -122,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     # collections walking them again and again took ~10% of the time to the first screen.
     gc.disable()
     try:
-        app = build_app(args)
+        app = build_app(args, keep_drafts=True)
         app.run()
     finally:
         gc.enable()

@@ -138,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if not args.agent:
                 raise HelpdeskError(f"an {args.area} session needs --agent")
+            from chatbot.drafts import drafts_for
+            from chatbot.tui.widgets.agent_console import AgentConsole
+
+            # What the agent had typed and not sent when a session of theirs ended (the page
+            # closed, serve restarting) is kept for them, of this database's conversations alone.
+            AgentConsole.drafts = drafts_for(settings.store.db)
             app = create_app(
                 settings,
                 mode=args.area,

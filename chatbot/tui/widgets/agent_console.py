@@ -3,7 +3,8 @@ claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -60,6 +61,11 @@ class AgentConsole(Vertical):
             "f6", "take_next", N_("Next"), tooltip=N_("Claim the longest-waiting conversation")
         ),
     ]
+
+    drafts: ClassVar[Path | None] = None
+    """Where the agent's unsent replies and notes are kept when the app ends, for when they open
+    each conversation again: set by `chatbot.web.child` (a browser session) and `helpdesk` /
+    `helpdesk agent` in a terminal. None (the tests' apps): not kept."""
 
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -132,7 +138,9 @@ class AgentConsole(Vertical):
             view.display = True
             await view.show(conversation_id)
         else:
-            view = ConversationView(self.services, conversation_id, id="conversation")
+            view = ConversationView(
+                self.services, conversation_id, id="conversation", drafts=self.drafts
+            )
             await self.mount(view)
         await view.loaded.wait()
         return view

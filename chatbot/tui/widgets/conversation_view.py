@@ -10,8 +10,10 @@ reply box (or the note box), never on a widget that would drop it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from rich.text import Text
 from textual import events, getters, on
@@ -37,6 +39,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
+from chatbot.drafts import join_drafts, save_agent_draft, take_agent_draft
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
@@ -128,7 +131,14 @@ class ConversationView(Vertical):
     reply_input = getters.query_one("#reply", SendBox)
     bars = getters.query_one(CandidateBars)
 
-    def __init__(self, services: Services, conversation_id: int, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        conversation_id: int,
+        *,
+        id: str | None = None,
+        drafts: Path | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.services = services
         self.t = translations(services.locale)
@@ -144,7 +154,14 @@ class ConversationView(Vertical):
         self._kept_drafts: dict[int, dict[bool, str]] = {}
         """The reply and note drafts of conversations shown before, for when each is shown
         again: Escape to the queue and back lost a half-written reply without asking."""
+        self._saved_drafts = drafts
+        """Where this agent's unsent replies and notes are kept when the app ends (a browser
+        session's, or a terminal's), for when they open each conversation again (None: not
+        kept)."""
+        self._box: SendBox | None = None
+        """The reply box, once mounted: by this view's unmount it is gone from the DOM."""
         self._start(conversation_id)
+        self._take_saved_drafts()
 
     def _start(self, conversation_id: int) -> None:
         self.conversation_id = conversation_id
@@ -178,9 +195,10 @@ class ConversationView(Vertical):
         """Show another conversation in this view: opening one costs its data, not a new set of
         widgets (mounting them took most of the time an open took)."""
         async with self._loading:
-            self._keep_drafts()
+            self._keep_drafts(self.reply_input.value)
             self._start(conversation_id)
             self._drafts = self._kept_drafts.pop(conversation_id, self._drafts)
+            self._take_saved_drafts()
             self.transcript.clear()
             # Enters still on their way were meant for the other one: `put` drops them.
             self.reply_input.put(self._drafts[False])
@@ -193,17 +211,43 @@ class ConversationView(Vertical):
         """Hidden until `show`: store changes are not its business meanwhile."""
         self.closed = True
 
-    def _keep_drafts(self) -> None:
-        """Keep what was typed here for when this conversation is shown again (a passage put in
-        with Ctrl+O goes with its source, so it is not kept)."""
+    def _keep_drafts(self, typed: str) -> None:
+        """Keep what was typed here (`typed`: what the box holds) for when this conversation is
+        shown again (a passage put in with Ctrl+O goes with its source, so it is not kept)."""
         drafts = dict(self._drafts)
-        drafts[self.note_mode] = self.reply_input.value
+        drafts[self.note_mode] = typed
         if self.passage is not None:
             drafts[False] = ""
         if any(drafts.values()):
             self._kept_drafts[self.conversation_id] = drafts
         else:
             self._kept_drafts.pop(self.conversation_id, None)
+
+    def _take_saved_drafts(self) -> None:
+        """Put back, once, the reply and note this agent left unsent here when an app of theirs
+        ended (before what this app kept of them meanwhile): the reply in the box, the note in
+        note mode's. Only ever in a box: nothing goes out without the agent's Enter."""
+        folder, agent = self._saved_drafts, self.services.agent
+        if folder is None or agent is None:
+            return
+        for note in (False, True):
+            try:
+                saved = take_agent_draft(folder, self.conversation_id, agent=agent, note=note)
+            except OSError:  # An unreadable folder: nothing to put back, as before.
+                continue
+            self._drafts[note] = join_drafts(saved, self._drafts[note])
+
+    def on_unmount(self) -> None:
+        # The app ends (a page closed, `serve` stopping, the terminal app quit): what this agent
+        # typed and did not send, here and in the conversations shown before, waits for them.
+        folder, agent, box = self._saved_drafts, self.services.agent, self._box
+        if folder is None or agent is None or box is None:
+            return
+        self._keep_drafts(box.value)
+        for conversation_id, drafts in self._kept_drafts.items():
+            for note, text in drafts.items():
+                with contextlib.suppress(OSError):  # A full disk: the draft is lost, as before.
+                    save_agent_draft(folder, conversation_id, agent=agent, note=note, text=text)
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-header")
@@ -230,6 +274,9 @@ class ConversationView(Vertical):
                 yield CandidateBars(locale=self.services.locale, id="candidates")
 
     def on_mount(self) -> None:
+        self._box = self.reply_input
+        if self._drafts[False]:  # A reply saved as an earlier app ended.
+            self._box.put(self._drafts[False])
         self.services.changed.subscribe(self, self._store_changed)
         self.transcript.focus()
         # After the mount: the footer hears of binding changes only from a mounted widget.

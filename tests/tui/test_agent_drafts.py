@@ -1,0 +1,226 @@
+"""An agent's unsent reply and internal note were lost when their console ended (`serve`
+restarting, the page closed, the terminal app quit): the console now keeps them, private to the
+user, per agent and per database, and puts each back once in its box when that agent opens the
+conversation again. Nothing kept ever goes out without the agent's Enter."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chatbot.cli.main import build_parser
+from chatbot.config import Settings
+from chatbot.desk.models import Author, ChatEvent, Note
+from chatbot.desk.service import DeskService
+from chatbot.drafts import drafts_for
+from chatbot.tui import create_app
+from chatbot.tui.screens.dialogs import ClaimsOnQuit
+from chatbot.tui.widgets.agent_console import AgentConsole
+from tests.tui.conftest import SIZE, FrozenClock, MakeApp
+from tests.tui.helpers import flat, screen_text, type_text, wait_until
+
+REPLY = "Your [bold]refund[/bold] of 50% is on its way"
+"""Typed, not sent: with markup that must stay as typed."""
+NOTE = "Customer asked [red]twice[/red] before"
+OTHER_REPLY = "Checking the station log"
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's state directory, the test's own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def kept(state: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The consoles keep drafts, as a browser session's or a terminal's do: in the state
+    directory, in the folder of this database."""
+    folder = drafts_for(str(db_path))
+    monkeypatch.setattr(AgentConsole, "drafts", folder, raising=False)
+    return folder
+
+
+def claimed(desk: DeskService, agent: str, question: str) -> int:
+    """A customer (another process) asked for a person, and `agent` claimed them."""
+    conversation = desk.start_conversation().id
+    desk.talk_to_person(conversation)
+    desk.ask(conversation, question)
+    desk.claim(conversation, agent=agent)
+    return conversation
+
+
+def sent_by_agents(desk: DeskService, conversation: int) -> list[str]:
+    return [m.text for m in desk.messages(conversation) if m.author is Author.AGENT]
+
+
+def notes(desk: DeskService, conversation: int) -> list[str]:
+    return [
+        e.event.text
+        for e in desk.entries_after(conversation, 0)
+        if isinstance(e, ChatEvent) and isinstance(e.event, Note)
+    ]
+
+
+async def test_unsent_replies_and_notes_are_back_for_their_agent_after_the_console_ends(
+    make_app: MakeApp,
+    other: DeskService,
+    kept: Path,
+    settings: Settings,
+    http: httpx.AsyncClient,
+    clock: FrozenClock,
+) -> None:
+    first = claimed(other, "ana", "Where is my refund?")
+    second = claimed(other, "ana", "The dock is broken")
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(first)
+        await wait_until(pilot, lambda: view.is_mine)
+        await type_text(pilot, REPLY)
+        await pilot.press("ctrl+n")
+        await type_text(pilot, NOTE)  # Left in note mode.
+        await app.open_conversation(second)  # The first's drafts kept in memory meanwhile.
+        await wait_until(pilot, lambda: view.is_mine)
+        await type_text(pilot, OTHER_REPLY)
+        assert view.reply_input.value == OTHER_REPLY
+        await pilot.press("ctrl+q")  # The terminal's quit: claims asked about, then kept.
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.press("k")
+        await wait_until(pilot, lambda: not app.is_running)
+
+    # Kept aside on this host, private to the user, and never sent.
+    files = sorted(kept.glob("*.txt"))
+    assert len(files) == 3
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    assert sorted(f.read_text() for f in files) == sorted([REPLY, NOTE, OTHER_REPLY])
+    for conversation in (first, second):
+        assert sent_by_agents(other, conversation) == []
+        assert notes(other, conversation) == []
+
+    # Another agent opening the conversation gets none of ana's words, nor takes them.
+    ben = create_app(
+        settings, mode="agent", http=http, clock=clock, agent="ben", timings=False
+    )  # fmt: skip
+    async with ben.run_test(size=SIZE) as pilot:
+        view = await ben.open_conversation(first)
+        await pilot.pause()
+        assert view.reply_input.value == ""
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: view.note_mode)
+        assert view.reply_input.value == ""
+    assert len(list(kept.glob("*.txt"))) == 3
+
+    # Ana again (a new process): each draft back once, in its own box, as typed.
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(first)
+        await wait_until(pilot, lambda: view.is_mine)
+        assert view.reply_input.value == REPLY and not view.note_mode
+        await wait_until(pilot, lambda: "[bold]refund[/bold]" in flat(screen_text(app)))
+        assert not list(kept.glob(f"{first}.*"))  # Taken: forgotten on disk.
+        assert sent_by_agents(other, first) == []  # Back in the box is not sent.
+        await pilot.press("ctrl+n")
+        assert view.reply_input.value == NOTE
+        await pilot.press("enter")  # The agent's Enter: the note is added, as typed.
+        await wait_until(pilot, lambda: notes(other, first) == [NOTE])
+        await wait_until(pilot, lambda: not view.note_mode)
+        assert view.reply_input.value == REPLY
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sent_by_agents(other, first) == [REPLY])
+
+        await app.open_conversation(second)
+        await wait_until(pilot, lambda: view.reply_input.value == OTHER_REPLY)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sent_by_agents(other, second) == [OTHER_REPLY])
+    assert not list(kept.glob("*.txt"))  # Everything was sent: nothing left to keep.
+
+
+async def test_a_draft_kept_meanwhile_and_one_saved_are_joined(
+    make_app: MakeApp, other: DeskService, kept: Path
+) -> None:
+    """Two tabs of ana's: one ended with words for a conversation the other has typed in too.
+    Neither's words are dropped, and neither is sent."""
+    from chatbot.drafts import save_agent_draft
+
+    conversation = claimed(other, "ana", "Where is my refund?")
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: view.is_mine)
+        await type_text(pilot, "Hello,")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: view.closed)
+        # The other tab ends meanwhile (its words saved as it closes).
+        save_agent_draft(kept, conversation, agent="ana", note=False, text="the refund left")
+        await app.open_conversation(conversation)
+        assert view.reply_input.value == "the refund left Hello,"
+        assert sent_by_agents(other, conversation) == []
+
+
+async def test_helpdesk_agent_in_a_terminal_keeps_the_reply_across_a_quit(
+    other: DeskService, db_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command itself (not the tests' app factory) keeps drafts, in the folder of the
+    database its settings name."""
+    from chatbot.cli.app import build_app
+
+    monkeypatch.setattr(
+        AgentConsole, "drafts", None, raising=False
+    )  # Set by the app: put back afterwards.
+    monkeypatch.setenv("HELPDESK_DB", str(db_path))
+    conversation = claimed(other, "ana", "Where is my refund?")
+    arguments = ["agent", "--agent", "ana", "--no-bot"]
+    app = build_app(build_parser("agent").parse_args(arguments), keep_drafts=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(AgentConsole)), timeout=30)
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: view.is_mine)
+        await type_text(pilot, REPLY)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.press("k")
+        await wait_until(pilot, lambda: not app.is_running)
+    assert AgentConsole.drafts == drafts_for(str(db_path))
+    assert [f.read_text() for f in drafts_for(str(db_path)).glob("*.txt")] == [REPLY]
+
+    app = build_app(build_parser("agent").parse_args(arguments), keep_drafts=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(app.screen.query(AgentConsole)), timeout=30)
+        view = await app.open_conversation(conversation)
+        assert view.reply_input.value == REPLY
+    assert sent_by_agents(other, conversation) == []
+
+
+def test_drafts_are_per_database_literal_and_bounded(state: Path, tmp_path: Path) -> None:
+    from chatbot.drafts import MAX_AGENT_DRAFT_CHARS, save_agent_draft, take_agent_draft
+
+    here, there = drafts_for(str(tmp_path / "a.sqlite3")), drafts_for(str(tmp_path / "b.sqlite3"))
+    save_agent_draft(here, 5, agent="ana", note=False, text="for a")
+    assert take_agent_draft(there, 5, agent="ana", note=False) == ""  # Another database's 5.
+    assert take_agent_draft(here, 5, agent="ana", note=True) == ""  # Not the note.
+    assert take_agent_draft(here, 5, agent="ana", note=False) == "for a"
+    assert take_agent_draft(here, 5, agent="ana", note=False) == ""  # Once.
+
+    save_agent_draft(here, 5, agent="ana", note=False, text="   ")  # Blank: nothing kept.
+    assert not list(here.glob("*.txt"))
+    # A file changed behind the app's back: control characters never reach a box.
+    save_agent_draft(here, 6, agent="ana", note=True, text="x")
+    [path] = here.glob("6.*.note.txt")
+    path.write_bytes(b"bad\x1b[2Jnews \x07[b]ok[/b]\n")
+    assert take_agent_draft(here, 6, agent="ana", note=True) == "badnews [b]ok[/b] "
+    save_agent_draft(here, 7, agent="ana", note=False, text="y" * (MAX_AGENT_DRAFT_CHARS + 10))
+    assert len(take_agent_draft(here, 7, agent="ana", note=False)) == MAX_AGENT_DRAFT_CHARS
+    # A customer's draft of the same conversation is theirs, and an agent's is not the customer's.
+    from chatbot.drafts import save_draft, take_draft
+
+    save_agent_draft(here, 8, agent="ana", note=False, text="agent words")
+    assert take_draft(here, 8) == ""
+    save_draft(here, 8, "customer words")
+    assert take_agent_draft(here, 8, agent="ana", note=False) == "agent words"
+    assert take_draft(here, 8) == "customer words"
+    assert os.listdir(here) == [".lock"]
