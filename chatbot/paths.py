@@ -40,6 +40,7 @@ def default_database() -> Path:
 
 
 def drafts_dir() -> Path:
-    """Where browser sessions keep a customer's unsent question while `serve` restarts (the
-    user's state directory: not data anyone exports, and private to them)."""
+    """Where unsent words wait for their writer: a customer's question while `serve` restarts,
+    an agent's reply and note once their console ends (the user's state directory: not data
+    anyone exports, and private to them)."""
     return user_state_path(APP_NAME) / "drafts"
