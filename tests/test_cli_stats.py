@@ -56,7 +56,7 @@ def test_json_has_the_documented_keys_and_the_figures(
     assert (code, err) == (0, "")
     figures = json.loads(out)
     assert set(figures) == JSON_KEYS
-    assert (figures["conversations"], figures["asked"], figures["bot_resolved"]) == (11, 10, 2)
+    assert (figures["conversations"], figures["asked"], figures["bot_resolved"]) == (10, 10, 2)
     assert figures["bot_resolution_rate"] == pytest.approx(0.2)
     assert figures["escalations_by_reason"][4] == {"reason": "customer-asked", "count": 2}
     assert figures["first_reply_s"] == {"count": 3, "p50": 180.0, "p90": 660.0}
@@ -65,7 +65,7 @@ def test_json_has_the_documented_keys_and_the_figures(
     assert figures["content_gaps"][0] == {
         "question": DOCKS, "count": 2, "last_at": "2026-01-05T09:11:41Z"
     }  # fmt: skip
-    assert figures["per_day"][0] == {"day": "2026-01-05", "conversations": 11}
+    assert figures["per_day"][0] == {"day": "2026-01-05", "conversations": 10}
     assert figures["since"] is None
 
 
@@ -112,7 +112,7 @@ def test_a_window_by_date_and_by_span(db: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     figures = json.loads(out)
     assert figures["since"] == "2026-01-05T09:10:00Z"
-    assert (figures["conversations"], figures["escalations"]) == (6, 4)
+    assert (figures["conversations"], figures["escalations"]) == (5, 4)
     # The scripted day is long past: nothing in the last week.
     code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "7d")
     assert (code, json.loads(out)["conversations"]) == (0, 0)
@@ -143,7 +143,7 @@ def test_a_window_from_long_ago_counts_days_from_the_first_conversation(
     # read "Since 1-01-01". The days now start at the first conversation's, the scripted day.
     code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "0001-01-01")
     figures = json.loads(out)
-    assert (code, figures["since"], figures["conversations"]) == (0, "0001-01-01T00:00:00Z", 11)
+    assert (code, figures["since"], figures["conversations"]) == (0, "0001-01-01T00:00:00Z", 10)
     days = [date.fromisoformat(day["day"]) for day in figures["per_day"]]
     assert days[0] == date(2026, 1, 5) and days[-1] == datetime.now(UTC).date()
     code, out, _ = run(capsys, "--db", str(db), "--since", "0001-01-01")
@@ -158,7 +158,7 @@ def test_a_since_with_an_offset_is_shown_in_utc(
     code, out, _ = run(capsys, "--db", str(db), "--json", "--since", "2026-01-05T10:10+01:00")
     figures = json.loads(out)
     assert (code, figures["since"]) == (0, "2026-01-05T09:10:00Z")
-    assert (figures["conversations"], figures["escalations"]) == (6, 4)
+    assert (figures["conversations"], figures["escalations"]) == (5, 4)
     code, out, _ = run(capsys, "--db", str(db), "--since", "2026-01-05T10:10+01:00")
     assert code == 0 and out.splitlines()[0].startswith("Since 2026-01-05 09:10 UTC, to ")
 

@@ -152,10 +152,13 @@ def full_json(desk: DeskService, conversation: Conversation) -> dict[str, Any]:
 def _all(
     desk: DeskService, state: State | None, limit: int | None = None
 ) -> Iterator[Conversation]:
-    """Keyset pages, so a database of any size streams in constant memory."""
+    """Keyset pages, so a database of any size streams in constant memory. Only conversations
+    anything was written in: a browser's page starts one for each visitor, who may only look."""
     after, left = 0, limit
     while left is None or left > 0:
-        page = desk.conversations(state=state, after_id=after, limit=min(PAGE, left or PAGE))
+        page = desk.conversations(
+            state=state, after_id=after, limit=min(PAGE, left or PAGE), include_empty=False
+        )
         yield from page
         if len(page) < PAGE:
             return

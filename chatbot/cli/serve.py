@@ -111,6 +111,9 @@ class DeskConversations:
         found = await self.desk.conversations(after_id=conversation_id - 1, limit=1)
         return bool(found) and found[0].id == conversation_id
 
+    async def keep_conversations(self, conversation_ids: list[int]) -> None:
+        await self.desk.keep_conversations(conversation_ids)
+
 
 def session_arguments(spec: SessionSpec) -> list[str]:
     """`chatbot.web.child`'s arguments for a session, from what the server verified."""

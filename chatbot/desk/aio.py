@@ -290,6 +290,14 @@ class AsyncDesk:
             self._changed()
         return released
 
+    async def keep_conversations(self, conversation_ids: list[int]) -> int:
+        # Not `_write`: no log entry, nothing for a screen to show.
+        return await self._run(self._service.keep_conversations, conversation_ids)
+
+    async def prune_empty_conversations(self) -> list[int]:
+        # Not `_write`: nobody shows a conversation nobody wrote in.
+        return await self._run(self._service.prune_empty_conversations)
+
     async def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
         return await self._write(self._service.reopen, conversation_id, agent=agent)
 

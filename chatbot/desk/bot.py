@@ -342,7 +342,9 @@ class BotWorker:
         """Put back in the queue the claims of agents who left, as every open console does: with
         no console open at all, their customers still hear that the agent stepped away (and how
         many wait ahead of them) rather than wait on nobody. One indexed read per presence
-        period, and a write only when someone left."""
+        period, and a write only when someone left. On the same tick, the desk's housekeeping:
+        the conversations browser visitors started and never wrote in go after a day (the
+        service sweeps hourly, so most ticks cost nothing)."""
         if self.sweep_s <= 0:
             return
         while True:
@@ -355,6 +357,14 @@ class BotWorker:
                 self.log.info(
                     "put back in the queue for agents away: %s",
                     ", ".join(f"#{number}" for number in released),
+                )
+            try:
+                pruned = await self.desk.prune_empty_conversations()
+            except HelpdeskError:
+                continue  # As above; the sweep goes on where it stopped.
+            if pruned:
+                self.log.info(
+                    "removed %s nobody wrote in", counted(len(pruned), "empty conversation")
                 )
 
     async def _drain(self) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
 from chatbot.desk.models import (
@@ -100,6 +100,21 @@ RELEASE_AFTER_S = 600.0
 `agent.release_after_s` setting; a reload, a restart or a dropped link comes back well within
 it)."""
 
+EMPTY_KEPT_S = 24 * 3600.0
+"""How long a conversation nobody wrote in (a browser visitor who only looked: their page starts
+one, for its id to go in their cookie) is kept after it started or an open page last kept it
+(`keep_conversations`) before `prune_empty_conversations` deletes it. A day: a visitor who comes
+back within it finds the same conversation; one who comes back later gets a new one, which is
+all an empty one could give them."""
+PRUNE_EVERY_S = 3600.0
+"""How often a process sweeps for empty conversations once it has read them all: each sweep
+reads only what is newer than what it has settled, a day's worth or so."""
+PRUNE_BATCH = 1000
+"""Conversations read at a time by the sweep."""
+PRUNE_BATCHES = 20
+"""Batches read per call at most: a process's first sweep over a large database goes on at the
+next call, without holding the desk's thread for seconds."""
+
 RESOLUTION_PAGE = 50
 """Log entries read at a time, newest first, looking for the resolution a rating is for."""
 
@@ -132,6 +147,7 @@ class DeskService:
         *,
         max_attempts: int = 3,
         release_after_s: float = RELEASE_AFTER_S,
+        empty_kept_s: float = EMPTY_KEPT_S,
     ) -> None:
         self.store = store
         self.max_attempts = max_attempts
@@ -143,6 +159,16 @@ class DeskService:
         """Per agent, their newest sighting as stored and when this process first read it so, by
         its own clock: how long an agent has been away is measured here, never by comparing
         another host's clock with this one's."""
+        self.empty_kept_s = empty_kept_s
+        """Seconds a conversation nobody wrote in is kept (0: for ever); see `EMPTY_KEPT_S`."""
+        self._prune_settled = 0
+        """Every conversation up to this id is written in or gone: later sweeps start after it."""
+        self._prune_scan: int | None = None
+        """Where the sweep under way goes on (None: none is under way)."""
+        self._prune_whole = True
+        """The sweep under way has settled every conversation it read so far."""
+        self._prune_due: datetime | None = None
+        """When the next sweep starts (None: at the first call)."""
 
     def close(self) -> None:
         self.store.close()
@@ -163,6 +189,41 @@ class DeskService:
 
     def start_conversation(self) -> Conversation:
         return self.store.create_conversation()
+
+    def keep_conversations(self, conversation_ids: Sequence[int]) -> int:
+        """The empty ones of these conversations are shown on open pages: they stay another
+        `empty_kept_s` (see `prune_empty_conversations`). Returns how many were empty."""
+        return self.store.keep_conversations(conversation_ids)
+
+    def prune_empty_conversations(self) -> list[int]:
+        """Delete the conversations nobody wrote in (no message, no event: not even a language
+        chosen) that were started, or last kept by an open page, more than `empty_kept_s` ago;
+        returns their ids. A browser's page starts a conversation before its visitor writes, so
+        every visit that only looked left one, for ever. Run on every `helpdesk bot` worker's
+        presence tick: a sweep every `PRUNE_EVERY_S`, each reading only the conversations after
+        those this process already settled (written in, or deleted), a batch at a time."""
+        if self.empty_kept_s <= 0:
+            return []
+        now = self.store.now()
+        if self._prune_scan is None:
+            if self._prune_due is not None and now < self._prune_due:
+                return []
+            self._prune_scan, self._prune_whole = self._prune_settled, True
+        deleted: list[int] = []
+        for _ in range(PRUNE_BATCHES):
+            sweep = self.store.prune_empty_conversations(
+                idle_s=self.empty_kept_s, after_id=self._prune_scan, limit=PRUNE_BATCH
+            )
+            deleted += sweep.deleted
+            if self._prune_whole:
+                self._prune_settled = sweep.settled
+                self._prune_whole = sweep.settled == sweep.last
+            self._prune_scan = sweep.last
+            if not sweep.more:
+                self._prune_scan = None
+                self._prune_due = now + timedelta(seconds=PRUNE_EVERY_S)
+                break
+        return deleted
 
     def ask(
         self,
@@ -749,9 +810,18 @@ class DeskService:
         return self.store.conversation(conversation_id)
 
     def conversations(
-        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+        self,
+        *,
+        state: State | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+        include_empty: bool = True,
     ) -> list[Conversation]:
-        return self.store.conversations(state=state, after_id=after_id, limit=limit)
+        """Keyset pages of conversations; without `include_empty`, only those anything was
+        written in (what a person listing them wants: not every page a visitor only looked at)."""
+        return self.store.conversations(
+            state=state, after_id=after_id, limit=limit, include_empty=include_empty
+        )
 
     def page(self, conversation_id: int, *, before_id: int | None = None, limit: int = 100) -> Page:
         """The newest `limit` entries (before `before_id`), and how many lie before them."""
@@ -805,7 +875,7 @@ class DeskService:
 
     def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
         """Conversations whose messages contain `text` (ignoring case), newest first; `#12` or
-        `12` also finds conversation 12 itself, first."""
+        `12` also finds conversation 12 itself, first, if anything was written in it."""
         query = text.strip()
         number = query.removeprefix("#")
         hits = self.store.search(number if number.isdecimal() else query, state=state, limit=limit)
@@ -814,7 +884,8 @@ class DeskService:
                 found = self.store.conversation(int(number))
             except ConversationNotFound:
                 return hits
-            if state is None or found.state is state:
+            # One nobody wrote in (a browser visitor who only looked) is nothing to find.
+            if found.last_entry and (state is None or found.state is state):
                 latest = self.store.latest_question(found.id)
                 exact = SearchHit(
                     conversation_id=found.id,

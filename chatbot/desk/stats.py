@@ -94,7 +94,8 @@ class GapCount(_Frozen):
 
 
 class DayCount(_Frozen):
-    """Conversations started on one UTC day."""
+    """Conversations started on one UTC day (with anything written in them, as
+    `DeskStats.conversations`)."""
 
     day: date
     conversations: int
@@ -109,7 +110,8 @@ class DeskStats(_Frozen):
     generated_at: datetime
 
     conversations: int
-    """Conversations started in the window."""
+    """Conversations started in the window, counting only those with anything written in them
+    (a browser visitor who only looked leaves an empty one, pruned later)."""
     asked: int
     """Those of them in which the customer wrote at least once."""
     bot_answered: int

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from chatbot.desk.models import (
     Author,
@@ -96,6 +96,37 @@ class NotTheLatestAnswer(StoreError):
     """Feedback on a bot answer that is not the conversation's latest, or already judged."""
 
 
+class EmptySweep(NamedTuple):
+    """One batch of `prune_empty_conversations`."""
+
+    deleted: list[int]
+    """The empty conversations deleted."""
+    settled: int
+    """Every conversation up to this id that was read is done with for good: written in (a
+    log entry stays for ever) or deleted. A later sweep may start after it."""
+    last: int
+    """The last id read (`after_id` if none): where the next batch of this sweep starts."""
+    more: bool
+    """The batch was full: there may be more after `last`."""
+
+
+def swept(
+    rows: Sequence[tuple[int, bool, bool]], deleted: Sequence[int], *, after_id: int, limit: int
+) -> EmptySweep:
+    """A batch's `EmptySweep`, from the rows read in id order, each (id, started before the
+    cut, written in), and the ids deleted. `settled` stops at the first row left: one still
+    empty (it may be written in or pruned later), or started within the period (a conversation
+    with a smaller id may still be committing on PostgreSQL; one a period old has long since)."""
+    gone = set(deleted)
+    settled = after_id
+    for conversation_id, old, used in rows:
+        if not (conversation_id in gone or (old and used)):
+            break
+        settled = conversation_id
+    last = rows[-1][0] if rows else after_id
+    return EmptySweep(deleted=sorted(gone), settled=settled, last=last, more=len(rows) >= limit)
+
+
 class ChangeFeed(Protocol):
     """Wakes a waiter when anyone (any process) commits a change. Used from one thread."""
 
@@ -123,6 +154,26 @@ class ConversationStore(Protocol):
     # -- the customer's side ----------------------------------------------------------------------
 
     def create_conversation(self) -> Conversation: ...
+
+    def keep_conversations(self, conversation_ids: Sequence[int]) -> int:
+        """Those of `conversation_ids` with no log entry yet count as in use now (their
+        `updated_at` moves to the store's clock), so `prune_empty_conversations` leaves them
+        for another full period: a browser still showing one. Others are untouched (their last
+        change stays what was written). Writes no log entry, and nothing at all when none is
+        empty. Returns how many were kept."""
+        ...
+
+    def prune_empty_conversations(
+        self, *, idle_s: float, after_id: int = 0, limit: int = 1000
+    ) -> EmptySweep:
+        """Delete the conversations after `after_id` (the first `limit` by id are read) that
+        hold nothing at all (no log entry: no message, no event of any kind; a question, a
+        decision or an escalation comes with one) and were neither started nor kept
+        (`keep_conversations`) in the last `idle_s` seconds: what a browser visitor who never
+        wrote leaves behind. The newest conversation is always kept, so SQLite never hands its id
+        out again (a cookie or a saved draft may still name it). Each is deleted only if still
+        empty at the write, so one written in meanwhile stays."""
+        ...
 
     def add_customer_message(
         self,
@@ -310,9 +361,16 @@ class ConversationStore(Protocol):
     def conversation(self, conversation_id: int) -> Conversation: ...
 
     def conversations(
-        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+        self,
+        *,
+        state: State | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+        include_empty: bool = True,
     ) -> list[Conversation]:
-        """Conversations in id order after `after_id` (keyset pages), optionally in one state."""
+        """Conversations in id order after `after_id` (keyset pages), optionally in one state;
+        without `include_empty`, only those with at least one log entry (a browser visitor who
+        never wrote has an empty one)."""
         ...
 
     def entries(
@@ -407,9 +465,11 @@ __all__ = [
     "ChangeFeed",
     "ConversationNotFound",
     "ConversationStore",
+    "EmptySweep",
     "LeaseLost",
     "NotTheLatestAnswer",
     "OlderSchema",
     "StaleState",
     "StoreError",
+    "swept",
 ]

@@ -62,15 +62,23 @@ from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, watchdog
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
+    EmptySweep,
     LeaseLost,
     NotTheLatestAnswer,
     StaleState,
     StoreError,
     UnseenMessage,
+    swept,
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
 from chatbot.store.schema import judgment_error_counts
-from chatbot.store.sqlite import search_hit, seen_until
+from chatbot.store.sqlite import (
+    EMPTY_CHILDREN,
+    EMPTY_SQL,
+    WRITTEN_SQL,
+    search_hit,
+    seen_until,
+)
 from chatbot.store.stats_sql import PostgresDialect, compute_stats, no_gap
 
 CHANNEL = "helpdesk"
@@ -609,6 +617,71 @@ class PostgresStore:
             (now, now),
         )
         return int(id_)
+
+    def keep_conversations(self, conversation_ids: Sequence[int]) -> int:
+        # Read first, as SQLite does: almost always none is empty, and nothing need be written.
+        ids = list(dict.fromkeys(conversation_ids))
+        if not ids:
+            return 0
+        empty = self._rows(
+            f"SELECT c.id FROM conversations c WHERE c.id = ANY(%s) AND {EMPTY_SQL}", (ids,)
+        )
+        if not empty:
+            return 0
+        with self._write(append=False, notify=False) as conn:
+            return conn.execute(
+                "UPDATE conversations c SET updated_at = greatest(c.updated_at, %s)"
+                f" WHERE c.id = ANY(%s) AND {EMPTY_SQL}",
+                (self._now(), [id_ for (id_,) in empty]),
+            ).rowcount
+
+    def prune_empty_conversations(
+        self, *, idle_s: float, after_id: int = 0, limit: int = 1000
+    ) -> EmptySweep:
+        cut = self._now() - idle_s
+        rows = [
+            (int(id_), bool(old), bool(used))
+            for id_, old, used in self._rows(
+                f"SELECT c.id, c.created_at < %(cut)s, {WRITTEN_SQL}"
+                " FROM conversations c WHERE c.id > %(after)s ORDER BY c.id LIMIT %(limit)s",
+                {"cut": cut, "after": after_id, "limit": limit},
+            )
+        ]
+        doomed = [id_ for id_, old, used in rows if old and not used]
+        deleted: list[int] = []
+        if doomed:
+            # Nobody is told: nobody saw them.
+            with self._write(append=False, notify=False) as conn:
+                (newest,) = self._one(conn, "SELECT coalesce(max(id), 0) FROM conversations")
+                # Locked first (one being written or kept now is skipped, for the next sweep):
+                # an entry needs its conversation's row (the foreign key's share lock), so none
+                # is added until this commits, and the next statement sees every one before.
+                locked = [
+                    id_
+                    for (id_,) in self._q(
+                        conn,
+                        "SELECT c.id FROM conversations c WHERE c.id = ANY(%(ids)s)"
+                        " AND c.updated_at < %(cut)s AND c.id < %(newest)s"
+                        " ORDER BY c.id FOR UPDATE SKIP LOCKED",
+                        {"ids": doomed, "cut": cut, "newest": newest},
+                    )
+                ]
+                if locked:
+                    deleted = [
+                        int(id_)
+                        for (id_,) in self._q(
+                            conn,
+                            "SELECT c.id FROM conversations c"
+                            f" WHERE c.id = ANY(%s) AND {EMPTY_SQL}",
+                            (locked,),
+                        )
+                    ]
+                if deleted:
+                    for table, column in EMPTY_CHILDREN:
+                        conn.execute(
+                            f"DELETE FROM {table} WHERE {column} = ANY(%s)".encode(), (deleted,)
+                        )
+        return swept(rows, deleted, after_id=after_id, limit=limit)
 
     def add_customer_message(
         self,
@@ -1160,11 +1233,17 @@ class PostgresStore:
         return self._to_conversation(rows[0])
 
     def conversations(
-        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+        self,
+        *,
+        state: State | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+        include_empty: bool = True,
     ) -> list[Conversation]:
+        written = "" if include_empty else f" AND {WRITTEN_SQL}"
         rows = self._rows(
             f"{self._CONVERSATION} WHERE c.id > %s AND (%s::text IS NULL OR c.state = %s)"
-            " ORDER BY c.id LIMIT %s",
+            f"{written} ORDER BY c.id LIMIT %s",
             (after_id, None if state is None else state.value,
              None if state is None else state.value, limit),
         )  # fmt: skip

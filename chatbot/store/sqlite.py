@@ -52,15 +52,17 @@ from chatbot.files import make_private_folders, special_kind
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
+    EmptySweep,
     ForeignDatabase,
     LeaseLost,
     NotTheLatestAnswer,
     StaleState,
     StoreError,
     UnseenMessage,
+    swept,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
-from chatbot.store.stats_sql import SQLiteDialect, compute_stats, no_gap
+from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, no_gap
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -97,6 +99,20 @@ def _stamp(value: float) -> datetime:
 
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
+
+
+WRITTEN_SQL = WRITTEN
+"""A conversation `c` with a log entry (as the figures count them)."""
+EMPTY_SQL = f"NOT {WRITTEN_SQL}"
+"""A conversation `c` with no log entry: nobody wrote in it. A question, a decision and an
+escalation each come with an entry in the same transaction, so none of those exists either."""
+EMPTY_CHILDREN = (
+    ("typing", "conversation_id"),
+    ("read_markers", "conversation_id"),
+    ("conversations", "id"),
+)
+"""What is deleted with an empty conversation, children first: rows that may name one with no
+entry (an agent's read marker, a typing signal), then the conversation."""
 
 
 def _casefold(text: str | None) -> str | None:
@@ -602,6 +618,64 @@ class SQLiteStore:
         )
         assert cursor.lastrowid is not None
         return cursor.lastrowid
+
+    def keep_conversations(self, conversation_ids: Sequence[int]) -> int:
+        # Read first: a write would take the database's one write lock (and wake every change
+        # feed) for the common case, a conversation written in long ago.
+        ids = list(dict.fromkeys(conversation_ids))
+        empty = (
+            self._in_chunks(
+                f"SELECT c.id FROM conversations c WHERE c.id IN ({{}}) AND {EMPTY_SQL}", ids
+            )
+            if ids
+            else []
+        )
+        if not empty:
+            return 0
+        with self._write() as db:
+            now = self._now()
+            kept = 0
+            for (conversation_id,) in empty:
+                kept += db.execute(
+                    f"UPDATE conversations AS c SET updated_at = max(c.updated_at, ?)"
+                    f" WHERE c.id = ? AND {EMPTY_SQL}",
+                    (now, conversation_id),
+                ).rowcount
+        return kept
+
+    def prune_empty_conversations(
+        self, *, idle_s: float, after_id: int = 0, limit: int = 1000
+    ) -> EmptySweep:
+        cut = self._now() - idle_s
+        # Read without the write lock: almost every conversation read was written in.
+        rows = [
+            (int(id_), bool(old), bool(used))
+            for id_, old, used in self._db.execute(
+                f"SELECT c.id, c.created_at < :cut, {WRITTEN_SQL}"
+                " FROM conversations c WHERE c.id > :after ORDER BY c.id LIMIT :limit",
+                {"cut": cut, "after": after_id, "limit": limit},
+            ).fetchall()
+        ]
+        doomed = [id_ for id_, old, used in rows if old and not used]
+        deleted: list[int] = []
+        if doomed:
+            with self._write() as db:
+                # Again under the lock: written in or kept meanwhile, it stays. Never the newest,
+                # whose id SQLite would give the next conversation.
+                deleted = [
+                    int(id_)
+                    for (id_,) in db.execute(
+                        f"SELECT c.id FROM conversations c WHERE c.id IN ({_marks(len(doomed))})"
+                        f" AND c.updated_at < ? AND {EMPTY_SQL}"
+                        " AND c.id < (SELECT max(id) FROM conversations)",
+                        [*doomed, cut],
+                    ).fetchall()
+                ]
+                if deleted:
+                    marks = _marks(len(deleted))
+                    for table, column in EMPTY_CHILDREN:
+                        db.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", deleted)
+        return swept(rows, deleted, after_id=after_id, limit=limit)
 
     def add_customer_message(
         self,
@@ -1140,9 +1214,16 @@ class SQLiteStore:
         return self._conversation(self._db, conversation_id)
 
     def conversations(
-        self, *, state: State | None = None, after_id: int = 0, limit: int = 100
+        self,
+        *,
+        state: State | None = None,
+        after_id: int = 0,
+        limit: int = 100,
+        include_empty: bool = True,
     ) -> list[Conversation]:
         where = "c.id > ?" if state is None else "c.id > ? AND c.state = ?"
+        if not include_empty:
+            where += f" AND {WRITTEN_SQL}"
         parameters: list[Any] = [after_id] if state is None else [after_id, state.value]
         rows = self._db.execute(
             f"{self._CONVERSATION} WHERE {where} ORDER BY c.id LIMIT ?", [*parameters, limit]

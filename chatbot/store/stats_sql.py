@@ -34,6 +34,9 @@ from chatbot.engine.models import Reason
 Run = Callable[[str, Mapping[str, Any]], list[Any]]
 """Runs one query with named parameters and returns its rows as tuples."""
 
+WRITTEN = "EXISTS (SELECT 1 FROM entries e WHERE e.conversation_id = c.id)"
+"""The conversation `c` has a log entry (one probe of the entries' index by conversation)."""
+
 SHOWN_EMPTY_DAYS = 30
 """Days before the first conversation a window still shows (as zeros): the longest period the
 analytics screen offers."""
@@ -214,7 +217,11 @@ def compute_stats(
     since_ = d.param("since")
 
     # -- conversations and the bot's resolution rate ----------------------------------------------
-    ((conversations,),) = run(f"SELECT count(*) FROM conversations WHERE created_at >= {since_}", p)
+    # A conversation counts once anything is written in it: a browser visitor who only looked
+    # has one (its id is in their cookie before they write), empty until the desk prunes it.
+    ((conversations,),) = run(
+        f"SELECT count(*) FROM conversations c WHERE c.created_at >= {since_} AND {WRITTEN}", p
+    )
     # Over indexes only: the conversations written in and answered by the bot (one pass over
     # their messages in conversation order), and those answered but then sent to a person (an
     # escalation after a bot answer, or a "not helpful" verdict, which only a bot answer gets).
@@ -383,12 +390,14 @@ def compute_stats(
     ]
     per_day = dict(
         run(
-            f"SELECT {d.day_number('created_at')} AS day, count(*) FROM conversations"
-            f" WHERE created_at >= {since_} GROUP BY day",
+            f"SELECT {d.day_number('c.created_at')} AS day, count(*) FROM conversations c"
+            f" WHERE c.created_at >= {since_} AND {WRITTEN} GROUP BY day",
             p,
         )
     )
-    ((first_day,),) = run(f"SELECT min({d.day_number('created_at')}) FROM conversations", p)
+    ((first_day,),) = run(
+        f"SELECT min({d.day_number('c.created_at')}) FROM conversations c WHERE {WRITTEN}", p
+    )
 
     return DeskStats(
         since=since,

@@ -102,6 +102,11 @@ MIN_SIZE, MAX_COLUMNS, MAX_ROWS = 10, 500, 200
 SESSION_SECRETS = ("VALEN_API_KEY", "HELPDESK_VALEN__API_KEY")
 """Left out of what sessions inherit, in any case (settings read `valen_api_key` too); the key
 is given only to the sessions that need it, as `VALEN_API_KEY`."""
+KEEP_EVERY_S = 3600.0
+"""How often the conversations of open customer pages are kept (`CustomerDesk.keep_conversations`;
+one opened with an existing conversation, at the next session check): the desk prunes one nobody
+wrote in only after a day unkept (`chatbot.desk.service.EMPTY_KEPT_S`), so a page left open for
+days still has its conversation when its visitor writes."""
 SECRET_SECTIONS = {"HELPDESK_VALEN": "api_key"}
 """Sections that may be set whole as JSON, and their member that is a secret."""
 
@@ -169,6 +174,11 @@ class CustomerDesk(Protocol):
     async def start_conversation(self) -> int: ...
 
     async def has_conversation(self, conversation_id: int) -> bool: ...
+
+    async def keep_conversations(self, conversation_ids: list[int]) -> None:
+        """These conversations are on open pages: the desk keeps any of them nobody wrote in
+        yet for another day, rather than prune it under its visitor."""
+        ...
 
 
 ChildArguments = Callable[[SessionSpec], list[str]]
@@ -392,6 +402,8 @@ class LiveSession:
     signed_in_until: float | None = None
     """When the sign-in it was opened with ends (the cookie's age limit), for an agent's or
     editor's session: it is closed then, as the page could not be opened again."""
+    kept_at: float | None = None
+    """When a customer's conversation was last kept for this page (`KEEP_EVERY_S`)."""
 
 
 def see_other(location: str) -> web.Response:
@@ -1038,6 +1050,7 @@ class HelpdeskServer(Server):
                 if live.replaced or self.closing:
                     return await self._answered(websocket, request)
                 conversation = await self.desk.start_conversation()
+                live.kept_at = self.clock()  # Just started: kept as long as a kept one.
                 self._set_customer_cookie(websocket, self.signer.customer(conversation))
                 spec = SessionSpec(None, conversation, locale=page_locale(request))
                 live.spec, live.holder = spec, self.holder(request, spec)
@@ -1200,6 +1213,33 @@ class HelpdeskServer(Server):
         while True:
             await asyncio.sleep(self.settings.session_check_s)
             await self.check_accounts_once()
+            await self.keep_conversations_once()
+
+    async def keep_conversations_once(self) -> None:
+        """Keep the conversations of open customer pages not kept for `KEEP_EVERY_S` (or not
+        yet): one a visitor is still reading is never pruned as nobody's. While the database
+        cannot be reached they are tried again each round (the sessions and bots say it)."""
+        now = self.clock()
+        due: list[LiveSession] = []
+        ids: set[int] = set()
+        for live in self.sessions.values():
+            spec = live.spec
+            if spec is None or spec.area is not None or spec.conversation_id is None:
+                continue
+            if live.kept_at is None or now - live.kept_at >= KEEP_EVERY_S:
+                due.append(live)
+                ids.add(spec.conversation_id)
+        if not due:
+            return
+        try:
+            await self.desk.keep_conversations(sorted(ids))
+        except HelpdeskError:
+            return
+        except Exception:  # Not the database being out: a bug, with its traceback.
+            log.exception("cannot keep the conversations of open pages")
+            return
+        for live in due:
+            live.kept_at = now
 
     async def check_accounts_once(self) -> None:
         """One round of `_check_accounts`. A database that cannot be reached is said once when
