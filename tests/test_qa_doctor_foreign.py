@@ -170,3 +170,26 @@ def test_an_empty_postgresql_database_is_still_a_new_one(
     assert (code, err) == (0, "")
     assert schema_line(out).startswith("schema none yet: no help-desk tables there;")
     assert tables(blank_postgres) == [("public", "spatial_ref_sys")]
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["conversations", "list"]])
+def test_another_applications_schema_versions_table_is_named_not_a_column_error(
+    command: list[str], blank_postgres: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`schema_versions` is a common name: another application's, of its own shape, was read as
+    the help desk's, and every command failed with `column "component" does not exist`."""
+    import psycopg
+
+    with psycopg.connect(blank_postgres, autocommit=True) as conn:
+        conn.execute("CREATE TABLE schema_versions (version integer, applied_at timestamptz)")
+        conn.execute("INSERT INTO schema_versions VALUES (7, now())")
+    before = tables(blank_postgres)
+    code = main([*command, "--db", blank_postgres])
+    out, err = capsys.readouterr()
+    assert code != 0 and out == ""
+    assert err == (
+        f"helpdesk: error: {display(blank_postgres)}: its schema_versions table is not the help"
+        " desk's (no component and version columns): is it the right database (--db,"
+        " HELPDESK_DB)? Nothing was changed there\n"
+    )
+    assert tables(blank_postgres) == before

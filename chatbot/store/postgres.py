@@ -168,6 +168,26 @@ class Link:
         return self._conn is None or self._conn.closed or self._conn.broken
 
 
+VERSIONS_SHAPE = (
+    "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('schema_versions')"
+    " AND attname IN ('component', 'version') AND attnum > 0 AND NOT attisdropped"
+)
+"""How many of the two columns the help desk's `schema_versions` has the one found has."""
+
+
+def _require_our_versions(link: Link, conn: psycopg.Connection[Any]) -> None:
+    """Refuse a `schema_versions` table of another shape: another application's (a common
+    name), read as ours it failed every command with a bare `column "component" does not
+    exist`."""
+    (columns,) = conn.execute(VERSIONS_SHAPE).fetchone() or (0,)
+    if columns != 2:
+        raise StoreError(
+            f"{link.where}: its schema_versions table is not the help desk's (no component and"
+            " version columns): is it the right database (--db, HELPDESK_DB)? Nothing was"
+            " changed there"
+        )
+
+
 def migrate(link: Link) -> int:
     """Create or bring the schema up to date; refuse one newer than this code. Its version."""
     conn = link.connection()
@@ -178,6 +198,7 @@ def migrate(link: Link) -> int:
                 "CREATE TABLE IF NOT EXISTS schema_versions"
                 " (component text PRIMARY KEY, version integer NOT NULL)"
             )
+            _require_our_versions(link, conn)
             row = conn.execute(
                 "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
             ).fetchone()
@@ -216,6 +237,7 @@ def _read_version(link: Link) -> int | None:
             (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
             if table is None:
                 return None
+            _require_our_versions(link, conn)
             row = conn.execute(
                 "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
             ).fetchone()
