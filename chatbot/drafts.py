@@ -5,18 +5,22 @@ agent, no export sees it), and it lives seconds to minutes.
 
 An agent's unsent reply and note are kept the same way when their console ends (a browser
 session, or `helpdesk agent` quit): a file per conversation, agent and kind beside the
-customers', taken by that agent alone."""
+customers', taken by that agent alone. A knowledge-base editor's unsaved passage form likewise,
+a JSON file per editor, knowledge base and passage (or new passage), taken when that editor next
+opens it."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from chatbot.engine.question import MAX_QUESTION_CHARS
@@ -82,6 +86,139 @@ def _agent_name(conversation_id: int, agent: str, note: bool) -> str:
     return f"{conversation_id}.{digest}.{'note' if note else 'reply'}"
 
 
+MAX_PASSAGE_FIELD_CHARS = 8000
+"""The most of each field of an unsaved passage form kept: twice the longest text a passage may
+hold (4,000 characters, `chatbot.knowledge_base.models`; not imported, it loads pydantic), so an
+editor told their text is too long still finds all of it."""
+MAX_PASSAGE_DRAFT_BYTES = 4 * 12 * MAX_PASSAGE_FIELD_CHARS + 4096
+"""A kept form's file at most: four fields, each character at most 12 bytes as JSON escapes it
+(a pair of `\\uXXXX`), and the rest; a bigger file is not read as one."""
+EDITOR_PREFIX = "editor."
+
+editor_drafts: Path | None = None
+"""Where this process keeps an editor's unsaved passage form as its app ends: the folder of the
+knowledge base it edits (`drafts_for` its location), set by `chatbot.web.child` and the CLI as
+`AgentConsole.drafts` is. Here, not on the editor's screen: that module loads when the editor is
+first opened, well after. None (the tests' apps): not kept."""
+
+
+@dataclass(frozen=True)
+class UnsavedPassage:
+    """A knowledge-base editor's passage form as they left it unsaved: each field as typed (not
+    checked: a form may hold what Save refuses), and what it was opened as."""
+
+    passage_id: str
+    title: str
+    tags: str
+    """As typed: comma-separated."""
+    text: str
+    revision: str | None
+    """The revision of the stored passage the form was opened at (Save is checked against it,
+    so a passage changed since is not overwritten); None: a new passage."""
+    gap_id: int | None = None
+    """The content gap a new passage was being written for."""
+
+
+def save_unsaved_passage(folder: Path, *, editor: str, form: UnsavedPassage) -> None:
+    """Keep an editor's unsaved passage form (for `editor`, of the knowledge base whose folder
+    `folder` is, under the passage's id or as their new passage), private as the other drafts
+    are. A new passage's form with nothing in it is nothing to keep. A form kept already for the
+    same passage is replaced: fields cannot be joined as words are, and the later is the newer."""
+    fields = (form.passage_id, form.title, form.tags, form.text)
+    if form.revision is None and all(is_blank(field) for field in fields):
+        return
+    data = {
+        "id": form.passage_id[:MAX_PASSAGE_FIELD_CHARS],
+        "title": form.title[:MAX_PASSAGE_FIELD_CHARS],
+        "tags": form.tags[:MAX_PASSAGE_FIELD_CHARS],
+        "text": form.text[:MAX_PASSAGE_FIELD_CHARS],
+        "revision": form.revision,
+        "gap": form.gap_id,
+    }
+    key = None if form.revision is None else form.passage_id
+    path = folder / f"{_editor_name(editor, key)}.json"
+    make_private_folders(folder)
+    with _locked(folder):
+        # ASCII: a lone surrogate a field may hold is escaped, not an encoding error.
+        _write(path, json.dumps(data, ensure_ascii=True).encode("ascii"))
+        _prune(folder, keep=path)
+
+
+def take_unsaved_passage(
+    folder: Path, *, editor: str, passage_id: str | None
+) -> UnsavedPassage | None:
+    """The editor's unsaved form of the passage `passage_id` (None: their new passage), once:
+    the file goes as it is read. Another editor's stay."""
+    path = folder / f"{_editor_name(editor, passage_id)}.json"
+    if not folder.is_dir():
+        return None
+    with _locked(folder):
+        form = _read_form(path)
+        path.unlink(missing_ok=True)
+    if form is None or (form.revision is None) != (passage_id is None):
+        return None
+    if passage_id is not None and form.passage_id != passage_id:
+        return None  # Not this passage's: a file renamed by hand.
+    return form
+
+
+def unsaved_passages(folder: Path, *, editor: str) -> list[UnsavedPassage]:
+    """The editor's kept forms, the latest kept first, left in place (`take_unsaved_passage`
+    takes each as its passage opens)."""
+    if not folder.is_dir():
+        return []
+    found: list[tuple[float, UnsavedPassage]] = []
+    with _locked(folder):
+        for path in folder.glob(f"{_editor_name(editor, None).removesuffix('new')}*.json"):
+            with contextlib.suppress(OSError):
+                mtime = path.lstat().st_mtime
+                if (form := _read_form(path)) is not None:
+                    found.append((mtime, form))
+    return [form for _mtime, form in sorted(found, key=lambda each: -each[0])]
+
+
+def _editor_name(editor: str, passage_id: str | None) -> str:
+    """The file name (less `.json`) of an editor's form: by digests of their display name and of
+    the passage's id (`new` for a new passage)."""
+    who = hashlib.sha256(editor.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    if passage_id is None:
+        return f"{EDITOR_PREFIX}{who}.new"
+    what = hashlib.sha256(passage_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{EDITOR_PREFIX}{who}.{what}"
+
+
+def _read_form(path: Path) -> UnsavedPassage | None:
+    """A kept form, each field as its box may hold it (the text keeps its line breaks and tabs,
+    the one-line fields nothing but what a line shows); None if there is none, or not ours."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:  # None kept (or not a file of ours: a link).
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_PASSAGE_DRAFT_BYTES + 1)
+    if len(data) > MAX_PASSAGE_DRAFT_BYTES:
+        return None
+    try:
+        kept = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(kept, dict):
+        return None
+    fields = [kept.get(name) for name in ("id", "title", "tags", "text")]
+    revision, gap = kept.get("revision"), kept.get("gap")
+    if not all(isinstance(field, str) for field in fields):
+        return None
+    if not (revision is None or isinstance(revision, str)):
+        return None
+    if not (gap is None or type(gap) is int):
+        return None
+    passage_id, title, tags, text = (
+        strip_control(str(field), one_line=index < 3)[:MAX_PASSAGE_FIELD_CHARS]
+        for index, field in enumerate(fields)
+    )
+    return UnsavedPassage(passage_id, title, tags, text, revision=revision, gap_id=gap)
+
+
 def join_drafts(earlier: str, later: str) -> str:
     """Two drafts of the same box as one: the later keeps the earlier's words, where it replaced
     them (one holding the other is the other)."""
@@ -97,16 +234,21 @@ def _save(folder: Path, name: str, text: str, limit: int) -> None:
     make_private_folders(folder)
     with _locked(folder):
         text = join_drafts(_read(path, limit), text)
-        temporary = folder / f".{name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text[:limit].encode("utf-8"))
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        _write(path, text[:limit].encode("utf-8"))
         _prune(folder, keep=path)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """`data` as the file at `path`, private (0600), whole or not at all; under the lock."""
+    temporary = path.parent / f".{path.stem}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _take(folder: Path, name: str, limit: int) -> str:
@@ -132,7 +274,7 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def _prune(folder: Path, *, keep: Path) -> None:
     cut = time.time() - KEEP_S
-    for old in folder.glob("*.txt"):
+    for old in [*folder.glob("*.txt"), *folder.glob(f"{EDITOR_PREFIX}*.json")]:
         with contextlib.suppress(OSError):
             if old != keep and old.lstat().st_mtime < cut:
                 old.unlink()

@@ -75,7 +75,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDeskApp:
     """The app these commands run (and bench/app.py times), from their parsed options. With
     `keep_drafts` (the commands themselves), the agent's unsent replies and notes are kept when
-    the app ends, for when they open each conversation again."""
+    the app ends, for when they open each conversation again (and the editor's unsaved passage,
+    for when they open it again)."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
     from chatbot.i18n import DEFAULT_LOCALE, Locale, environment_locale, parse_locale
     from chatbot.tui import create_app
@@ -88,11 +89,14 @@ def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDes
     def load() -> Settings:
         settings = app_settings(args)
         if keep_drafts:
-            from chatbot.drafts import drafts_for
+            from chatbot import drafts
             from chatbot.tui.widgets.agent_console import AgentConsole
 
-            # Once the database is known: a draft is kept for that database's conversation.
-            AgentConsole.drafts = drafts_for(settings.store.db)
+            # Once the database is known: a draft is kept for that database's conversation (an
+            # editor's unsaved passage, should the app end without the quit question, for that
+            # knowledge base's passage).
+            AgentConsole.drafts = drafts.drafts_for(settings.store.db)
+            drafts.editor_drafts = drafts.drafts_for(str(settings.knowledge_base.path))
         return settings
 
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk

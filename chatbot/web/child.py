@@ -138,12 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if not args.agent:
                 raise HelpdeskError(f"an {args.area} session needs --agent")
-            from chatbot.drafts import drafts_for
+            from chatbot import drafts
             from chatbot.tui.widgets.agent_console import AgentConsole
 
             # What the agent had typed and not sent when a session of theirs ended (the page
-            # closed, serve restarting) is kept for them, of this database's conversations alone.
-            AgentConsole.drafts = drafts_for(settings.store.db)
+            # closed, serve restarting) is kept for them, of this database's conversations alone;
+            # an editor's unsaved passage form likewise, of this knowledge base's passages.
+            AgentConsole.drafts = drafts.drafts_for(settings.store.db)
+            drafts.editor_drafts = drafts.drafts_for(str(settings.knowledge_base.path))
             app = create_app(
                 settings,
                 mode=args.area,

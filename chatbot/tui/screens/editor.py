@@ -8,6 +8,7 @@ freezing the UI.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
+from chatbot import drafts
+from chatbot.drafts import UnsavedPassage, save_unsaved_passage, take_unsaved_passage
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
@@ -121,6 +124,8 @@ class EditorScreen(Screen[None]):
         self.passages = index.passages
         self._problems: list[str] = []
         self._known_ids: frozenset[str] = frozenset()
+        self._form: PassageForm | None = None
+        """The passage form, once mounted: by this screen's unmount it is gone from the DOM."""
 
     def gettext(self, message: str) -> str:
         """`message` in the editor's language (`--locale`)."""
@@ -191,6 +196,7 @@ class EditorScreen(Screen[None]):
         return self.query_one(PassageHistory)
 
     def on_mount(self) -> None:
+        self._form = self.form
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, self._rebuilt)
@@ -266,14 +272,20 @@ class EditorScreen(Screen[None]):
         self._problems = problems
         self._known_ids = frozenset(p.id for p in event.passages)
         first = min(self._known_ids, default=None)
+        # What this editor left unsaved when an app of theirs last ended is shown first.
+        kept = self._latest_unsaved() if event.open_first else None
+        if kept is not None and kept.revision is not None:
+            first = kept.passage_id
         select = first if event.open_first else event.select
         self.query_one(PassageList).show(event.passages, deleted=event.deleted, select=select)
         if event.open_first:
             # Shown, not opened for writing: the focus stays where it was (the list).
-            if first is None:
+            if first is None or (kept is not None and kept.revision is None):
                 self.open_new(focus=False)
-            else:
+            elif first in self._known_ids:
                 self.open_passage(first, focus=False)
+            else:  # Deleted since that app ended.
+                self.open_deleted(first, focus=False)
 
     def refresh_gaps(self) -> None:
         self._load_gaps()
@@ -388,31 +400,124 @@ class EditorScreen(Screen[None]):
         self.notify(form.changed_elsewhere, severity="warning", markup=False)
         self.refresh_bindings()  # Ctrl+R (Reload) is offered.
 
-    def open_passage(self, passage_id: str, *, focus: bool = True) -> None:
+    def open_passage(self, passage_id: str, *, focus: bool = True, kept: bool = True) -> None:
+        """Show a stored passage; with `kept`, with what this editor left unsaved in it when an
+        app of theirs ended, if anything (`_put_back`)."""
         try:
             stored = self.passages.get(passage_id)
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
-        self.form.open(stored.passage, revision=stored.revision, focus=focus)
+        unsaved = self._take_unsaved(passage_id) if kept else None
+        revision = stored.revision if unsaved is None else unsaved.revision
+        self.form.open(stored.passage, revision=revision, focus=focus)
         self.history.show(passage_id, versions, current=stored.passage.text)
+        if unsaved is not None:
+            self._put_back(unsaved, now=stored.revision)
 
-    def open_deleted(self, passage_id: str) -> None:
+    def open_deleted(self, passage_id: str, *, focus: bool = True, kept: bool = True) -> None:
         """A deleted passage: what it last said, read-only, and its history, where Restore brings
-        it back."""
+        it back. Unless this editor left unsaved changes to it when an app of theirs ended (it
+        was deleted since): those are shown, as when it is deleted while the form holds them."""
         try:
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
         last = _last_readable(versions) or Draft(id=passage_id, title="", text="", tags=())
-        self.form.open(last, revision=None, deleted=True)
+        unsaved = self._take_unsaved(passage_id) if kept else None
+        if unsaved is None:
+            self.form.open(last, revision=None, deleted=True, focus=focus)
+        else:
+            self.form.open(last, revision=unsaved.revision, focus=focus)
         self.history.show(passage_id, versions, current="")
+        if unsaved is not None:
+            self._put_back(unsaved, now=None)
 
     def open_new(self, *, focus: bool = True) -> None:
-        self.form.open(None, revision=None, taken=self._ids(), focus=focus)
+        """An empty form, or the new passage this editor left unsaved when an app of theirs
+        ended."""
+        unsaved = self._take_unsaved(None)
+        gap_id = None if unsaved is None else unsaved.gap_id
+        self.form.open(None, revision=None, taken=self._ids(), gap_id=gap_id, focus=focus)
         self.history.show(None, [], current="")
+        if unsaved is not None:
+            self._put_back(unsaved, now=None)
+
+    # Unsaved work kept when the app ends ---------------------------------------------------------
+
+    @property
+    def _editor(self) -> str:
+        """Whose unsaved forms these are: the signed-in account's display name in a browser; in
+        a terminal, the agent name if one is set (the state directory is the user's anyway)."""
+        return self.services.agent or ""
+
+    def _take_unsaved(self, passage_id: str | None) -> UnsavedPassage | None:
+        """What this editor left unsaved in the passage's form (None: a new passage's) when an
+        app of theirs ended, once; None if nothing (or this app keeps nothing)."""
+        folder = drafts.editor_drafts
+        if folder is None:
+            return None
+        try:
+            return take_unsaved_passage(folder, editor=self._editor, passage_id=passage_id)
+        except OSError:  # An unreadable folder: nothing to put back, as before.
+            return None
+
+    def _latest_unsaved(self) -> UnsavedPassage | None:
+        """The form this editor left unsaved most recently, left in place for its opening."""
+        folder = drafts.editor_drafts
+        if folder is None:
+            return None
+        try:
+            kept = drafts.unsaved_passages(folder, editor=self._editor)
+        except OSError:
+            return None
+        return kept[0] if kept else None
+
+    def _put_back(self, unsaved: UnsavedPassage, *, now: str | None) -> None:
+        """Fill the form, just opened as `unsaved` was, with it, and say so. A passage someone
+        else changed (to revision `now`) or deleted since is said too, as when that happens while
+        the form is open: the form keeps the revision it was opened at, so Save is refused (the
+        store checks it) rather than writing over their version."""
+        self.form.put_back(unsaved)
+        if unsaved.revision is None:
+            message = self.gettext(
+                "Your unsaved new passage from your last session was put back: Save saves it."
+            )
+        elif now == unsaved.revision:
+            message = self.gettext(
+                "Your unsaved changes to {passage} from your last session were put back: Save "
+                "saves them."
+            )
+        else:
+            if now is None:
+                changed = self.gettext(
+                    "Your unsaved changes to {passage} from your last session were put back, "
+                    "but someone else deleted it since: they are not saved. Ctrl+R shows it as "
+                    "deleted (after asking)."
+                )
+            else:
+                changed = self.gettext(
+                    "Your unsaved changes to {passage} from your last session were put back, "
+                    "but someone else changed it since: they are not saved. History compares "
+                    "with their text; Ctrl+R shows it (after asking)."
+                )
+            changed = changed.format(passage=unsaved.passage_id)
+            self.form.mark_changed_elsewhere(changed, revision=now)
+            self.notify(changed, severity="warning", markup=False)
+            self.refresh_bindings()  # Ctrl+R (Reload) is offered.
+            return
+        self.notify(message.format(passage=unsaved.passage_id), markup=False)
+
+    def on_unmount(self) -> None:
+        # The app ends (a page closed, `serve` stopping, a terminal's input gone) with changes in
+        # the form the editor did not save nor throw away: they wait for their next opening.
+        folder, form = drafts.editor_drafts, self._form
+        if folder is None or form is None or (unsaved := form.unsaved()) is None:
+            return
+        with contextlib.suppress(OSError):  # A full disk: the changes are lost, as before.
+            save_unsaved_passage(folder, editor=self._editor, form=unsaved)
 
     def _show_history(self, passage_id: str, *, current: str) -> None:
         try:
@@ -433,6 +538,7 @@ class EditorScreen(Screen[None]):
 
         def answered(discard: bool | None) -> None:
             if discard:
+                self.form.discarded = True  # Not kept for a next session either.
                 self.app.exit()
 
         if not self.form.dirty:
@@ -455,6 +561,7 @@ class EditorScreen(Screen[None]):
 
         def answered(discard: bool | None) -> None:
             if discard:
+                self.form.discarded = True  # Not kept when the app ends (Escape closes it).
                 then()
 
         if self.form.passage_id:
@@ -606,7 +713,7 @@ class EditorScreen(Screen[None]):
         message = self.gettext("Restored version {version} of {passage}.")
         self.notify(message.format(version=version, passage=passage_id), markup=False)
         self.refresh_list(select=passage_id)
-        self.open_passage(passage_id)
+        self.open_passage(passage_id, kept=False)
         self.rebuild_index()
 
     @on(GapList.WritePassage)
@@ -755,10 +862,11 @@ class EditorScreen(Screen[None]):
         except KnowledgeBaseError as error:
             self.notify(str(error), severity="error", markup=False)
             return
+        # Shown as stored, what Reload promises (not as an earlier session left it).
         if exists:
-            self.open_passage(passage_id)
+            self.open_passage(passage_id, kept=False)
         else:
-            self.open_deleted(passage_id)
+            self.open_deleted(passage_id, kept=False)
         self.refresh_bindings()
 
     def action_search(self) -> None:

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from chatbot.drafts import UnsavedPassage
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.gaps import Draft
 from chatbot.knowledge_base.models import MAX_TEXT_CHARS, Passage
@@ -101,27 +102,44 @@ class PassageForm(Vertical):
         changed or deleted since it was opened (empty otherwise); cleared by the next opening."""
         self.elsewhere_revision: str | None = None
         """With `changed_elsewhere`: the revision the passage was found at (None: deleted)."""
+        self.discarded = False
+        """The editor said to throw away the unsaved changes shown (leaving, quitting): they are
+        not kept when the app ends. Cleared by the next opening or keystroke."""
         self._loading = False
         self._opened: tuple[str, ...] = ("", "", "", "")
+        self._fields: tuple[Input, Input, Input, TextArea] | None = None
+        """The id, title, tags and text boxes, held: as the app ends they leave the DOM before
+        the editor reads what they hold (`unsaved`)."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
-        with Horizontal(classes="form-row"):
-            yield Label(t.gettext("Id"), classes="form-label")
-            yield PlainInput(placeholder=t.gettext("a-safe-slug"), id="form-id", compact=True)
-        with Horizontal(classes="form-row"):
-            yield Label(t.gettext("Title"), classes="form-label")
-            yield PlainInput(
-                placeholder=t.gettext("shown as the answer's source"), id="form-title", compact=True
-            )
-        with Horizontal(classes="form-row"):
-            yield Label(t.gettext("Tags"), classes="form-label")
-            yield PlainInput(
-                placeholder=t.gettext("comma, separated"), id="form-tags", compact=True
-            )
-        yield PlainTextArea(
+        rows = (
+            (
+                t.gettext("Id"),
+                PlainInput(placeholder=t.gettext("a-safe-slug"), id="form-id", compact=True),
+            ),
+            (
+                t.gettext("Title"),
+                PlainInput(
+                    placeholder=t.gettext("shown as the answer's source"),
+                    id="form-title",
+                    compact=True,
+                ),
+            ),
+            (
+                t.gettext("Tags"),
+                PlainInput(placeholder=t.gettext("comma, separated"), id="form-tags", compact=True),
+            ),
+        )
+        text = PlainTextArea(
             id="form-text", soft_wrap=True, placeholder=t.gettext("What the bot tells the customer")
         )
+        self._fields = (rows[0][1], rows[1][1], rows[2][1], text)
+        for label, field in rows:
+            with Horizontal(classes="form-row"):
+                yield Label(label, classes="form-label")
+                yield field
+        yield text
         with Horizontal(id="form-status"):
             yield Static("", id="form-problem", markup=False)
             yield Static("", id="form-count", markup=False)
@@ -158,6 +176,7 @@ class PassageForm(Vertical):
         self.revision = revision
         self.gap_id = gap_id
         self.deleted = deleted
+        self.discarded = False
         self.taken = frozenset(taken) if revision is None else frozenset()
         fields = {
             "#form-id": passage.id if passage else "",
@@ -189,12 +208,36 @@ class PassageForm(Vertical):
             (text if revision is not None or deleted else self.query_one("#form-id")).focus()
 
     def _values(self) -> tuple[str, ...]:
-        return (
-            self.query_one("#form-id", Input).value,
-            self.query_one("#form-title", Input).value,
-            self.query_one("#form-tags", Input).value,
-            self.text_area.text,
+        assert self._fields is not None, "the form is not composed yet"
+        id_box, title_box, tags_box, text_box = self._fields
+        return (id_box.value, title_box.value, tags_box.value, text_box.text)
+
+    def unsaved(self) -> UnsavedPassage | None:
+        """What the form holds that Save has not saved and the editor has not thrown away, as
+        typed (also once the app has taken the form off the screen); None if nothing."""
+        if self._fields is None or not self.dirty or self.discarded:
+            return None
+        passage_id, title, tags, text = self._values()
+        return UnsavedPassage(
+            passage_id, title, tags, text, revision=self.revision, gap_id=self.gap_id
         )
+
+    def put_back(self, kept: UnsavedPassage) -> None:
+        """Fill the form, opened already as `kept` was (the passage at the revision it was
+        opened at, or a new one), with what the editor left unsaved in it when an app of theirs
+        ended: unsaved changes again, which only Save saves and leaving asks about."""
+        assert self._fields is not None, "the form is not composed yet"
+        self._loading = True
+        id_box, title_box, tags_box, text = self._fields
+        lines = (id_box, title_box, tags_box)
+        for line, value in zip(lines, (kept.passage_id, kept.title, kept.tags), strict=True):
+            if not line.disabled:  # A stored passage's id stays its own.
+                line.value = value
+                line.cursor_position = 0
+        text.load_text(kept.text)
+        text.move_cursor(text.document.end)
+        self._loading = False
+        self.validate_form()
 
     @property
     def dirty(self) -> bool:
@@ -266,6 +309,7 @@ class PassageForm(Vertical):
     def _changed(self, event: Input.Changed | TextArea.Changed) -> None:
         event.stop()
         if not self._loading:
+            self.discarded = False  # Typed after a discard that left them on screen: theirs.
             self.validate_form()
 
     @on(Input.Submitted)
