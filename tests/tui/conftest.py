@@ -47,6 +47,20 @@ def clock() -> FrozenClock:
     return FrozenClock()
 
 
+@pytest.fixture(autouse=True)
+def no_drafts_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the app keeps unsent words is process-wide (set as the real command's settings
+    load): put back after every test, so one test's folder never reaches the next test's app
+    (an editor test that found another's kept form opened it first)."""
+    from chatbot import drafts
+    from chatbot.tui.screens.chat import ChatScreen
+    from chatbot.tui.widgets.agent_console import AgentConsole
+
+    monkeypatch.setattr(drafts, "editor_drafts", None)
+    monkeypatch.setattr(AgentConsole, "drafts", None)
+    monkeypatch.setattr(ChatScreen, "drafts", None)
+
+
 def editor_settings(db_path: Path, kb_copy: Path, **sections: Any) -> Settings:
     """Settings for the editor's tests: it writes, so a copy of the shipped knowledge base, and
     recorded judgments for Try it; `sections` on top (e.g. `ui={"locale": "zh"}`)."""

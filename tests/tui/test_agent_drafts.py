@@ -169,9 +169,6 @@ async def test_helpdesk_agent_in_a_terminal_keeps_the_reply_across_a_quit(
     database its settings name."""
     from chatbot.cli.app import build_app
 
-    monkeypatch.setattr(
-        AgentConsole, "drafts", None, raising=False
-    )  # Set by the app: put back afterwards.
     monkeypatch.setenv("HELPDESK_DB", str(db_path))
     conversation = claimed(other, "ana", "Where is my refund?")
     arguments = ["agent", "--agent", "ana", "--no-bot"]
