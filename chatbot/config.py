@@ -264,6 +264,10 @@ class WebSettings(Section):
     """Browser sessions (one app process each) at once, for the whole server."""
     max_sessions_per_address: int = Field(default=8, ge=1)
     """Browser sessions at once from one address."""
+    start_timeout_s: float = Field(default=60.0, ge=1, le=3600)
+    """How long a new customer's session process may take to start (it paints in a second or
+    two, more on a busy machine): one that has not by then is stopped and its page told the
+    help desk cannot open now, rather than left waiting for good."""
     preload: bool = True
     """Start each browser session by forking a process that has the app imported already: the
     session paints sooner and shares that memory with every other session."""

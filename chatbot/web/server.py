@@ -1045,7 +1045,20 @@ class HelpdeskServer(Server):
             await service.start(width, height)
             spawned = True
             if new:
-                if not await service.wait_ready():
+                try:
+                    started = await asyncio.wait_for(
+                        service.wait_ready(), self.settings.start_timeout_s
+                    )
+                except TimeoutError:
+                    # Hung before it could serve anyone (a stuck disk or network share): the
+                    # page waited on its handshake until serve stopped. Stopped below.
+                    log.warning(
+                        "session %s (pid %s) did not start within %g s; stopping it",
+                        key, service.pid, self.settings.start_timeout_s,
+                    )  # fmt: skip
+                    await close(code=WSCloseCode.INTERNAL_ERROR, message=FAILED_TO_START)
+                    return websocket
+                if not started:
                     return websocket  # Its process ended: closed as failing to start.
                 if live.replaced or self.closing:
                     return await self._answered(websocket, request)

@@ -132,3 +132,41 @@ def test_a_session_whose_knowledge_base_is_gone_leaves_no_conversation(tmp_path:
         assert stored(db) == ([conversation], 0)
     finally:
         served.stop()
+
+
+def test_a_session_that_hangs_as_it_starts_is_stopped_and_its_page_told(tmp_path: Path) -> None:
+    """A session process stuck before it could say it started (a disk or network share that
+    stopped answering) held its page's handshake until serve stopped, the page waiting for good.
+    After `[web] start_timeout_s` it is stopped and the page is told, as for one that failed."""
+    db, kb = make_site(tmp_path / "site")
+    stuck = tmp_path / "stuck"
+    stuck.touch()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    # Run by every Python process the server starts: a session's waits while `stuck` exists.
+    (hooks / "sitecustomize.py").write_text(
+        "import os, sys, time\n"
+        "if 'chatbot.web.child' in sys.orig_argv:\n"
+        f"    while os.path.exists({str(stuck)!r}):\n"
+        "        time.sleep(0.05)\n"
+    )
+    environment = {
+        "PYTHONPATH": str(hooks),
+        "HELPDESK_WEB__START_TIMEOUT_S": "1",
+        "HELPDESK_WEB__PRELOAD": "false",  # Each session a fresh interpreter, which runs it.
+    }
+    served = start_server(tmp_path / "site", db=db, kb=kb, environment=environment)
+    try:
+        assert run_async(visit(served.url, {})) == (False, "failed to start")
+        said = "".join(served.output)
+        assert "did not start within 1 s; stopping it" in said, said
+        pid = int(said.split("did not start within")[0].rsplit("(pid ", 1)[1].split(")")[0])
+        wait_for(lambda: not Path(f"/proc/{pid}").exists(), what="the stuck process gone")
+        assert stored(db) == ([], 0)
+
+        stuck.unlink()  # Unstuck: the next visit's session starts.
+        assert run_async(visit(served.url, {})) == (True, "")
+        assert len(stored(db)[0]) == 1
+    finally:
+        stuck.unlink(missing_ok=True)
+        served.stop()
