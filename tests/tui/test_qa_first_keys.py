@@ -24,6 +24,7 @@ import httpx
 from textual import events
 from textual.message import Message
 from textual.messages import Prune
+from textual.widgets import Input
 
 from chatbot.config import Settings
 from chatbot.desk.service import DeskService
@@ -71,6 +72,35 @@ async def test_keys_typed_as_the_shell_goes_reach_the_panels_box(
             app.post_message(key(char))
         await wait_until(pilot, lambda: panel.question.value.endswith("?"))
         assert panel.question.value == before + during + after
+
+
+async def test_questions_sent_in_the_shell_are_asked_apart_from_what_was_typed_after(
+    settings: Settings, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
+) -> None:
+    """Enter pressed in the shell, then more typed before the panel came: the shell kept only
+    "Enter was pressed", and the panel asked the whole box, "bike?thanks"."""
+    load = GatedLoader(settings)
+    app = loading_app(load, http, clock, "chat", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, load.entered.is_set)
+        for text in ("How do I unlock a bike?", "\r", "Where do I park?", "\r", "thanks"):
+            for char in text:
+                app.post_message(events.Key("enter", "\r") if char == "\r" else key(char))
+        await wait_until(pilot, lambda: app.screen.query_one("#question", Input).value == "thanks")
+        load.opened.set()
+        await wait_until(pilot, lambda: len(questions(other)) == 2)
+        panel = app.screen.query_one(ChatPanel)
+        assert questions(other) == ["How do I unlock a bike?", "Where do I park?"]
+        assert panel.question.value == "thanks"  # Not sent: no Enter after it.
+
+
+def questions(desk: DeskService) -> list[str]:
+    """The customers' messages stored, oldest first."""
+    return [
+        message.text
+        for conversation in desk.conversations()
+        for message in desk.messages(conversation.id)
+    ]
 
 
 async def test_a_burst_typed_all_through_the_start_arrives_whole_and_in_order(

@@ -46,9 +46,9 @@ class ModeScreen(Screen[None]):
         """The language the chat's shell is shown in (the chat panel's until the customer
         writes)."""
         self._pending: dict[str, PanelFactory] = {}
-        self._typed: tuple[str, int, bool] | None = None
-        """What the customer typed into the chat's shell, where its cursor was, and whether they
-        pressed Enter: handed to the chat panel once it is there."""
+        self._typed: tuple[list[str], str, int] | None = None
+        """What the customer sent from the chat's shell (Enter pressed on it), what they typed
+        there since, and where its cursor was: handed to the chat panel once it is there."""
 
     def panel(self, make: PanelFactory, id: str, *, shell: bool = False) -> Widget:
         """The panel `make` builds, or (no services yet) in its place the chat's shell (with
@@ -66,7 +66,7 @@ class ModeScreen(Screen[None]):
             if isinstance(placeholder, ChatShell):
                 # The customer may have typed (and sent) a question into the shell already.
                 field = placeholder.question
-                self._typed = (field.value, field.cursor_position, placeholder.submitted)
+                self._typed = (list(field.sent), field.value, field.cursor_position)
             parent = placeholder.parent
             assert isinstance(parent, Widget)
             # Removed first: the panel takes its id, which must stay unique among siblings.
@@ -84,12 +84,18 @@ class ModeScreen(Screen[None]):
         conversation asked for)."""
 
     async def send_typed(self, field: Input, ask: Callable[[str], Awaitable[None]]) -> None:
-        """Put what was typed into the chat's shell into its question box, the cursor where it
-        was, and ask it if the customer pressed Enter."""
-        if self._typed is None or not self._typed[0]:
+        """Ask, in turn, the questions sent from the chat's shell, then put what was typed there
+        since into the question box, the cursor where it was. A question refused or not stored
+        stays in the box (`ask` takes only what it stored), with everything typed after it."""
+        if self._typed is None:
             return
-        (typed, cursor, send), self._typed = self._typed, None
+        (sent, typed, cursor), self._typed = self._typed, None
+        for n, question in enumerate(sent):
+            field.value = question
+            await ask(question)
+            if field.value:  # Not stored: nothing after it is asked, nor lost.
+                field.value = " ".join(part for part in (*sent[n:], typed) if part.strip())
+                field.cursor_position = len(field.value)
+                return
         field.value = typed
         field.cursor_position = cursor
-        if send:
-            await ask(typed)

@@ -8,6 +8,8 @@ and the translations only: no pydantic, no desk.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -25,14 +27,22 @@ PLACEHOLDER = N_("Type your question, press Enter")
 
 
 class ShellQuestion(PlainInput):
-    """The shell's question box: it notes an Enter as the key is handled, so the chat panel
-    taking its place knows of it even if its `Submitted` message was still on its way."""
+    """The shell's question box: it notes each question sent with Enter as the key is handled,
+    so the chat panel taking its place knows of them even if their `Submitted` messages were
+    still on their way."""
 
-    submitted = False
-    """Enter was pressed on a question: the chat asks it once it is there."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[str] = []
+        """The questions Enter was pressed on, in order: the chat asks them once it is there."""
 
     async def action_submit(self) -> None:
-        self.submitted = bool(self.value.strip())
+        if self.value.strip():
+            # Taken off the box, as the chat's own box does: the words typed after this Enter
+            # are the next question's, not this one's end ("bike?" Enter "thanks" was sent as
+            # "bike?thanks").
+            self.sent.append(self.value)
+            self.value = ""
         await super().action_submit()
 
 
@@ -57,11 +67,6 @@ class ChatShell(Vertical):
     def question(self) -> ShellQuestion:
         return self.query_one("#question", ShellQuestion)
 
-    @property
-    def submitted(self) -> bool:
-        """Enter was pressed on a question: the chat asks it once it is there."""
-        return self.question.submitted
-
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
-        event.stop()  # Noted by the box itself (`ShellQuestion.submitted`).
+        event.stop()  # Noted by the box itself (`ShellQuestion.sent`).
