@@ -172,24 +172,84 @@ def test_an_empty_postgresql_database_is_still_a_new_one(
     assert tables(blank_postgres) == [("public", "spatial_ref_sys")]
 
 
-@pytest.mark.parametrize("command", [["doctor"], ["conversations", "list"]])
-def test_another_applications_schema_versions_table_is_named_not_a_column_error(
-    command: list[str], blank_postgres: str, capsys: pytest.CaptureFixture[str]
+SHAPES = {
+    "columns of its own": [
+        "CREATE TABLE schema_versions (version integer, applied_at timestamptz)",
+        "INSERT INTO schema_versions VALUES (7, now())",
+    ],
+    "an integer component": [
+        "CREATE TABLE schema_versions (component integer PRIMARY KEY, version integer)"
+    ],
+    "no unique component": [
+        "CREATE TABLE schema_versions (component text, version text NOT NULL)",
+    ],
+    "a view": [
+        "CREATE TABLE other (id integer)",
+        "CREATE VIEW schema_versions AS SELECT 'x'::text AS component, 1 AS version",
+    ],
+}
+NOT_OURS = (
+    ": its schema_versions is not the help desk's table (a unique text component, an integer"
+    " version): is it the right database (--db, HELPDESK_DB)? Nothing was changed there\n"
+)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("command", [["doctor"], ["conversations", "list"], ["users", "list"]])
+def test_another_applications_schema_versions_is_named_not_an_sql_error(
+    command: list[str], shape: str, blank_postgres: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`schema_versions` is a common name: another application's, of its own shape, was read as
-    the help desk's, and every command failed with `column "component" does not exist`."""
+    """`schema_versions` is a common name: another application's (its own columns, types or
+    keys, or a view) was read as the help desk's, and every command failed with a bare SQL
+    error (`column "component" does not exist`, a type or an upsert error)."""
     import psycopg
 
     with psycopg.connect(blank_postgres, autocommit=True) as conn:
-        conn.execute("CREATE TABLE schema_versions (version integer, applied_at timestamptz)")
-        conn.execute("INSERT INTO schema_versions VALUES (7, now())")
+        for statement in SHAPES[shape]:
+            conn.execute(statement.encode())
     before = tables(blank_postgres)
     code = main([*command, "--db", blank_postgres])
     out, err = capsys.readouterr()
     assert code != 0 and out == ""
-    assert err == (
-        f"helpdesk: error: {display(blank_postgres)}: its schema_versions table is not the help"
-        " desk's (no component and version columns): is it the right database (--db,"
-        " HELPDESK_DB)? Nothing was changed there\n"
-    )
+    assert err == f"helpdesk: error: {display(blank_postgres)}{NOT_OURS}"
     assert tables(blank_postgres) == before
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["users", "list"]])
+def test_another_applications_conversations_table_is_named_not_an_sql_error(
+    command: list[str], blank_postgres: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No help-desk schema, but a `conversations` table of another application's: the first
+    migration failed on it with `relation "conversations" already exists`."""
+    import psycopg
+
+    with psycopg.connect(blank_postgres, autocommit=True) as conn:
+        conn.execute("CREATE TABLE conversations (id integer, title text)")
+    code = main([*command, "--db", blank_postgres])
+    out, err = capsys.readouterr()
+    assert code != 0 and out == ""
+    assert err == (
+        f"helpdesk: error: {display(blank_postgres)}: holds a conversations table that is not the"
+        " help desk's: is it the right database (--db, HELPDESK_DB)? Nothing was changed there\n"
+    )
+    assert tables(blank_postgres) == [("public", "conversations")]
+
+
+def test_a_sqlite_file_with_another_applications_conversations_table_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`conversations` is a common name: a file with one of another shape was taken for the
+    help desk's, switched to WAL and written to by the commands that write."""
+    path = other_app_file(tmp_path / "crm.db", "conversations", "users", user_version=4)
+    before = path.read_bytes()
+    code, out, err = doctor(capsys, str(path))
+    assert code == 1
+    assert "2 others (conversations, users)" in schema_line(out)
+    assert main(["users", "add", "ana", "--role", "agent", "--db", str(path)]) != 0
+    _, err = capsys.readouterr()
+    assert err == (
+        f"helpdesk: error: {path}: holds 2 tables (conversations, users) and none of the help"
+        " desk's: is it the right database (--db, HELPDESK_DB)? Nothing was changed there\n"
+    )
+    assert path.read_bytes() == before
+    assert list(tmp_path.glob("crm.db-*")) == []  # Not switched to WAL: no -wal, no -shm.

@@ -168,23 +168,44 @@ class Link:
         return self._conn is None or self._conn.closed or self._conn.broken
 
 
-VERSIONS_SHAPE = (
-    "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('schema_versions')"
-    " AND attname IN ('component', 'version') AND attnum > 0 AND NOT attisdropped"
-)
-"""How many of the two columns the help desk's `schema_versions` has the one found has."""
+VERSIONS_SHAPE = """
+SELECT c.relkind = 'r'
+   AND (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'component' AND NOT a.attisdropped) = 'text'
+   AND (SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+         WHERE a.attrelid = c.oid AND a.attname = 'version' AND NOT a.attisdropped) = 'integer'
+   AND EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a
+                 ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                WHERE i.indrelid = c.oid AND i.indisunique AND i.indnatts = 1
+                  AND a.attname = 'component')
+  FROM pg_class c WHERE c.oid = to_regclass('schema_versions')
+"""
+"""Whether the `schema_versions` found is a table of the help desk's shape: `component` text,
+unique (what its upsert needs), `version` integer."""
 
 
 def _require_our_versions(link: Link, conn: psycopg.Connection[Any]) -> None:
-    """Refuse a `schema_versions` table of another shape: another application's (a common
-    name), read as ours it failed every command with a bare `column "component" does not
-    exist`."""
-    (columns,) = conn.execute(VERSIONS_SHAPE).fetchone() or (0,)
-    if columns != 2:
+    """Refuse a `schema_versions` of another shape (a common name: another application's table,
+    or a view): read as ours, every command failed with a bare SQL error (`column "component"
+    does not exist`, a type or an upsert error)."""
+    (ours,) = conn.execute(VERSIONS_SHAPE.encode()).fetchone() or (False,)
+    if not ours:
         raise StoreError(
-            f"{link.where}: its schema_versions table is not the help desk's (no component and"
-            " version columns): is it the right database (--db, HELPDESK_DB)? Nothing was"
-            " changed there"
+            f"{link.where}: its schema_versions is not the help desk's table (a unique text"
+            " component, an integer version): is it the right database (--db, HELPDESK_DB)?"
+            " Nothing was changed there"
+        )
+
+
+def _require_no_clash(link: Link, conn: psycopg.Connection[Any]) -> None:
+    """Refuse a database with no help-desk schema yet but a `conversations` table (another
+    application's, of a common name): the first migration failed on it with `relation
+    "conversations" already exists`."""
+    (clash,) = conn.execute("SELECT to_regclass('conversations')").fetchone() or (None,)
+    if clash is not None:
+        raise StoreError(
+            f"{link.where}: holds a conversations table that is not the help desk's: is it the"
+            " right database (--db, HELPDESK_DB)? Nothing was changed there"
         )
 
 
@@ -203,6 +224,8 @@ def migrate(link: Link) -> int:
                 "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
             ).fetchone()
             version = 0 if row is None else int(row[0])
+            if version == 0:
+                _require_no_clash(link, conn)
             if version > len(MIGRATIONS):
                 raise _newer(link, version)
             for migration in MIGRATIONS[version:]:
@@ -235,12 +258,14 @@ def _read_version(link: Link) -> int | None:
     try:
         with link.watched(conn):
             (table,) = conn.execute("SELECT to_regclass('schema_versions')").fetchone() or (None,)
-            if table is None:
-                return None
-            _require_our_versions(link, conn)
-            row = conn.execute(
-                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
-            ).fetchone()
+            row = None
+            if table is not None:
+                _require_our_versions(link, conn)
+                row = conn.execute(
+                    "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+                ).fetchone()
+            if row is None:
+                _require_no_clash(link, conn)
     except psycopg.Error as error:
         raise link.fail(error, "cannot read the database") from None
     return None if row is None else int(row[0])

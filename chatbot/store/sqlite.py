@@ -160,6 +160,9 @@ def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> s
 
 HELPDESK_TABLE = "conversations"
 """The table every version of the help desk's schema has: a file without it is not ours."""
+HELPDESK_COLUMNS = frozenset({"id", "state", "agent", "created_at"})
+"""Columns that table has had since the first version. `conversations` is a common name: one
+without them is another application's."""
 
 
 def other_tables(db: sqlite3.Connection) -> list[str]:
@@ -173,7 +176,10 @@ def other_tables(db: sqlite3.Connection) -> list[str]:
             " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
         )
     ]
-    return [] if HELPDESK_TABLE in names else names
+    if HELPDESK_TABLE not in names:
+        return names
+    columns = {str(row[1]) for row in db.execute(f"PRAGMA table_info({HELPDESK_TABLE})")}
+    return [] if HELPDESK_COLUMNS <= columns else names
 
 
 def stored_version(path: Path) -> int | None:
