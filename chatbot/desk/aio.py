@@ -46,6 +46,9 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import ChangeFeed
 from chatbot.store.interface import (  # For front ends: they may not import the store.
+    ConversationNotFound as ConversationNotFound,
+)
+from chatbot.store.interface import (
     StoreError as StoreError,
 )
 from chatbot.store.interface import (

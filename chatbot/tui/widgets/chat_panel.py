@@ -23,7 +23,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from chatbot.desk.aio import StoreError
+from chatbot.desk.aio import ConversationNotFound, StoreError
 from chatbot.desk.models import (
     RATINGS,
     Author,
@@ -689,9 +689,18 @@ class ChatPanel(Vertical):
                 )
             text = check_question(text)
             async with self._starting:
-                result = await self.services.desk.ask(
-                    self.conversation_id, text, locale=self._chosen
-                )
+                try:
+                    result = await self.services.desk.ask(
+                        self.conversation_id, text, locale=self._chosen
+                    )
+                except ConversationNotFound:
+                    if self._last_entry:
+                        raise
+                    # A page's conversation nobody wrote in, deleted as empty by the desk's
+                    # housekeeping while the page stayed open: the question starts a new one
+                    # (trying the gone one again, it said "cannot be reached" for ever).
+                    self.conversation_id = None
+                    result = await self.services.desk.ask(None, text, locale=self._chosen)
                 self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_desk_error(error, writing=True)
