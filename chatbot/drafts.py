@@ -23,22 +23,37 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.engine.question import MAX_QUESTION_CHARS
 from chatbot.files import make_private_folders
 from chatbot.text import is_blank, strip_control
 
-MAX_DRAFT_CHARS = 2 * MAX_QUESTION_CHARS
-"""The most of an unsent question kept: more than can be sent, so a customer told to shorten a
-long paste still finds all of it; a file of more is not read as a draft."""
+MAX_DRAFT_CHARS = 50_000
+"""The most of an unsent question kept: far more than can be sent (`MAX_QUESTION_CHARS`), so a
+customer told to shorten a long paste still finds all of it; only a runaway paste is cut, and a
+file of more is not read as a draft."""
 
 
 def drafts_for(database: str) -> Path:
     """The folder of one database's drafts (conversation ids are per database), named by a
     digest of its location: two servers' conversation 5 are two customers, and a URL may hold a
-    password."""
+    password. A file is named by its absolute path: `--db desk.sqlite3` run in two folders is two
+    databases (an agent's note on one's conversation 3 came back on the other's), and one file
+    named two ways is one."""
+    from chatbot.dburl import scheme
     from chatbot.paths import drafts_dir
 
+    kind = scheme(database)
+    if kind is None or kind == "sqlite":
+        path = database if kind is None else database.split("://", 1)[1]
+        with contextlib.suppress(OSError, RuntimeError):
+            database = str(Path(path).expanduser().resolve())
     return drafts_dir() / hashlib.sha256(database.encode()).hexdigest()[:16]
+
+
+def account_drafts(folder: Path, account: str) -> Path:
+    """The part of a drafts `folder` for one account's drafts (an agent's replies and notes,
+    an editor's forms), named by a digest of `account` (its name and when it was made): a
+    display name can pass to another account, whose boxes then offered the first one's words."""
+    return folder / f"account-{hashlib.sha256(account.encode()).hexdigest()[:16]}"
 
 
 KEEP_S = 7 * 24 * 3600
@@ -60,10 +75,9 @@ def take_draft(folder: Path, conversation_id: int) -> str:
     return _take(folder, str(conversation_id), MAX_DRAFT_CHARS)
 
 
-MAX_AGENT_DRAFT_CHARS = 8000
-"""The most of an agent's unsent reply or note kept: twice the longest one sent (4,000
-characters, `chatbot.desk.models`; not imported, this module loads before the desk's models), as
-for a question."""
+MAX_AGENT_DRAFT_CHARS = MAX_DRAFT_CHARS
+"""The most of an agent's unsent reply or note kept: as for a question, far more than can be
+sent (4,000 characters), so a reply the agent is told to shorten comes back whole."""
 
 
 def save_agent_draft(
@@ -86,10 +100,9 @@ def _agent_name(conversation_id: int, agent: str, note: bool) -> str:
     return f"{conversation_id}.{digest}.{'note' if note else 'reply'}"
 
 
-MAX_PASSAGE_FIELD_CHARS = 8000
-"""The most of each field of an unsaved passage form kept: twice the longest text a passage may
-hold (4,000 characters, `chatbot.knowledge_base.models`; not imported, it loads pydantic), so an
-editor told their text is too long still finds all of it."""
+MAX_PASSAGE_FIELD_CHARS = MAX_DRAFT_CHARS
+"""The most of each field of an unsaved passage form kept: far more than a passage may hold
+(4,000 characters), so an editor told their text is too long still finds all of it."""
 MAX_PASSAGE_DRAFT_BYTES = 4 * 12 * MAX_PASSAGE_FIELD_CHARS + 4096
 """A kept form's file at most: four fields, each character at most 12 bytes as JSON escapes it
 (a pair of `\\uXXXX`), and the rest; a bigger file is not read as one."""

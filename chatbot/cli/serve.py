@@ -123,6 +123,9 @@ def session_arguments(spec: SessionSpec) -> list[str]:
         return ["chat", "--conversation", str(spec.conversation_id), "--locale", spec.locale]
     assert spec.account is not None
     args = [spec.area.value, "--agent", spec.account.display_name, "--locale", spec.locale]
+    # Whose unsent drafts are theirs: the account itself (its name, and when it was made, as a
+    # name may be given again), never the display name, which can pass to another account.
+    args += ["--account", f"{spec.account.name}@{spec.account.created_at.isoformat()}"]
     if spec.account.may_open(Area.EDITOR):
         args.append("--editor")
     return args

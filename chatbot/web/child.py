@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", metavar="NAME", help="the account's display name")
     parser.add_argument("--editor", action="store_true", help="this account may open the editor")
     parser.add_argument(
+        "--account", metavar="KEY", help="the account whose drafts these are (name@created)"
+    )
+    parser.add_argument(
         "--locale",
         type=parse_locale,
         default=DEFAULT_LOCALE,
@@ -144,8 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             # What the agent had typed and not sent when a session of theirs ended (the page
             # closed, serve restarting) is kept for them, of this database's conversations alone;
             # an editor's unsaved passage form likewise, of this knowledge base's passages.
-            AgentConsole.drafts = drafts.drafts_for(settings.store.db)
-            drafts.editor_drafts = drafts.drafts_for(str(settings.knowledge_base.path))
+            account = args.account or args.agent
+            AgentConsole.drafts = drafts.account_drafts(
+                drafts.drafts_for(settings.store.db), account
+            )
+            drafts.editor_drafts = drafts.account_drafts(
+                drafts.drafts_for(str(settings.knowledge_base.path)), account
+            )
             app = create_app(
                 settings,
                 mode=args.area,

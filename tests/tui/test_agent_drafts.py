@@ -221,3 +221,78 @@ def test_drafts_are_per_database_literal_and_bounded(state: Path, tmp_path: Path
     assert take_agent_draft(here, 8, agent="ana", note=False) == "agent words"
     assert take_draft(here, 8) == "customer words"
     assert os.listdir(here) == [".lock"]
+
+
+def test_drafts_are_the_accounts_not_the_display_names(state: Path, tmp_path: Path) -> None:
+    """A tester removed ana, gave ben her display name "Ana", and ben's boxes offered her note
+    and reply: the drafts went by display name. A browser session's are now the account's (its
+    name, and when it was made: a name may be given again)."""
+    from datetime import UTC, datetime
+
+    from chatbot.accounts.models import Account, Area, Role
+    from chatbot.cli.serve import session_arguments
+    from chatbot.drafts import account_drafts, save_agent_draft, take_agent_draft
+    from chatbot.web.child import build_parser as child_parser
+    from chatbot.web.spec import SessionSpec
+
+    def folder(name: str, made: datetime) -> Path:
+        account = Account(
+            name=name, display_name="Ana", role=Role.AGENT, session_epoch=0, created_at=made
+        )
+        arguments = child_parser().parse_args(
+            session_arguments(SessionSpec(Area.AGENT, account=account))
+        )
+        return account_drafts(drafts_for(str(tmp_path / "desk.sqlite3")), arguments.account)
+
+    ana = folder("ana", datetime(2026, 1, 5, tzinfo=UTC))
+    save_agent_draft(ana, 3, agent="Ana", note=True, text="ANA SECRET NOTE")
+    ben = folder("ben", datetime(2026, 2, 1, tzinfo=UTC))
+    new_ana = folder("ana", datetime(2026, 3, 1, tzinfo=UTC))  # Removed, then made again.
+    assert take_agent_draft(ben, 3, agent="Ana", note=True) == ""
+    assert take_agent_draft(new_ana, 3, agent="Ana", note=True) == ""
+    assert take_agent_draft(ana, 3, agent="Ana", note=True) == "ANA SECRET NOTE"
+
+
+def test_a_database_named_two_ways_has_one_drafts_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--db desk.sqlite3` was hashed as typed: run in another folder, another database's
+    conversation 3 got this one's note, and one file named two ways had two folders."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    here = drafts_for("desk.sqlite3")
+    assert here == drafts_for(str(tmp_path / "a" / "desk.sqlite3"))
+    assert here == drafts_for(f"sqlite://{tmp_path / 'a' / 'desk.sqlite3'}")
+    monkeypatch.chdir(tmp_path / "b")
+    assert drafts_for("desk.sqlite3") != here
+    url = "postgresql://postgres@127.0.0.1/helpdesk"
+    assert drafts_for(url) == drafts_for(url) != drafts_for(url + "2")
+
+
+async def test_a_reply_begun_from_a_passage_and_edited_is_kept_with_its_source(
+    make_app: MakeApp, other: DeskService, kept: Path
+) -> None:
+    """Ctrl+O's passage, edited in the box, then another conversation opened and this one again:
+    the box came back empty (a reply with a passage was not kept), and nothing said so."""
+    first = claimed(other, "ana", "I was charged twice")
+    second = claimed(other, "ana", "Where is my helmet?")
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(first)
+        await wait_until(pilot, lambda: view.is_mine)
+        passage = next(iter((await view.services.live.wait_ready()).passages))
+        view.use_passage(passage)
+        await pilot.press("end")
+        await type_text(pilot, " EDITED")
+        edited = view.reply_input.value
+        assert edited.endswith(" EDITED")
+        await app.open_conversation(second)
+        await wait_until(pilot, lambda: view.conversation_id == second)
+        await app.open_conversation(first)
+        await wait_until(pilot, lambda: view.conversation_id == first and view.is_mine)
+        assert view.reply_input.value == edited and view.passage == passage
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(sent_by_agents(other, first)))
+        [reply] = [m for m in other.messages(first) if m.author is Author.AGENT]
+        assert (reply.text, reply.passage_id) == (edited, passage.id)

@@ -154,6 +154,8 @@ class ConversationView(Vertical):
         self._kept_drafts: dict[int, dict[bool, str]] = {}
         """The reply and note drafts of conversations shown before, for when each is shown
         again: Escape to the queue and back lost a half-written reply without asking."""
+        self._kept_passages: dict[int, tuple[Passage, str]] = {}
+        """The passage (and its line as put in the box) each kept reply draft was begun from."""
         self._saved_drafts = drafts
         """Where this agent's unsent replies and notes are kept when the app ends (a browser
         session's, or a terminal's), for when they open each conversation again (None: not
@@ -198,10 +200,13 @@ class ConversationView(Vertical):
             self._keep_drafts(self.reply_input.value)
             self._start(conversation_id)
             self._drafts = self._kept_drafts.pop(conversation_id, self._drafts)
+            source = self._kept_passages.pop(conversation_id, None)
             self._take_saved_drafts()
             self.transcript.clear()
             # Enters still on their way were meant for the other one: `put` drops them.
             self.reply_input.put(self._drafts[False])
+            if source is not None:  # The reply was begun from a passage: it goes with it.
+                self.passage, self._passage_line = source
             self.query_one("#conversation-header", Static).update("")
             self.query_one(TypingLine).show("", None)
         self.transcript.focus()
@@ -213,11 +218,14 @@ class ConversationView(Vertical):
 
     def _keep_drafts(self, typed: str) -> None:
         """Keep what was typed here (`typed`: what the box holds) for when this conversation is
-        shown again (a passage put in with Ctrl+O goes with its source, so it is not kept)."""
+        shown again: a reply begun from a passage (Ctrl+O) with its source, for it goes out
+        with it (it was dropped, and a passage edited in the box was lost without a word)."""
         drafts = dict(self._drafts)
         drafts[self.note_mode] = typed
-        if self.passage is not None:
-            drafts[False] = ""
+        if self.passage is not None and drafts[False]:
+            self._kept_passages[self.conversation_id] = (self.passage, self._passage_line)
+        else:
+            self._kept_passages.pop(self.conversation_id, None)
         if any(drafts.values()):
             self._kept_drafts[self.conversation_id] = drafts
         else:
