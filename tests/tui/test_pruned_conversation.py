@@ -25,6 +25,7 @@ async def test_a_question_on_a_pruned_empty_conversation_starts_a_new_one(
 
         await pilot.press(*"Where is my helmet?", "enter")
         await wait_until(pilot, lambda: panel.conversation_id not in (None, page.id))
+        assert panel.conversation_id is not None
         assert [m.text for m in other.messages(panel.conversation_id)] == ["Where is my helmet?"]
         assert not panel.error.display
         assert panel.question.value == ""
