@@ -71,6 +71,7 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
         assert kept.read_text() == REPLY
         assert stat.S_IMODE(kept.stat().st_mode) == 0o600
         assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+        assert kept.parent.name.startswith("account-")  # The account's, not the name's.
         assert agent_replies(db, first) == []  # Kept aside, never sent.
 
         served = start_server(home, db=db, kb=kb, environment=state)

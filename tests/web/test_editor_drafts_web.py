@@ -55,6 +55,7 @@ def test_unsaved_changes_to_a_passage_are_back_after_serve_restarts(
     assert json.loads(kept.read_text())["text"] == before + SAVED + UNSAVED
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert kept.parent.name.startswith("account-")  # The account's, not the name's.
     assert text() == before + SAVED  # Kept aside, never saved.
 
     served = start_server(home, db=db, kb=kb, environment=state)
