@@ -235,12 +235,29 @@ def test_another_applications_conversations_table_is_named_not_an_sql_error(
     assert tables(blank_postgres) == [("public", "conversations")]
 
 
+@pytest.mark.parametrize(
+    ("columns", "user_version"),
+    [
+        ("id INTEGER", 4),
+        # A support app's own: our column names, not our states (it crashed with a traceback
+        # at version 9, and was switched to WAL and written to at 0 and 3).
+        ("id INTEGER PRIMARY KEY, state TEXT, agent TEXT, created_at TEXT, subject TEXT", 0),
+        ("id INTEGER PRIMARY KEY, state TEXT, agent TEXT, created_at TEXT, subject TEXT", 9),
+    ],
+    ids=["other-columns", "our-names-unversioned", "our-names-at-our-version"],
+)
 def test_a_sqlite_file_with_another_applications_conversations_table_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    columns: str, user_version: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`conversations` is a common name: a file with one of another shape was taken for the
-    help desk's, switched to WAL and written to by the commands that write."""
-    path = other_app_file(tmp_path / "crm.db", "conversations", "users", user_version=4)
+    """`conversations` is a common name: a file with one of another application's was taken for
+    the help desk's, switched to WAL and written to by the commands that write."""
+    path = tmp_path / "crm.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE conversations ({columns})")
+        conn.execute("INSERT INTO conversations (id) VALUES (1)")
+        conn.execute('CREATE TABLE "users" (id INTEGER)')
+        conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.close()
     before = path.read_bytes()
     code, out, err = doctor(capsys, str(path))
     assert code == 1

@@ -160,26 +160,25 @@ def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> s
 
 HELPDESK_TABLE = "conversations"
 """The table every version of the help desk's schema has: a file without it is not ours."""
-HELPDESK_COLUMNS = frozenset({"id", "state", "agent", "created_at"})
-"""Columns that table has had since the first version. `conversations` is a common name: one
-without them is another application's."""
+HELPDESK_SIGNATURE = "state in ('bot', 'waiting', 'claimed', 'resolved')"
+"""What that table's definition has said since the first version (later ones only add columns):
+`conversations` is a common name, and another application's may have our column names too
+(`id`, `state`, `agent`, `created_at`); its states are ours alone."""
 
 
 def other_tables(db: sqlite3.Connection) -> list[str]:
     """The tables of a database that holds some and none of the help desk's (another
     application's file, named by mistake); empty for ours or an empty one. Its `user_version`
     says nothing: other applications number their schemas too."""
-    names = [
-        str(name)
-        for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'"
+    tables = dict(
+        db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
             " AND name NOT LIKE 'sqlite!_%' ESCAPE '!' ORDER BY name"
-        )
-    ]
-    if HELPDESK_TABLE not in names:
-        return names
-    columns = {str(row[1]) for row in db.execute(f"PRAGMA table_info({HELPDESK_TABLE})")}
-    return [] if HELPDESK_COLUMNS <= columns else names
+        ).fetchall()
+    )
+    names = [str(name) for name in tables]
+    definition = " ".join(str(tables.get(HELPDESK_TABLE) or "").lower().split())
+    return [] if HELPDESK_SIGNATURE in definition else names
 
 
 def stored_version(path: Path) -> int | None:
