@@ -49,11 +49,21 @@ def drafts_for(database: str) -> Path:
     return drafts_dir() / hashlib.sha256(database.encode()).hexdigest()[:16]
 
 
+ACCOUNT_PREFIX = "account-"
+
+
 def account_drafts(folder: Path, account: str) -> Path:
     """The part of a drafts `folder` for one account's drafts (an agent's replies and notes,
     an editor's forms), named by a digest of `account` (its name and when it was made): a
     display name can pass to another account, whose boxes then offered the first one's words."""
-    return folder / f"account-{hashlib.sha256(account.encode()).hexdigest()[:16]}"
+    return folder / f"{ACCOUNT_PREFIX}{hashlib.sha256(account.encode()).hexdigest()[:16]}"
+
+
+def draft_owner(folder: Path, name: str) -> str:
+    """Whose drafts in `folder` are whose: in an account's own folder, the account's whatever
+    its display name (`name`) is now (renamed, its drafts were left behind, unfound); elsewhere
+    (a terminal's, where `--agent` is all there is) the name's."""
+    return "" if folder.name.startswith(ACCOUNT_PREFIX) else name
 
 
 KEEP_S = 7 * 24 * 3600

@@ -17,7 +17,7 @@ from chatbot.config import Settings
 from chatbot.desk.models import Author, ChatEvent, Note
 from chatbot.desk.service import DeskService
 from chatbot.drafts import drafts_for
-from chatbot.tui import create_app
+from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp
@@ -296,3 +296,43 @@ async def test_a_reply_begun_from_a_passage_and_edited_is_kept_with_its_source(
         await wait_until(pilot, lambda: bool(sent_by_agents(other, first)))
         [reply] = [m for m in other.messages(first) if m.author is Author.AGENT]
         assert (reply.text, reply.passage_id) == (edited, passage.id)
+
+
+async def test_an_accounts_drafts_follow_it_when_its_display_name_changes(
+    state: Path,
+    db_path: Path,
+    other: DeskService,
+    settings: Settings,
+    http: httpx.AsyncClient,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In an account's own folder (a browser session's) the files went by display name too: an
+    agent renamed "Carl" to "Carlos" never got their note back, and it lay there a week."""
+    from chatbot.drafts import account_drafts
+
+    folder = account_drafts(drafts_for(str(db_path)), "carl@2026-01-05T09:00:00+00:00")
+    monkeypatch.setattr(AgentConsole, "drafts", folder)
+    conversation = other.start_conversation().id
+    other.talk_to_person(conversation)
+
+    def console(agent: str) -> HelpDeskApp:
+        return create_app(
+            settings, mode="agent", http=http, clock=clock, agent=agent, timings=False
+        )  # fmt: skip
+
+    app = console("Carl")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: view.note_mode)
+        await type_text(pilot, NOTE)
+    assert [f.read_text() for f in folder.glob("*.txt")] == [NOTE]
+
+    app = console("Carlos")  # The same account, renamed.
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: view.note_mode)
+        assert view.reply_input.value == NOTE
+    assert notes(other, conversation) == []

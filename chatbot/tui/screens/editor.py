@@ -449,9 +449,12 @@ class EditorScreen(Screen[None]):
 
     @property
     def _editor(self) -> str:
-        """Whose unsaved forms these are: the signed-in account's display name in a browser; in
-        a terminal, the agent name if one is set (the state directory is the user's anyway)."""
-        return self.services.agent or ""
+        """Whose unsaved forms these are: in a browser, the signed-in account's (their folder is
+        theirs alone, whatever their display name); in a terminal, the agent name if one is set
+        (the state directory is the user's anyway)."""
+        folder = drafts.editor_drafts
+        name = self.services.agent or ""
+        return name if folder is None else drafts.draft_owner(folder, name)
 
     def _take_unsaved(self, passage_id: str | None) -> UnsavedPassage | None:
         """What this editor left unsaved in the passage's form (None: a new passage's) when an

@@ -39,7 +39,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
-from chatbot.drafts import join_drafts, save_agent_draft, take_agent_draft
+from chatbot.drafts import draft_owner, join_drafts, save_agent_draft, take_agent_draft
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
@@ -238,6 +238,7 @@ class ConversationView(Vertical):
         folder, agent = self._saved_drafts, self.services.agent
         if folder is None or agent is None:
             return
+        agent = draft_owner(folder, agent)
         for note in (False, True):
             try:
                 saved = take_agent_draft(folder, self.conversation_id, agent=agent, note=note)
@@ -251,6 +252,7 @@ class ConversationView(Vertical):
         folder, agent, box = self._saved_drafts, self.services.agent, self._box
         if folder is None or agent is None or box is None:
             return
+        agent = draft_owner(folder, agent)
         self._keep_drafts(box.value)
         for conversation_id, drafts in self._kept_drafts.items():
             for note, text in drafts.items():
