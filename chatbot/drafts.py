@@ -118,11 +118,25 @@ MAX_PASSAGE_DRAFT_BYTES = 4 * 12 * MAX_PASSAGE_FIELD_CHARS + 4096
 (a pair of `\\uXXXX`), and the rest; a bigger file is not read as one."""
 EDITOR_PREFIX = "editor."
 
+agent_drafts: Path | None = None
+"""Where this process keeps an agent's unsent replies and notes as its app ends (`keep_for`);
+None (the tests' apps): not kept."""
 editor_drafts: Path | None = None
-"""Where this process keeps an editor's unsaved passage form as its app ends: the folder of the
-knowledge base it edits (`drafts_for` its location), set by `chatbot.web.child` and the CLI as
-`AgentConsole.drafts` is. Here, not on the editor's screen: that module loads when the editor is
-first opened, well after. None (the tests' apps): not kept."""
+"""Where this process keeps an editor's unsaved passage form as its app ends (`keep_for`).
+Here, not on the screens: the editor's module loads when the editor is first opened, well after
+the settings that name the folders. None (the tests' apps): not kept."""
+
+
+def keep_for(database: str, knowledge_base: str, *, account: str | None = None) -> None:
+    """Keep this process's agents' and editors' drafts from now on: of this database's
+    conversations and this knowledge base's passages, and with `account` (a browser session's)
+    in that account's folders. Set by `chatbot.web.child` and by the terminal commands once
+    their settings are loaded."""
+    global agent_drafts, editor_drafts
+    agents, editors = drafts_for(database), drafts_for(knowledge_base)
+    if account is not None:
+        agents, editors = account_drafts(agents, account), account_drafts(editors, account)
+    agent_drafts, editor_drafts = agents, editors
 
 
 @dataclass(frozen=True)

@@ -89,14 +89,10 @@ def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDes
     def load() -> Settings:
         settings = app_settings(args)
         if keep_drafts:
-            from chatbot import drafts
-            from chatbot.tui.widgets.agent_console import AgentConsole
+            from chatbot.drafts import keep_for
 
-            # Once the database is known: a draft is kept for that database's conversation (an
-            # editor's unsaved passage, should the app end without the quit question, for that
-            # knowledge base's passage).
-            AgentConsole.drafts = drafts.drafts_for(settings.store.db)
-            drafts.editor_drafts = drafts.drafts_for(str(settings.knowledge_base.path))
+            # Once the database and knowledge base are known: drafts are theirs.
+            keep_for(settings.store.db, str(settings.knowledge_base.path))
         return settings
 
     # Loaded in a thread once the first screen is up (issue 13): pydantic-settings and the desk

@@ -141,18 +141,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if not args.agent:
                 raise HelpdeskError(f"an {args.area} session needs --agent")
-            from chatbot import drafts
-            from chatbot.tui.widgets.agent_console import AgentConsole
+            from chatbot.drafts import keep_for
 
-            # What the agent had typed and not sent when a session of theirs ended (the page
-            # closed, serve restarting) is kept for them, of this database's conversations alone;
-            # an editor's unsaved passage form likewise, of this knowledge base's passages.
-            account = args.account or args.agent
-            AgentConsole.drafts = drafts.account_drafts(
-                drafts.drafts_for(settings.store.db), account
-            )
-            drafts.editor_drafts = drafts.account_drafts(
-                drafts.drafts_for(str(settings.knowledge_base.path)), account
+            # What the agent had typed and not sent, or the editor not saved, when a session of
+            # theirs ended (the page closed, serve restarting) is kept for their account, of this
+            # database's conversations and this knowledge base's passages alone.
+            keep_for(
+                settings.store.db,
+                str(settings.knowledge_base.path),
+                account=args.account or args.agent,
             )
             app = create_app(
                 settings,

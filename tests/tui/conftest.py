@@ -54,10 +54,9 @@ def no_drafts_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     (an editor test that found another's kept form opened it first)."""
     from chatbot import drafts
     from chatbot.tui.screens.chat import ChatScreen
-    from chatbot.tui.widgets.agent_console import AgentConsole
 
+    monkeypatch.setattr(drafts, "agent_drafts", None)
     monkeypatch.setattr(drafts, "editor_drafts", None)
-    monkeypatch.setattr(AgentConsole, "drafts", None)
     monkeypatch.setattr(ChatScreen, "drafts", None)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chatbot import drafts
 from chatbot.cli.main import build_parser
 from chatbot.config import Settings
 from chatbot.desk.models import Author, ChatEvent, Note
@@ -41,7 +42,7 @@ def kept(state: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The consoles keep drafts, as a browser session's or a terminal's do: in the state
     directory, in the folder of this database."""
     folder = drafts_for(str(db_path))
-    monkeypatch.setattr(AgentConsole, "drafts", folder, raising=False)
+    monkeypatch.setattr(drafts, "agent_drafts", folder)
     return folder
 
 
@@ -182,7 +183,7 @@ async def test_helpdesk_agent_in_a_terminal_keeps_the_reply_across_a_quit(
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         await pilot.press("k")
         await wait_until(pilot, lambda: not app.is_running)
-    assert AgentConsole.drafts == drafts_for(str(db_path))
+    assert drafts.agent_drafts == drafts_for(str(db_path))
     assert [f.read_text() for f in drafts_for(str(db_path)).glob("*.txt")] == [REPLY]
 
     app = build_app(build_parser("agent").parse_args(arguments), keep_drafts=True)
@@ -231,7 +232,7 @@ def test_drafts_are_the_accounts_not_the_display_names(state: Path, tmp_path: Pa
 
     from chatbot.accounts.models import Account, Area, Role
     from chatbot.cli.serve import session_arguments
-    from chatbot.drafts import account_drafts, save_agent_draft, take_agent_draft
+    from chatbot.drafts import keep_for, save_agent_draft, take_agent_draft
     from chatbot.web.child import build_parser as child_parser
     from chatbot.web.spec import SessionSpec
 
@@ -242,7 +243,10 @@ def test_drafts_are_the_accounts_not_the_display_names(state: Path, tmp_path: Pa
         arguments = child_parser().parse_args(
             session_arguments(SessionSpec(Area.AGENT, account=account))
         )
-        return account_drafts(drafts_for(str(tmp_path / "desk.sqlite3")), arguments.account)
+        # As a session's process keeps them, with the arguments serve gave it.
+        keep_for(str(tmp_path / "desk.sqlite3"), str(tmp_path / "kb"), account=arguments.account)
+        assert drafts.agent_drafts is not None
+        return drafts.agent_drafts
 
     ana = folder("ana", datetime(2026, 1, 5, tzinfo=UTC))
     save_agent_draft(ana, 3, agent="Ana", note=True, text="ANA SECRET NOTE")
@@ -312,7 +316,7 @@ async def test_an_accounts_drafts_follow_it_when_its_display_name_changes(
     from chatbot.drafts import account_drafts
 
     folder = account_drafts(drafts_for(str(db_path)), "carl@2026-01-05T09:00:00+00:00")
-    monkeypatch.setattr(AgentConsole, "drafts", folder)
+    monkeypatch.setattr(drafts, "agent_drafts", folder)
     conversation = other.start_conversation().id
     other.talk_to_person(conversation)
 

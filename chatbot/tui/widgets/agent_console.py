@@ -3,8 +3,7 @@ claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -13,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from chatbot import drafts
 from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -61,11 +61,6 @@ class AgentConsole(Vertical):
             "f6", "take_next", N_("Next"), tooltip=N_("Claim the longest-waiting conversation")
         ),
     ]
-
-    drafts: ClassVar[Path | None] = None
-    """Where the agent's unsent replies and notes are kept when the app ends, for when they open
-    each conversation again: set by `chatbot.web.child` (a browser session) and `helpdesk` /
-    `helpdesk agent` in a terminal. None (the tests' apps): not kept."""
 
     def __init__(self, services: Services, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -139,7 +134,7 @@ class AgentConsole(Vertical):
             await view.show(conversation_id)
         else:
             view = ConversationView(
-                self.services, conversation_id, id="conversation", drafts=self.drafts
+                self.services, conversation_id, id="conversation", drafts=drafts.agent_drafts
             )
             await self.mount(view)
         await view.loaded.wait()
