@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 from chatbot.accounts.models import Account
-from chatbot.accounts.service import AccountService
+from chatbot.accounts.service import AccountService, SignIn
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -43,6 +43,12 @@ class AsyncAccounts:
 
     async def authenticate(self, name: str, password: str) -> Account | None:
         return await self._run(self._service.authenticate, name, password)
+
+    async def sign_in(self, name: str, password: str) -> SignIn:
+        return await self._run(self._service.sign_in, name, password)
+
+    async def sign_in_wait(self, name: str) -> float:
+        return await self._run(self._service.sign_in_wait, name)
 
     async def account(self, name: str) -> Account | None:
         return await self._run(self._service.account, name)

@@ -1,21 +1,25 @@
 """Sign-in rate limits: a few failures per account and per address, then refusals that cost
-nothing (no password is checked while a limit holds).
+little (no password is checked while a limit holds).
 
-In memory, in the one `helpdesk serve` process that checks passwords. The clock is injected so
-tests move time by hand instead of sleeping.
+Per account, failures are counted in the desk's database (`AccountService.sign_in`), so every
+`helpdesk serve` sharing it enforces one limit: behind a load balancer a guesser gets no more tries
+per account than against one server. Per address they are counted here, in memory, by each
+`serve` process on its own. The clocks are injected so tests move time by hand instead of
+sleeping.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 MAX_FAILURES = 5
 WINDOW_S = 60.0
 MAX_KEYS = 100_000
-"""Keys remembered at most: an attacker inventing names cannot grow this without bound."""
+"""Addresses remembered at most: an attacker with many addresses cannot grow this without
+bound."""
 
 
 @dataclass(frozen=True)
@@ -26,8 +30,18 @@ class Verdict:
     retry_after_s: float = 0.0
 
 
-class SignInLimiter:
-    """At most `max_failures` failed sign-ins per account and per address in any `window_s`."""
+def wait_s(failures: Iterable[float], *, now: float, max_failures: int, window_s: float) -> float:
+    """Seconds until another sign-in may be checked, given the times of earlier failures: none
+    while fewer than `max_failures` of them fall in the last `window_s`; else until the oldest
+    of the newest `max_failures` leaves the window."""
+    recent = sorted(at for at in failures if at > now - window_s)
+    if len(recent) < max_failures:
+        return 0.0
+    return max(0.0, recent[-max_failures] + window_s - now)
+
+
+class AddressLimiter:
+    """At most `max_failures` failed sign-ins per address in any `window_s`, in this process."""
 
     def __init__(
         self,
@@ -41,41 +55,37 @@ class SignInLimiter:
         self.window_s = window_s
         self._clock = clock
         self._max_keys = max_keys
-        self._failures: OrderedDict[tuple[str, str], deque[float]] = OrderedDict()
+        self._failures: OrderedDict[str, deque[float]] = OrderedDict()
 
-    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
-        times = self._failures.get(key)
+    def _recent(self, address: str, now: float) -> deque[float]:
+        times = self._failures.get(address)
         if times is None:
             return deque()
         while times and times[0] <= now - self.window_s:
             times.popleft()
         if not times:
-            del self._failures[key]
+            del self._failures[address]
         return times
 
-    def check(self, *, account: str, address: str) -> Verdict:
-        """May a sign-in for `account` from `address` be checked now?"""
+    def check(self, *, address: str) -> Verdict:
+        """May a sign-in from `address` be checked now?"""
         now = self._clock()
-        wait = 0.0
-        for key in (("account", account), ("address", address)):
-            times = self._recent(key, now)
-            if len(times) >= self.max_failures:
-                # Allowed again once the oldest failure that counts leaves the window.
-                wait = max(wait, times[-self.max_failures] + self.window_s - now)
+        wait = wait_s(
+            self._recent(address, now),
+            now=now,
+            max_failures=self.max_failures,
+            window_s=self.window_s,
+        )
         return Verdict(allowed=wait <= 0, retry_after_s=wait)
 
-    def failed(self, *, account: str, address: str) -> None:
+    def failed(self, *, address: str) -> None:
+        """A wrong password from `address`. A right one clears nothing here: someone guessing
+        many accounts from one address cannot reset their count by signing in to their own."""
         now = self._clock()
-        for key in (("account", account), ("address", address)):
-            times = self._recent(key, now)
-            if not times:
-                self._failures[key] = times
-            times.append(now)
-            self._failures.move_to_end(key)
+        times = self._recent(address, now)
+        if not times:
+            self._failures[address] = times
+        times.append(now)
+        self._failures.move_to_end(address)
         while len(self._failures) > self._max_keys:
             self._failures.popitem(last=False)
-
-    def succeeded(self, *, account: str) -> None:
-        """A right password clears the account's failures, not the address's: someone guessing
-        many accounts from one address cannot reset their count by signing in to their own."""
-        self._failures.pop(("account", account), None)

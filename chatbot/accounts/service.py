@@ -6,6 +6,9 @@ salt and parameters, so stronger defaults later rehash old accounts at their nex
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+from dataclasses import dataclass
 from functools import cached_property
 
 from argon2 import PasswordHasher
@@ -20,16 +23,39 @@ from chatbot.accounts.models import (
     check_password,
     display_name_key,
 )
+from chatbot.accounts.ratelimit import MAX_FAILURES, WINDOW_S, wait_s
+from chatbot.desk.clock import Clock, utc_now
 from chatbot.errors import HelpdeskError
 from chatbot.store.users import AccountNotFound, UserStore
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """What came of a sign-in: the account, or none (a wrong name or password); or, when
+    `retry_after_s` is above 0, a refusal for too many failures, no password checked."""
+
+    account: Account | None
+    retry_after_s: float = 0.0
 
 
 class AccountService:
     """Accounts over a `UserStore`. Synchronous and bound to its store's thread."""
 
-    def __init__(self, store: UserStore, *, hasher: PasswordHasher | None = None) -> None:
+    def __init__(
+        self,
+        store: UserStore,
+        *,
+        hasher: PasswordHasher | None = None,
+        clock: Clock = utc_now,
+        max_failures: int = MAX_FAILURES,
+        window_s: float = WINDOW_S,
+    ) -> None:
         self.store = store
         self.hasher = hasher or PasswordHasher()
+        self._clock = clock
+        """Wall-clock time: failures are kept in the database, compared across hosts."""
+        self.max_failures = max_failures
+        self.window_s = window_s
 
     def close(self) -> None:
         self.store.close()
@@ -122,6 +148,55 @@ class AccountService:
                 name, password_hash=self.hasher.hash(password), end_sessions=False
             )
         return stored.account
+
+    def sign_in(self, name: str, password: str) -> SignIn:
+        """`authenticate`, under the per-account limit that every process sharing the database
+        enforces together: after `max_failures` wrong passwords for a name within `window_s`,
+        further attempts are refused, their password unchecked, until the oldest leaves the
+        window. A right password clears the name's failures.
+
+        Failures are counted for any name that could be an account's, whether or not one is:
+        a limit only real accounts reached would tell a guesser which names exist. What that
+        lets invented names store stays small: each failure costs a password check on this
+        service's one thread first, and failures older than the window are deleted."""
+        key = self._limit_key(name)
+        if key is not None and (wait := self._wait(key)) > 0:
+            return SignIn(account=None, retry_after_s=wait)
+        account = self.authenticate(name, password)
+        if key is not None:
+            if account is not None:
+                self.store.forget_failed_sign_ins(key)
+            else:
+                now = self._clock().timestamp()
+                self.store.add_failed_sign_in(key, at=now, forget_before=now - self.window_s)
+        return SignIn(account=account)
+
+    def sign_in_wait(self, name: str) -> float:
+        """Seconds until a sign-in for `name` is checked again (0: at once)."""
+        key = self._limit_key(name)
+        return 0.0 if key is None else self._wait(key)
+
+    def _wait(self, key: str) -> float:
+        now = self._clock().timestamp()
+        failures = self.store.failed_sign_ins(
+            key, since=now - self.window_s, limit=self.max_failures
+        )
+        return wait_s(failures, now=now, max_failures=self.max_failures, window_s=self.window_s)
+
+    @cached_property
+    def _limit_secret(self) -> bytes:
+        # Derived from the database's own secret, so every process counts a name under one key.
+        return hmac.digest(self.store.session_secret(), b"helpdesk sign-in failures", "sha256")
+
+    def _limit_key(self, name: str) -> str | None:
+        """What the database counts a name's failures under: a keyed hash, never the text typed
+        (which may be a password typed into the name field). None for a name no account can
+        have: the address's limit alone holds those."""
+        try:
+            name = check_name(name)
+        except HelpdeskError:
+            return None
+        return hmac.new(self._limit_secret, name.encode(), hashlib.sha256).hexdigest()[:32]
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:

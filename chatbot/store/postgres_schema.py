@@ -200,4 +200,16 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )
         """,
     ),
+    # 6: failed sign-ins of the last minute, shared by every `helpdesk serve`, as SQLite's
+    # version 10.
+    (
+        """
+        CREATE TABLE sign_in_failures (
+            name_key text NOT NULL,
+            at       double precision NOT NULL
+        )
+        """,
+        "CREATE INDEX sign_in_failures_by_name ON sign_in_failures (name_key, at)",
+        "CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at)",
+    ),
 ]

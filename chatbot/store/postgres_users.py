@@ -138,3 +138,23 @@ class PostgresUserStore:
             row = conn.execute("SELECT value FROM server_secrets WHERE name = 'session'").fetchone()
         assert row is not None
         return bytes(row[0])
+
+    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT at FROM sign_in_failures WHERE name_key = %s AND at > %s"
+                " ORDER BY at DESC LIMIT %s",
+                (name_key, since, limit),
+            ).fetchall()
+        return [float(at) for (at,) in rows]
+
+    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sign_in_failures WHERE at < %s", (forget_before,))
+            conn.execute(
+                "INSERT INTO sign_in_failures (name_key, at) VALUES (%s, %s)", (name_key, at)
+            )
+
+    def forget_failed_sign_ins(self, name_key: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM sign_in_failures WHERE name_key = %s", (name_key,))

@@ -490,3 +490,21 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# 10: failed sign-ins of the last minute, so every `helpdesk serve` on one database enforces one
+# per-account limit together (`AccountService.sign_in`). A row names the account by a keyed hash
+# of the name typed, never the text itself (a password typed into the name field must not be
+# kept), whether or not an account has it (counting only real accounts would tell a guesser which
+# exist). Rows older than the window are deleted as failures are added.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE sign_in_failures (
+            name_key TEXT NOT NULL,
+            at       REAL NOT NULL
+        )
+        """,
+        "CREATE INDEX sign_in_failures_by_name ON sign_in_failures (name_key, at)",
+        "CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at)",
+    )
+)

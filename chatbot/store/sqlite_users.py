@@ -151,3 +151,23 @@ class SQLiteUserStore:
                 "SELECT value FROM server_secrets WHERE name = 'session'"
             ).fetchone()
         return bytes(value)
+
+    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+        try:
+            rows = self._db.execute(
+                "SELECT at FROM sign_in_failures WHERE name_key = ? AND at > ?"
+                " ORDER BY at DESC LIMIT ?",
+                (name_key, since, limit),
+            ).fetchall()
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: {error}") from None
+        return [at for (at,) in rows]
+
+    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM sign_in_failures WHERE at < ?", (forget_before,))
+            db.execute("INSERT INTO sign_in_failures (name_key, at) VALUES (?, ?)", (name_key, at))
+
+    def forget_failed_sign_ins(self, name_key: str) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM sign_in_failures WHERE name_key = ?", (name_key,))

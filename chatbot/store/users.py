@@ -69,5 +69,19 @@ class UserStore(Protocol):
         for every process on every host that shares the database."""
         ...
 
+    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+        """When the newest `limit` failed sign-ins under `name_key` after `since` were (seconds
+        since the epoch), newest first, whichever process on whichever host counted them."""
+        ...
+
+    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
+        """Count a failed sign-in under `name_key`; every failure (of any name) before
+        `forget_before` is deleted on the way, so the table holds only the window's."""
+        ...
+
+    def forget_failed_sign_ins(self, name_key: str) -> None:
+        """A right password: the failures under `name_key` no longer count."""
+        ...
+
 
 __all__ = ["AccountExists", "AccountNotFound", "StoredAccount", "UserStore"]

@@ -21,6 +21,21 @@ TITLES = {
 }
 """What each page opens, in English: translated where shown, in the browser's language."""
 
+SAVED = {
+    None: N_("Everything you sent is saved."),
+    Area.AGENT: N_(
+        "Everything you sent is saved. A reply or note you had not sent is back when you open "
+        "its conversation again."
+    ),
+    Area.EDITOR: N_(
+        "Everything you saved is kept. A passage you had not saved is back, unsaved, when you "
+        "open the editor again."
+    ),
+}
+"""What an ended session left, by area, said under "This session has ended.": an agent or an
+editor sent or saved what they chose to; what they had not is kept for their account and comes
+back (`chatbot.drafts`), not saved in their place."""
+
 
 @cache
 def _template(name: str) -> Template:
@@ -57,7 +72,7 @@ def app_page(
         # (and nothing was sent, let alone saved).
         failed_to_start=t.gettext("The help desk cannot open now"),
         try_again=t.gettext("Try again"),
-        saved=t.gettext("Everything you sent is saved."),
+        saved=t.gettext(SAVED[area]),
         start_again=t.gettext("Start again"),
         start=t.gettext("Start"),
         area=area.value if area is not None else "chat",

@@ -38,7 +38,7 @@ from textual_serve.server import Server
 
 from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
-from chatbot.accounts.ratelimit import SignInLimiter
+from chatbot.accounts.ratelimit import AddressLimiter
 from chatbot.config import WebSettings
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, Locale, accepted_locale, translations
@@ -457,7 +457,7 @@ class HelpdeskServer(Server):
         secret: bytes,
         preload: bool = True,
         report: Callable[[str], None] = print,
-        limiter: SignInLimiter | None = None,
+        limiter: AddressLimiter | None = None,
         clock: Callable[[], float] = time.time,
         valen_key: str | None = None,
     ) -> None:
@@ -482,7 +482,9 @@ class HelpdeskServer(Server):
         self.zygote: Zygote | None = None
         self.report = report
         self._session_numbers = itertools.count(1)
-        self.limiter = limiter or SignInLimiter()
+        self.limiter = limiter or AddressLimiter()
+        """Failures per address, in this process; per account, the accounts' database counts
+        them for every `serve` sharing it."""
         self.signer = CookieSigner(
             secret,
             customer_max_age_s=settings.customer_days * 86400,
@@ -807,11 +809,14 @@ class HelpdeskServer(Server):
                                locale=locale)  # fmt: skip
             return self._html(page, status=401)
         if error == "locked":
-            verdict = self.limiter.check(
-                account=name.strip().lower(), address=self.client_address(request)
-            )
-            if not verdict.allowed:  # Said only while it holds; after, the plain form.
-                wait = max(1, round(verdict.retry_after_s))
+            verdict = self.limiter.check(address=self.client_address(request))
+            try:
+                account_wait = await self.accounts.sign_in_wait(name)
+            except Exception:  # A busy database: the page says what the address's limit says.
+                account_wait = 0.0
+            waited = max(verdict.retry_after_s, account_wait)
+            if waited > 0:  # Said only while it holds; after, the plain form.
+                wait = max(1, round(waited))
                 refused = t.gettext("Too many failed sign-ins. Try again in {wait} seconds.")
                 page = signin_page(area=area, name=name, error=refused.format(wait=wait),
                                    locale=locale)  # fmt: skip
@@ -838,18 +843,21 @@ class HelpdeskServer(Server):
         area = Area.EDITOR if form.get("next") == "/editor" else Area.AGENT
         key = name.strip().lower()
         address = self.client_address(request)
-        verdict = self.limiter.check(account=key, address=address)
-        if not verdict.allowed:
+        # The address's limit first: it is kept here, so an address refused already costs
+        # neither a password check nor a look at the account's count.
+        outcome = None
+        if self.limiter.check(address=address).allowed:
+            outcome = await self.accounts.sign_in(name, password)
+        if outcome is None or outcome.retry_after_s > 0:
             shown = await self._loggable_name(key)
             log.warning("sign-in for %s from %s refused: too many failures", shown, address)
             return self._to_signin(area, name, "locked")
-        account = await self.accounts.authenticate(name, password)
+        account = outcome.account
         if account is None:
-            self.limiter.failed(account=key, address=address)
+            self.limiter.failed(address=address)
             shown = await self._loggable_name(key)
             log.warning("failed sign-in for %s from %s", shown, address)
             return self._to_signin(area, name, "wrong")
-        self.limiter.succeeded(account=key)
         response = see_other(f"/{area.value}")
         self._set_cookie(
             response,

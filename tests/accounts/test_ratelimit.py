@@ -1,8 +1,9 @@
-"""Sign-in limits per account and per address, on a clock the tests move by hand."""
+"""The per-address sign-in limit (in memory, per `serve` process), on a clock the tests move by
+hand. The per-account limit, counted in the database, is `test_shared_sign_in_limit.py`'s."""
 
 from __future__ import annotations
 
-from chatbot.accounts.ratelimit import SignInLimiter
+from chatbot.accounts.ratelimit import AddressLimiter, wait_s
 
 
 class Clock:
@@ -15,48 +16,36 @@ class Clock:
 
 def test_the_sixth_failure_in_a_minute_is_refused_until_the_first_leaves_the_window() -> None:
     clock = Clock()
-    limiter = SignInLimiter(clock=clock)
+    limiter = AddressLimiter(clock=clock)
     for _ in range(5):
-        assert limiter.check(account="ana", address="10.0.0.1").allowed
-        limiter.failed(account="ana", address="10.0.0.1")
+        assert limiter.check(address="10.0.0.1").allowed
+        limiter.failed(address="10.0.0.1")
         clock.now += 1
-    verdict = limiter.check(account="ana", address="10.0.0.1")
+    verdict = limiter.check(address="10.0.0.1")
     assert not verdict.allowed and verdict.retry_after_s == 55.0
     clock.now += 54.9
-    assert not limiter.check(account="ana", address="10.0.0.1").allowed
+    assert not limiter.check(address="10.0.0.1").allowed
     clock.now += 0.2
-    assert limiter.check(account="ana", address="10.0.0.1").allowed
+    assert limiter.check(address="10.0.0.1").allowed
 
 
-def test_the_account_limit_holds_from_any_address() -> None:
-    limiter = SignInLimiter(clock=Clock())
-    for number in range(5):
-        limiter.failed(account="ana", address=f"10.0.0.{number}")
-    assert not limiter.check(account="ana", address="10.9.9.9").allowed
-    assert limiter.check(account="bo", address="10.9.9.9").allowed
+def test_the_address_limit_holds_only_for_that_address() -> None:
+    limiter = AddressLimiter(clock=Clock())
+    for _ in range(5):
+        limiter.failed(address="10.0.0.1")
+    assert not limiter.check(address="10.0.0.1").allowed
+    assert limiter.check(address="10.0.0.2").allowed
 
 
-def test_the_address_limit_holds_for_any_account() -> None:
-    limiter = SignInLimiter(clock=Clock())
-    for number in range(5):
-        limiter.failed(account=f"user{number}", address="10.0.0.1")
-    assert not limiter.check(account="someone-else", address="10.0.0.1").allowed
-    assert limiter.check(account="someone-else", address="10.0.0.2").allowed
-
-
-def test_success_clears_the_account_but_not_the_address() -> None:
-    limiter = SignInLimiter(clock=Clock())
-    for _ in range(4):
-        limiter.failed(account="ana", address="10.0.0.1")
-    limiter.succeeded(account="ana")
-    limiter.failed(account="ana", address="10.0.0.2")
-    assert limiter.check(account="ana", address="10.0.0.2").allowed
-    limiter.failed(account="bo", address="10.0.0.1")  # The fifth from this address.
-    assert not limiter.check(account="carl", address="10.0.0.1").allowed
-
-
-def test_memory_is_bounded_however_many_names_are_tried() -> None:
-    limiter = SignInLimiter(clock=Clock(), max_keys=100)
+def test_memory_is_bounded_however_many_addresses_are_tried() -> None:
+    limiter = AddressLimiter(clock=Clock(), max_keys=100)
     for number in range(1000):
-        limiter.failed(account=f"user{number}", address="10.0.0.1")
+        limiter.failed(address=f"10.0.{number // 256}.{number % 256}")
     assert len(limiter._failures) <= 100
+
+
+def test_the_wait_runs_from_the_oldest_of_the_newest_failures_that_count() -> None:
+    newest_first = [1009.0, 1008.0, 1007.0, 1006.0, 1005.0, 1001.0, 900.0]
+    assert wait_s(newest_first, now=1010.0, max_failures=5, window_s=60.0) == 55.0
+    assert wait_s(newest_first[:4], now=1010.0, max_failures=5, window_s=60.0) == 0.0
+    assert wait_s(newest_first, now=1065.5, max_failures=5, window_s=60.0) == 0.0

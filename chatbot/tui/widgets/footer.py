@@ -93,8 +93,15 @@ class Footer(TextualFooter):
             self._left_out, palette = self._fit()
             self.set_reactive(TextualFooter.show_command_palette, palette)
         for widget in super().compose():
-            if not (isinstance(widget, FooterKey) and widget.action in self._left_out):
-                yield widget
+            if isinstance(widget, FooterKey):
+                if widget.action in self._left_out:
+                    continue
+                # No tooltips on keys: one comes up where the pointer rests, so over whatever
+                # lies just above the footer. Clicking "^n Note" left "Write a note only agents
+                # see" over the note box it had opened, which looked empty. The label says what
+                # a key does; the keys panel (Ctrl+P, "Keys") describes each.
+                widget.tooltip = None
+            yield widget
 
     def _fit(self, width: int | None = None) -> tuple[frozenset[str], bool]:
         """The actions whose keys to leave out so that every key shown is whole, and whether the

@@ -1,0 +1,161 @@
+"""The per-account sign-in limit is kept in the desk's database, so every `helpdesk serve` on one
+database enforces it together: with two servers, six wrong passwords for ana on one were refused
+there while the right password was accepted at once on the other (and N servers behind a load
+balancer gave a guesser 5×N tries a minute). Two services here are two processes' own, each with
+its own connection to one SQLite file or PostgreSQL database, on a clock the test moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from argon2 import PasswordHasher
+
+from chatbot.accounts.models import Role
+from chatbot.accounts.service import AccountService
+from chatbot.store.users import UserStore
+from tests.backends import Backend
+from tests.store.test_compact import raw_sql
+
+PASSWORD = "correct horse battery"
+
+
+class Clock:
+    """Wall-clock time that only moves when the test says."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class CountingHasher(PasswordHasher):
+    """Real argon2id, small parameters, counting the passwords it checks."""
+
+    def __init__(self) -> None:
+        super().__init__(time_cost=1, memory_cost=1024, parallelism=1)
+        self.verified = 0
+
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:  # noqa: A002
+        self.verified += 1
+        return super().verify(hash, password)
+
+
+def open_store(backend: Backend, clock: Clock) -> UserStore:
+    if backend.name == "postgresql":
+        from chatbot.store.postgres_users import PostgresUserStore
+
+        return PostgresUserStore.open(str(backend.location), clock=clock)
+    from chatbot.store.sqlite_users import SQLiteUserStore
+
+    return SQLiteUserStore.open(Path(backend.location), clock=clock)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def two(backend: Backend, clock: Clock) -> Iterator[tuple[AccountService, AccountService]]:
+    """Two servers' account services on one database, ana's account in it."""
+    first = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
+    second = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
+    try:
+        first.add("ana", role=Role.AGENT, password=PASSWORD)
+        yield first, second
+    finally:
+        first.close()
+        second.close()
+
+
+def test_failures_on_one_server_lock_the_account_on_another(
+    two: tuple[AccountService, AccountService], clock: Clock
+) -> None:
+    first, second = two
+    for _ in range(3):
+        assert first.sign_in("ana", "wrong guess").account is None
+        clock.advance(1)
+    for _ in range(2):
+        assert second.sign_in("Ana", "wrong guess").account is None  # One account, any case.
+        clock.advance(1)
+    refused = second.sign_in("ana", PASSWORD)
+    assert refused.account is None and refused.retry_after_s == 55.0
+    assert first.sign_in_wait("ana") == second.sign_in_wait("ana") == 55.0
+    clock.advance(55.5)  # The first failure leaves the minute.
+    signed_in = second.sign_in("ana", PASSWORD)
+    assert signed_in.account is not None and signed_in.account.name == "ana"
+
+
+def test_a_refused_sign_in_checks_no_password(
+    two: tuple[AccountService, AccountService], clock: Clock
+) -> None:
+    first, second = two
+    for _ in range(5):
+        first.sign_in("ana", "wrong guess")
+    hasher = second.hasher
+    assert isinstance(hasher, CountingHasher)
+    for password in ("wrong guess", PASSWORD):
+        assert second.sign_in("ana", password).retry_after_s > 0
+    assert hasher.verified == 0
+
+
+def test_a_right_password_clears_the_accounts_failures_for_every_server(
+    two: tuple[AccountService, AccountService], clock: Clock
+) -> None:
+    first, second = two
+    for _ in range(4):
+        second.sign_in("ana", "wrong guess")
+    assert first.sign_in("ana", PASSWORD).account is not None
+    for _ in range(4):
+        second.sign_in("ana", "wrong guess")
+    assert second.sign_in_wait("ana") == 0.0
+    assert second.sign_in("ana", PASSWORD).account is not None
+
+
+def test_a_name_with_no_account_locks_alike_and_its_text_is_never_kept(
+    two: tuple[AccountService, AccountService], backend: Backend, clock: Clock
+) -> None:
+    """Only real accounts locking out would tell a guesser which names exist; and a name typed
+    may be a password typed into the wrong field, which the database must not keep."""
+    first, second = two
+    for service in (first, second, first, second, first):
+        assert service.sign_in("hunter2-secret", "whatever").account is None
+    assert second.sign_in("hunter2-secret", "whatever").retry_after_s == 60.0
+    rows: list[Any] = raw_sql(backend, "SELECT name_key, at FROM sign_in_failures")
+    assert len(rows) == 5
+    assert not any("hunter2" in str(key) or "ana" in str(key) for key, _ in rows)
+    # Wall-clock seconds, the same for every host reading them.
+    assert {at for _, at in rows} == {clock.now.timestamp()}
+
+
+def test_invented_names_leave_only_the_last_minutes_failures(
+    two: tuple[AccountService, AccountService], backend: Backend, clock: Clock
+) -> None:
+    first, second = two
+    for number in range(40):
+        (first, second)[number % 2].sign_in(f"made-up-{number}", "whatever")
+        clock.advance(2)  # 80 s of guessing: the first failures are out of the window.
+    [(count,)] = raw_sql(backend, "SELECT count(*) FROM sign_in_failures")
+    assert count == 31  # Those of the last 60 s (18 s to 78 s), the older deleted on the way.
+    assert second.sign_in("made-up-39", "whatever").account is None
+    clock.advance(61)
+    first.sign_in("made-up-40", "whatever")
+    [(count,)] = raw_sql(backend, "SELECT count(*) FROM sign_in_failures")
+    assert count == 1
+
+
+def test_a_name_no_account_can_have_stores_nothing(
+    two: tuple[AccountService, AccountService], backend: Backend
+) -> None:
+    first, _ = two
+    for _ in range(6):
+        assert first.sign_in("Not A Name!", "whatever").account is None
+    assert raw_sql(backend, "SELECT count(*) FROM sign_in_failures") == [(0,)]
