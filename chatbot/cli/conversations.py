@@ -64,7 +64,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _service(args: argparse.Namespace) -> DeskService:
     from chatbot.assembly import open_service, require_database
 
-    settings = settings_from(args)
+    settings = settings_from(args, knowledge_base=False)
     require_database(settings)
     return open_service(settings, migrate=False)  # These only read: an older schema is refused.
 

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from chatbot.assembly import check_database
     from chatbot.desk.models import bot_stalled_after
 
-    settings = settings_from(args)
+    settings = settings_from(args, knowledge_base=False)
     unmade = _unmade_file(settings)
     if unmade is not None:
         fields = _unmade_report(settings, unmade)

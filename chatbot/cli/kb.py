@@ -163,10 +163,20 @@ def _output_file(text: str) -> Path:
     return path_argument(text)
 
 
-def _store(args: argparse.Namespace) -> KnowledgeBaseStore:
+def _store(args: argparse.Namespace, *, create: bool = False) -> KnowledgeBaseStore:
+    """The knowledge base `--kb` names. Only an import (`create`) makes one that is not there:
+    a folder (see `PassageStore._locked`), or the tables of a PostgreSQL database."""
     from chatbot.assembly import open_knowledge_base
 
-    return open_knowledge_base(settings_from(args))
+    settings = settings_from(args)
+    location = settings.knowledge_base.path
+    if isinstance(location, str):
+        from chatbot.knowledge_base.postgres import PostgresPassageStore
+
+        return PostgresPassageStore.open(
+            location, timeout_s=settings.store.timeout_s, create=create
+        )
+    return open_knowledge_base(settings)
 
 
 def _text(args: argparse.Namespace) -> str | None:
@@ -201,12 +211,11 @@ def make_passage(**fields: object) -> Passage:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.storage import unusable
 
     scan = _store(args).scan()
-    if scan.problems:
-        raise KnowledgeBaseError(scan.problems[0])
-    for line in scan.skipped:
+    # Listed without the files that are not passages, as the engine loads it; each is named.
+    for line in [*scan.skipped, *(unusable(problem, kept=False) for problem in scan.problems)]:
         print_warning(line)
     stored = scan.passages
     width = terminal_width()
@@ -292,8 +301,15 @@ def _show_version(store: KnowledgeBaseStore, args: argparse.Namespace) -> int:
 def run_add(args: argparse.Namespace) -> int:
     passage = make_passage(id=args.id, text=_text(args), title=args.title or "",
                            tags=tuple(args.tag or ()))  # fmt: skip
-    stored = _store(args).add(passage)
+    store = _store(args)
+    stored = store.add(passage)
     print(f"added {passage.id} (revision {stored.revision})")
+    versions = store.history(passage.id)
+    if versions:  # Said, not silently taken over: the deleted one is still restorable.
+        print(f"a deleted passage had the id {passage.id}: its history continues under it "
+              f"({counted(len(versions), 'earlier version')}; see helpdesk kb history "
+              f"{passage.id}, and bring one back with helpdesk kb restore {passage.id} "
+              "--version N)")  # fmt: skip
     return 0
 
 
@@ -337,31 +353,69 @@ def run_rm(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    stored = _store(args).restore(args.id, version=args.version)
+    from chatbot.knowledge_base.interface import choose_version
+
+    store = _store(args)
+    chosen = choose_version(args.id, store.history(args.id), args.version)
+    before = store.get(args.id).revision if store.exists(args.id) else None
+    stored = store.restore(args.id, version=args.version)
+    if stored.revision == before:
+        print(f"{args.id} unchanged: version {chosen.number} is already the current version")
+        return 0
     print(f"restored {args.id} (revision {stored.revision})")
     return 0
 
 
 def run_history(args: argparse.Namespace) -> int:
-    from chatbot.knowledge_base.storage import KnowledgeBaseError
-
     store = _store(args)
     versions = store.history(args.id)
     width = terminal_width()
-    for v in versions:
+    passages = [_passage_or_none(v) for v in versions]
+    now = store.get(args.id).passage if store.exists(args.id) else None
+    for number, v in enumerate(versions):
         when = v.archived_at.strftime("%Y-%m-%d %H:%M:%S UTC")
-        try:
-            preview = printable(v.passage().text.replace("\n", " "))
-        except KnowledgeBaseError:  # A hand-broken file was archived as it was.
+        passage = passages[number]
+        if passage is not None:
+            preview = printable(passage.text.replace("\n", " "))
+        else:  # A hand-broken file was archived as it was.
             preview = "(not a valid passage) " + printable(v.content.replace("\n", " "))
         row = f"{v.number:>4}  {when}  replaced by {v.reason:<7}  "
         room = 60 if width is None else max(width - cells(row), 4)
         print(row + clip(preview, room))
+        # What replaced it is the next version (or the current passage): a change of title or
+        # tags alone left two rows that looked the same.
+        after = passages[number + 1] if number + 1 < len(versions) else now
+        if v.reason != "delete" and passage is not None and after is not None:
+            for line in _field_changes(passage, after):
+                print(" " * 6 + (line if width is None else clip(line, max(width - 6, 4))))
     current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
     print(f"   -  {current}")
     if versions:  # The previews of a long passage can all look alike.
         print(f"a version whole: helpdesk kb show {args.id} --version N", file=sys.stderr)
     return 0
+
+
+def _passage_or_none(version: Version) -> Passage | None:
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
+    try:
+        return version.passage()
+    except KnowledgeBaseError:
+        return None
+
+
+def _field_changes(before: Passage, after: Passage) -> list[str]:
+    """How the title and tags changed from `before` to `after`, one line each that did."""
+
+    def tags(passage: Passage) -> str:
+        return ", ".join(passage.tags) if passage.tags else "(none)"
+
+    lines = []
+    if before.title != after.title:
+        lines.append(f"title: {before.title!r} -> {after.title!r}")
+    if before.tags != after.tags:
+        lines.append(f"tags: {tags(before)} -> {tags(after)}")
+    return [printable(line) for line in lines]
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -375,16 +429,16 @@ def run_import(args: argparse.Namespace) -> int:
     # Every passage (and synonym) is validated before anything is written; the folder's
     # synonyms are about to be written, so they are held to what the editor can show.
     if source.is_dir():
-        passages = load_knowledge_base(source)
+        passages = load_knowledge_base(source, strict=True)
         synonyms = load_synonyms(source, strict=True)
         # Its translations (`zh/`) too: a copy of a knowledge base made by importing its folder
         # came out without them, and its Chinese customers answered from the English passages.
         for name in LOCALES:
             if name != DEFAULT_LOCALE and (source / name).is_dir():
-                translations[name] = load_knowledge_base(source / name)
+                translations[name] = load_knowledge_base(source / name, strict=True)
     else:
         passages = load_passages_file(source)
-    store = _store(args)
+    store = _store(args, create=True)
     merge: SynonymMerge | None = None
     revision: str | None = None
     if synonyms:  # A clash is refused here, before any passage is written.
@@ -538,12 +592,23 @@ def run_synonyms_add(args: argparse.Namespace) -> int:
     revision = store.synonyms_revision()
     groups = list(store.synonyms())
     at = _find_group(groups, args.word)
+    joined = None
+    if at is None:
+        # A word already in another group joins that group: a second group of its own would
+        # make the word bring in two unrelated sets of synonyms, which no one asked for.
+        key = args.word.strip().casefold()
+        joined = next((i for i, g in enumerate(groups) if key in {w.casefold() for w in g}), None)
+        at = joined
     if at is None:
         at, words = len(groups), [args.word, *args.synonym]
     else:
         words = [*groups[at], *args.synonym]
     _save_group(store, revision, groups, at, [w.strip() for w in words])
     print(printable(group_line(store.synonyms()[at])))
+    if joined is not None:
+        head = printable(groups[joined][0])
+        print(f"{printable(args.word.strip())!r} is in the group {head!r} already: added to it",
+              file=sys.stderr)  # fmt: skip
     return 0
 
 
@@ -615,10 +680,8 @@ def run_check(args: argparse.Namespace) -> int:
     from chatbot.knowledge_base.synonyms import (
         SYNONYMS_FILE,
         entry_problems,
-        group_line,
         read_synonyms_table,
     )
-    from chatbot.retrieval.retrievers import unmatched_synonyms
 
     store = _store(args)
     report = store.check()
@@ -639,14 +702,7 @@ def run_check(args: argparse.Namespace) -> int:
         report.notes.extend(
             f"{line}; `helpdesk kb synonyms rm WORD` removes the group" for line in refused
         )
-        # The passages that can be read: `store.passages()` raised the first broken file's
-        # problem, which the check above had already reported, so each was said and counted twice.
-        readable = [stored.passage for stored in store.scan().passages]
-        for group in unmatched_synonyms(readable, groups):
-            report.notes.append(
-                f"synonyms {group_line(group)!r}: no passage has any of these words, so they "
-                "find nothing"
-            )
+        report.notes.extend(_synonym_reach_notes(store, groups))
     for problem in report.problems:
         print(f"problem: {printable(problem)}")
     for note in report.notes:
@@ -657,3 +713,38 @@ def run_check(args: argparse.Namespace) -> int:
         return 1
     print(f"ok: {counted(report.passages, 'passage')}")
     return 0
+
+
+def _synonym_reach_notes(store: KnowledgeBaseStore, groups: Sequence[SynonymGroup]) -> list[str]:
+    """A note for each group that can find nothing: no passage has any of its words, or none of
+    the passages searched for questions in its words' language does (the main groups apply to
+    every language; a Chinese group whose words only an English passage has finds nothing)."""
+    from chatbot.i18n import LOCALES, detect_locale
+    from chatbot.knowledge_base.store import PassageStore
+    from chatbot.knowledge_base.synonyms import group_line
+    from chatbot.knowledge_base.translated import searched_passages
+    from chatbot.retrieval.retrievers import unmatched_synonyms
+
+    if isinstance(store, PassageStore):
+        searched = searched_passages(store.directory)
+    else:  # A knowledge base on PostgreSQL holds no translations: every question searches it.
+        # The passages that can be read: `store.passages()` would warn of each broken one,
+        # which the check has already reported.
+        readable = [stored.passage for stored in store.scan().passages]
+        searched = dict.fromkeys(LOCALES, readable)
+    unmatched = {
+        locale: set(unmatched_synonyms(passages, groups)) for locale, passages in searched.items()
+    }
+    notes: list[str] = []
+    for group in groups:
+        if all(group in missed for missed in unmatched.values()):
+            notes.append(f"synonyms {group_line(group)!r}: no passage has any of these words, "
+                         "so they find nothing")  # fmt: skip
+            continue
+        locale = detect_locale(" ".join(group))
+        if group in unmatched[locale]:
+            language = {"en": "English", "zh": "Chinese"}[locale]
+            notes.append(f"synonyms {group_line(group)!r}: questions in these words ({language}) "
+                         "are searched in passages none of which has any of them, so they find "
+                         "nothing")  # fmt: skip
+    return notes

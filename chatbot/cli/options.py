@@ -140,10 +140,17 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    """Settings from file and environment, with whichever options were given on top."""
+def settings_from(args: argparse.Namespace, *, knowledge_base: bool = True) -> Settings:
+    """Settings from file and environment, with whichever options were given on top. Without
+    `knowledge_base` (a command that never reads it), the default one is not copied from the
+    shipped passages when it is missing: such a command makes nothing."""
     # Imported here: pydantic-settings costs ~0.2 s, which `helpdesk --help` need not pay.
     from chatbot.config import InvalidSetting, load_settings
+    from chatbot.knowledge_base.seed import no_seeding
+
+    if not knowledge_base:
+        with no_seeding():
+            return settings_from(args)
 
     overrides: dict[str, dict[str, Any]] = {}
     flags: dict[str, str] = {}

@@ -6,7 +6,8 @@ polls; in PostgreSQL every write bumps a generation and sends a notification, wh
 waits on, so another host's change is picked up at once (the poll stays as the safety net for a
 notification lost while reconnecting). Rebuilds read the passages and build the BM25 index in a
 thread, then swap the new engine in whole, so a question in flight keeps the engine it started
-with and no question waits on a rebuild. A broken passage never stops anything:
+with and no question waits on a rebuild. A broken passage never stops anything: the store
+leaves the file out (or keeps the version it read before) and says so; if a whole rebuild fails,
 the last good engine keeps answering, and the problem is reported.
 
 An app shows its first screen before its first engine exists (numpy, reading the passages and

@@ -231,7 +231,8 @@ class KnowledgeBaseStore(Protocol):
     def restore(
         self, passage_id: str, *, version: int | None = None, based_on: str | None = None
     ) -> StoredPassage:
-        """Make an earlier version current again (by default the newest one)."""
+        """Make an earlier version current again (by default the newest one); one that is the
+        current version already changes nothing and adds no history."""
         ...
 
     def import_passages(

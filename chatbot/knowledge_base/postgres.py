@@ -14,6 +14,7 @@ a follower hears of a change only once it can be read, and never of a write that
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ from chatbot.knowledge_base.storage import (
     LoadedKnowledgeBase,
     decode_json,
     parse_passage,
+    unusable,
 )
 from chatbot.knowledge_base.synonyms import SynonymGroup, synonyms_toml
 from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, Deadline, watchdog
@@ -87,6 +89,7 @@ _SCHEMA = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class PostgresPassageStore:
@@ -99,19 +102,28 @@ class PostgresPassageStore:
         *,
         connect_timeout: int = CONNECT_TIMEOUT_S,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        create: bool = True,
     ) -> None:
         self._url = url
+        self._create = create
+        """Whether a database without the knowledge base's tables gets them (see `open`)."""
         self._location = display(url)
         self._connect_timeout = connect_timeout
         self._timeout_s = timeout_s
         self._lock = threading.RLock()
         self._conn: psycopg.Connection[Any] | None = None
+        self._last_good: dict[str, Passage] = {}
 
     @classmethod
-    def open(cls, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> PostgresPassageStore:
+    def open(
+        cls, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, create: bool = True
+    ) -> PostgresPassageStore:
         """Connect now (creating the schema on first use): a server that refuses is one line.
-        `timeout_s` is how long a call may go unanswered (`chatbot.pgdeadline`)."""
-        store = cls(url, timeout_s=timeout_s)
+        `timeout_s` is how long a call may go unanswered (`chatbot.pgdeadline`). Without
+        `create`, a database with no knowledge base's tables is refused with one line instead:
+        `helpdesk kb` makes them only for an import, as it makes a folder only for one, so a
+        mistyped database name never silently becomes a new, nearly empty knowledge base."""
+        store = cls(url, timeout_s=timeout_s, create=create)
         store._connection()
         return store
 
@@ -159,6 +171,11 @@ class PostgresPassageStore:
                             f"newer than this helpdesk knows ({SCHEMA_VERSION}); upgrade helpdesk"
                         )
                     return
+                if not self._create:
+                    raise KnowledgeBaseError(
+                        f"{self._location}: no knowledge base there (no kb_* tables); "
+                        "`helpdesk kb import DIR --kb URL` makes one"
+                    )
                 for statement in _SCHEMA:
                     conn.execute(cast(Any, statement))
                 conn.execute("INSERT INTO kb_meta (schema_version) VALUES (%s)", (SCHEMA_VERSION,))
@@ -261,10 +278,26 @@ class PostgresPassageStore:
         return scan.passages
 
     def passages(self) -> list[Passage]:
-        return [item.passage for item in self.read_all()]
+        loaded = self.load()
+        for line in loaded.skipped:
+            log.warning("%s", line)
+        return loaded.passages
 
     def load(self) -> LoadedKnowledgeBase:
-        return LoadedKnowledgeBase(self.passages(), [])
+        """As the files' `load`: a row that is no passage (written by hand) is skipped with a line,
+        or keeps the version this store last used."""
+        passages: list[Passage] = []
+        skipped: list[str] = []
+        for passage_id, content in self._rows():
+            try:
+                passages.append(self._parse(passage_id, content))
+            except KnowledgeBaseError as error:
+                kept = self._last_good.get(passage_id)
+                if kept is not None:
+                    passages.append(kept)
+                skipped.append(unusable(str(error), kept=kept is not None))
+        self._last_good = {passage.id: passage for passage in passages}
+        return LoadedKnowledgeBase(passages, skipped)
 
     def _current(self, conn: psycopg.Connection[Any], passage_id: str) -> str | None:
         row = conn.execute(
@@ -440,6 +473,8 @@ class PostgresPassageStore:
                 passage = restorable(passage_id, choose_version(passage_id, versions, version))
                 if based_on is not None:
                     self._check_revision(passage_id, current, based_on)
+                if current == passage_file_text(passage):  # Already the current version.
+                    return StoredPassage(passage, revision_of(current.encode("utf-8")))
                 if current is not None:
                     self._archive(conn, passage_id, current, reason="restore")
                 stored = self._put(conn, passage)

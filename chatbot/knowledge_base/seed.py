@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from chatbot.files import fsync_directory, make_private_folders, write_new_file
@@ -26,12 +29,28 @@ def shipped_translations() -> list[Path]:
     return sorted(child for child in shipped.iterdir() if child.is_dir() and child.name in LOCALES)
 
 
+_SEEDING: ContextVar[bool] = ContextVar("seeding", default=True)
+
+
+@contextmanager
+def no_seeding() -> Iterator[None]:
+    """Within it, `seed_knowledge_base` makes nothing: for the commands that read the settings
+    but never the knowledge base (`doctor`, `stats`, `conversations`), which must create nothing.
+    The settings seed the default knowledge base when they are read, whoever reads them."""
+    token = _SEEDING.set(False)
+    try:
+        yield
+    finally:
+        _SEEDING.reset(token)
+
+
 def seed_knowledge_base(target: Path, *, source: Path | None = None) -> bool:
     """Copy the shipped passages into `target` unless it exists; True if this call made it.
+    Nothing is copied inside `no_seeding`.
 
     The copy is built in a hidden folder beside `target` and renamed into place, so a crash or a
     second process seeding at the same moment never leaves a half-filled knowledge base."""
-    if target.exists():
+    if target.exists() or not _SEEDING.get():
         return False
     # Imported when there is something to copy: every start of every command comes here.
     from chatbot.knowledge_base.storage import list_passage_files, read_regular_file

@@ -6,7 +6,9 @@ names start with a dot (history, temporary files, an import in progress) are not
 
 Every way a file can be broken (not UTF-8, malformed, nested 100,000 deep, a number of a million
 digits, a FIFO or a directory where a file should be, unreadable) becomes one `KnowledgeBaseError`
-naming it, so the CLI prints one line and a running app keeps its last good knowledge base.
+line naming it. Reading a knowledge base to use it skips such a file with that line as a warning
+(or keeps the file's last good version, for a store reloading it): one hand-editing slip must not
+stop the app, nor freeze every later change. An import refuses it instead (`strict`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,9 @@ def first_problem(error: ValidationError) -> tuple[str, str]:
     """Pydantic's first problem: where (dotted, "" for the whole value) and what, on one line."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
+    if first["loc"][:1] == ("tags",) and first["type"] in ("tuple_type", "string_type"):
+        # Pydantic says "a valid tuple", a word no JSON file or command line uses.
+        return "tags", 'expected a list of strings, such as ["rides", "night"]'
     if first["type"] == "string_too_long" and isinstance(first.get("input"), str):
         # Said as the app says it, with both numbers: pydantic's "String should have at most
         # 4000 characters" left the writer to count how far over they were.
@@ -120,6 +125,42 @@ def read_regular_file(
     return b"".join(chunks)
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refusing a key given twice: `json` keeps the last silently, so a
+    file with "text" twice loaded with whichever the writer did not look at."""
+    members: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in members:
+            raise _DuplicateKey(key)
+        members[key] = value
+    return members
+
+
+# `json` says where an error is in the message's last words ("Invalid control character at"),
+# then the position, which is said here as line and column: the sentence is ended without them.
+_JSON_MESSAGES = {
+    "Invalid control character at": (
+        "a control character (a line break or tab, say) inside a string; write it as \\n or \\t"
+    ),
+    "Unterminated string starting at": "a string is not closed (a '\"' is missing)",
+}
+
+
+def _json_message(error: json.JSONDecodeError) -> str:
+    before = error.doc[: error.pos].rstrip()
+    if before.endswith(",") and error.doc[error.pos : error.pos + 1] in ("}", "]"):
+        # Python's own words ("Expecting property name enclosed in double quotes") name
+        # what it hoped for, not the comma most hand edits leave there.
+        return "a ',' before a closing bracket (JSON allows no comma after the last item)"
+    return _JSON_MESSAGES.get(error.msg, error.msg.removesuffix(" at"))
+
+
 def decode_json(content: bytes, *, where: str) -> Any:
     """Parse JSON bytes (UTF-8, with or without a byte-order mark); every failure is one line."""
     try:
@@ -127,10 +168,15 @@ def decode_json(content: bytes, *, where: str) -> Any:
     except UnicodeDecodeError as error:
         raise KnowledgeBaseError(f"{where}: not UTF-8 text (byte {error.start})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise KnowledgeBaseError(
-            f"{where}: malformed JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            f"{where}: malformed JSON at line {error.lineno} column {error.colno}: "
+            f"{_json_message(error)}"
+        ) from None
+    except _DuplicateKey as error:
+        raise KnowledgeBaseError(
+            f"{where}: malformed JSON: the key {error.key!r} is given twice in one object"
         ) from None
     except RecursionError:
         raise KnowledgeBaseError(f"{where}: JSON nested too deeply") from None
@@ -239,20 +285,44 @@ class LoadedKnowledgeBase:
     skipped: list[str]
 
 
-def read_knowledge_base(directory: Path) -> LoadedKnowledgeBase:
-    """Load and validate every passage; the first bad file is a `KnowledgeBaseError` naming it."""
+SKIPPED = "skipped"
+KEPT = "its last good version is still used"
+
+
+def unusable(problem: str, *, kept: bool) -> str:
+    """The warning for a passage that could not be read: its problem (naming the file), and
+    whether it was skipped or its last good version kept."""
+    return f"{problem} ({KEPT if kept else SKIPPED})"
+
+
+def read_knowledge_base(
+    directory: Path, *, strict: bool = False, last_good: Mapping[str, Passage] | None = None
+) -> LoadedKnowledgeBase:
+    """Load and validate every passage. A file that cannot be used is skipped, one line in
+    `skipped` naming it and what is wrong; if `last_good` (by id) holds a version of it read
+    earlier, that one is used instead, so a passage a hand edit broke stays answerable while
+    everything else still loads. `strict` (an import): the first bad file is an error."""
     require_directory(directory)
     listing = list_passage_files(directory)
-    passages = [
-        parse_passage_file(path, read_passage_file(path)) for path in listing.files.values()
-    ]
-    return LoadedKnowledgeBase(passages, listing.skipped)
+    passages: list[Passage] = []
+    skipped = list(listing.skipped)
+    for stem, path in listing.files.items():
+        try:
+            passages.append(parse_passage_file(path, read_passage_file(path)))
+        except KnowledgeBaseError as error:
+            if strict:
+                raise
+            kept = None if last_good is None else last_good.get(stem)
+            if kept is not None:
+                passages.append(kept)
+            skipped.append(unusable(str(error), kept=kept is not None))
+    return LoadedKnowledgeBase(passages, skipped)
 
 
-def load_knowledge_base(directory: Path) -> list[Passage]:
-    """Load and validate every passage of a knowledge-base directory; entries that are not files
-    are skipped with a warning naming each."""
-    loaded = read_knowledge_base(directory)
+def load_knowledge_base(directory: Path, *, strict: bool = False) -> list[Passage]:
+    """Load and validate every passage of a knowledge-base directory; entries that are not files,
+    and (unless `strict`) files that are not passages, are skipped with a warning naming each."""
+    loaded = read_knowledge_base(directory, strict=strict)
     for line in loaded.skipped:
         log.warning("%s", line)
     return loaded.passages

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import secrets
@@ -58,7 +59,6 @@ from chatbot.knowledge_base.storage import (
     MissingFileError,
     is_passage_id,
     list_passage_files,
-    load_knowledge_base,
     parse_passage_file,
     read_json,
     read_knowledge_base,
@@ -78,6 +78,8 @@ LOCK_FILE = ".lock"
 STAGING_PREFIX = ".import-"
 """An import being written: invisible to readers, discarded by the next write if left behind."""
 _VERSION_FILE = re.compile(r"(\d+)\.json")
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "CheckReport",
@@ -120,6 +122,8 @@ class PassageStore:
     def __init__(self, directory: Path, *, lock_timeout: float = 10.0) -> None:
         self.directory = directory
         self.lock_timeout = lock_timeout
+        self._last_good: dict[str, Passage] = {}
+        """Each passage as the last `load` used it: a file broken since keeps that version."""
 
     # Reading ------------------------------------------------------------------------------------
 
@@ -130,15 +134,24 @@ class PassageStore:
         return self.directory / HISTORY_DIR / checked_id(passage_id)
 
     def passages(self) -> list[Passage]:
-        """Every passage, validated: what an engine is built from."""
-        return load_knowledge_base(self.directory)
+        """Every passage, validated: what an engine is built from. Each file that cannot be used
+        is a warning, as `load` says."""
+        loaded = self.load()
+        for line in loaded.skipped:
+            log.warning("%s", line)
+        return loaded.passages
 
     @property
     def location(self) -> str:
         return str(self.directory)
 
     def load(self) -> LoadedKnowledgeBase:
-        return read_knowledge_base(self.directory)
+        """Every passage that can be used, and one line for each file that cannot. Such a file is
+        skipped, unless this store read a good version of it before: a running app keeps
+        answering from that one rather than lose the passage to a slip of a hand edit."""
+        loaded = read_knowledge_base(self.directory, last_good=self._last_good)
+        self._last_good = {passage.id: passage for passage in loaded.passages}
+        return loaded
 
     def set_synonyms(self, groups: Sequence[SynonymGroup]) -> None:
         """Replace every synonym group whatever the file holds (importing a directory)."""
@@ -289,6 +302,9 @@ class PassageStore:
                 self._check_revision(passage_id, current, based_on)
             if current is None:
                 return self._write(path, passage)
+            if current == passage_file_text(passage).encode("utf-8"):
+                # Already the current version: a second history entry would restore nothing.
+                return StoredPassage(passage, revision_of(current))
             return self._replace(path, passage, current, reason="restore")
 
     def import_passages(

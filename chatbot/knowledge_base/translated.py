@@ -1,5 +1,5 @@
 """A translated knowledge base (`zh/`) together with the passages written in its language in the
-main one.
+main one, and the main one's synonym groups.
 
 Conversations in a language with a translation folder are answered from that folder. Passages an
 editor writes go into the main knowledge base (the editor edits that one), so a passage written
@@ -7,21 +7,34 @@ in Chinese for a Chinese question (from a content gap, say) was never seen by a 
 while Try it and `helpdesk ask` said it matched. The translation's engine reads both: the
 folder's passages, and the main one's passages written in the folder's language, unless the
 folder has a passage of the same id (the translation of a shipped passage wins).
+
+Synonyms likewise: the editor and `helpdesk kb synonyms` write the main `synonyms.toml`, so its
+groups apply to questions in every language, after the folder's own (`zh/synonyms.toml`, which
+only its language's questions use). A Chinese group added from the editor had no effect at all.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.i18n import Locale, detect_locale
+from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale, detect_locale
 from chatbot.knowledge_base.models import Passage
-from chatbot.knowledge_base.storage import LoadedKnowledgeBase
+from chatbot.knowledge_base.storage import KnowledgeBaseError, LoadedKnowledgeBase
 from chatbot.knowledge_base.store import PassageStore
+from chatbot.knowledge_base.synonyms import SynonymGroup
 
 
 def written_in(passage: Passage, locale: Locale) -> bool:
     """Whether the passage is written in `locale` (its title and text, as a question is read)."""
     return detect_locale(f"{passage.title}\n{passage.text}") == locale
+
+
+def merged_synonyms(
+    own: tuple[SynonymGroup, ...], main: tuple[SynonymGroup, ...]
+) -> tuple[SynonymGroup, ...]:
+    """A translation's groups, then the main knowledge base's (the same group once)."""
+    seen = {tuple(word.casefold() for word in group) for group in own}
+    return own + tuple(g for g in main if tuple(w.casefold() for w in g) not in seen)
 
 
 class TranslatedPassageStore(PassageStore):
@@ -46,15 +59,39 @@ class TranslatedPassageStore(PassageStore):
             if stored.passage.id not in taken and written_in(stored.passage, self.locale)
         ]
 
-    def passages(self) -> list[Passage]:
-        own = super().passages()
-        return own + self._written_in_main({p.id for p in own})
-
     def load(self) -> LoadedKnowledgeBase:
+        # `passages()` reads through this too.
         loaded = super().load()
         extra = self._written_in_main({p.id for p in loaded.passages})
         return LoadedKnowledgeBase(loaded.passages + extra, loaded.skipped)
 
+    def synonyms(self) -> tuple[SynonymGroup, ...]:
+        own = super().synonyms()
+        try:
+            main = self.main.synonyms()
+        except KnowledgeBaseError:  # As for passages: the main engine's to report.
+            return own
+        return merged_synonyms(own, main)
+
     def stamp(self) -> int | None:
         own, main = super().stamp(), self.main.stamp()
         return None if own is None or main is None else hash((own, main))
+
+
+def searched_passages(main: Path) -> dict[Locale, list[Passage]]:
+    """For each language, the passages its questions are searched in (as far as they can be
+    read): a translation folder's with the main one's written in its language, or the main
+    knowledge base's for a language without one. What a synonym group must find words in."""
+    passages = [stored.passage for stored in PassageStore(main).scan().passages]
+    searched: dict[Locale, list[Passage]] = {}
+    for locale in LOCALES:
+        folder = main / locale
+        if locale == DEFAULT_LOCALE or not folder.is_dir():
+            searched[locale] = passages
+            continue
+        own = [stored.passage for stored in PassageStore(folder).scan().passages]
+        taken = {p.id for p in own}
+        searched[locale] = own + [
+            p for p in passages if p.id not in taken and written_in(p, locale)
+        ]
+    return searched

@@ -50,11 +50,13 @@ def test_a_broken_passage_file_is_one_line_from_every_command(
     kb = ["--kb", str(kb_copy)]
 
     with pytest.raises(KnowledgeBaseError, match=f"{name}.json: .*{message}"):
-        load_knowledge_base(kb_copy)
-    code, _, err = run_cli(capsys, "ask", Q1, *kb)
-    assert code == 2 and message in one_error_line(err)
+        load_knowledge_base(kb_copy, strict=True)  # As an import reads a folder.
+    # Used, it is skipped with a warning naming it: the other passages still answer.
+    assert len(load_knowledge_base(kb_copy)) == 10
+    code, out, err = run_cli(capsys, "ask", Q1, *kb)
+    assert code == 0 and "Answer from card-charged-twice" in out, err
     code, _, err = run_cli(capsys, "kb", "list", *kb)
-    assert code == 2 and f"{name}.json" in one_error_line(err)
+    assert code == 0 and f"{name}.json: " in err and message in err and "Traceback" not in err
     code, out, _ = run_cli(capsys, "kb", "check", *kb)
     assert code == 1 and f"problem: {kb_copy / name}.json: " in out and message in out
 
@@ -68,7 +70,7 @@ def test_a_broken_passage_file_is_one_line_from_every_command(
 def test_an_oversized_passage_file_is_refused_without_reading_it_all(kb_copy: Path) -> None:
     (kb_copy / "huge.json").write_bytes(b" " * (2 << 20))
     with pytest.raises(KnowledgeBaseError, match=r"huge.json: larger than 1,048,576 bytes"):
-        load_knowledge_base(kb_copy)
+        load_knowledge_base(kb_copy, strict=True)
 
 
 def helpdesk(*argv: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -179,12 +181,13 @@ def test_cli_error_lines_never_carry_raw_escapes(
     code, _, err = run_cli(capsys, "kb", "import", str(tmp_path / ESC_NAME), *kb)
     assert code == 2 and "evil\\x1b]0;PWNED\\x07.json: no such file" in one_error_line(err)
     assert "\x1b" not in err
-    # A JSON key with an ESC in it, in a passage file: `ask` and `kb check`.
+    # A JSON key with an ESC in it, in a passage file: the warning `kb list` skips it with, and
+    # `kb check`.
     (kb_copy / "keyed.json").write_text(
         json.dumps({"id": "keyed", "text": "x", "\x1b[2J\x1b]52;c;SGk=\x07": 1}), encoding="utf-8"
     )
-    code, _, err = run_cli(capsys, "ask", Q1, *kb)
-    assert code == 2 and "\\x1b[2J\\x1b]52;c;SGk=\\x07" in one_error_line(err)
+    code, _, err = run_cli(capsys, "kb", "list", *kb)
+    assert code == 0 and "\\x1b[2J\\x1b]52;c;SGk=\\x07" in err
     assert "\x1b" not in err
     code, out, err = run_cli(capsys, "kb", "check", *kb)
     assert code == 1 and "\\x1b[2J" in out and "\x1b" not in out + err

@@ -85,9 +85,9 @@ async def test_a_translation_is_found_beside_the_knowledge_base_or_left_out(
         shutil.rmtree(kb_copy / "zh")
         assert build_locale_engines(with_zh, http, main_engine) == {}
 
-        # A broken translation is reported and left out; the desk keeps answering.
+        # A translation that cannot be read is reported and left out; the desk keeps answering.
         (kb_copy / "zh").mkdir()
-        (kb_copy / "zh" / "helmet.json").write_text("{not json", encoding="utf-8")
+        (kb_copy / "zh" / "synonyms.toml").write_text("{not toml", encoding="utf-8")
         assert build_locale_engines(with_zh, http, main_engine, on_problem=problems.append) == {}
     assert len(problems) == 1 and "zh knowledge base" in problems[0]
 

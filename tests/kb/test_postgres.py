@@ -236,3 +236,25 @@ async def test_a_follower_listens_again_after_its_connection_drops(pg_url: str) 
         await asyncio.gather(following, return_exceptions=True)
         store.close()
     assert sorted(p.id for p in live.engine.passages) == ["dock", "helmet"]
+
+
+def test_only_an_import_makes_a_knowledge_base_in_a_database_without_one(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped database name (one that exists, with none of the knowledge base's tables)
+    silently became a new knowledge base of one passage; it is refused as a missing folder is."""
+    refusal = (
+        f"helpdesk: error: {display(pg_url)}: no knowledge base there (no kb_* tables); "
+        "`helpdesk kb import DIR --kb URL` makes one\n"
+    )
+    for argv in (["add", "--id", "helmet", "--text", "Helmets."], ["list"],
+                 ["synonyms", "add", "bike", "bicycle"]):  # fmt: skip
+        assert main(["kb", *argv, "--kb", pg_url]) == 2, argv
+        assert capsys.readouterr() == ("", refusal)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT to_regclass('kb_meta')").fetchone() == (None,)
+
+    # The README's way to make one still works, and the other commands then use it.
+    assert main(["kb", "import", str(ROOT / "knowledge_base"), "--kb", pg_url]) == 0
+    assert main(["kb", "add", "--id", "lost-item", "--text", "Kept.", "--kb", pg_url]) == 0
+    assert "added lost-item" in capsys.readouterr().out

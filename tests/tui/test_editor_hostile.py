@@ -152,7 +152,9 @@ async def test_a_broken_file_renamed_in_while_the_app_runs_changes_nothing(
             app.kb_index.poll()
             await settle(app)
             await pilot.pause()
-            assert app.is_running and app.services.engine is engine
+            # Skipped, and named: the passages answering are the same ones.
+            assert app.is_running
+            assert [p.id for p in app.services.engine.passages] == [p.id for p in engine.passages]
             assert any(message in toast for toast in toasts(app))
             os.rename(kb_copy / name, staged)
 

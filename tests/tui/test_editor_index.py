@@ -75,7 +75,7 @@ async def test_an_older_rebuild_never_replaces_a_newer_one(make_app: MakeApp) ->
         assert app.services.engine is newest
 
 
-async def test_a_broken_file_keeps_the_last_good_index(make_app: MakeApp, kb_copy: Path) -> None:
+async def test_a_broken_file_is_skipped_and_named(make_app: MakeApp, kb_copy: Path) -> None:
     app = make_app("chat")
     async with app.run_test(size=SIZE) as pilot:
         await engine_ready(app)  # Built after the first screen.
@@ -84,6 +84,9 @@ async def test_a_broken_file_keeps_the_last_good_index(make_app: MakeApp, kb_cop
         index_of(app).poll()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.services.engine is engine
+        # Rebuilt without it (a later change still loads), and it is named once.
+        assert app.services.engine is not engine
+        assert [p.id for p in app.services.engine.passages] == [p.id for p in engine.passages]
         [notice] = list(app._notifications)
         assert "broken.json: malformed JSON" in notice.message
+        assert notice.message.endswith("(skipped)")

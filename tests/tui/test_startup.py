@@ -103,19 +103,19 @@ def broken_kb(kb_copy: Path) -> Path:
     return kb_copy
 
 
-async def test_a_knowledge_base_broken_at_start_ends_the_app_with_its_reason(
+async def test_a_broken_file_at_start_is_skipped_and_the_app_opens(
     broken_kb: Path, db_path: Path
 ) -> None:
     settings = load_settings(
         store={"db": db_path}, knowledge_base={"path": broken_kb}, valen={"cache": SHIPPED_CACHE}
     )
-    # The directory is there, so the app opens; reading it fails, and that ends the app with
-    # the reason the command line prints as its one line on stderr.
+    # One hand-broken file must not keep the app, and the editor that can mend it, from opening:
+    # it is skipped (with a warning naming it), the other passages answer.
     app = create_app(settings, mode="chat", timings=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.startup_error is not None)
-    assert app.return_code == 2
-    assert app.startup_error is not None and "broken.json: malformed JSON" in app.startup_error
+    async with app.run_test(size=SIZE):
+        engine = await engine_ready(app)
+        assert app.startup_error is None and app.is_running
+        assert len(engine.passages) == 10
 
 
 async def test_the_engine_is_the_one_a_started_app_would_have_built(make_app: MakeApp) -> None:
