@@ -149,8 +149,8 @@ async def test_a_save_refused_as_a_conflict_offers_their_version(
         save_elsewhere(kb_copy, "helmet", THEIRS)
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert problem(editor) == (
-            "passage 'helmet' was changed by someone else since you opened it"
+        assert problem(editor).startswith(
+            "passage 'helmet' was changed by someone else since you opened it: Ctrl+R"
         )
         assert footer_offers(app, "reload")
         assert text(editor).endswith(" Mine.")

@@ -117,8 +117,8 @@ async def test_try_it_gaps_and_synonyms_in_the_editors_language(
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: bool(editor.query(TryItPanel)))
         await pilot.pause()
-        assert shows(app, "像客户那样提问，然后按回车", "试试", "段落", "BM25", "概率", "判断")
-        assert_english_gone(app, "Ask as a customer would", "probability", "judgment")
+        assert shows(app, "像客户那样提问，然后按回车", "试试")
+        assert_english_gone(app, "Ask as a customer would")
         await pilot.press("enter")  # Nothing typed yet.
         await wait_until(pilot, lambda: shows(app, "请先输入问题。"))
         await engine_ready(app)
@@ -128,6 +128,8 @@ async def test_try_it_gaps_and_synonyms_in_the_editors_language(
         await wait_until(pilot, lambda: "回放录制的回答" in str(decision.render()))
         await pilot.pause()
         assert shows(app, "判断：回放录制的回答", "0.899 能回答", "不能回答")
+        assert shows(app, "段落", "BM25", "概率", "判断")  # The table's headings.
+        assert_english_gone(app, "probability", "judgment")
         assert shows(app, "未判断：replay-miss")  # The engine's error itself is a code.
         assert_english_gone(app, "judgments", "replayed from recorded answers", "can answer",
                             "not judged")  # fmt: skip

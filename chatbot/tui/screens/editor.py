@@ -20,7 +20,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Button, Header, Input, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import (
+    Button,
+    Header,
+    Input,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+    TextArea,
+)
 from textual.worker import get_current_worker
 
 from chatbot import drafts
@@ -108,6 +117,9 @@ class EditorScreen(Screen[None]):
         Binding("ctrl+n", "new", N_("New")),
         Binding("f8", "delete", N_("Delete")),
         Binding("ctrl+f", "search", N_("Search"), show=False),
+        # The same key on the other tabs, where it is their way back (New, which took them
+        # there, is the passages' only).
+        Binding("ctrl+f", "tab('passages')", N_("Passages")),
         Binding("ctrl+t", "tab('try')", N_("Try it")),
         Binding("ctrl+g", "tab('gaps')", N_("Gaps")),
         Binding("ctrl+o", "tab('synonyms')", N_("Synonyms")),
@@ -315,9 +327,9 @@ class EditorScreen(Screen[None]):
         generation: int
 
         @property
-        def current(self) -> str:
-            """The text each version is compared with: nothing when deleted, as on opening."""
-            return "" if self.stored is None else self.stored.passage.text
+        def current(self) -> Passage | None:
+            """What each version is compared with: nothing when deleted, as on opening."""
+            return None if self.stored is None else self.stored.passage
 
     def _reload_history(self) -> None:
         if self.history.passage_id is not None:
@@ -389,12 +401,13 @@ class EditorScreen(Screen[None]):
         if stored is None:
             message = self.gettext(
                 "{passage} was deleted by someone else meanwhile: your changes are not saved. "
-                "Ctrl+R shows it as deleted (after asking)."
+                "Ctrl+R shows it as deleted, Ctrl+S saves yours as it again (both ask first)."
             )
         else:
             message = self.gettext(
                 "{passage} was changed by someone else meanwhile: your changes are not saved. "
-                "History compares with their text; Ctrl+R shows it (after asking)."
+                "History compares with their text; Ctrl+R shows it, Ctrl+S saves yours over it "
+                "(both ask first)."
             )
         form.mark_changed_elsewhere(message.format(passage=passage_id), revision=now)
         self.notify(form.changed_elsewhere, severity="warning", markup=False)
@@ -412,7 +425,7 @@ class EditorScreen(Screen[None]):
         unsaved = self._take_unsaved(passage_id) if kept else None
         revision = stored.revision if unsaved is None else unsaved.revision
         self.form.open(stored.passage, revision=revision, focus=focus)
-        self.history.show(passage_id, versions, current=stored.passage.text)
+        self.history.show(passage_id, versions, current=stored.passage)
         if unsaved is not None:
             self._put_back(unsaved, now=stored.revision)
 
@@ -431,7 +444,7 @@ class EditorScreen(Screen[None]):
             self.form.open(last, revision=None, deleted=True, focus=focus)
         else:
             self.form.open(last, revision=unsaved.revision, focus=focus)
-        self.history.show(passage_id, versions, current="")
+        self.history.show(passage_id, versions, current=None)
         if unsaved is not None:
             self._put_back(unsaved, now=None)
 
@@ -441,7 +454,7 @@ class EditorScreen(Screen[None]):
         unsaved = self._take_unsaved(None)
         gap_id = None if unsaved is None else unsaved.gap_id
         self.form.open(None, revision=None, taken=self._ids(), gap_id=gap_id, focus=focus)
-        self.history.show(None, [], current="")
+        self.history.show(None, [], current=None)
         if unsaved is not None:
             self._put_back(unsaved, now=None)
 
@@ -498,13 +511,14 @@ class EditorScreen(Screen[None]):
                 changed = self.gettext(
                     "Your unsaved changes to {passage} from your last session were put back, "
                     "but someone else deleted it since: they are not saved. Ctrl+R shows it as "
-                    "deleted (after asking)."
+                    "deleted, Ctrl+S saves yours as it again (both ask first)."
                 )
             else:
                 changed = self.gettext(
                     "Your unsaved changes to {passage} from your last session were put back, "
                     "but someone else changed it since: they are not saved. History compares "
-                    "with their text; Ctrl+R shows it (after asking)."
+                    "with their text; Ctrl+R shows it, Ctrl+S saves yours over it (both ask "
+                    "first)."
                 )
             changed = changed.format(passage=unsaved.passage_id)
             self.form.mark_changed_elsewhere(changed, revision=now)
@@ -522,7 +536,7 @@ class EditorScreen(Screen[None]):
         with contextlib.suppress(OSError):  # A full disk: the changes are lost, as before.
             save_unsaved_passage(folder, editor=self._editor, form=unsaved)
 
-    def _show_history(self, passage_id: str, *, current: str) -> None:
+    def _show_history(self, passage_id: str, *, current: Passage) -> None:
         try:
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
@@ -588,8 +602,42 @@ class EditorScreen(Screen[None]):
 
     @on(PassageForm.SaveRequested)
     async def _save_requested(self, event: PassageForm.SaveRequested) -> None:
+        if event.based_on is not None and self.form.changed_elsewhere:
+            # Saved against the revision it was opened at, it would only be refused again: the
+            # editor's way to keep their work is to save it over the other version, on asking.
+            self._ask_to_replace(event)
+            return
+        await self._save_or_refuse(event)
+
+    def _ask_to_replace(self, event: PassageForm.SaveRequested) -> None:
+        """Ask whether the form's passage replaces the version someone else saved meanwhile (or
+        comes back, when they deleted it); theirs stays in its history either way."""
+        form, passage = self.form, event.passage
+        now, generation = form.elsewhere_revision, form.generation
+
+        async def answered(replace: bool | None) -> None:
+            # Not if the form was opened again meanwhile (Reload, someone's restore).
+            if replace and form.generation == generation:
+                replacing = PassageForm.SaveRequested(passage, now, None)
+                await self._save_or_refuse(replacing, replacing=True)
+
+        if now is None:
+            question = self.gettext(
+                "{passage} was deleted by someone else. Save yours as {passage} again?"
+            )
+            then = self.gettext("The deleted version stays in its history.")
+        else:
+            question = self.gettext("Replace their version of {passage} with yours?")
+            then = self.gettext("Theirs stays in its history: Restore brings it back.")
+        question = f"{question.format(passage=repr(passage.id))}\n\n{then}"
+        yes = self.gettext("Save") if now is None else self.gettext("Replace")
+        self.app.push_screen(self.confirm(question, yes=yes), answered)
+
+    async def _save_or_refuse(
+        self, event: PassageForm.SaveRequested, *, replacing: bool = False
+    ) -> None:
         try:
-            await self.save(event)
+            await self.save(event, replacing=replacing)
         except Exception as error:  # noqa: BLE001 - whatever failed, the typed text stays.
             log.exception("saving a passage failed")
             self._refused(
@@ -598,7 +646,9 @@ class EditorScreen(Screen[None]):
                 )
             )
 
-    async def save(self, event: PassageForm.SaveRequested) -> None:
+    async def save(self, event: PassageForm.SaveRequested, *, replacing: bool = False) -> None:
+        """Save the form's passage; `replacing`: over a version someone else saved meanwhile (or
+        in place of one they deleted), which the editor agreed to."""
         passage = event.passage
         try:
             if event.based_on is not None:
@@ -613,7 +663,7 @@ class EditorScreen(Screen[None]):
                 stored = self.passages.add(passage)
         except ConflictError as error:
             self._refused(str(error))
-            if event.based_on is not None and not self.form.changed_elsewhere:
+            if event.based_on is not None:
                 self._conflict_found(passage.id, error)
             return
         except KnowledgeBaseError as error:
@@ -627,24 +677,38 @@ class EditorScreen(Screen[None]):
             self.open_passage(passage.id)
             self.rebuild_index()
             return
-        self.notify(self.gettext("Saved {passage}.").format(passage=passage.id), markup=False)
+        if replacing:
+            saved = self.gettext("Saved {passage}; the version it replaced stays in its history.")
+        else:
+            saved = self.gettext("Saved {passage}.")
+        self.notify(saved.format(passage=passage.id), markup=False)
         self.refresh_list(select=passage.id)
         self.form.open(stored.passage, revision=stored.revision)
-        self._show_history(passage.id, current=stored.passage.text)
+        self._show_history(passage.id, current=stored.passage)
         self.rebuild_index()
 
     def _conflict_found(self, passage_id: str, error: ConflictError) -> None:
-        """A save found the passage changed elsewhere before the app noticed: the refusal stays
-        said, the typing stays, and the way to see the other version is offered, as when the
-        change is noticed first (which then says nothing more about the same change)."""
+        """A save found the passage changed elsewhere (before the app noticed, or again since it
+        did): the refusal stays said, the typing stays, and the ways on are offered, as when the
+        change is noticed first (which then says nothing more about the same change): Ctrl+R
+        shows the other version, Ctrl+S saves over it (`_ask_to_replace`)."""
         try:
             now: str | None = self.passages.get(passage_id).revision
         except PassageNotFoundError:
             now = None
         except KnowledgeBaseError:
             return
-        message = self.gettext("{error}: Ctrl+R shows it as it is now (after asking).")
-        self.form.mark_changed_elsewhere(message.format(error=error), revision=now, show=False)
+        if now is None:
+            message = self.gettext(
+                "{error}: Ctrl+R shows it as it is now, Ctrl+S saves yours as it again (both "
+                "ask first)."
+            )
+        else:
+            message = self.gettext(
+                "{error}: Ctrl+R shows it as it is now, Ctrl+S saves yours over it (both ask "
+                "first)."
+            )
+        self.form.mark_changed_elsewhere(message.format(error=error), revision=now)
         self.refresh_bindings()
 
     def _refused(self, message: str) -> None:
@@ -725,7 +789,7 @@ class EditorScreen(Screen[None]):
             draft = draft_from_gap(event.gap, taken=set(self._ids()))
             self._activate("passages")
             self.form.open(draft, revision=None, taken=self._ids(), gap_id=event.gap.id)
-            self.history.show(None, [], current="")
+            self.history.show(None, [], current=None)
 
         self.leave_form(write)
 
@@ -794,6 +858,12 @@ class EditorScreen(Screen[None]):
         # A click on a tab shows it before anything is built there.
         tab = event.pane.id or ""
         await self._build_tab(tab)
+        focused = self.focused
+        if focused is None or not (focused is event.pane or event.pane in focused.ancestors):
+            # Where typing goes on that tab (the synonyms' box, the question), not a widget of
+            # another tab; but not away from the tab strip, whose arrow keys go through the tabs.
+            if not isinstance(focused, Tabs):
+                self.query_one(FOCUS_ON_TAB[tab]).focus()
         if tab == "gaps":
             self.refresh_gaps()
         self.refresh_bindings()  # Ctrl+S saves the synonyms on their tab, the passage elsewhere.
@@ -804,24 +874,33 @@ class EditorScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # None greys a key in the footer, as its button is greyed: a key that looks ready but
-        # does nothing also says nothing.
+        # does nothing also says nothing. False leaves out a key of another tab: Save, New and
+        # Delete on Try it pushed Back out of an 80-column footer, and read as acting there.
         tabs = self.query(TabbedContent)
         active = tabs.first().active if tabs else "passages"
+        forms = self.query(PassageForm)
+        form = forms.first() if forms else None
         if action == "save":
             # Try it and the gaps have nothing to save: Ctrl+S there saved the passage form
             # behind them, out of sight.
-            return True if active in ("passages", "synonyms") and self._can_save() else None
+            if active not in ("passages", "synonyms"):
+                return False
+            return True if self._can_save() else None
+        if action in ("new", "search"):
+            return active == "passages"
+        if action == "tab":
+            return parameters != (active,)  # The tab shown: its own key does nothing.
         if action == "reload":
             # Hidden unless the form keeps unsaved changes to a passage changed elsewhere.
-            forms = self.query(PassageForm)
-            return active == "passages" and bool(forms) and bool(forms.first().changed_elsewhere)
+            return active == "passages" and form is not None and bool(form.changed_elsewhere)
         if action == "delete":
             # Only the passage on screen, and only one that is there to delete: F8 on Try it
-            # asked to delete the passage last opened, and a deleted one offered it again.
-            forms = self.query(PassageForm)
-            form = forms.first() if forms else None
+            # asked to delete the passage last opened, and a deleted one offered it again. One
+            # changed elsewhere is refused (Reload first), and its Reload needs the room.
+            if active != "passages" or (form is not None and form.changed_elsewhere):
+                return False
             gone = form is not None and (form.is_new or form.deleted)
-            return None if active != "passages" or gone else True
+            return None if gone else True
         return True
 
     def _can_save(self) -> bool:

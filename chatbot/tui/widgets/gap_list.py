@@ -112,6 +112,9 @@ class GapList(Vertical):
         if rows:
             table.move_cursor(row=min(row, len(rows) - 1))
         self.query_one("#gap-write", Button).disabled = not gaps
+        # With none, the table shrinks to its headings and the line saying so follows them: it
+        # was left at the foot of an empty table, which read as a list still loading.
+        self.set_class(not gaps, "-empty")
         self._show_reply()
 
     def _cells(self, gap: ContentGap, *, short: bool) -> tuple[str, str, str, str]:

@@ -24,7 +24,8 @@ from chatbot.tui.widgets.plain_text_area import PlainTextArea
 
 
 def split_tags(value: str) -> tuple[str, ...]:
-    """Comma-separated tags, trimmed, empty ones and repeats dropped, order kept."""
+    """Comma-separated tags, trimmed, empty ones and repeats dropped, order kept (`check_form`
+    refuses an empty one first)."""
     seen: dict[str, None] = {}
     for tag in value.split(","):
         if tag.strip():
@@ -50,11 +51,18 @@ def check_form(
             .format(passage=repr(passage_id))
         )
     try:
-        return Passage(id=passage_id, title=title, tags=split_tags(tags), text=text)
+        passage = Passage(id=passage_id, title=title, tags=split_tags(tags), text=text)
     except ValidationError as error:
         if error.errors()[0]["loc"] == ("id",):  # The message already names the id.
             return str(error.errors()[0]["msg"]).removeprefix("Value error, ")
         return describe_validation_error(error)
+    if tags.strip() and any(not tag.strip() for tag in tags.split(",")):
+        # Said, as `helpdesk kb` refuses `--tag ""`: dropped silently, `rides, , night` saved
+        # as two tags where the editor may have meant to type a third.
+        return translations(locale).gettext(
+            "a tag is empty: remove the extra comma, or type the tag"
+        )
+    return passage
 
 
 class PassageForm(Vertical):

@@ -15,7 +15,8 @@ from textual.message import Message
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
-from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
 from chatbot.text import printable
@@ -25,12 +26,73 @@ _CONTEXT = 10
 """Words kept either side of a change; the rest of an unchanged stretch is elided."""
 
 
-def version_text(version: Version) -> str:
-    """What a version said, or why it cannot be shown (a hand-broken file kept as it was)."""
+FIRST_CHANGE = {
+    "text": N_("Restoring v{number} would change the text: "),
+    "title": N_("Restoring v{number} would change the title: "),
+    "tags": N_("Restoring v{number} would change the tags: "),
+}
+"""The lead-in of the first field a restore would change (the text's, most often the only one)."""
+ALSO_CHANGES = {
+    "title": N_("It would also change the title: "),
+    "tags": N_("It would also change the tags: "),
+}
+"""The lead-in of each further field, on a line of its own."""
+
+
+def tags_diff(current: Sequence[str], version: Sequence[str]) -> Text:
+    """The version's tags with `[-removed-]` and `{+added+}` ones marked, as the text's words."""
+    shown = Text()
+    items = [(tag, "") for tag in version if tag in current]
+    removed = [(tag, "-") for tag in current if tag not in version]
+    added = [(tag, "+") for tag in version if tag not in current]
+    # The kept tags in the version's order, then what goes, then what comes back.
+    for index, (tag, mark) in enumerate([*items, *removed, *added]):
+        if index:
+            shown.append(", ")
+        if mark == "-":
+            shown.append(f"[-{printable(tag)}-]", "red strike")
+        elif mark == "+":
+            shown.append(f"{{+{printable(tag)}+}}", "green bold")
+        else:
+            shown.append(printable(tag))
+    return shown
+
+
+def passage_diff(
+    current: Passage | None, version: Version, *, locale: Locale = DEFAULT_LOCALE
+) -> Text:
+    """What restoring `version` would change in `current` (None: nothing is current, the
+    passage is deleted or new): the text, the title and the tags, each only if it changes. A
+    restore brings back all three: a diff of the text alone said "nothing" for a version that
+    differed only in its tags."""
+    t = translations(locale)
     try:
-        return version.passage().text
-    except KnowledgeBaseError as error:
-        return str(error)
+        old = version.passage()
+    except KnowledgeBaseError as error:  # A hand-broken file: only why it cannot be restored.
+        heading = t.gettext(FIRST_CHANGE["text"]).format(number=version.number)
+        return Text(heading, "dim") + Text(str(error))
+    title, tags, text = ("", (), "") if current is None else (
+        current.title, current.tags, current.text)  # fmt: skip
+    changes: list[tuple[str, Text]] = []
+    if old.text != text:
+        changes.append(("text", word_diff(text, old.text, locale=locale)))
+    if old.title != title:
+        changes.append(("title", word_diff(title, old.title, locale=locale)))
+    if old.tags != tuple(tags):
+        changes.append(("tags", tags_diff(tags, old.tags)))
+    if not changes:
+        same = t.gettext("Restoring v{number} would change nothing: it is the same as the "
+                         "current passage.")  # fmt: skip
+        return Text(same.format(number=version.number), "dim")
+    shown = Text()
+    for index, (field, diff) in enumerate(changes):
+        if index:
+            shown.append("\n")
+            shown.append(t.gettext(ALSO_CHANGES[field]), "dim")
+        else:
+            shown.append(t.gettext(FIRST_CHANGE[field]).format(number=version.number), "dim")
+        shown.append_text(diff)
+    return shown
 
 
 def word_diff(current: str, version: str, *, locale: Locale = DEFAULT_LOCALE) -> Text:
@@ -140,8 +202,8 @@ class PassageHistory(Vertical):
         super().__init__(id=id)
         self.locale: Locale = locale
         self.passage_id: str | None = None
-        self.current_text = ""
-        """The passage's current text, which each version is compared with ("" when deleted)."""
+        self.current: Passage | None = None
+        """The passage as it is now, which each version is compared with (None when deleted)."""
         self._versions: dict[str, Version] = {}
 
     def compose(self) -> ComposeResult:
@@ -153,10 +215,12 @@ class PassageHistory(Vertical):
         with VerticalScroll(id="history-diff-scroll"):
             yield Static("", id="history-diff", markup=False)
 
-    def show(self, passage_id: str | None, versions: Sequence[Version], *, current: str) -> None:
+    def show(
+        self, passage_id: str | None, versions: Sequence[Version], *, current: Passage | None
+    ) -> None:
         t = translations(self.locale)
         self.passage_id = passage_id
-        self.current_text = current
+        self.current = current
         self._versions = {str(v.number): v for v in versions}
         options = self.query_one("#history-options", OptionList)
         options.clear_options()
@@ -178,10 +242,10 @@ class PassageHistory(Vertical):
         if versions:
             options.highlighted = 0
 
-    def update(self, versions: Sequence[Version], *, current: str) -> None:
+    def update(self, versions: Sequence[Version], *, current: Passage | None) -> None:
         """The same passage's history as it is now (another process changed it): the version
         highlighted stays highlighted while it is listed; nothing is redrawn if nothing changed."""
-        if list(versions) == list(self._versions.values()) and current == self.current_text:
+        if list(versions) == list(self._versions.values()) and current == self.current:
             return
         highlighted = self.highlighted
         self.show(self.passage_id, versions, current=current)
@@ -202,16 +266,7 @@ class PassageHistory(Vertical):
         if version is None:
             diff.update("")
         else:
-            t = translations(self.locale)
-            heading = Text(
-                t.gettext("Restoring v{number} would change the text: ").format(
-                    number=version.number
-                ),
-                "dim",
-            )
-            diff.update(
-                heading + word_diff(self.current_text, version_text(version), locale=self.locale)
-            )
+            diff.update(passage_diff(self.current, version, locale=self.locale))
         self.query_one("#history-restore", Button).disabled = version is None
 
     @on(OptionList.OptionSelected, "#history-options")

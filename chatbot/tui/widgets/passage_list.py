@@ -119,6 +119,14 @@ class PassageList(Vertical):
                     title = Content.styled(shortened(last.title, cells), "dim italic")
                     label = Content.assemble(label, "\n", title)
                 options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
+        if not options.option_count:
+            # An empty list read as a list not loaded yet, or broken.
+            if query.strip():
+                empty = t.gettext("No passage matches your search.")
+            else:
+                empty = t.gettext("No passages yet: Ctrl+N writes one.")
+            options.add_option(Option(Content.styled(empty, "dim italic"), disabled=True))
+            return
         wanted = select or current
         if wanted is not None:
             for index in range(options.option_count):
@@ -179,7 +187,9 @@ class PassageList(Vertical):
     def _open_first(self, event: Input.Submitted) -> None:
         event.stop()
         if self.options.option_count:
-            self._choose(self.options.get_option_at_index(0).id)
+            first = self.options.get_option_at_index(0)
+            if not first.disabled:  # Not the line saying nothing matches.
+                self._choose(first.id)
 
     @on(OptionList.OptionSelected, "#passage-options")
     def _selected(self, event: OptionList.OptionSelected) -> None:

@@ -57,6 +57,9 @@ class SynonymsPanel(Vertical):
         self.saved_text = ""
         self.groups: tuple[SynonymGroup, ...] = ()
         self.problems: list[str] = []
+        self.loaded = False
+        """The lines show the groups as stored (`load`): not so for a file that could not be
+        read, which a save replaces even with the box as it was."""
         self._unshowable: list[tuple[str, str]] = []
         """Loaded groups the lines cannot hold (`#1 = number one` reads as a comment), each as
         shown and why: a problem while the text still holds it, so a save never drops one."""
@@ -85,7 +88,12 @@ class SynonymsPanel(Vertical):
         self._unshowable = [
             (group_line(g), problem) for g in groups if (problem := group_problem(g)) is not None
         ]
-        self.query_one("#synonyms-text", TextArea).load_text(self.saved_text)
+        self.loaded = True
+        box = self.query_one("#synonyms-text", TextArea)
+        box.load_text(self.saved_text)
+        # On the empty line after the last group: what is typed first is a new group, not
+        # letters pushed into the first one.
+        box.move_cursor(box.document.end)
         self._check()
 
     def refuse(self, problem: str) -> None:
@@ -121,9 +129,18 @@ class SynonymsPanel(Vertical):
         return problems
 
     def request_save(self) -> None:
-        """Ask the screen to save, unless a line is bad (its problem is shown already)."""
-        if not self.problems:
-            self.post_message(self.SaveRequested(self.groups, self.revision))
+        """Ask the screen to save, unless a line is bad (its problem is shown already) or
+        nothing changed (said: "Saved 5 synonym groups." twice for a file left as it was read
+        like two saves of typing that was in fact lost)."""
+        if self.problems:
+            return
+        if self.loaded and not self.dirty:
+            message = translations(self.locale).gettext(
+                "Nothing to save: the synonyms are as saved."
+            )
+            self.notify(message, markup=False)
+            return
+        self.post_message(self.SaveRequested(self.groups, self.revision))
 
     @on(Button.Pressed, "#synonyms-save")
     def _save_pressed(self, event: Button.Pressed) -> None:

@@ -91,6 +91,7 @@ class TryItPanel(Vertical):
     def on_mount(self) -> None:
         table = self.query_one("#try-candidates", DataTable)
         table.add_columns(*(self.gettext(column) for column in COLUMNS))
+        table.display = False  # Until a question is tried.
 
     @on(Input.Submitted, "#try-question")
     @on(Button.Pressed, "#try-run")
@@ -122,12 +123,17 @@ class TryItPanel(Vertical):
         """Say why the question was not tried, alone: the table and answer of the question tried
         before read as this one's under it."""
         self.query_one("#try-decision", Static).update(message)
-        self.query_one("#try-candidates", DataTable).clear()
+        table = self.query_one("#try-candidates", DataTable)
+        table.clear()
+        table.display = False  # Its headings alone read as the last question's results.
         self.query_one("#try-answer", Static).update("")
 
     def show(self, decision: Decision, *, judged_by: str) -> None:
         line = describe(decision, timings=self._timings, locale=self.locale)
-        line.append(" · " + self.gettext("judgments {judged_by}").format(judged_by=judged_by))
+        if any(c.probability is not None for c in decision.candidates):
+            # Only when Valen judged a passage: "judgments replayed" after "no-passages" spoke of
+            # judgments none were made of.
+            line.append(" · " + self.gettext("judgments {judged_by}").format(judged_by=judged_by))
         self.query_one("#try-decision", Static).update(line)
         table = self.query_one("#try-candidates", DataTable)
         table.clear()
@@ -140,6 +146,7 @@ class TryItPanel(Vertical):
                 judgment(c.error_kind, c.probability, decision.threshold, locale=self.locale),
                 key=c.id,
             )
+        table.display = bool(decision.candidates)
         if decision.answer is not None:
             said = Text(printable(decision.answer.text))
         elif not decision.candidates:
