@@ -31,6 +31,7 @@ from tests.tui.helpers import (
     ask,
     customer_bubbles,
     flat,
+    footer_current,
     footer_offers,
     screen_text,
     type_text,
@@ -231,7 +232,8 @@ async def test_a_phone_width_chat_keeps_the_keys_that_fit(
 ) -> None:
     """At 40 columns (a phone's browser) the footer leaves out Helpful and Not helpful, whose
     buttons stay on the answer, and shows the rest in full, Talk to a person first; their keys
-    still work, and a wider window shows them again."""
+    still work, and a wider window shows them again (until the answer is judged: then they no
+    longer apply, and stay out)."""
     app = make_app("chat", fixed_conversation=True)  # As a browser's chat.
     async with app.run_test(size=(40, 30)) as pilot:
         await ask(pilot, Q1)
@@ -242,14 +244,19 @@ async def test_a_phone_width_chat_keeps_the_keys_that_fit(
         assert "Helpful" not in shown and "Not helpful" not in shown
         footer = app.screen.query_one(Footer)
         assert sum(key.region.width for key in footer.query(FooterKey)) <= footer.region.width
+        await pilot.resize_terminal(100, 30)  # Shown again.
+        await wait_until(pilot, lambda: "Helpful" in footer_keys(app))
+        await pilot.resize_terminal(40, 30)
+        await wait_until(pilot, lambda: "Helpful" not in footer_keys(app))
         await pilot.press("ctrl+y")
         [answer] = [m for m in other.messages(1) if m.author is Author.BOT]
         given = FeedbackGiven(entry=answer.id, value=Feedback.HELPFUL)
         await wait_until(pilot, lambda: any(
             isinstance(e, ChatEvent) and e.event == given for e in other.entries(1)
         ))  # fmt: skip
-        await pilot.resize_terminal(100, 30)  # Shown again (greyed: this answer is judged).
-        await wait_until(pilot, lambda: "Helpful" in footer_keys(app))
+        await pilot.resize_terminal(100, 30)  # Judged: no longer offered, at any width.
+        await footer_current(pilot)
+        assert "Helpful" not in footer_keys(app) and "Talk to a person" in footer_keys(app)
 
 
 @pytest.mark.parametrize(

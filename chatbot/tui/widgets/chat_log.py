@@ -8,10 +8,30 @@ from textual import events
 from textual.containers import VerticalScroll
 from textual.message import Message
 
+EDITING_KEYS = frozenset(
+    (
+        "backspace",
+        "delete",
+        "ctrl+d",
+        "ctrl+w",
+        "ctrl+u",
+        "super+backspace",
+        "ctrl+k",
+        "ctrl+backspace",
+        "alt+backspace",
+    )
+)
+"""The question box's keys that delete its text, sent on to it in turn with the characters: left
+to its binding, a key runs where the focus is once the key has passed every widget up to the app,
+and the characters typed after it on the log had moved the focus to the box by then. Ctrl+U and a
+question typed at once left an empty box: the question went in, then Ctrl+U took it out. (The
+log's own keys, arrows, Home, End and the page keys, stay the log's: they scroll it.)"""
+
 
 class ChatLog(VerticalScroll):
     """The bubbles of one conversation. A customer who clicked it (in a browser, the first thing
-    most do) and starts typing means the question box: each printable key is sent on as `Typed`.
+    most do) and starts typing means the question box: each printable key is sent on as `Typed`,
+    and so is each key that deletes the box's text (`EDITING_KEYS`).
 
     The key is judged here, where Textual sends it because the log had the focus, and not by
     where the focus is when it is handled: the first key of a quick burst moves the focus to the
@@ -19,15 +39,27 @@ class ChatLog(VerticalScroll):
 
     @dataclass
     class Typed(Message):
-        """A character typed on the log (or another part of the chat that takes no text)."""
+        """A key typed on the log (or another part of the chat that takes no text) and meant for
+        the question box: a character, or a key that edits the box's text."""
 
-        character: str
+        key: str
+        character: str | None
+        """The character typed; None for an editing key (Backspace, Ctrl+U, …)."""
+
+        @classmethod
+        def of(cls, event: events.Key) -> ChatLog.Typed | None:
+            """What `event` types into the question box, if it is meant for it."""
+            if event.is_printable and event.character:
+                return cls(event.key, event.character)
+            if event.key in EDITING_KEYS:
+                return cls(event.key, None)
+            return None
 
     def on_key(self, event: events.Key) -> None:
-        if event.is_printable and event.character:
+        if (typed := self.Typed.of(event)) is not None:
             event.stop()
             event.prevent_default()
-            self.post_message(self.Typed(event.character))
+            self.post_message(typed)
 
     def anchor(self, anchor: bool = True) -> None:
         super().anchor(anchor)

@@ -95,9 +95,10 @@ chat's language (see the footer's `GIVE_WAY_FIRST`). Their keys work all the sam
 
 class StatusLine(Widget):
     """Who answers the conversation, wrapped to as many lines as its CSS `max-height` allows
-    (the last ending in "…" if it still does not fit): on a phone's 40 columns a one-line status
-    lost the second half of its sentence ("Resolved. Write again if yo…"). One line when it
-    fits. Drawn as plain text (an agent's name is shown literally)."""
+    (the last ending in "…" if it still does not fit): on a phone's 40 columns, and beside the
+    agent console at 80, a one-line status lost the second half of its sentence ("Resolved.
+    Write again if yo…"). One line when it fits. Drawn as plain text (an agent's name is shown
+    literally)."""
 
     DEFAULT_CSS = """
     StatusLine {
@@ -165,6 +166,10 @@ class ChatPanel(Vertical):
         Binding("ctrl+t", "talk_to_person('anyway')", show=False),
         Binding("ctrl+y", "feedback('helpful')", N_("Helpful")),
         Binding("ctrl+n", "feedback('not-helpful')", N_("Not helpful")),
+        # The same keys with no answer to judge, where the footer leaves them out (see
+        # `check_action`): pressed, they did nothing and said nothing.
+        Binding("ctrl+y", "feedback('helpful', 'anyway')", show=False),
+        Binding("ctrl+n", "feedback('not-helpful', 'anyway')", show=False),
         Binding(
             "ctrl+b", "new_conversation", N_("New chat"), tooltip=N_("Start a new conversation")
         ),
@@ -243,6 +248,9 @@ class ChatPanel(Vertical):
         self._reads_failing = False
         """The last read failed, or the change feed lost the database."""
         self._desk_poll: Timer | None = None
+        self._refused = False
+        """The error line says why what was typed could not be sent (blank, too long): it goes
+        once the box is cleared or within the limit again, or when the conversation moves on."""
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -298,11 +306,15 @@ class ChatPanel(Vertical):
             shown.set_suggestions(suggestions)
 
     @on(ChatLog.Typed)
-    def _typed_aside(self, event: ChatLog.Typed) -> None:
-        # Typed on the conversation: the characters go to the question box, in order, and so
-        # does the focus.
+    async def _typed_aside(self, event: ChatLog.Typed) -> None:
+        # Typed on the conversation: the characters and editing keys go to the question box, in
+        # order, and so does the focus.
         event.stop()
-        self._to_question(event.character)
+        if event.character is not None:
+            self._to_question(event.character)
+        elif not self.question.disabled:
+            self.question.focus()
+            await self.question.press_key(event.key)
 
     def on_paste(self, event: events.Paste) -> None:
         # Pasted on the conversation or the rating (the question box keeps its own pastes): meant
@@ -417,9 +429,10 @@ class ChatPanel(Vertical):
             if due is not None and isinstance(due.event, Resolved):
                 self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
             else:
-                self.rating.display = False
+                self._hide_rating()
             if entries:
                 self._last_entry = entries[-1].id
+                self._hide_refusal()  # The conversation moved on below it.
                 await self._show(entries)
             if news and not self.app.app_focus:
                 # A customer waiting in another window (or tab: the page marks its title) hears
@@ -592,10 +605,19 @@ class ChatPanel(Vertical):
         self.error.update(Text(text))
         self.error.display = True
         self._desk_trouble = False
+        self._refused = False
+
+    def _hide_refusal(self) -> None:
+        """The line said why the box's words could not be sent, and no longer applies: it goes,
+        and only it (an unsent message's state stays for the desk's next answer to settle)."""
+        if self._refused:
+            self.error.display = False
+            self._refused = False
 
     def _hide_error(self) -> None:
         self.error.display = False
         self._desk_trouble = False
+        self._refused = False
         self._unsent = False
         self._unsent_words = None
         self._unsent_cursor = None
@@ -635,6 +657,10 @@ class ChatPanel(Vertical):
 
     @on(Input.Changed, "#question")
     def _typing_question(self, event: Input.Changed) -> None:
+        if self._refused and (is_blank(event.value) or self._refusal(event.value) is None):
+            # Cleared, or cut to within the limit: what the line said is over. ("Shorten it"
+            # stayed under the transcript through an agent's replies until the next Enter.)
+            self._hide_refusal()
         # Only while a person holds the conversation: every signal is a write that wakes every
         # process on the desk, and a conversation with the bot, or waiting, has no one to tell.
         conversation = self.conversation
@@ -670,23 +696,28 @@ class ChatPanel(Vertical):
             self.question.take(text)
         await self.refresh_log()
 
+    def _refusal(self, text: str) -> str | None:
+        """Why `text` cannot be sent, for the customer: `check_question`'s tests, blank (format
+        characters such as a zero-width space too), and the limit on what is stored, the spaces
+        around it dropped. None: it can."""
+        if is_blank(text):
+            return self.gettext("Please type a question first.")
+        if (count := len(text.strip())) > MAX_QUESTION_CHARS:
+            # How far over, so a customer who pasted a long email knows how much to cut.
+            return self.gettext(
+                "Your question has {count} characters; the limit is {limit}. Shorten it and "
+                "press Enter again."
+            ).format(count=f"{count:,}", limit=f"{MAX_QUESTION_CHARS:,}")
+        return None
+
     async def _store(self, text: str) -> bool:
         """Store the customer's message; False, saying why, if it was refused."""
         typed = text
+        if (refusal := self._refusal(text)) is not None:
+            self._show_error(refusal)
+            self._refused = True
+            return False
         try:
-            # `check_question`'s tests, each said for the customer: blank (format characters
-            # such as a zero-width space too), and the limit on what is stored, the spaces
-            # around it dropped.
-            if is_blank(text):
-                raise HelpdeskError(self.gettext("Please type a question first."))
-            if (count := len(text.strip())) > MAX_QUESTION_CHARS:
-                # How far over, so a customer who pasted a long email knows how much to cut.
-                raise HelpdeskError(
-                    self.gettext(
-                        "Your question has {count} characters; the limit is {limit}. Shorten it "
-                        "and press Enter again."
-                    ).format(count=f"{count:,}", limit=f"{MAX_QUESTION_CHARS:,}")
-                )
             text = check_question(text)
             async with self._starting:
                 try:
@@ -798,7 +829,7 @@ class ChatPanel(Vertical):
             self.log_view.anchor(False)
             self._show_status()
             self.working = False
-            self.rating.display = False
+            self._hide_rating()
             self._hide_error()
         self.question.focus()
         self.refresh_bindings()
@@ -818,9 +849,16 @@ class ChatPanel(Vertical):
             self._show_desk_error(error, action=True)
             return
         self._hide_error()
+        await self.refresh_log()
+
+    def _hide_rating(self) -> None:
+        """No rating is asked (given, here or elsewhere; the conversation reopened). The focus
+        leaves the prompt for the question box at once: Textual moves it off a hidden widget only
+        once the screen is laid out again, and then to the conversation (keys in between reached
+        the hidden prompt, a `3` rating a conversation no longer resolved)."""
         if self.rating.has_focus:
             self.question.focus()
-        await self.refresh_log()
+        self.rating.display = False
 
     def _awaiting_feedback(self) -> MessageBubble | None:
         """The latest bot answer, if the customer has not judged it yet."""
@@ -836,18 +874,32 @@ class ChatPanel(Vertical):
         if action == "talk_to_person" and not parameters:
             # Left out of the footer; the key's other binding still answers it.
             return self._offers_a_person()
-        if action == "feedback" and self._awaiting_feedback() is None:
-            return None  # Shown greyed out in the footer until there is an answer to judge.
+        if action == "feedback" and len(parameters) == 1 and self._awaiting_feedback() is None:
+            # Greyed out before the first message, where a customer learns the keys; left out
+            # once the conversation has no answer to judge (a person's replies, one already
+            # judged), where greyed keys looked like they should do something.
+            return None if self.conversation_id is None else False
         if action == "new_conversation":
             if self.services.fixed_conversation:
                 return False  # A browser's conversation is the one its cookie names.
             return None if self.conversation_id is None else True
         return True
 
-    async def action_feedback(self, value: str) -> None:
+    async def action_feedback(self, value: str, _anyway: str = "") -> None:
         bubble = self._awaiting_feedback()
         if bubble is not None:
             await self._give_feedback(bubble, Feedback(value))
+        elif (latest := self._latest_answer) is not None and (
+            latest.judging or latest.message.feedback is not None
+        ):
+            self.notify(self.gettext("You already told us about the bot's last answer."))
+        else:
+            self.notify(
+                self.gettext(
+                    "There is no answer from the bot to mark: Helpful and Not helpful are for "
+                    "the bot's answers, not a person's."
+                )
+            )
 
     @on(MessageBubble.FeedbackGiven)
     async def _feedback_given(self, event: MessageBubble.FeedbackGiven) -> None:

@@ -79,16 +79,14 @@ class RatingPrompt(Vertical, can_focus=True):
             self._show_question()
 
     def on_key(self, event: events.Key) -> None:
-        # Any other character is meant for the question box, as one typed on the conversation.
-        # The keys 1-5 go on to the app, which runs this prompt's binding for them.
-        if (
-            event.is_printable
-            and event.character
-            and event.key not in self._bindings.key_to_bindings
-        ):
+        # Any other character, and a key that deletes text, is meant for the question box, as
+        # one typed on the conversation. The keys 1-5 go on to the app, which runs this prompt's
+        # binding for them.
+        typed = ChatLog.Typed.of(event)
+        if typed is not None and event.key not in self._bindings.key_to_bindings:
             event.stop()
             event.prevent_default()
-            self.post_message(ChatLog.Typed(event.character))
+            self.post_message(typed)
 
     def action_rate(self, rating: int) -> None:
         self.post_message(self.Rated(rating))

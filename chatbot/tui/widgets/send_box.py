@@ -88,9 +88,15 @@ class SendBox(PlainInput):
         elif event.is_printable and event.character:
             self._put(event.character)
         else:  # The box's own keys (Backspace, arrows, …), as their bindings would run them.
-            for binding in self._bindings.key_to_bindings.get(event.key, []):
-                await self.run_action(binding.action)
-                break
+            await self.press_key(event.key)
+
+    async def press_key(self, key: str) -> None:
+        """Run the box's own binding for `key` (Backspace, Ctrl+U, …) at once: for a key pressed
+        on a part of the screen that takes no text and meant for this box, in turn with the
+        characters typed around it."""
+        for binding in self._bindings.key_to_bindings.get(key, []):
+            await self.run_action(binding.action)
+            break
 
     def hold(self) -> None:
         """Keep the keys and pastes typed from now on until `release`, as after a switch key:
