@@ -3,11 +3,13 @@ session's chat closes, taken (once) by the next session of the same conversation
 conversation in the user's state directory, private to them: a draft is nobody else's (no
 agent, no export sees it), and it lives seconds to minutes.
 
-An agent's unsent reply and note are kept the same way when their console ends (a browser
-session, or `helpdesk agent` quit): a file per conversation, agent and kind beside the
-customers', taken by that agent alone. A knowledge-base editor's unsaved passage form likewise,
-a JSON file per editor, knowledge base and passage (or new passage), taken when that editor next
-opens it."""
+An agent's unsent reply and note are kept the same way, a file per conversation, agent and kind
+beside the customers', for that agent alone: stored as they type (a second at most behind) and
+as their console ends, read back when they open the conversation again, and gone only once sent
+or cleared (`store_agent_draft`), so a console killed outright loses at most that second.
+
+A knowledge-base editor's unsaved passage form is kept as their app ends, a JSON file per
+editor, knowledge base and passage (or new passage), taken when that editor next opens it."""
 
 from __future__ import annotations
 
@@ -101,6 +103,46 @@ def save_agent_draft(
 def take_agent_draft(folder: Path, conversation_id: int, *, agent: str, note: bool) -> str:
     """The agent's unsent reply (or note) to the conversation, once; another agent's stay."""
     return _take(folder, _agent_name(conversation_id, agent, note), MAX_AGENT_DRAFT_CHARS)
+
+
+def read_agent_draft(folder: Path, conversation_id: int, *, agent: str, note: bool) -> str:
+    """The agent's unsent reply (or note) to the conversation, left in place: it stays kept
+    until it is sent or cleared (`store_agent_draft`). Taken as it was put back in the box, it
+    was gone for good if the console was then killed (`kill -9`, a crash, power lost)."""
+    if not folder.is_dir():
+        return ""
+    with _locked(folder):
+        return _read(folder / f"{_agent_name(conversation_id, agent, note)}.txt",
+                     MAX_AGENT_DRAFT_CHARS)  # fmt: skip
+
+
+def store_agent_draft(
+    folder: Path, conversation_id: int, *, agent: str, note: bool, text: str, base: str
+) -> str:
+    """Keep `text` as the agent's reply (or note) to the conversation as it is now in its box,
+    as the agent types: in place of `base`, what that box last read or stored; a blank one (sent,
+    or cleared) is no draft, and its file goes. Words stored meanwhile by another of the agent's
+    consoles (a second tab), which `base` does not know, are joined, never dropped. Returns what
+    is kept now, the next call's `base`."""
+    name = _agent_name(conversation_id, agent, note)
+    path = folder / f"{name}.txt"
+    if is_blank(text) and is_blank(base) and not folder.is_dir():
+        return ""  # Nothing kept, nothing to keep: no folder made for it.
+    make_private_folders(folder)
+    with _locked(folder):
+        stored = _read(path, MAX_AGENT_DRAFT_CHARS)
+        kept = text if stored == base else join_drafts(stored, text)
+        # As `_read` will read it back, so the next call's `base` compares equal.
+        kept = strip_control(kept, one_line=True)
+        kept = "" if is_blank(kept) else kept[:MAX_AGENT_DRAFT_CHARS]
+        if kept == stored:
+            return kept
+        if kept:
+            _write(path, kept.encode("utf-8"))
+            _prune(folder, keep=path)
+        else:
+            path.unlink(missing_ok=True)
+    return kept
 
 
 def _agent_name(conversation_id: int, agent: str, note: bool) -> str:

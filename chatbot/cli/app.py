@@ -3,6 +3,10 @@ with a bot worker of its own unless `--no-bot`.
 
 Settings, the database and the knowledge base are loaded once the first screen is up; a bad `--db`
 or `--kb` ends the app, and is one line on stderr once the terminal is back, never a traceback.
+
+SIGHUP (the terminal closed) and SIGTERM end the app as a quit does, without its question: what
+was typed and not sent or saved is kept, claims stay; the exit status is then the shell's for the
+signal, 129 or 143 (see `chatbot.tui.terminal_driver`).
 """
 
 from __future__ import annotations

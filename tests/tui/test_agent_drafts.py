@@ -123,12 +123,14 @@ async def test_unsent_replies_and_notes_are_back_for_their_agent_after_the_conso
         await wait_until(pilot, lambda: view.is_mine)
         assert view.reply_input.value == REPLY and not view.note_mode
         await wait_until(pilot, lambda: "[bold]refund[/bold]" in flat(screen_text(app)))
-        assert not list(kept.glob(f"{first}.*"))  # Taken: forgotten on disk.
+        # Still kept until sent: a console killed now would lose nothing (it was taken).
+        assert sorted(f.read_text() for f in kept.glob(f"{first}.*")) == sorted([REPLY, NOTE])
         assert sent_by_agents(other, first) == []  # Back in the box is not sent.
         await pilot.press("ctrl+n")
         assert view.reply_input.value == NOTE
         await pilot.press("enter")  # The agent's Enter: the note is added, as typed.
         await wait_until(pilot, lambda: notes(other, first) == [NOTE])
+        assert [f.read_text() for f in kept.glob(f"{first}.*")] == [REPLY]  # Sent: forgotten.
         await wait_until(pilot, lambda: not view.note_mode)
         assert view.reply_input.value == REPLY
         await pilot.press("enter")
@@ -159,7 +161,7 @@ async def test_a_draft_kept_meanwhile_and_one_saved_are_joined(
         # The other tab ends meanwhile (its words saved as it closes).
         save_agent_draft(kept, conversation, agent="ana", note=False, text="the refund left")
         await app.open_conversation(conversation)
-        assert view.reply_input.value == "the refund left Hello,"
+        assert view.reply_input.value == "Hello, the refund left"
         assert sent_by_agents(other, conversation) == []
 
 
@@ -340,3 +342,39 @@ async def test_an_accounts_drafts_follow_it_when_its_display_name_changes(
         await wait_until(pilot, lambda: view.note_mode)
         assert view.reply_input.value == NOTE
     assert notes(other, conversation) == []
+
+
+async def test_a_restored_draft_stays_kept_and_grows_as_the_agent_types(
+    make_app: MakeApp, other: DeskService, kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Put back in the box, a kept reply was deleted from disk at once, and what was typed after
+    it was written only as the console ended: a console killed then (`kill -9`, a crash: no
+    unmount) lost both. Now the kept draft stays until sent, and follows the box as the agent
+    types, within `SAVE_DRAFTS_S` (shortened here): what is on disk while the app still runs is
+    what a killed console leaves."""
+    from chatbot.drafts import save_agent_draft
+    from chatbot.tui.widgets import conversation_view
+
+    monkeypatch.setattr(conversation_view, "SAVE_DRAFTS_S", 0.05, raising=False)
+    conversation = claimed(other, "ana", "Where is my refund?")
+    save_agent_draft(kept, conversation, agent="ana", note=False, text="Your refund")
+
+    def on_disk() -> list[str]:
+        return [f.read_text() for f in kept.glob(f"{conversation}.*")]
+
+    app = make_app("agent")
+    async with app.run_test(size=SIZE) as pilot:
+        view = await app.open_conversation(conversation)
+        await wait_until(pilot, lambda: view.is_mine)
+        assert view.reply_input.value == "Your refund"
+        assert on_disk() == ["Your refund"]  # Back in the box, and still kept.
+        await type_text(pilot, " left on Monday")
+        await wait_until(pilot, lambda: on_disk() == ["Your refund left on Monday"])
+        await pilot.press("ctrl+n")
+        await type_text(pilot, "Refund checked")
+        await wait_until(pilot, lambda: sorted(on_disk()) == sorted(
+            ["Your refund left on Monday", "Refund checked"]))  # fmt: skip
+        # Cleared by hand: the note is no draft any more.
+        view.reply_input.put("")
+        await wait_until(pilot, lambda: on_disk() == ["Your refund left on Monday"])
+        assert sent_by_agents(other, conversation) == []

@@ -163,3 +163,36 @@ async def test_find_and_the_team_view_say_the_outage_not_the_drivers_words(
         await wait_until(pilot, lambda: shown(app).count(TROUBLE) == 2)
         assert "postgresql" not in shown(app).lower()
         outage.down = False  # The app closes its store as it ends.
+
+
+async def test_a_conversation_chosen_in_an_outage_says_so_and_opens_once_it_is_back(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Enter on a row while the database could not be reached did nothing and said nothing,
+    and the conversation never opened; the reply typed next became a search of the queue that
+    found nothing and said nothing either."""
+    conversation = waiting(other)
+    other.claim(conversation, agent="ana")
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        console = app.screen.query_one(AgentConsole)
+        await wait_until(pilot, lambda: console.queue.table.item(conversation) is not None)
+        outage = Outage.of(app.services.desk)
+        outage.down = True
+        await wait_until(pilot, lambda: TROUBLE in shown(app))
+        console.queue.table.focus()
+        await pilot.press("enter")
+        unavailable = f"Conversation #{conversation} will open once it is back."
+        await wait_until(pilot, lambda: unavailable in shown(app))
+        assert console.open_view is None
+        # Typed next, on the queue: a search, which says it cannot search now.
+        await type_text(pilot, "helmet")
+        await wait_until(pilot, lambda: TROUBLE in flat(screen_text(app, app.screen)))
+        await pilot.press("escape")
+
+        outage.down = False
+        await wait_until(pilot, lambda: console.open_view is not None)
+        view = console.open_view
+        assert view is not None and view.conversation_id == conversation
+        await wait_until(pilot, lambda: view.is_mine)
+        assert unavailable not in shown(app)

@@ -103,3 +103,25 @@ async def test_the_scores_beside_a_narrow_queue_are_whole(make_app: MakeApp) -> 
         rows = [line for line in screen_text(app, bars).splitlines() if "█" in line or "░" in line]
         assert rows and all(re.search(r" [01]\.\d\d$", row) for row in rows), rows
         assert "threshold 0.70" in flat(screen_text(app, bars))
+
+
+async def test_a_narrow_queues_wait_column_is_as_wide_as_the_statuses_it_shows(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    # With one of the agent's own claims listed, the short statuses ("ana 0s") sat in a column
+    # sized for the longest a claim could be (14 cells): at 45 columns the question was cut to
+    # `I was c…` beside blank cells it could have had.
+    mine = waiting(other)
+    other.claim(mine, agent="ana")
+    waiting(other, Q3)
+    app = make_app("agent")
+    async with app.run_test(size=(45, 24)) as pilot:
+        await wait_until(pilot, lambda: len(queue_rows(app)) == 2 and queue_rows(app)[0][5] != "")
+        table = app.screen.query_one(QueueTable)
+        columns = table.columns()
+        assert columns.short
+        statuses = [row[2] for row in queue_rows(app)]
+        assert "ana 0s" in statuses
+        assert columns.status == max(7, *(len(shown) for shown in statuses))
+        assert table.max_scroll_x == 0  # The row fits: the question has the rest.
+        assert columns.width == table.scrollable_content_region.width

@@ -151,3 +151,24 @@ def test_decisions_transcripts_and_earlier_lines_in_chinese() -> None:
         earlier_line(1000, exact=False, locale="zh")
         == "— 超过 1,000 条更早的消息 — 按 F3 再显示 100 条"
     )
+
+
+async def test_a_notices_dash_stays_with_its_chinese_sentence(
+    settings: Settings, http: object, clock: FrozenClock, other: DeskService
+) -> None:
+    # At 140 columns the not-judged notice's dash sat alone on its line, "机器人无法查阅…" on
+    # the next: Rich wraps at spaces, and the Chinese sentence, with none, went whole to a new
+    # line rather than start beside the dash.
+    from tests.tui.test_not_judged_wording import unjudged
+
+    conversation = other.ask(None, Q3).conversation.id
+    [pending] = other.lease("bot-1", limit=1, lease_s=60)
+    other.record_decision("bot-1", pending, unjudged(Q3, "replay-miss"))
+    app = agent_app(in_chinese(settings), http, clock)
+    async with app.run_test(size=(140, 36)) as pilot:
+        view = await app.open_conversation(conversation)
+        transcript = view.query_one(Transcript)
+        await wait_until(pilot, lambda: "机器人无法查阅" in flat(screen_text(app, transcript)))
+        lines = [line.strip() for line in screen_text(app, transcript).splitlines()]
+        [first] = [line for line in lines if line.startswith("—")]
+        assert first.startswith("—") and "机器人无法查阅" in first, lines

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from chatbot import drafts
+from chatbot.desk.aio import unreachable
 from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
 
 PALETTE_ROWS = 50
 """Queue rows offered in the command palette: the longest waits, not ten thousand entries."""
-"""The console's line while the desk's database fails its reads (its own words, the driver's and
-its address, are the operator's: the change feed logs them once)."""
+OPENS_WHEN_BACK = N_("Conversation {number} will open once it is back.")
+"""Said after `DESK_TROUBLE`, on the console's line, for a conversation chosen while the
+database could not be reached (Enter did nothing and said nothing, and it never opened)."""
 
 
 class TroubleLine(Static):
@@ -67,10 +69,13 @@ class AgentConsole(Vertical):
         self.services = services
         localize_bindings(self, services.locale)
         self._typed_search: FindScreen | None = None  # The search the last letters opened.
+        self._open_when_back: int | None = None
+        """The conversation chosen while the database could not be reached: opened once it
+        is back (unless another was opened meanwhile)."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.services.locale)
-        yield TroubleLine(Text(t.gettext(DESK_TROUBLE)), id="desk-trouble")
+        yield TroubleLine(Text(t.gettext(DESK_TROUBLE)), id="desk-trouble")  # See `_say_trouble`.
         yield QueueList(self.services, id="queue")
 
     def on_mount(self) -> None:
@@ -97,6 +102,7 @@ class AgentConsole(Vertical):
     def on_desk_trouble(self, event: DeskTrouble) -> None:
         event.stop()
         line = self.query_one(TroubleLine)
+        self._say_trouble()
         if line.display == event.trouble:
             return
         line.display = event.trouble
@@ -105,10 +111,20 @@ class AgentConsole(Vertical):
             # lost with its read).
             self.run_worker(self._caught_up(), group="desk-back", exclusive=True)
 
+    def _say_trouble(self) -> None:
+        """The console's line: the outage, and the conversation that opens once it is over."""
+        t = translations(self.services.locale)
+        said = t.gettext(DESK_TROUBLE)
+        if (waiting := self._open_when_back) is not None:
+            said += " " + t.gettext(OPENS_WHEN_BACK).format(number=f"#{waiting}")
+        self.query_one(TroubleLine).update(Text(said))
+
     async def _caught_up(self) -> None:
         await self.queue.caught_up()
         if (view := self.open_view) is not None:
             await view.reload()
+        elif (chosen := self._open_when_back) is not None:
+            await self._open(chosen)
 
     @property
     def open_view(self) -> ConversationView | None:
@@ -126,6 +142,7 @@ class AgentConsole(Vertical):
         from chatbot.tui.widgets.conversation_view import ConversationView
 
         await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
+        self._open_when_back = None  # Another one chosen since, or this one: it is open.
         self.queue.display = False
         views = self.query(ConversationView)
         if views:
@@ -155,6 +172,10 @@ class AgentConsole(Vertical):
         try:
             await self.open_conversation(conversation_id)
         except HelpdeskError as error:
+            if unreachable(error):
+                # Said on the console's line, once however often Enter is pressed, and opened
+                # once the database is back.
+                self._open_when_back = conversation_id
             desk_error(self, error)
 
     @on(QueueList.Opened)

@@ -10,7 +10,6 @@ reply box (or the note box), never on a widget that would drop it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +38,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.service import WroteMeanwhile
 from chatbot.desk.states import Move, Refused, Role, next_state
-from chatbot.drafts import draft_owner, join_drafts, save_agent_draft, take_agent_draft
+from chatbot.drafts import draft_owner, join_drafts, read_agent_draft, store_agent_draft
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
@@ -74,6 +73,9 @@ WROTE_BEFORE_HAND_BACK = N_("The customer has just written again: read it, then 
 """A hand-back refused as the customer wrote after the message the console quoted."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 BOT_HAS_IT = N_("The bot is answering this conversation.")
+SAVE_DRAFTS_S = 1.0
+"""How far behind the agent's typing the kept reply and note are at most: a console killed
+outright (`kill -9`, a crash) loses no more than this of what was typed."""
 
 # The moves an agent makes with a key, and the state machine's move each one is.
 MOVES = {
@@ -157,13 +159,18 @@ class ConversationView(Vertical):
         self._kept_passages: dict[int, tuple[Passage, str]] = {}
         """The passage (and its line as put in the box) each kept reply draft was begun from."""
         self._saved_drafts = drafts
-        """Where this agent's unsent replies and notes are kept when the app ends (a browser
-        session's, or a terminal's), for when they open each conversation again (None: not
-        kept)."""
+        """Where this agent's unsent replies and notes are kept as they type (a browser
+        session's, or a terminal's), for when they open each conversation again, in this app or
+        the next (None: not kept)."""
+        self._stored: dict[bool, str] = {False: "", True: ""}
+        """The shown conversation's reply and note as last read from, or stored in, that
+        folder (see `store_agent_draft`)."""
+        self._save_pending = False
+        """A save of the drafts is due within `SAVE_DRAFTS_S`."""
         self._box: SendBox | None = None
         """The reply box, once mounted: by this view's unmount it is gone from the DOM."""
         self._start(conversation_id)
-        self._take_saved_drafts()
+        self._read_saved_drafts()
 
     def _start(self, conversation_id: int) -> None:
         self.conversation_id = conversation_id
@@ -197,11 +204,12 @@ class ConversationView(Vertical):
         """Show another conversation in this view: opening one costs its data, not a new set of
         widgets (mounting them took most of the time an open took)."""
         async with self._loading:
+            self.save_drafts()  # The one shown until now, as it is.
             self._keep_drafts(self.reply_input.value)
             self._start(conversation_id)
             self._drafts = self._kept_drafts.pop(conversation_id, self._drafts)
             source = self._kept_passages.pop(conversation_id, None)
-            self._take_saved_drafts()
+            self._read_saved_drafts()
             self.transcript.clear()
             # Enters still on their way were meant for the other one: `put` drops them.
             self.reply_input.put(self._drafts[False])
@@ -215,6 +223,7 @@ class ConversationView(Vertical):
     def close(self) -> None:
         """Hidden until `show`: store changes are not its business meanwhile."""
         self.closed = True
+        self.save_drafts()
 
     def _keep_drafts(self, typed: str) -> None:
         """Keep what was typed here (`typed`: what the box holds) for when this conversation is
@@ -231,33 +240,66 @@ class ConversationView(Vertical):
         else:
             self._kept_drafts.pop(self.conversation_id, None)
 
-    def _take_saved_drafts(self) -> None:
-        """Put back, once, the reply and note this agent left unsent here when an app of theirs
-        ended (before what this app kept of them meanwhile): the reply in the box, the note in
-        note mode's. Only ever in a box: nothing goes out without the agent's Enter."""
-        folder, agent = self._saved_drafts, self.services.agent
-        if folder is None or agent is None:
+    def _read_saved_drafts(self) -> None:
+        """Put back the reply and note this agent left unsent here (in an app of theirs that
+        ended, or was killed), joined with what this app kept of them meanwhile: the reply in the
+        box, the note in note mode's. Only ever in a box: nothing goes out without the agent's
+        Enter. They stay kept until sent or cleared: read, not taken (taken, a console killed
+        after putting them back lost them)."""
+        self._stored = {False: "", True: ""}
+        owner = self._draft_owner()
+        if owner is None:
             return
-        agent = draft_owner(folder, agent)
+        folder, agent = owner
         for note in (False, True):
             try:
-                saved = take_agent_draft(folder, self.conversation_id, agent=agent, note=note)
+                saved = read_agent_draft(folder, self.conversation_id, agent=agent, note=note)
             except OSError:  # An unreadable folder: nothing to put back, as before.
                 continue
+            self._stored[note] = saved
             self._drafts[note] = join_drafts(saved, self._drafts[note])
+
+    def _draft_owner(self) -> tuple[Path, str] | None:
+        """The folder this agent's drafts are kept in, and whose they are there (None: not
+        kept, or no agent named yet)."""
+        folder, agent = self._saved_drafts, self.services.agent
+        if folder is None or agent is None:
+            return None
+        return folder, draft_owner(folder, agent)
+
+    def _drafts_edited(self) -> None:
+        """The box changed: the drafts are saved within `SAVE_DRAFTS_S`, with whatever else is
+        typed meanwhile (a save per key would write the file on every key)."""
+        if not self._save_pending and self._saved_drafts is not None:
+            self._save_pending = True
+            self.set_timer(SAVE_DRAFTS_S, self.save_drafts)
+
+    def save_drafts(self) -> None:
+        """Keep the shown conversation's reply and note as they are now, for the next app of
+        this agent's (a blank one is no draft: sent or cleared, it is forgotten)."""
+        self._save_pending = False
+        owner, box = self._draft_owner(), self._box
+        if owner is None or box is None:
+            return
+        folder, agent = owner
+        drafts = dict(self._drafts)
+        drafts[self.note_mode] = box.value
+        for note, text in drafts.items():
+            if text == self._stored[note]:
+                continue
+            try:
+                self._stored[note] = store_agent_draft(
+                    folder, self.conversation_id, agent=agent, note=note, text=text,
+                    base=self._stored[note],
+                )  # fmt: skip
+            except OSError:  # A full disk: tried again on the next edit.
+                continue
 
     def on_unmount(self) -> None:
         # The app ends (a page closed, `serve` stopping, the terminal app quit): what this agent
-        # typed and did not send, here and in the conversations shown before, waits for them.
-        folder, agent, box = self._saved_drafts, self.services.agent, self._box
-        if folder is None or agent is None or box is None:
-            return
-        agent = draft_owner(folder, agent)
-        self._keep_drafts(box.value)
-        for conversation_id, drafts in self._kept_drafts.items():
-            for note, text in drafts.items():
-                with contextlib.suppress(OSError):  # A full disk: the draft is lost, as before.
-                    save_agent_draft(folder, conversation_id, agent=agent, note=note, text=text)
+        # typed and did not send, here, waits for them (the conversations shown before were
+        # kept as each was left).
+        self.save_drafts()
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-header")
@@ -285,7 +327,7 @@ class ConversationView(Vertical):
 
     def on_mount(self) -> None:
         self._box = self.reply_input
-        if self._drafts[False]:  # A reply saved as an earlier app ended.
+        if self._drafts[False]:  # A reply kept by an earlier app.
             self._box.put(self._drafts[False])
         self.services.changed.subscribe(self, self._store_changed)
         self.transcript.focus()
@@ -817,10 +859,13 @@ class ConversationView(Vertical):
             self.reply_input.take(words)
         else:
             self._drafts[note] = after(self._drafts[note], words)
+        # At once: a draft still kept once sent would come back in the box, to go out twice.
+        self.save_drafts()
         return True
 
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
+        self._drafts_edited()
         # The box's editing keys act in the box, in turn (`own_key_in_turn`), and so never reach
         # `on_key`: an edit takes the quote and the refusal away as any other key does.
         if self._hand_back_asked is not None or self._why is not None:

@@ -59,6 +59,8 @@ QUESTION_MIN = 6
 """Then the question shortens further, down to this: its first word or two (`I was…`)."""
 STATUS_MIN = 7
 """A short status keeps this many cells (`59m 59s`); only a claim's long agent name is cut."""
+SHORT_CLAIM_MAX = 14
+"""A short claim (`ana 12m`) takes at most this many cells: a longer agent name is cut."""
 
 
 def wait_time(since: datetime, now: datetime) -> str:
@@ -176,15 +178,26 @@ class Columns:
 
     @classmethod
     def for_width(
-        cls, width: int, *, id_width: int, claims: bool, reason: int = REASON_WIDTH
+        cls,
+        width: int,
+        *,
+        id_width: int,
+        claims: bool,
+        reason: int = REASON_WIDTH,
+        short_status: int = SHORT_CLAIM_MAX,
     ) -> Columns:
-        """`reason`: the cells of the longest reason shown (or its heading), never fewer."""
+        """`reason`: the cells of the longest reason shown (or its heading), never fewer;
+        `short_status`: of the longest status shown in its short form (or its heading), which
+        a short status column takes, between `STATUS_MIN` and `SHORT_CLAIM_MAX`."""
         top = 4
         room = max(0, width - _fixed(id_width, top))
         # "waiting 28m 32s" is 15 cells: at 14, a wait of ten minutes or more lost its seconds.
         status, short = (27 if claims else 15), False
         if room - status - reason < QUESTION_COMFORT:
-            status, short = (14 if claims else 7), True
+            # Sized for the longest claim there could be, "ana 2m" left 8 blank cells that a
+            # question cut to `I was c…` could have had.
+            fitted = max(STATUS_MIN, min(SHORT_CLAIM_MAX, short_status))
+            status, short = (fitted if claims else STATUS_MIN), True
         # The question gives up cells down to its least; then a short status down to its least
         # (a claim's agent name cut); then the row is wider than the table, which scrolls
         # sideways rather than cut a reason or drop a column.
@@ -314,7 +327,7 @@ class QueueTable(ScrollView, can_focus=True):
         self._claimed = 0
         self._id_width = 1
         """Digits of the largest id seen (never narrower, so columns do not jump)."""
-        self._columns: tuple[tuple[int, int, bool, int], Columns] | None = None
+        self._columns: tuple[tuple[int, int, bool, int, int], Columns] | None = None
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._pass: _Pass | None = None
         """Rows as last drawn: a change redraws the rows on screen, and most are as they were."""
@@ -427,12 +440,28 @@ class QueueTable(ScrollView, can_focus=True):
     def columns(self) -> Columns:
         """The column widths for the width on screen, worked out once per change of width."""
         reason = max([self._reason_header] + [len(r) for r, n in self._reasons.items() if n])
-        key = (self.scrollable_content_region.width, self._id_width, self._claimed > 0, reason)
+        claims = self._claimed > 0
+        short_status = self._short_claims() if claims else STATUS_MIN
+        key = (self.scrollable_content_region.width, self._id_width, claims, reason, short_status)
         if self._columns is None or self._columns[0] != key:
-            width, id_width, claims, reason = key
-            layout = Columns.for_width(width, id_width=id_width, claims=claims, reason=reason)
+            width, id_width, claims, reason, short_status = key
+            layout = Columns.for_width(width, id_width=id_width, claims=claims, reason=reason,
+                                       short_status=short_status)  # fmt: skip
             self._columns = (key, layout)
         return self._columns[1]
+
+    def _short_claims(self) -> int:
+        """Cells of the longest claim as its short status shows it now (`ana 12m`), or of the
+        column's heading. The claims come last in the queue's order: only they are read, not
+        the thousands waiting before them."""
+        now, locale = self.services.clock(), self.services.locale
+        cells = cell_len(self._short_status_header)
+        for item in reversed(self._rows):
+            if item.state is State.WAITING:
+                break
+            if item.state is State.CLAIMED:
+                cells = max(cells, cell_len(status(item, now, short=True, locale=locale)))
+        return cells
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # What every row of one drawing shares, worked out once for all of them: each row asked

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Self
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widgets import RichLog
@@ -73,7 +74,7 @@ def transcript_text(
             if sentence is not None:
                 if text:
                     text.append("\n")
-                text.append(f"— {printable(sentence)}", NOTICE_STYLE)
+                text.append(dashed(printable(sentence)), NOTICE_STYLE)
             continue
         if text:
             text.append("\n")
@@ -93,6 +94,16 @@ def transcript_text(
         text.append(printable(entry.text))
         text.append("\n")
     return text
+
+
+def dashed(sentence: str) -> str:
+    """A notice as the transcript shows it, after a dash that stays on its first line. Rich wraps
+    at spaces: a Chinese sentence, which has none, went whole to the next line and left the dash
+    alone on its own. Before a wide character the dash takes no space, which Chinese text does
+    not put beside its punctuation anyway."""
+    if sentence and cell_len(sentence[0]) > 1:
+        return f"—{sentence}"
+    return f"— {sentence}"
 
 
 def earlier_line(hidden: int, *, exact: bool = True, locale: Locale = DEFAULT_LOCALE) -> str:
