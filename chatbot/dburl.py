@@ -24,6 +24,44 @@ def is_postgres(url: str) -> bool:
     return scheme(url) in POSTGRES_SCHEMES
 
 
+SQLITE_URL_FORM = "sqlite:///path/to/file.sqlite3"
+
+
+def sqlite_url_problem(db: str) -> str | None:
+    """Why `db` (`--db`, `HELPDESK_DB`) names no database this helpdesk can open, or None: a
+    plain path, a `postgresql://` URL, or `sqlite://` followed by an absolute path.
+
+    `sqlite://` then a relative path (`sqlite://helpdesk.db`) is refused rather than guessed at:
+    a URL's part after `//` is a host, and SQLAlchemy's `sqlite:///x` is relative where ours is
+    absolute, so either reading would surprise someone. A relative path is given as it is."""
+    kind = scheme(db)
+    if kind is None or kind in POSTGRES_SCHEMES:
+        return None
+    if kind != "sqlite":
+        return (
+            f"unknown database scheme {kind!r}; use a SQLite file path, {SQLITE_URL_FORM} or a "
+            "postgresql:// URL"
+        )
+    rest = db[_SCHEME.match(db).end() :]  # type: ignore[union-attr]
+    if "?" in rest:
+        return f"a SQLite URL takes no options (?…): write it as {SQLITE_URL_FORM}"
+    if not rest.startswith("/"):
+        return (
+            f"sqlite:// is followed by an absolute path, as in {SQLITE_URL_FORM}; give a "
+            "relative path without sqlite://"
+        )
+    return None
+
+
+def sqlite_url_path(db: str) -> str:
+    """The path a `sqlite://` URL that `sqlite_url_problem` accepts names, as a plain path (so
+    it is shown as one): `sqlite:////tmp/x.db` (SQLAlchemy's absolute form) is `/tmp/x.db`,
+    not `//tmp/x.db`. Anything else is returned as it is."""
+    if scheme(db) != "sqlite" or sqlite_url_problem(db) is not None:
+        return db
+    return "/" + db[_SCHEME.match(db).end() :].lstrip("/")  # type: ignore[union-attr]
+
+
 def display(url: str) -> str:
     """The URL without its password (user, host, port and database stay: they say where)."""
     try:

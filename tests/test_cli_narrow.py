@@ -87,8 +87,11 @@ def test_narrow_layouts_keep_what_they_show(
     assert all(line.startswith(" " * 10) for line in lines[start + 1 : start + 4])
     _, out, _ = run_cli(capsys, "conversations", "list", "--db", str(db))
     lines = out.splitlines()
-    assert lines[0].split() == ["1", "bot", "-", "-"]  # The time on the line below.
-    assert lines[1].strip() == "2026-01-05 09:00 UTC"
+    # A header on a terminal; the time on the line below, the header's too.
+    assert lines[0].split() == ["id", "state", "agent", "reason"]
+    assert lines[1].strip() == "last change (UTC)"
+    assert lines[2].split() == ["1", "bot", "-", "-"]
+    assert lines[3].strip() == "2026-01-05 09:00 UTC"
     _, out, _ = run_cli(capsys, "stats", "--db", str(db))
     lines = out.splitlines()
     rate = next(i for i, line in enumerate(lines) if line.startswith("Bot resolution rate"))

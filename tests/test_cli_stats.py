@@ -85,6 +85,19 @@ def test_the_table_names_every_figure_with_text_shown_literally(
     assert "\x1b" not in out and "my bike \\x1b[31mis red\\x1b[0m" in out
 
 
+def test_a_threshold_to_mark_is_not_called_the_one_in_force(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--threshold 0.65` marked 0.65 "(in force)" while the bot answered at 0.7.
+    code, out, _ = run(capsys, "--db", str(db), "--threshold", "0.65")
+    lines = out.splitlines()
+    assert code == 0
+    assert [line for line in lines if line.endswith(("(in force)", "(marked)"))] == [
+        "  0.65                           4  (marked)",
+        "  0.70                           4  (in force)",
+    ]
+
+
 def test_the_table_fits_the_terminal(
     db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,7 +135,9 @@ def test_a_window_by_date_and_by_span(db: Path, capsys: pytest.CaptureFixture[st
     ("since", "says"),
     [
         ("7x", "--since '7x': expected a span like 24h, 7d or 2w, or a date like 2026-11-01"),
-        ("2026-13-01", "--since '2026-13-01': expected a span"),
+        # Written as a date, and not one: said so, rather than asked for "a date like".
+        ("2026-13-01", "--since '2026-13-01': no such date (month must be in 1..12)"),
+        ("2026-02-30", "--since '2026-02-30': no such date (day is out of range for month)"),
         ("2999-01-01", "--since '2999-01-01': that is in the future"),
         # A span is refused as a span, for what is wrong with it: too long.
         ("99999999d", "--since '99999999d': that is before the year 1; leave --since out"),

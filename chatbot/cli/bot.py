@@ -13,7 +13,12 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+from chatbot.cli.options import (
+    PrintableFormatter,
+    add_db_option,
+    add_engine_options,
+    settings_from,
+)
 
 # The worker's modules are imported when it runs, so that registering it costs `helpdesk --help`
 # nothing.
@@ -50,7 +55,8 @@ def valen_mode(settings: Settings) -> str:
     if valen.replay == "on":
         return "replay"
     mode = "live" if valen.replay == "off" else "live, recording"
-    return f"{mode}, {display_url(valen.base_url)}"
+    key = valen.api_key.get_secret_value() if valen.api_key is not None else ""
+    return f"{mode}, {display_url(valen.base_url, key=key)}"
 
 
 def _logger(verbose: bool) -> logging.Logger:
@@ -58,7 +64,8 @@ def _logger(verbose: bool) -> logging.Logger:
     # stayed so for the rest of the process, and a later log capture (a test's) saw nothing.
     log = logging.Logger("helpdesk.bot", logging.INFO if verbose else logging.WARNING)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("helpdesk bot: %(message)s"))
+    # The key scrubbed, and control characters spelled out, as in every other line printed.
+    handler.setFormatter(PrintableFormatter("helpdesk bot: %(message)s"))
     log.addHandler(handler)
     return log
 

@@ -199,8 +199,13 @@ def _list_lines(conversations: list[Conversation], width: int | None) -> list[st
     if width is None:
         return [f"{i:>6}  {state:<8}  {agent:<12}  {reason:<14}  {updated}"
                 for i, state, agent, reason, updated in rows]  # fmt: skip
+    if not rows:
+        return []
+    # A header row on a terminal, which a person reads; a pipe's lines are the rows alone, one
+    # conversation each, for `grep`, `wc -l` and `cut` (and `--json` for anything more).
+    header = ("id", "state", "agent", "reason", "last change (UTC)")
     id_w, state_w, agent_w, reason_w = (
-        max((cells(row[n]) for row in rows), default=0) for n in range(4)
+        max(cells(row[n]) for row in (header, *rows)) for n in range(4)
     )
     fixed = id_w + 2 + state_w + 2 + 2 + reason_w
     if fixed + agent_w + 2 + len("2026-01-05 09:00 UTC") <= width:
@@ -209,7 +214,8 @@ def _list_lines(conversations: list[Conversation], width: int | None) -> list[st
         below = " " * (id_w + 2)
         agent_w = max(1, min(agent_w, width - fixed))
     lines = []
-    for i, state, agent, reason, updated in rows:
+    for i, state, agent, reason, updated in (header, *rows):
+        # Ids to the right, as numbers are; the header's over them too.
         line = f"{i:>{id_w}}  {state:<{state_w}}  {fit(agent, agent_w)}  {reason:<{reason_w}}"
         if below is None:
             lines.append(f"{line}  {updated}")

@@ -8,11 +8,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, fit, printable, wrap
+
+if TYPE_CHECKING:
+    from chatbot.config import Settings
 
 QUESTION_WIDTH = 48
 
@@ -75,7 +78,7 @@ def _predicate(text: str) -> str:
     return text
 
 
-async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+async def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], Settings]:
     # Here, not at the top: the engine and httpx cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_judge
     from chatbot.engine.evaluate import evaluate
@@ -85,7 +88,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         if args.predicate:
             kwargs["predicates"] = args.predicate
-        return await evaluate(
+        report = await evaluate(
             args.data,
             judge=make_judge(settings, http),
             retriever=args.retriever,
@@ -96,6 +99,7 @@ async def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
             target_precision=args.target_precision,
             **kwargs,
         )
+    return report, settings
 
 
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:
@@ -205,6 +209,28 @@ def valen_failures(report: dict[str, Any]) -> str | None:
     return "; ".join(said) or None
 
 
+def replay_misses(report: dict[str, Any], *, cache: str = "the replay cache") -> str | None:
+    """What the replay misses mean, as `ask` says it, when there were any: an evaluation with
+    no recorded answers ended "reranked 0/32 … escalated 32" and nothing said why."""
+    judgments = report["judgments"]
+    missed = judgments["not_judged"].get(REPLAY_MISS, 0)
+    if not missed:
+        return None
+    asked = judgments["asked"]
+    if missed == asked:
+        which = "The judgment was a replay miss" if asked == 1 else f"All {asked} judgments were"
+    else:
+        which = f"{missed} of {counted(asked, 'judgment')} " + ("was" if missed == 1 else "were")
+    if not which.endswith("miss"):
+        which += " replay misses" if missed > 1 else " a replay miss"
+    return (
+        f"{which}, not {'a failure' if missed == 1 else 'failures'}: in replay mode (the "
+        f"default) only recorded Valen judgments are used, from {cache}, and none is recorded "
+        f"for {'it' if missed == 1 else 'them'}. Ask Valen live with --replay off, or with "
+        "--replay record to save its answers for next time."
+    )
+
+
 def judged_nothing(report: dict[str, Any]) -> bool:
     """Valen was asked and judged nothing, failing (not declining): every number after
     retrieval's is meaningless, and the key or the connection is the likely cause."""
@@ -213,9 +239,16 @@ def judged_nothing(report: dict[str, Any]) -> bool:
     return judgments["judged"] == 0 and bool(failed)
 
 
-def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> str:
+def render(
+    report: dict[str, Any],
+    *,
+    data: Path,
+    width: int | None = None,
+    cache: str = "the replay cache",
+) -> str:
     """The report for a person: retrieval step by step, each question, the sweep. `width` is the
-    terminal's, which the question table and the predicate lines fit; None for a pipe."""
+    terminal's, which the question table and the predicate lines fit; None for a pipe. `cache`
+    names the replay cache, for what a replay miss means."""
     k = report["k"]
     count = len(report["queries"])
 
@@ -287,6 +320,8 @@ def render(report: dict[str, Any], *, data: Path, width: int | None = None) -> s
         # Last, where the eye lands: a sweep with nothing judged ended on "No threshold here
         # answers anything", which blamed the data.
         lines += ["", *prose(failures + ".")]
+    if (misses := replay_misses(report, cache=printable(cache))) is not None:
+        lines += ["", *prose(misses)]
     return "\n".join(lines)
 
 
@@ -295,11 +330,12 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.target_precision <= 1:
         raise HelpdeskError("--target-precision must be more than 0 and at most 1")
-    report = asyncio.run(_evaluate(args))
+    report, settings = asyncio.run(_evaluate(args))
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
-        print(render(report, data=args.data, width=terminal_width()))
+        cache = str(settings.valen.cache)
+        print(render(report, data=args.data, width=terminal_width(), cache=cache))
     if judged_nothing(report):
         print(
             f"helpdesk eval: nothing was judged ({valen_failures(report)}); "

@@ -12,6 +12,7 @@ from pathlib import Path
 from chatbot import __version__
 from chatbot.cli import app
 from chatbot.cli.options import Parser, configure_logging, print_error
+from chatbot.cli.output import OutputError, discard_output, guarded
 from chatbot.errors import HelpdeskError
 from chatbot.text import not_utf8
 
@@ -75,9 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        result: int = args.func(args)
-        # Here rather than at exit: a reader that went away is found inside the `try`.
-        sys.stdout.flush()
+        with guarded():
+            result: int = args.func(args)
+            # Here rather than at exit: a reader that went away, or a full disk, is found
+            # inside the `try`.
+            sys.stdout.flush()
         return result
     except HelpdeskError as error:
         print_error(str(error))
@@ -86,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _reader_gone()
+    except OutputError as error:
+        return _unwritable(error)
 
 
 PATH_METAVARS = ("PATH", "FILE", "DIR")
@@ -149,11 +154,19 @@ def _reader_gone() -> int:
     """The status after the output's reader went away (`helpdesk stats | head -3`): no
     traceback, and 141 as a C tool stopped by SIGPIPE gives. Python would flush stdout again at
     exit, and fail again: it is pointed at /dev/null first (the recipe of Python's docs)."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    if sys.stdout is sys.__stdout__:  # Not under a test's capture, whose descriptor is pytest's.
+        discard_output()
     return 128 + 13
+
+
+def _unwritable(error: OutputError) -> int:
+    """The status after standard output could not be written (`> /dev/full`, `>&-`): one line
+    saying why, status 1 as for a command that failed, and whatever is still buffered dropped,
+    as for a reader gone."""
+    print_error(f"cannot write output: {error}")
+    if sys.stdout is sys.__stdout__ and sys.stdout is not None:
+        discard_output()
+    return 1
 
 
 if __name__ == "__main__":

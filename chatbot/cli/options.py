@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -172,30 +173,92 @@ def settings_from(args: argparse.Namespace, *, knowledge_base: bool = True) -> S
     put("engine", "k", "-k")
     put("bot", "concurrency", "--concurrency")
     put("ui", "locale", "--locale")
+    # Known before the settings are: a refused value (a base URL with the key in its path) is
+    # echoed in the refusal.
+    hide_key(os.environ.get("VALEN_API_KEY", ""))
     try:
-        return load_settings(**overrides)
+        settings = load_settings(**overrides)
     except InvalidSetting as error:
         # Named as typed: "invalid option --threshold: ..." rather than the setting it sets.
         if error.setting not in flags:
             raise
         raise HelpdeskError(f"invalid option {flags[error.setting]}: {error.problem}") from None
+    key = settings.valen.api_key
+    hide_key(key.get_secret_value() if key is not None else "")
+    _check_db(settings, flags)
+    if settings.valen.replay != "on":
+        require_sendable_key(settings)
+    return settings
+
+
+def _check_db(settings: Settings, flags: dict[str, str]) -> None:
+    """Refuse a `--db` or `HELPDESK_DB` no store can open before anything runs, naming it as it
+    was given (`store.db: unknown database scheme` sent someone who typed `--db` to the docs);
+    a `sqlite://` URL becomes the path it names, shown as that path."""
+    from chatbot.config import InvalidSetting, _source
+    from chatbot.dburl import sqlite_url_path, sqlite_url_problem
+
+    db = settings.store.db
+    if (problem := sqlite_url_problem(db)) is not None:
+        if "store.db" in flags:
+            raise HelpdeskError(f"invalid option {flags['store.db']}: {problem}")
+        raise InvalidSetting("store.db", problem, _source("store.db", {}))
+    settings.store.db = sqlite_url_path(db)
+
+
+def require_sendable_key(settings: Settings) -> None:
+    """Refuse, as a bad setting, an API key no HTTP request can carry (a line break, a non-ASCII
+    character), for a command about to call Valen: a worker started with one, warned "Valen
+    rejected the API key" (Valen never saw it) and escalated every question as `valen-error`."""
+    from chatbot.config import InvalidSetting, _source
+    from chatbot.valen.redact import key_problem
+
+    key = settings.valen.api_key
+    problem = key_problem(key.get_secret_value()) if key is not None else None
+    if problem is not None:
+        # The problem's words never repeat the key: "it holds a line break (character 3)".
+        raise InvalidSetting(
+            "valen.api_key",
+            f"the API key cannot be sent in an HTTP header: {problem}",
+            _source("valen.api_key", {}),
+        )
+
+
+_KEYS: set[str] = set()
+"""The API keys this process was given: scrubbed from every error, warning and log line."""
+
+
+def hide_key(key: str) -> None:
+    """Scrub `key` from every line `print_error`, `print_warning` and logging print from now on."""
+    if key:
+        _KEYS.add(key)
+
+
+def _scrubbed(text: str) -> str:
+    from chatbot.valen.redact import MIN_SCRUBBED_CHARS, scrub_key
+
+    for key in sorted(_KEYS, key=len, reverse=True):
+        # As `Redactor`: a key of two or three characters is not searched for in prose.
+        if len(key) >= MIN_SCRUBBED_CHARS:
+            text = scrub_key(text, key)
+    return text
 
 
 def print_error(message: str) -> None:
     """One error line on stderr. Messages name files and keys from outside (a JSON key, a file
     name), so control characters are spelled out: an ESC in one must not reach the terminal."""
-    print(f"helpdesk: error: {printable(message)}", file=sys.stderr)
+    print(f"helpdesk: error: {printable(_scrubbed(message))}", file=sys.stderr)
 
 
 def print_warning(message: str) -> None:
-    print(f"helpdesk: warning: {printable(message)}", file=sys.stderr)
+    print(f"helpdesk: warning: {printable(_scrubbed(message))}", file=sys.stderr)
 
 
 class PrintableFormatter(logging.Formatter):
     """Log lines with control characters spelled out, for the same reason as `print_error`."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return printable(super().format(record))
+        return printable(_scrubbed(super().format(record)))
 
 
 def configure_logging() -> None:

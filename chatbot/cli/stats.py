@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, fit, printable, wrap
 
 # The desk and its statistics are imported when the command runs, so that registering it costs
@@ -53,8 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from chatbot.desk.stats import parse_since
 
     now = utc_now()
-    since = None if args.since is None else parse_since(args.since, now)
-    settings = settings_from(args)
+    since = None if args.since is None else _since(args.since, now, parse_since)
+    settings = settings_from(args, knowledge_base=False)
+    in_force = settings.engine.threshold
+    if hasattr(args, "threshold"):  # The one to mark: the configured one is still in force.
+        unmarked = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "threshold"})
+        in_force = settings_from(unmarked, knowledge_base=False).engine.threshold
     require_database(settings)
     desk = open_service(settings, migrate=False)  # It only reads: an older schema is refused.
     try:
@@ -64,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(stats.to_json(), ensure_ascii=False, indent=2))
     else:
-        print("\n".join(line.rstrip() for line in report(stats, width=terminal_width())))
+        lines = report(stats, width=terminal_width(), in_force=in_force)
+        print("\n".join(line.rstrip() for line in lines))
     return 0
 
 
@@ -119,10 +126,29 @@ def _bar_width(width: int | None, used: int) -> int:
     return BAR if width is None else max(1, min(BAR, width - used))
 
 
-def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
+def _since(text: str, now: datetime, parse: Callable[[str, datetime], datetime]) -> datetime:
+    """`--since` as `parse` reads it, but a date that is not one (`2026-02-30`) said so: "expected
+    … a date like 2026-11-01" answered something written as one."""
+    import re
+
+    value = text.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ].*)?", value):
+        try:
+            datetime.fromisoformat(value)
+        except ValueError as error:
+            # "day is out of range for month", "month must be in 1..12", "hour must be in 0..23"
+            if "range" in str(error) or "must be in" in str(error):
+                raise HelpdeskError(f"--since {text!r}: no such date ({error})") from None
+    return parse(text, now)
+
+
+def report(
+    stats: DeskStats, *, width: int | None = None, in_force: float | None = None
+) -> Iterator[str]:
     """The readable table: one figure per line, bars beside counts. On a terminal (`width`, 40
     columns or more), every line fits: a line's words wrap under its own column (or below it),
-    bars shorten, and names and the gaps' questions are cut with …."""
+    bars shorten, and names and the gaps' questions are cut with …. `in_force`: the threshold
+    the bot uses, when the one marked (`stats.threshold`, `--threshold`) may be another."""
     from chatbot.desk.stats import duration, milliseconds, percent
 
     yield from wrap(_when(stats), width, "  ", first="")
@@ -191,12 +217,17 @@ def report(stats: DeskStats, *, width: int | None = None) -> Iterator[str]:
     if lowest:
         yield f"  below {stats.top_scores[lowest].low:.2f}{0:>17}"
     yield "Answers each threshold would have given"
+    in_force = stats.threshold if in_force is None else in_force
     for t in stats.would_answer:
         line = f"  {t.threshold:<24.2f}{t.answers:>8}"
-        if t.threshold == stats.threshold:
+        # "(in force)" only for the threshold in use: `--threshold 0.65` was marked so while the
+        # bot answered at 0.7.
+        words = ("  (in force)" if t.threshold == in_force
+                 else "  (marked)" if t.threshold == stats.threshold else "")  # fmt: skip
+        if words:
             # The scores' mark where the words do not fit: the heading above says what it is.
-            fits = width is None or len(line) + len("  (in force)") <= width
-            line += "  (in force)" if fits else " ◀"
+            fits = width is None or len(line) + len(words) <= width
+            line += words if fits else " ◀" if t.threshold == stats.threshold else ""
         yield line
 
     yield ""

@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import Parser, print_error, settings_from
+from chatbot.cli.options import Parser, print_error, require_sendable_key, settings_from
 from chatbot.text import printable
 from chatbot.valen.errors import (
     AuthenticationError,
@@ -23,6 +23,7 @@ from chatbot.valen.errors import (
     ConnectionBrokenError,
     MalformedKeyError,
     RefusedError,
+    ReplyTooLargeError,
     ValenError,
     ValenTimeoutError,
 )
@@ -82,6 +83,8 @@ class CheckReport:
     """The status the server sent, even when the rest of its reply never came."""
     incomplete: bool = False
     """A status came, but not the whole reply (cut short, too slow or too large)."""
+    too_large: bool = False
+    """The reply went past the size cap, and was not read further (so `incomplete` too)."""
     latency_ms: float | None = None
     key: str = "unknown"
     """`accepted`, `rejected`, `malformed` (never sent), `not set` (with what the server made of
@@ -107,6 +110,7 @@ async def check(args: argparse.Namespace) -> CheckReport:
     from chatbot.assembly import make_http_client, make_valen_client
 
     settings = settings_from(args)
+    require_sendable_key(settings)  # Live whatever `valen.replay` says.
     # aiohttp is otherwise imported on the first request (~110 ms): now, so the latency shown is
     # the request's.
     async with make_http_client(settings, started=True) as http:
@@ -148,6 +152,7 @@ async def check(args: argparse.Namespace) -> CheckReport:
                 report.status = statuses[-1]
                 report.key = _key_verdict(sent=client.has_key, status=report.status)
                 report.incomplete = True
+                report.too_large = isinstance(error, ReplyTooLargeError)
             answered = report.status if report.incomplete else None
             report.problem = _problem(error, key_sent=client.has_key, answered=answered)
             return report
@@ -157,7 +162,8 @@ async def check(args: argparse.Namespace) -> CheckReport:
         report.problem = _problem(outcome, key_sent=client.has_key)
     else:
         report.ok, report.probability = True, outcome
-        report.answer = f"probability {outcome:.3f} that the passage answers the question"
+        # `+ 0.0`: a -0.0 from the server reads 0.000, not "-0.000".
+        report.answer = f"probability {outcome + 0.0:.3f} that the passage answers the question"
     return report
 
 
@@ -174,7 +180,9 @@ def _problem(error: ValenError, *, key_sent: bool, answered: int | None = None) 
 
 def render(report: CheckReport) -> str:
     status = str(report.status) if report.status is not None else "none (no reply)"
-    if report.incomplete:
+    if report.too_large:  # It came whole enough to say so: "no complete reply" hid why.
+        status += " (reply too large, read no further)"
+    elif report.incomplete:
         status += " (no complete reply)"
     latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "-"
     lines = [

@@ -23,6 +23,7 @@ import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.models import DecisionResult, PendingQuestion
@@ -82,6 +83,11 @@ class BotStats:
     left: int = 0
     """Taken, then neither judged nor given back (the database refused): another worker takes
     them once their leases run out."""
+    unstored: int = 0
+    """Judged, but the decision could not be stored before the worker stopped (the database was
+    away): given back, or held until the lease runs out, to be judged again."""
+    unstored_held: bool = False
+    """Whether those could not be given back either (the database still away)."""
 
     def count(self, result: DecisionResult) -> None:
         self.outcomes[result.outcome] = self.outcomes.get(result.outcome, 0) + 1
@@ -98,6 +104,13 @@ class BotStats:
             parts.append(f"{self.given_back} given back unjudged")
         if self.left:
             parts.append(f"{self.left} unjudged, held until the lease runs out")
+        if self.unstored:
+            # Judged: "unjudged" would deny the judgment, which only the database's outage lost.
+            fate = "held until the lease runs out" if self.unstored_held else "given back"
+            parts.append(
+                f"{self.unstored} judged but not stored (the database was unreachable), {fate} "
+                "to be judged again"
+            )
         return ", ".join(parts) or "no questions"
 
 
@@ -139,6 +152,10 @@ class BotWorker:
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
+        self._hurry = asyncio.Event()
+        """A second `stop()`: give back what is in flight now, without the grace."""
+        self._unstored: set[int] = set()
+        """Questions in flight whose decision is made, waiting for the database to store it."""
         self._cannot_take = False
         """Taking questions failed (the database is down): said once, and once when it works
         again, not at every poll."""
@@ -151,9 +168,27 @@ class BotWorker:
         """Set once the worker is listening for questions."""
 
     def stop(self) -> None:
-        """Take no new questions; `run` returns once those in flight are settled or given back."""
+        """Take no new questions; `run` returns once those in flight are settled or given back.
+        Called again (a second Ctrl+C), give back at once what the grace was waiting for.
+
+        Said at once, with what it waits for: a worker stopped with questions in flight was
+        silent for up to `grace_s`, and a second Ctrl+C did nothing."""
+        if self._stopping.is_set():
+            if not self._hurry.is_set() and self._in_flight:
+                self.log.warning(
+                    "stopping now: giving back %s", counted(len(self._in_flight), "question")
+                )
+            self._hurry.set()
+            return
         self._stopping.set()
         self._wake.set()
+        if self._in_flight and self.grace_s > 0:
+            self.log.warning(
+                "stopping: waiting up to %g s for %s; Ctrl+C again to give %s back now",
+                self.grace_s,
+                counted(len(self._in_flight), "question"),
+                "it" if len(self._in_flight) == 1 else "them",
+            )
 
     async def run(self) -> None:
         unsubscribe = self.desk.subscribe(lambda _version: self._wake.set())
@@ -255,6 +290,7 @@ class BotWorker:
             self.log.warning("question %d: %s", question.id, error)
         finally:
             self._in_flight.pop(question.id, None)
+            self._unstored.discard(question.id)
             self._wake.set()
 
     def _check_key(self, decision: Decision) -> None:
@@ -291,6 +327,7 @@ class BotWorker:
             except HelpdeskError as error:
                 if not unreachable(error) or refused >= STORE_REFUSALS:
                     raise
+                self._unstored.add(question.id)
                 if refused == 0:  # Said once per question, not at every try.
                     self.log.warning(
                         "question %d: cannot store its decision: %s (kept; retrying)",
@@ -367,25 +404,50 @@ class BotWorker:
                     "removed %s nobody wrote in", counted(len(pruned), "empty conversation")
                 )
 
+    async def _grace(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Wait up to `grace_s` for `tasks`, or until a second `stop()`."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.grace_s
+        pending: set[asyncio.Future[Any]] = set(tasks)
+        hurry: asyncio.Future[Any] = asyncio.create_task(self._hurry.wait())
+        try:
+            while pending and not self._hurry.is_set():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
+                done, _ = await asyncio.wait(
+                    [*pending, hurry], timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
+                pending -= done
+        finally:
+            hurry.cancel()
+
     async def _drain(self) -> None:
         """Wait up to `grace_s` for questions in flight, then give the rest back unjudged."""
         tasks = list(self._in_flight.values())
         if not tasks:
             return
-        if self.grace_s > 0:
-            await asyncio.wait(tasks, timeout=self.grace_s)
+        await self._grace(tasks)
         unfinished = [
             question_id for question_id, task in self._in_flight.items() if not task.done()
         ]
+        unstored = [question_id for question_id in unfinished if question_id in self._unstored]
         for question_id in unfinished:
             self._in_flight[question_id].cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if unfinished:
-            try:
-                given_back = await self.desk.release_leases(self.name, unfinished)
-            except HelpdeskError as error:
-                self.stats.left += len(unfinished)
-                self.log.warning("cannot give questions back: %s", error)
-                return
-            self.stats.given_back += given_back
+        if not unfinished:
+            return
+        self.stats.unstored += len(unstored)
+        unjudged = len(unfinished) - len(unstored)
+        try:
+            given_back = await self.desk.release_leases(self.name, unfinished)
+        except HelpdeskError as error:
+            self.stats.left += unjudged
+            self.stats.unstored_held = bool(unstored)
+            self.log.warning("cannot give questions back: %s", error)
+            return
+        # Those released that were judged are counted apart: given back, not "unjudged".
+        given_back = max(0, given_back - len(unstored))
+        self.stats.given_back += given_back
+        if unjudged:
             self.log.info("gave back %s unjudged", counted(given_back, "question"))

@@ -144,11 +144,13 @@ def _private_file(path: Path) -> None:
 
 
 def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> sqlite3.Connection:
-    """A connection to `path`; without `create`, a missing file is an error, never made."""
+    """A connection to `path`; without `create`, read-only (see `read_only`), and a missing file
+    is an error, never made."""
+    if not create:
+        return read_only(path, thread_safe=thread_safe)
     try:
         connection = sqlite3.connect(
-            path if create else f"{path.resolve().as_uri()}?mode=rw",
-            uri=not create,
+            path,
             isolation_level=None,
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=not thread_safe,
@@ -156,6 +158,74 @@ def _connect(path: Path, *, thread_safe: bool = False, create: bool = True) -> s
     except sqlite3.Error as error:
         raise StoreError(f"{path}: cannot open database: {error}") from None
     return connection
+
+
+def read_only(path: Path, *, thread_safe: bool = False) -> sqlite3.Connection:
+    """A connection that can only read `path`, for the commands that only read: they work on a
+    backup, a read-only mount or a folder this user cannot write.
+
+    A database in WAL mode is read through its `-shm` file, which SQLite makes beside it: in a
+    folder it cannot write, even a read-only connection failed with "attempt to write a readonly
+    database". With no `-wal` file there (no writer has it open, and the last one to close folded
+    the log into the file), everything is in the file itself: it is then opened `immutable`,
+    which needs neither. With a `-wal` file, the file alone may be behind: the error stands."""
+    uri = path.resolve().as_uri()
+
+    def connect(options: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            f"{uri}?{options}",
+            uri=True,
+            isolation_level=None,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=not thread_safe,
+        )
+        try:
+            # SQLite opens lazily: this first read is where a missing `-shm` fails.
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            connection.close()
+            raise
+        return connection
+
+    try:
+        try:
+            return connect("mode=ro")
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF not in _NO_SHM or _logged(path) or not path.is_file():
+                raise
+            return connect("mode=ro&immutable=1")
+    except sqlite3.Error as error:
+        # "Not a database", a `-wal` beside it that cannot be read without its `-shm`.
+        raise StoreError(f"{path}: cannot read database: {_read_problem(path, error)}") from None
+
+
+_NO_SHM = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
+"""How SQLite fails to read a database in WAL mode when it cannot make the `-shm` file beside it:
+"attempt to write a readonly database" (no `-wal` either) or "unable to open database file"."""
+
+
+def _logged(path: Path) -> bool:
+    """Whether a write-ahead log beside `path` may hold changes the file itself lacks: an empty
+    one (left by a writer that folded it in) holds none."""
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def _read_problem(path: Path, error: sqlite3.Error) -> str:
+    """SQLite's reason a read failed, in words that never say a reader wrote: "attempt to write a
+    readonly database" is its way of saying it could not make the `-shm` file beside it."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code in _NO_SHM and _logged(path) and not Path(f"{path}-shm").exists():
+        return (
+            f"its write-ahead log ({path.name}-wal) holds changes, which are read through a "
+            f"shared-memory file ({path.name}-shm) that its folder does not let this user make; "
+            "read it as a user who can write the folder, or from a copy of both files"
+        )
+    return str(error)
 
 
 HELPDESK_TABLE = "conversations"
@@ -185,10 +255,7 @@ def stored_version(path: Path) -> int | None:
     """The help desk's schema version in the SQLite file at `path`, or None when it has no
     help-desk tables (an empty file); `ForeignDatabase` when it holds only others'. The file is
     opened read-only: nothing is created or changed (for the commands that only read)."""
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise StoreError(f"{path}: cannot open database: {error}") from None
+    connection = read_only(path)
     try:
         if foreign := other_tables(connection):
             raise ForeignDatabase(str(path), foreign)

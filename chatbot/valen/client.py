@@ -41,6 +41,7 @@ from chatbot.valen.errors import (
     NotFoundError,
     RateLimitedError,
     RedirectError,
+    ReplyTooLargeError,
     ServerError,
     TooLargeError,
     ValenConnectionError,
@@ -345,7 +346,7 @@ async def read_reply(response: httpx.Response, *, limit: int = MAX_REPLY_BYTES) 
     """Read a streamed response into a `Reply`, counting decoded bytes as they arrive; a body over
     `limit` (declared or actual) is an `InvalidResponseError` and is not read further."""
     status = response.status_code
-    too_large = InvalidResponseError(f"the reply is larger than {limit:,} bytes", status=status)
+    too_large = ReplyTooLargeError(f"the reply is larger than {limit:,} bytes", status=status)
     declared = response.headers.get("content-length", "").strip()
     encoding = response.headers.get("content-encoding", "")
     # The declared length is only the decoded size when nothing is compressed.
@@ -462,10 +463,10 @@ class ValenClient:
         that long fails as that error's kind, never as a spent budget."""
         self._rng = rng or random.Random()
         self._endpoint = endpoint(base_url, route(dialect))
-        # Safe to print: credentials in the URL (user, password, query values) replaced.
-        self.base_url = display_url(base_url.rstrip("/"))
-        self.url = display_url(self._endpoint)
         key = api_key.get_secret_value() if api_key is not None else ""
+        # Safe to print: credentials in the URL (user, password, query, the key) replaced.
+        self.base_url = display_url(base_url.rstrip("/"), key=key)
+        self.url = display_url(self._endpoint, key=key)
         self.has_key = bool(key)
         problem = key_problem(key) if key else None
         self.key_problem = f"the API key is malformed: {problem}" if problem else None
@@ -540,6 +541,10 @@ class ValenClient:
                 raise error_for_status(
                     reply, redact=self._redact, now=self.clock.now(), url=self._endpoint
                 )
+            if not reply.content.strip():
+                # Said as what it is: "reply is not JSON (malformed JSON at line 1 column 1): OK"
+                # quoted the status line as if it were the reply.
+                raise InvalidResponseError("the reply is empty: no body at all", status=200)
             try:
                 body = loads(reply.content)
             except JSONError as problem:

@@ -135,6 +135,10 @@ class InvalidResponseError(ValenError):
     kind = "invalid-response"
 
 
+class ReplyTooLargeError(InvalidResponseError):
+    """A reply over the size cap, left unread past it: the server answered, and kept sending."""
+
+
 class RefusedError(ValenError):
     """Valen declined to answer the predicate: no judgment, never a probability."""
 

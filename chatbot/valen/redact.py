@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from urllib.parse import SplitResult, parse_qsl, unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import (
+    SplitResult,
+    parse_qsl,
+    quote,
+    quote_plus,
+    unquote,
+    unquote_plus,
+    urlsplit,
+    urlunsplit,
+)
 
 REDACTED = "[redacted]"
 # Secrets shorter than this are hidden in URLs but not searched for in free text: replacing every
@@ -44,9 +53,12 @@ def _split(url: str) -> SplitResult | None:
     return parts
 
 
-def display_url(url: str) -> str:
-    """`url` safe to print: the user and password replaced, and every query value too (a URL
-    has no standard place for a key, so `?api_key=…`, `?token=…` and the rest all count)."""
+def display_url(url: str, *, key: str = "") -> str:
+    """`url` safe to print: the user and password replaced, every query value too (a URL has no
+    standard place for a key, so `?api_key=…`, `?token=…` and the rest all count), a query item
+    with no `=` whole (`?sk-…` is a value as much as a name), and the API key `key` wherever else
+    it appears (a path segment: `/v1/sk-…`). Every message that names the URL, from the client or
+    a command, shows it through this one function."""
     parts = _split(url)
     if parts is None:
         return "(an unreadable URL)"
@@ -54,10 +66,21 @@ def display_url(url: str) -> str:
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
     query = "&".join(
-        f"{name}={REDACTED}" if sep else name
+        f"{name}={REDACTED}" if sep else REDACTED
         for name, sep, _value in (pair.partition("=") for pair in parts.query.split("&") if pair)
     )
-    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+    shown = urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+    return scrub_key(shown, key)
+
+
+def scrub_key(text: str, key: str) -> str:
+    """`text` with the API key replaced, as written and as a URL would spell it. Unlike
+    `Redactor`, a key of any length: this is for URLs and start lines, never a server's prose."""
+    if not key:
+        return text
+    for form in sorted({key, quote(key, safe=""), quote(key), quote_plus(key)}, key=len)[::-1]:
+        text = text.replace(form, REDACTED)
+    return text
 
 
 def url_secrets(url: str) -> list[str]:
@@ -71,9 +94,10 @@ def url_secrets(url: str) -> list[str]:
         user, _, password = userinfo.partition(":")
         found += [userinfo, user, password, unquote(user), unquote(password)]
     for pair in parts.query.split("&"):
-        _name, sep, value = pair.partition("=")
-        if sep:
-            found += [value, unquote_plus(value)]
+        name, sep, value = pair.partition("=")
+        if not sep:  # Shown as a whole: see `display_url`.
+            value = name
+        found += [value, unquote_plus(value)]
     found += [value for _name, value in parse_qsl(parts.query)]
     return found
 

@@ -1,0 +1,93 @@
+"""Standard output as a command writes it, with a write that fails told apart from every other
+`OSError`: `helpdesk stats > /dev/full` ended in an ENOSPC traceback, and `helpdesk stats >&-`
+(no stdout at all, which Python turns into `sys.stdout = None`, dropping every `print`) in an
+AttributeError from the closing flush. `main` installs `guarded` around a command and turns an
+`OutputError` into one line, as it turns a reader gone (BrokenPipeError, left as it is) into 141.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+
+class OutputError(Exception):
+    """Writing standard output failed (not a broken pipe): a full disk, a closed descriptor.
+
+    Not an OSError, so that a command's own `except OSError` about the files it reads and writes
+    does not take it for one of theirs and name the wrong file.
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+class _Closed:
+    """What stands for standard output when there is none (`>&-`): every write fails, as a write
+    to a closed descriptor does, rather than vanishing."""
+
+    def write(self, _text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass  # Nothing was ever buffered: only a write reports.
+
+
+class GuardedOutput:
+    """`stream` with its writing calls turning a failure into `OutputError`; everything else
+    (`isatty`, `fileno`, `encoding`, `buffer`, ...) is the stream's own."""
+
+    def __init__(self, stream: IO[str] | _Closed) -> None:
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def write(self, text: str) -> int:
+        with _translated():
+            return self._stream.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        with _translated():
+            self._stream.flush()
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise  # The reader went away: `main` exits 141, as a C tool stopped by SIGPIPE does.
+    except OSError as error:
+        raise OutputError(error) from None
+
+
+@contextmanager
+def guarded() -> Iterator[None]:
+    """Standard output guarded while the block runs, then back to what it was (the tests call
+    `main` in their own process, under pytest's capture)."""
+    original = sys.stdout
+    sys.stdout = GuardedOutput(_Closed() if original is None else original)
+    try:
+        yield
+    finally:
+        sys.stdout = original
+
+
+def discard_output() -> None:
+    """Point the standard output descriptor at /dev/null, after a write failed: Python flushes
+    stdout again at exit, which would fail again (a second message, and exit status 120)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+    finally:
+        os.close(devnull)
