@@ -3,7 +3,6 @@ settings, for the CLI, the app, bot workers and tests."""
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -12,7 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatbot.config import Settings
-from chatbot.dburl import POSTGRES_SCHEMES, display, is_postgres
+from chatbot.dburl import (
+    SQLITE_URL_FORM,
+    display,
+    is_postgres,
+    sqlite_url_path,
+    sqlite_url_problem,
+)
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
@@ -35,32 +40,22 @@ if TYPE_CHECKING:
     from chatbot.valen.client import ValenClient
     from chatbot.valen.judge import PassageJudge
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-
 
 def store_location(db: str) -> Path:
-    """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`.
+    """The SQLite file a `store.db` setting names: a plain path or `sqlite:///path`, by the rule
+    `--db` and `HELPDESK_DB` are checked with (`chatbot.dburl`), so a setting that reaches here
+    some other way (a settings file, a test's `Settings`) is read, or refused, the same way.
 
     Other URLs are refused with one line; the URL itself is never echoed (it may hold a password).
     A `postgresql://` URL is `open_store`'s to handle, not this function's.
     """
-    match = _SCHEME.match(db)
-    if match is None:
-        if not db.strip():
-            raise HelpdeskError("store.db is empty: give a SQLite file path or sqlite:///path")
-        return Path(db).expanduser()
-    scheme = match.group(1).lower()
-    if scheme == "sqlite":
-        rest = db[match.end() :]
-        if not rest or "?" in rest:
-            raise HelpdeskError("store.db: write a SQLite URL as sqlite:///path/to/file.sqlite3")
-        return Path(rest).expanduser()
-    if scheme in POSTGRES_SCHEMES:
+    if not db.strip():
+        raise HelpdeskError(f"store.db is empty: give a SQLite file path or {SQLITE_URL_FORM}")
+    if is_postgres(db):
         raise HelpdeskError("store.db: a PostgreSQL URL is not a file")
-    raise HelpdeskError(
-        f"store.db: unknown database scheme {scheme!r}; use a SQLite file path or a "
-        "postgresql:// URL"
-    )
+    if (problem := sqlite_url_problem(db)) is not None:
+        raise HelpdeskError(f"store.db: {problem}")
+    return Path(sqlite_url_path(db)).expanduser()
 
 
 def store_name(db: str) -> str:
@@ -365,9 +360,8 @@ def open_accounts(settings: Settings, *, migrate: bool = True) -> AccountService
         return AccountService(PostgresUserStore.open(db, timeout_s=settings.store.timeout_s))
     from chatbot.store.sqlite_users import SQLiteUserStore
 
-    # At this helpdesk's version (checked above, and versions only go up), opening migrates and
-    # writes nothing.
-    return AccountService(SQLiteUserStore.open(store_location(db)))
+    # Read-only without `migrate`: `users list` reads a database in a folder it cannot write.
+    return AccountService(SQLiteUserStore.open(store_location(db), migrate=migrate))
 
 
 @dataclass(frozen=True)

@@ -531,3 +531,17 @@ def test_a_bad_option_is_named_as_typed(
     assert_one_line_error(
         run_main("ask", Q1), "invalid setting valen.base_url from VALEN_BASE_URL: 'ftp://valen."
     )
+
+
+def test_a_negative_zero_probability_reads_zero(
+    capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
+) -> None:
+    """A -0.0 from the server reads 0.000, as `helpdesk valen check` shows it: "-0.000" looked
+    like a value below zero, which a probability cannot be."""
+    valen_server.responder = lambda received, _: probability_reply(received, -0.0)
+    code, out, err = run_cli(capsys, "ask", Q1, "--replay", "off", "--base-url",
+                             valen_server.base_url)  # fmt: skip
+    assert code == 0, err
+    assert "-0.000" not in out
+    assert "best probability 0.000" in out.splitlines()[0]
+    assert sum("p=0.000" in line for line in out.splitlines()) == len(valen_server.received) > 0

@@ -54,11 +54,11 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
     lines = []
     if decision.answer is not None:
         answer = decision.answer
-        lines.append(f"Answer from {answer.id} (probability {answer.probability:.3f}):")
+        lines.append(f"Answer from {answer.id} (probability {_p(answer.probability)}):")
         lines += wrap(printable(answer.text), width, "  ")
     else:
         top = decision.top_probability
-        best = f", best probability {top:.3f}" if top is not None else ""
+        best = f", best probability {_p(top)}" if top is not None else ""
         assert decision.reason is not None
         lines.append(f"Escalated to a person: {decision.reason.value}{best}")
     lines.append("")
@@ -70,7 +70,7 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
 
         lines += wrap(f"none. {why_no_passages(decision)}", width, "  ")
     for c in decision.candidates:
-        judged = f"p={c.probability:.3f}" if c.probability is not None else "not judged"
+        judged = f"p={_p(c.probability)}" if c.probability is not None else "not judged"
         row = f"  {c.id:<28} bm25={c.bm25:7.3f}  {judged}"
         error = printable(c.error) if c.error else ""
         if error and width is not None and cells(f"{row}  {error}") > width:
@@ -80,6 +80,12 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
     if any(c.error_kind == "replay-miss" for c in decision.candidates):
         lines += ["", *wrap(printable(REPLAY_MISS_NOTE.format(cache=cache)), width)]
     return "\n".join(lines)
+
+
+def _p(probability: float) -> str:
+    """A probability as shown: `+ 0.0` makes a -0.0 from the server read 0.000, not "-0.000"
+    (as `helpdesk valen check` shows it)."""
+    return f"{probability + 0.0:.3f}"
 
 
 def to_json(decision: Decision) -> str:

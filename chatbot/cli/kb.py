@@ -719,11 +719,10 @@ def _synonym_reach_notes(store: KnowledgeBaseStore, groups: Sequence[SynonymGrou
     """A note for each group that can find nothing: no passage has any of its words, or none of
     the passages searched for questions in its words' language does (the main groups apply to
     every language; a Chinese group whose words only an English passage has finds nothing)."""
-    from chatbot.i18n import LOCALES, detect_locale
+    from chatbot.i18n import LOCALES
     from chatbot.knowledge_base.store import PassageStore
     from chatbot.knowledge_base.synonyms import group_line
-    from chatbot.knowledge_base.translated import searched_passages
-    from chatbot.retrieval.retrievers import unmatched_synonyms
+    from chatbot.knowledge_base.translated import searched_passages, synonyms_finding_nothing
 
     if isinstance(store, PassageStore):
         searched = searched_passages(store.directory)
@@ -732,17 +731,12 @@ def _synonym_reach_notes(store: KnowledgeBaseStore, groups: Sequence[SynonymGrou
         # which the check has already reported.
         readable = [stored.passage for stored in store.scan().passages]
         searched = dict.fromkeys(LOCALES, readable)
-    unmatched = {
-        locale: set(unmatched_synonyms(passages, groups)) for locale, passages in searched.items()
-    }
     notes: list[str] = []
-    for group in groups:
-        if all(group in missed for missed in unmatched.values()):
+    for group, locale in synonyms_finding_nothing(searched, groups):
+        if locale is None:
             notes.append(f"synonyms {group_line(group)!r}: no passage has any of these words, "
                          "so they find nothing")  # fmt: skip
-            continue
-        locale = detect_locale(" ".join(group))
-        if group in unmatched[locale]:
+        else:
             language = {"en": "English", "zh": "Chinese"}[locale]
             notes.append(f"synonyms {group_line(group)!r}: questions in these words ({language}) "
                          "are searched in passages none of which has any of them, so they find "

@@ -82,7 +82,7 @@ def _service(
     the commands that write (`migrate`) upgrade an older schema: `list` refuses it."""
     from chatbot.assembly import open_accounts, require_database
 
-    settings = settings_from(args)
+    settings = settings_from(args, knowledge_base=False)
     if not create:
         require_database(settings)
     return open_accounts(settings, migrate=migrate)
@@ -180,7 +180,7 @@ def _released(account: Account | None, args: argparse.Namespace) -> str:
 
     if account is None or Area.AGENT not in ALLOWED[account.role]:
         return ""
-    desk = open_service(settings_from(args))
+    desk = open_service(settings_from(args, knowledge_base=False))
     try:
         released = desk.release_claims(account.display_name)
     finally:
@@ -216,7 +216,7 @@ def _no_claims_under(account: Account | None, args: argparse.Namespace) -> None:
 
     if account is None or check_display_name(args.display_name) == account.display_name:
         return
-    desk = open_service(settings_from(args))
+    desk = open_service(settings_from(args, knowledge_base=False))
     try:
         claims = desk.claimed_by(account.display_name)
     finally:

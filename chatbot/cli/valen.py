@@ -109,7 +109,7 @@ async def check(args: argparse.Namespace) -> CheckReport:
     # Here, not at the top: httpx and the settings cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_valen_client
 
-    settings = settings_from(args)
+    settings = settings_from(args, knowledge_base=False)
     require_sendable_key(settings)  # Live whatever `valen.replay` says.
     # aiohttp is otherwise imported on the first request (~110 ms): now, so the latency shown is
     # the request's.

@@ -15,6 +15,7 @@ only its language's questions use). A Chinese group added from the editor had no
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale, detect_locale
@@ -95,3 +96,31 @@ def searched_passages(main: Path) -> dict[Locale, list[Passage]]:
             p for p in passages if p.id not in taken and written_in(p, locale)
         ]
     return searched
+
+
+def synonyms_finding_nothing(
+    searched: Mapping[Locale, Sequence[Passage]], groups: Sequence[SynonymGroup]
+) -> list[tuple[SynonymGroup, Locale | None]]:
+    """The groups that can find nothing, given the passages each language's questions are
+    searched in (`searched_passages`, or the live engines'): each with None when no passage of
+    any language has any of its words, or with its words' language when none of the passages
+    that language searches has any (a Chinese group whose words only an English passage has).
+    The one rule of `helpdesk kb check` and the editor's Synonyms tab."""
+    from chatbot.retrieval.retrievers import unmatched_synonyms
+
+    # Languages without a translation search the same passages: read those once.
+    by_list: dict[int, set[SynonymGroup]] = {}
+    unmatched: dict[Locale, set[SynonymGroup]] = {}
+    for locale, passages in searched.items():
+        if id(passages) not in by_list:
+            by_list[id(passages)] = set(unmatched_synonyms(passages, groups))
+        unmatched[locale] = by_list[id(passages)]
+    found: list[tuple[SynonymGroup, Locale | None]] = []
+    for group in groups:
+        if all(group in missed for missed in unmatched.values()):
+            found.append((group, None))
+            continue
+        locale = detect_locale(" ".join(group))
+        if group in unmatched.get(locale, ()):
+            found.append((group, locale))
+    return found

@@ -46,12 +46,17 @@ class SQLiteUserStore:
         self._clock = clock
 
     @classmethod
-    def open(cls, path: Path, *, clock: Clock = utc_now) -> SQLiteUserStore:
-        """Open (creating it, private, if needed) and migrate the database at `path`."""
-        migrated = SQLiteStore.open(path, clock=clock)  # One-off: it runs the migrations.
-        path = migrated.path
-        migrated.close()
-        connection = _connect(path)
+    def open(cls, path: Path, *, clock: Clock = utc_now, migrate: bool = True) -> SQLiteUserStore:
+        """Open (creating it, private, if needed) and migrate the database at `path`.
+
+        `migrate=False` is for the commands that only read (`users list`), as for
+        `SQLiteStore.open`: the file must exist and is opened read-only, so a backup or a folder
+        this user cannot write is read (migrating made the `-shm` file, and failed there)."""
+        # One-off: it runs the migrations, or (not `migrate`) refuses a file not ours or newer.
+        checked = SQLiteStore.open(path, clock=clock, migrate=migrate)
+        path = checked.path
+        checked.close()
+        connection = _connect(path, create=migrate)
         try:
             connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except sqlite3.Error as error:

@@ -12,6 +12,7 @@ from textual.widgets import Button, Static, TabbedContent, TextArea
 
 from chatbot.config import Settings
 from chatbot.desk.service import DeskService
+from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.tui import create_app
@@ -29,6 +30,10 @@ HEADGEAR = "Do you lend headgear with the bikes?"
 
 def problems(panel: SynonymsPanel) -> str:
     return str(panel.query_one("#synonyms-problem", Static).render())
+
+
+def note(panel: SynonymsPanel) -> str:
+    return str(panel.query_one("#synonyms-note", Static).render())
 
 
 async def test_edit_synonyms_and_the_next_question_uses_them(
@@ -85,6 +90,30 @@ async def test_synonyms_from_the_palette_and_a_conflict_is_said(
         await wait_until(pilot, lambda: "changed by someone else" in problems(panel))
         assert panel.text == "senior = pensioner, retiree\n"
         assert load_synonyms(kb_copy) == (("bike", "bicycle"),)
+
+
+async def test_a_group_is_judged_by_the_passages_its_language_searches(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    """As `helpdesk kb check` judges it: 单车 and 自行车 are in the zh/ passages, which Chinese
+    questions search, though not in the main folder's; 鹦鹉 is only in an English passage, which
+    they never search."""
+    PassageStore(kb_copy).add(
+        Passage(id="parrots", text="Parrots (鹦鹉) may not ride in the basket.")
+    )
+    app = make_app("editor")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "zh" in app.translated)
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        panel = app.screen.query_one(SynonymsPanel)
+        await type_into(pilot, "#synonyms-text", "单车 = 自行车\n鹦鹉 = 八哥\nzorb = blorp\n")
+        await wait_until(pilot, lambda: "zorb" in note(panel))
+        assert note(panel) == (
+            "Finds nothing (no passage has any of its words): zorb\n"
+            "Finds nothing (no passage searched for questions in its language has any of its "
+            "words): 鹦鹉"
+        )
 
 
 def test_synonyms_tab_at_80x24_with_a_bad_line(

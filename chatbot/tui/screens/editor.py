@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -36,7 +36,7 @@ from chatbot import drafts
 from chatbot.drafts import UnsavedPassage, save_unsaved_passage, take_unsaved_passage
 from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
+from chatbot.i18n import DEFAULT_LOCALE, LOCALES, N_, Locale, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.interface import ConflictError, PassageNotFoundError, StoredPassage
 from chatbot.knowledge_base.models import Passage
@@ -181,9 +181,7 @@ class EditorScreen(Screen[None]):
             await pane.mount(GapList(locale=locale, id="gap-list"))
         else:
             await pane.mount(
-                SynonymsPanel(
-                    lambda: self.services.engine.passages, locale=locale, id="synonyms-panel"
-                )
+                SynonymsPanel(self._searched_passages, locale=locale, id="synonyms-panel")
             )
             self.load_synonyms()
 
@@ -198,6 +196,19 @@ class EditorScreen(Screen[None]):
             if (live := translated.get(detect_locale(question))) is not None:
                 return cast(Engine, live.engine)
         return self.services.engine
+
+    def _searched_passages(self) -> dict[Locale, Sequence[Passage]]:
+        """For each language, the passages its questions are searched in now: its translation's
+        engine's, or the configured knowledge base's for a language without one."""
+        translated = getattr(self.app, "translated", {})
+        return {
+            locale: (
+                live.engine.passages
+                if (live := translated.get(locale)) is not None
+                else self.services.engine.passages
+            )
+            for locale in LOCALES
+        }
 
     @property
     def form(self) -> PassageForm:

@@ -3,7 +3,7 @@ under the box as you type, and Save off until there are none."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -22,7 +22,7 @@ from chatbot.knowledge_base.synonyms import (
     group_problem,
     parse_synonym_lines,
 )
-from chatbot.retrieval.retrievers import unmatched_synonyms
+from chatbot.knowledge_base.translated import synonyms_finding_nothing
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
 
 HELP = N_(
@@ -45,7 +45,7 @@ class SynonymsPanel(Vertical):
 
     def __init__(
         self,
-        passages: Callable[[], Sequence[Passage]],
+        passages: Callable[[], Mapping[Locale, Sequence[Passage]]],
         *,
         locale: Locale = DEFAULT_LOCALE,
         id: str | None = None,
@@ -53,6 +53,9 @@ class SynonymsPanel(Vertical):
         super().__init__(id=id)
         self.locale: Locale = locale
         self._passages = passages
+        """For each language, the passages its questions are searched in now: a group is judged
+        by those of its words' language, as `helpdesk kb check` judges it (the main folder's
+        alone would say a Chinese group the zh/ passages have finds nothing)."""
         self.revision: str | None = None
         self.saved_text = ""
         self.groups: tuple[SynonymGroup, ...] = ()
@@ -108,13 +111,23 @@ class SynonymsPanel(Vertical):
         self.groups, self.problems = parse_synonym_lines(self.text)
         self.problems += self._unshowable_problems()
         self.query_one("#synonyms-problem", Static).update(Text("\n".join(self.problems)))
-        unmatched = unmatched_synonyms(self._passages(), self.groups)
-        note = "" if not unmatched else (
-            translations(self.locale)
-            .gettext("Finds nothing (no passage has any of its words): {groups}")
-            .format(groups="; ".join(group[0] for group in unmatched))
-        )  # fmt: skip
-        self.query_one("#synonyms-note", Static).update(Text(note))
+        found = synonyms_finding_nothing(self._passages(), self.groups)
+        t = translations(self.locale)
+        notes = []
+        if nowhere := [group[0] for group, locale in found if locale is None]:
+            notes.append(
+                t.gettext("Finds nothing (no passage has any of its words): {groups}").format(
+                    groups="; ".join(nowhere)
+                )
+            )
+        if elsewhere := [group[0] for group, locale in found if locale is not None]:
+            notes.append(
+                t.gettext(
+                    "Finds nothing (no passage searched for questions in its language has any "
+                    "of its words): {groups}"
+                ).format(groups="; ".join(elsewhere))
+            )
+        self.query_one("#synonyms-note", Static).update(Text("\n".join(notes)))
         self.query_one("#synonyms-save", Button).disabled = bool(self.problems)
 
     def _unshowable_problems(self) -> list[str]:
