@@ -183,6 +183,13 @@ async def steady(pilot: Pilot[None]) -> None:
     # rating below the log) changes its height.
     for log in pilot.app.screen.query(ChatLog):
         await wait_until(pilot, partial(at_end, log))
+    # A scrollbar could be drawn as it was a scroll earlier (under load, a chat's thumb a few
+    # rows up): each one shown is drawn again, as the scrolling now is.
+    for widget in pilot.app.screen.query(Widget):
+        if widget.show_vertical_scrollbar:
+            widget.vertical_scrollbar.refresh()
+        if widget.show_horizontal_scrollbar:
+            widget.horizontal_scrollbar.refresh()
     # The footer rebuilds a refresh after the bindings change (a queue filling enables Open):
     # a screenshot taken in between would miss keys.
     await footer_current(pilot)

@@ -207,10 +207,6 @@ def test_the_desk_at_80x24_with_a_resolved_conversation(
         await wait_until(pilot, lambda: "Resolved." in status_text(panel))
         await pilot.wait_for_scheduled_animations()  # The chat scrolls to its last message.
         await steady(pilot)
-        # Its scrollbar could be drawn as it was a scroll earlier (under load), the thumb a few
-        # rows up.
-        panel.log_view.vertical_scrollbar.refresh()
-        await pilot.pause()
 
     app = make_app("all", bot=False, conversation_id=cid)
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

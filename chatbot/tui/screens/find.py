@@ -26,6 +26,9 @@ from chatbot.tui.widgets.queue_list import agent_error, one_line
 
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
+SEARCHING = N_("Searching…")
+"""Said while a search waits on the database: one waiting on a slow or unreachable server (its
+timeout can be long) showed nothing new, and looked like a search that found nothing."""
 
 
 def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
@@ -93,22 +96,22 @@ class FindScreen(Dialog[int | None]):
 
     async def search(self) -> None:
         text = self.query_one("#find-input", Input).value
+        locale = self.services.locale
+        t = translations(locale)
+        status = self.query_one("#find-status", Static)
+        status.update(Text(t.gettext(SEARCHING)))
         try:
             hits = await self.services.desk.search(text, limit=50)
         except HelpdeskError as error:
-            message = agent_error(error, self.services.locale)
-            self.query_one("#find-status", Static).update(Text(message))
+            if text != self.query_one("#find-input", Input).value:
+                return  # Typing went on meanwhile: its own search says how it went.
+            # The results of other words go too: Enter opened one of them, as if found for these.
+            self._show([])
+            status.update(Text(agent_error(error, locale)))
             return
         if text != self.query_one("#find-input", Input).value:
             return  # Typing went on meanwhile: its own search follows.
-        self.hits = hits
-        results = self.query_one("#find-results", OptionList)
-        results.clear_options()
-        locale = self.services.locale
-        results.add_options([Option(hit_line(hit, locale=locale)) for hit in hits])
-        if hits:
-            results.highlighted = 0
-        t = translations(locale)
+        self._show(hits)
         if not hits:
             said = t.gettext("Nothing found.")
         else:
@@ -117,7 +120,16 @@ class FindScreen(Dialog[int | None]):
             else:
                 found = t.gettext("the 50 most recent shown")
             said = t.gettext("{found}. Enter opens; ↓ to choose.").format(found=found)
-        self.query_one("#find-status", Static).update(Text(said))
+        status.update(Text(said))
+
+    def _show(self, hits: list[SearchHit]) -> None:
+        self.hits = hits
+        results = self.query_one("#find-results", OptionList)
+        results.clear_options()
+        locale = self.services.locale
+        results.add_options([Option(hit_line(hit, locale=locale)) for hit in hits])
+        if hits:
+            results.highlighted = 0
 
     @on(Input.Submitted, "#find-input")
     def _open_first(self, event: Input.Submitted) -> None:

@@ -51,6 +51,7 @@ from chatbot.tui.send_guard import after
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
+from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import (
     DeskTrouble,
@@ -645,8 +646,15 @@ class ConversationView(Vertical):
             self._why = None
             self._show_reply_state()
         focused = self.app.focused
-        if focused is not None and event.key in focused._bindings.key_to_bindings:
-            return  # The focused widget's own key (a scroll of the transcript): its binding runs.
+        if (
+            focused is not None
+            and focused is not self._box
+            and event.key in focused._bindings.key_to_bindings
+        ):
+            # The focused widget's own key (a scroll of the transcript): its binding runs. Not the
+            # box's: it takes its own keys in turn, so one of them here was typed elsewhere before
+            # a character moved the focus to it (see `ChatLog.Typed` below).
+            return
         if self.reply_input.guard.unread:
             # An Enter pressed before this key has words on their way here (its `Submitted`
             # comes after this key): run now, Ctrl+R resolved before "thanks, bye" went out,
@@ -683,11 +691,17 @@ class ConversationView(Vertical):
             return
         # A printable key reaches the view only from a part of it that takes no text (a text box
         # keeps the keys it takes), whatever has the focus by now: the first key of a quick pair
-        # moves it to the reply box before the second arrives.
-        if event.is_printable and event.character:
+        # moves it to the reply box before the second arrives. So does a key that deletes the
+        # box's text: left to its binding, it ran where the focus was once the characters typed
+        # after it had moved it to the box, and Ctrl+U then a reply, typed at once, left an
+        # empty box.
+        if (typed := ChatLog.Typed.of(event)) is not None:
             event.stop()
             event.prevent_default()
-            self._type(event.character)
+            if typed.character is not None:
+                self._type(typed.character)
+            else:
+                await self._edit(typed.key)
 
     def on_paste(self, event: events.Paste) -> None:
         # Pasted on the transcript or the side pane (the box keeps its own pastes): meant for the
@@ -707,6 +721,18 @@ class ConversationView(Vertical):
             return
         field.focus()
         field.append(character)
+
+    async def _edit(self, key: str) -> None:
+        """An editing key (Backspace, Ctrl+U, …) pressed while the transcript had the focus: run
+        on the box below it, in turn with the characters typed around it."""
+        field = self.reply_input
+        if field.hold_key(key):  # Typed after F6: for the conversation it opens.
+            return
+        if field.disabled:
+            self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
+            return
+        field.focus()
+        await field.press_key(key)
 
     # -- acting -----------------------------------------------------------------------------------
 

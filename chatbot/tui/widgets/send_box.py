@@ -112,6 +112,14 @@ class SendBox(PlainInput):
         self._held.append(events.Paste(text))
         return True
 
+    def hold_key(self, key: str) -> bool:
+        """`key`, one of the box's own (Backspace, Ctrl+U, …), pressed elsewhere for this box,
+        kept with the held keys; False: none are held."""
+        if self._held is None:
+            return False
+        self._held.append(events.Key(key, None))
+        return True
+
     def take_held_text(self) -> str:
         """What the held keys and pastes typed, as text, and no more holding: for a dialog the
         key that started holding opened (Ctrl+F's search). Other keys (Enter) are dropped."""

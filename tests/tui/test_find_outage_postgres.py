@@ -1,0 +1,62 @@
+"""The agent's search (Ctrl+F) while PostgreSQL does not answer (a relay to it gone silent): a
+search waiting on the database showed nothing new until the store's deadline, and looked like one
+that found nothing. It says it is searching, then that the database cannot be reached."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from chatbot.assembly import open_service
+from chatbot.config import load_settings
+from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui.screens.find import FindScreen
+from chatbot.tui.widgets.agent_console import AgentConsole
+from tests.freezing_relay import FreezingRelay
+from tests.tui import test_agent_outage_postgres as outage
+from tests.tui.conftest import SIZE
+from tests.tui.helpers import flat, screen_text, wait_until
+
+relayed = outage.relayed
+DEADLINE_S = 3.0
+"""The store's deadline: long enough for the dialog to be seen waiting on it."""
+
+
+def status(app: HelpDeskApp) -> str:
+    return flat(str(app.screen.query_one("#find-status", Static).render()))
+
+
+async def test_a_search_waiting_on_a_silent_database_says_so_then_that_it_cannot_reach_it(
+    relayed: tuple[str, str, FreezingRelay],
+) -> None:
+    url, direct, relay = relayed
+    other = open_service(load_settings(store={"db": direct}))
+    try:
+        conversation = other.start_conversation().id
+        other.talk_to_person(conversation)
+        other.ask(conversation, "Where is my helmet?")
+    finally:
+        other.close()
+    settings = load_settings(store={"db": url, "timeout_s": DEADLINE_S})
+    app = create_app(settings, mode="agent", timings=False, bot=False, agent="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        console = app.screen.query_one(AgentConsole)
+        table = console.queue.table
+        await wait_until(pilot, lambda: table.item(conversation) is not None, timeout=30)
+        table.focus()
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: isinstance(app.screen, FindScreen))
+        find = app.screen
+        assert isinstance(find, FindScreen)
+        await pilot.press(*"helmet")
+        await wait_until(pilot, lambda: status(app).startswith("1 found"), timeout=30)
+        relay.freeze()
+        await pilot.press("s")
+        await wait_until(pilot, lambda: status(app) == "Searching…")
+        await wait_until(pilot, relay.held.is_set)  # Still waiting on the server: it says so.
+        assert status(app) == "Searching…"
+        await wait_until(pilot, lambda: outage.TROUBLE in status(app), timeout=30)
+        # The words typed found nothing yet: the results of the words before them are gone.
+        assert find.hits == [] and "#1" not in flat(screen_text(app, find))
+        relay.thaw()
+        await pilot.press("backspace")
+        await wait_until(pilot, lambda: status(app).startswith("1 found"), timeout=30)
