@@ -90,8 +90,9 @@ async def test_questions_sent_in_the_shell_are_asked_apart_from_what_was_typed_a
         load.opened.set()
         await wait_until(pilot, lambda: len(questions(other)) == 2)
         panel = app.screen.query_one(ChatPanel)
+        # Put back once the last question's answer is shown (CI read the box in between).
+        await wait_until(pilot, lambda: panel.question.value == "thanks")
         assert questions(other) == ["How do I unlock a bike?", "Where do I park?"]
-        assert panel.question.value == "thanks"  # Not sent: no Enter after it.
 
 
 def questions(desk: DeskService) -> list[str]:
