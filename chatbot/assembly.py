@@ -230,11 +230,15 @@ def build_engine(
     finally:
         if knowledge_base is None:
             store.close()
+    from chatbot.knowledge_base.translated import TranslatedPassageStore
+
     return Engine(
         retriever=BM25Retriever(passages, synonyms=synonyms),
         judge=judge if judge is not None else make_judge(settings, http),
         threshold=settings.engine.threshold,
         k=settings.engine.k,
+        # A translation's engine says so in each result: its passages are only that language's.
+        locale=store.locale if isinstance(store, TranslatedPassageStore) else None,
     )
 
 

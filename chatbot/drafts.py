@@ -1,5 +1,6 @@
-"""A customer's unsent question, kept while `helpdesk serve` restarts: written as a browser
-session's chat closes, taken (once) by the next session of the same conversation. A file per
+"""A customer's unsent question, kept while `helpdesk serve` restarts: stored as they type (a
+second at most behind) and as a browser session's chat closes, read back by the next session of
+the same conversation, and gone only once sent or cleared (`store_draft`). A file per
 conversation in the user's state directory, private to them: a draft is nobody else's (no
 agent, no export sees it), and it lives seconds to minutes.
 
@@ -85,6 +86,42 @@ def take_draft(folder: Path, conversation_id: int) -> str:
     """The conversation's draft, once: the file goes as it is read. Only ever text for the
     question box (control characters left out), never more than `MAX_DRAFT_CHARS`."""
     return _take(folder, str(conversation_id), MAX_DRAFT_CHARS)
+
+
+def read_draft(folder: Path, conversation_id: int) -> str:
+    """The conversation's draft, left in place: it stays kept until it is sent or cleared
+    (`store_draft`), as an agent's does (`read_agent_draft`). Taken as it was put back in the
+    box, it was gone for good if the session then died (`serve` killed, a crash)."""
+    if not folder.is_dir():
+        return ""
+    with _locked(folder):
+        return _read(folder / f"{conversation_id}.txt", MAX_DRAFT_CHARS)
+
+
+def store_draft(folder: Path, conversation_id: int, *, text: str, base: str) -> str:
+    """Keep `text` as the conversation's draft as it is now in the question box, as the
+    customer types: in place of `base`, what that box last read or stored; blank (sent, or
+    cleared), its file goes. Words stored meanwhile by another tab of theirs, which `base` does
+    not know, are joined, never dropped. Returns what is kept now, the next call's `base` (the
+    customer's side of `store_agent_draft`)."""
+    path = folder / f"{conversation_id}.txt"
+    if is_blank(text) and is_blank(base) and not folder.is_dir():
+        return ""  # Nothing kept, nothing to keep: no folder made for it.
+    make_private_folders(folder)
+    with _locked(folder):
+        stored = _read(path, MAX_DRAFT_CHARS)
+        kept = text if stored == base else join_drafts(stored, text)
+        # As `_read` will read it back, so the next call's `base` compares equal.
+        kept = strip_control(kept, one_line=True)
+        kept = "" if is_blank(kept) else kept[:MAX_DRAFT_CHARS]
+        if kept == stored:
+            return kept
+        if kept:
+            _write(path, kept.encode("utf-8"))
+            _prune(folder, keep=path)
+        else:
+            path.unlink(missing_ok=True)
+    return kept
 
 
 MAX_AGENT_DRAFT_CHARS = MAX_DRAFT_CHARS

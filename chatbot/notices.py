@@ -347,4 +347,13 @@ def why_no_passages(decision: Decision, *, locale: Locale = DEFAULT_LOCALE) -> s
     if not parts:
         return t.gettext("No passage shares a word with the question.")
     # A separator of its own: Chinese joins clauses with a full-width semicolon.
-    return t.gettext("No passage retrieved: {reasons}.").format(reasons=t.gettext("; ").join(parts))
+    reasons = t.gettext("; ").join(parts)
+    searched = next((name for code, name in LANGUAGE_NAMES.items() if code == trace.locale), None)
+    if searched is not None:
+        # A translation's engine searched only its own language's passages: "in no passage"
+        # alone named words other passages have ("bike" asked in a Chinese conversation). Said
+        # of the passages, not the conversation: `helpdesk ask` has none.
+        return t.gettext(
+            "No passage retrieved (only the {language} passages were searched): {reasons}."
+        ).format(language=searched, reasons=reasons)
+    return t.gettext("No passage retrieved: {reasons}.").format(reasons=reasons)

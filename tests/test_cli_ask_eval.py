@@ -311,7 +311,11 @@ def test_ask_wraps_its_prose_to_the_terminal_between_words(
     code, out, _ = run_cli(capsys, "ask", "熊猫吃竹子")
     reason = out.splitlines()[3:]
     assert max(map(cell_width, reason)) <= 30 and len(reason) > 1
-    assert "".join(reason).replace(" ", "").startswith("none.Nopassageretrieved:")
+    assert (
+        "".join(reason)
+        .replace(" ", "")
+        .startswith("none.Nopassageretrieved(onlythe中文passagesweresearched):")
+    )
 
 
 def test_k_option_limits_requests(

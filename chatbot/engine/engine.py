@@ -41,12 +41,15 @@ class Engine:
         threshold: float = DEFAULT_THRESHOLD,
         k: int = DEFAULT_K,
         predicate: str = PREDICATE,
+        locale: str | None = None,
     ) -> None:
         self.retriever = retriever
         self.judge = judge
         self.threshold = threshold
         self.k = k
         self.predicate = predicate
+        self.locale = locale
+        """The language whose passages alone it searches (see `RetrievalTrace.locale`)."""
 
     @property
     def passages(self) -> Sequence[Passage]:
@@ -68,6 +71,7 @@ class Engine:
             threshold=self.threshold,
             k=self.k,
             predicate=self.predicate,
+            locale=self.locale,
         )
 
     def with_synonyms(self, synonyms: SynonymGroups) -> Engine:
@@ -80,6 +84,7 @@ class Engine:
             threshold=self.threshold,
             k=self.k,
             predicate=self.predicate,
+            locale=self.locale,
         )
 
     def retrieve(self, question: str) -> list[Retrieved]:
@@ -111,5 +116,6 @@ class Engine:
                     QueryTerm(word=t.word, term=t.term, passages=t.passages, synonym=t.synonym)
                     for t in trace.terms
                 ),
+                locale=self.locale,
             ),
         )

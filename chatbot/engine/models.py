@@ -81,6 +81,10 @@ class RetrievalTrace(BaseModel):
     passages: int
     """How many passages the knowledge base had."""
     terms: tuple[QueryTerm, ...] = ()
+    locale: str | None = None
+    """The language whose passages alone were searched (an engine over a translated knowledge
+    base, a conversation in that language's); None: the whole knowledge base. Without it, "in
+    no passage" named words of passages in the other language."""
 
     def common(self, term: QueryTerm) -> bool:
         """In half the passages or more: counts toward scores but never retrieves on its own."""

@@ -298,6 +298,7 @@ class HelpDeskApp(SafeApp):
             locale=prepared.locale,
             customer_locale=self._customer_locale,
             opened_locale=opened_locale,
+            bot_here=prepared.make_bot is not None,
         )
         # A chat reopened in its conversation's language; an agent's screens in theirs.
         chat = self.mode_name == "chat"

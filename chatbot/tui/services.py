@@ -56,6 +56,10 @@ class Services:
     opened_locale: Locale | None = None
     """The language of the conversation the app was opened on (`--conversation`, a browser
     session's), read with the settings: its chat is drawn in it from the first frame."""
+    bot_here: bool = True
+    """This app runs a bot worker of its own, with its settings (replay mode or live). False
+    (`--no-bot`, a browser session): other processes answer, and only a browser's (`serve`'s
+    bots, on the same settings) are known to judge as these settings say."""
 
     @property
     def engine(self) -> Engine:

@@ -1,6 +1,7 @@
 """What a customer had typed in the chat's question box, and not sent, was lost when `serve`
 restarted (SIGTERM ends every session): the session now keeps it, private to the user, for the
-next session of the same conversation, which puts it back in the box and forgets it."""
+next session of the same conversation, which puts it back in the box; it is kept until sent or
+cleared."""
 
 from __future__ import annotations
 
@@ -73,13 +74,16 @@ def test_an_unsent_question_is_back_after_serve_restarts(
         page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
         settled(page)
         assert conversations_opened(served) == [conversation]
-        wait_for(lambda: not kept.exists(), what="the draft to be taken")
+        # Put back in the box, and still kept (read, not taken): a session killed now loses
+        # nothing.
+        assert kept.read_text() == DRAFT
         click_input(page)
         page.keyboard.press("Enter")  # What was typed before the restart is sent now.
         wait_for(
             lambda: transcript(db, conversation) == [("customer", DRAFT, None)],
             what="the draft sent as typed",
         )
+        wait_for(lambda: not kept.exists(), what="the sent draft to go")
     finally:
         served.stop()
 

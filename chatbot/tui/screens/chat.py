@@ -11,9 +11,13 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Header, Input
 
-from chatbot.drafts import save_draft, take_draft
+from chatbot.drafts import read_draft, store_draft
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
+
+SAVE_DRAFT_S = 1.0
+"""How long after an edit the question box's draft is stored: a write per key would be too many,
+and a session killed outright (`serve` killed, a crash: no unmount) loses at most this."""
 
 if TYPE_CHECKING:
     from chatbot.tui.services import Services
@@ -37,6 +41,12 @@ class ChatScreen(ModeScreen):
     """The chat, once built (at once, or in its shell's place)."""
     _question: Input | None = None
     """Its question box, once the chat is in place."""
+    _stored = ""
+    """The draft as last read from, or stored in, `drafts` (see `store_draft`)."""
+    _draft_of: int | None = None
+    """The conversation `_stored` is the draft of."""
+    _save_pending = False
+    """A save of the draft is due within `SAVE_DRAFT_S`."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -65,16 +75,51 @@ class ChatScreen(ModeScreen):
     def _restore_draft(self, chat: ChatPanel) -> None:
         # The box itself is kept: by this screen's unmount its widgets are gone from the DOM.
         self._question = chat.question
-        if self.drafts is not None and chat.conversation_id is not None:
-            chat.restore_draft(take_draft(self.drafts, chat.conversation_id))
+        if self.drafts is None or chat.conversation_id is None:
+            return
+        saved = ""
+        with contextlib.suppress(OSError):  # An unreadable folder: nothing to put back.
+            saved = read_draft(self.drafts, chat.conversation_id)
+        # Read, not taken: it stays kept until sent or cleared. Not put back (the box had words
+        # already), it is joined with them at the first save rather than replaced.
+        self._draft_of = chat.conversation_id
+        self._stored = saved if chat.restore_draft(saved) else ""
 
-    def on_unmount(self) -> None:
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # The question box changed: stored within `SAVE_DRAFT_S`, with whatever else is typed
+        # meanwhile.
+        if event.input is not self._question or self.drafts is None or self._save_pending:
+            return
+        self._save_pending = True
+        self.set_timer(SAVE_DRAFT_S, self.save_draft)
+
+    def on_chat_panel_sent(self, _event: Message) -> None:
+        # At once: a draft still kept once sent would come back in the box, to go out twice.
+        # (Handled by name, as `on_chat_panel_locale_changed`.)
+        self.save_draft()
+
+    def save_draft(self) -> None:
+        """Keep what the question box holds as its conversation's draft (blank: sent or
+        cleared, none is kept)."""
+        self._save_pending = False
         chat, question = self._chat, self._question
         if self.drafts is None or chat is None or question is None:
             return
-        if chat.conversation_id is not None:
-            with contextlib.suppress(OSError):  # A full disk: the draft is lost, as before.
-                save_draft(self.drafts, chat.conversation_id, question.value)
+        if chat.conversation_id is None:
+            return  # Nothing to keep it with until the first message starts the conversation.
+        if chat.conversation_id != self._draft_of:
+            self._draft_of, self._stored = chat.conversation_id, ""
+        if question.value == self._stored:
+            return
+        with contextlib.suppress(OSError):  # A full disk: tried again on the next edit.
+            self._stored = store_draft(
+                self.drafts, chat.conversation_id, text=question.value, base=self._stored
+            )
+
+    def on_unmount(self) -> None:
+        # The session ends (`serve` restarting, the page closed): what was typed waits for the
+        # next session of the conversation.
+        self.save_draft()
 
     def on_chat_panel_locale_changed(self, event: Message) -> None:
         # The whole screen is the customer's: the app's keys and title follow their language.

@@ -87,6 +87,10 @@ again, sends no change notice, and its line stayed until something else changed.
 PERSON_HAS_IT = (State.WAITING, State.CLAIMED)
 """While a person has the conversation, or it waits for one, "Talk to a person" is not offered:
 pressed, it could only say so ("A person already has this conversation.")."""
+PERSON_READS = N_("A person will read this.")
+"""Under the customer's newest message while a person has the conversation, or it waits for one:
+the bot stays silent then, and a message (a suggestion tapped) showed nothing under it, as if
+the bot had not heard."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
@@ -186,6 +190,11 @@ class ChatPanel(Vertical):
     ]
 
     @dataclass
+    class Sent(Message):
+        """What the customer typed went out (less what they typed after it): a draft of it kept
+        must go at once, or it comes back in the box to be sent twice."""
+
+    @dataclass
     class LocaleChanged(Message):
         """The chat is shown in another language now (the customer's conversation says so)."""
 
@@ -251,6 +260,10 @@ class ChatPanel(Vertical):
         self._refused = False
         """The error line says why what was typed could not be sent (blank, too long): it goes
         once the box is cleared or within the limit again, or when the conversation moves on."""
+        self._newest_is_customer = False
+        """The newest entry shown is a message of the customer's (nothing answered it yet)."""
+        self._acknowledgement: NoticeBubble | None = None
+        """`PERSON_READS`, shown under that message."""
         self._localize_bindings()
 
     def gettext(self, message: str) -> str:
@@ -259,11 +272,14 @@ class ChatPanel(Vertical):
 
     # -- a browser session's draft (kept by `ChatScreen` while `serve` restarts) ------------------
 
-    def restore_draft(self, text: str) -> None:
-        """Put a draft back in the question box, unless something is typed there already."""
+    def restore_draft(self, text: str) -> bool:
+        """Put a draft back in the question box, unless something is typed there already;
+        whether it was."""
         if text and not self.question.value:
             self.question.value = text
             self.question.cursor_position = len(text)
+            return True
+        return False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-top"):
@@ -275,6 +291,8 @@ class ChatPanel(Vertical):
                 yield SuggestionList(
                     self.services.suggestions,
                     locale=self.locale,
+                    # A browser's bots are `serve`'s, on the same settings; `--no-bot`'s may not be.
+                    known=self.services.bot_here or self.app.is_web,
                     classes="welcome",
                     id="chat-suggestions",
                 )
@@ -434,6 +452,7 @@ class ChatPanel(Vertical):
                 self._last_entry = entries[-1].id
                 self._hide_refusal()  # The conversation moved on below it.
                 await self._show(entries)
+            await self._acknowledge()
             if news and not self.app.app_focus:
                 # A customer waiting in another window (or tab: the page marks its title) hears
                 # that the bot or a person answered.
@@ -509,11 +528,54 @@ class ChatPanel(Vertical):
             agent = None if conversation.agent is None else printable(conversation.agent)
             text = status_line(conversation.state, agent, ahead=self._ahead, locale=self.locale)
         self.query_one("#chat-status", StatusLine).update(text)
+        self._show_suggestions()
+
+    def _suggesting(self) -> bool:
+        """Whether the suggested questions are offered: not while a person has the conversation
+        or it waits for one (one tapped then goes to that person, not to the bot the list
+        speaks of), nor in a chat set to another language (`_elsewhere`)."""
+        return bool(self.services.suggestions) and self._offers_a_person() and not self._elsewhere()
+
+    def _elsewhere(self) -> bool:
+        """The conversation is set to another language than English, the recorded questions':
+        the bot searches only that language's passages for them (a Chinese chat, the Chinese
+        ones), where their recorded answers are not."""
+        conversation = self.conversation
+        fixed = (conversation.locale if conversation is not None else None) or self._chosen
+        return fixed is not None and fixed != DEFAULT_LOCALE
+
+    def _show_suggestions(self) -> None:
+        if not self.services.suggestions:
+            return
+        shown = self.query_one(SuggestionList)
+        shown.display = self._offers_a_person()
+        shown.offer(elsewhere=self._elsewhere())
+
+    async def _acknowledge(self) -> None:
+        """Say `PERSON_READS` under the customer's newest message while a person has the
+        conversation (or it waits for one), and only then: gone once anyone writes after it."""
+        conversation = self.conversation
+        wanted = (
+            conversation is not None
+            and conversation.state in PERSON_HAS_IT
+            and self._newest_is_customer
+        )
+        shown = self._acknowledgement
+        if shown is not None and (not wanted or self.log_view.children[-1] is not shown):
+            self._acknowledgement = None
+            await shown.remove()
+        if wanted and self._acknowledgement is None:
+            self._acknowledgement = NoticeBubble(self.gettext(PERSON_READS))
+            await self.log_view.mount(self._acknowledgement)
+            self.log_view.scroll_end(animate=False)
+            self.log_view.call_after_refresh(self._keep_newest_in_view)
 
     async def _clear_log(self) -> None:
         """Take every message and notice off the transcript, to be shown again."""
         await self.log_view.remove_children(".bubble")
         self.log_view.anchor(False)
+        self._acknowledgement = None
+        self._newest_is_customer = False
         self._last_entry = 0
         self._answers = {}
         self._latest_answer = None
@@ -570,6 +632,7 @@ class ChatPanel(Vertical):
                     self._answers[entry.id] = bubble
                     newest_answer = bubble
                 new.append(bubble)
+                self._newest_is_customer = entry.author is Author.CUSTOMER
                 continue
             event = entry.event
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
@@ -583,6 +646,7 @@ class ChatPanel(Vertical):
             )
             if text is not None:
                 new.append(NoticeBubble(text))
+                self._newest_is_customer = False
         if newest_answer is not None:
             # Feedback is for the latest answer only: earlier ones lose their buttons.
             previous, self._latest_answer = self._latest_answer, newest_answer
@@ -661,6 +725,9 @@ class ChatPanel(Vertical):
             # Cleared, or cut to within the limit: what the line said is over. ("Shorten it"
             # stayed under the transcript through an agent's replies until the next Enter.)
             self._hide_refusal()
+        elif self._refused and (refusal := self._refusal(event.value)) is not None:
+            # Still too long: the count follows the edits (it stayed the one of the last Enter).
+            self.error.update(Text(refusal))
         # Only while a person holds the conversation: every signal is a write that wakes every
         # process on the desk, and a conversation with the bot, or waiting, has no one to tell.
         conversation = self.conversation
@@ -685,6 +752,7 @@ class ChatPanel(Vertical):
             field.kept(words)
             return
         field.take(words)  # What was typed after this Enter stays.
+        self.post_message(self.Sent())
         await self.refresh_log()
 
     async def ask(self, text: str) -> None:
@@ -694,6 +762,7 @@ class ChatPanel(Vertical):
             return
         if self.question.value == text:  # Not what they started typing meanwhile.
             self.question.take(text)
+            self.post_message(self.Sent())
         await self.refresh_log()
 
     def _refusal(self, text: str) -> str | None:
@@ -827,6 +896,8 @@ class ChatPanel(Vertical):
             self._latest_answer = None
             await self.log_view.query_children().exclude(".welcome").remove()
             self.log_view.anchor(False)
+            self._acknowledgement = None
+            self._newest_is_customer = False
             self._show_status()
             self.working = False
             self._hide_rating()
@@ -938,11 +1009,14 @@ class ChatPanel(Vertical):
                     lambda locale=locale: self.switch_locale(locale),  # type: ignore[misc]
                 )  # fmt: skip
         # Palette titles are read as markup, so a question with brackets is left to typing.
-        for suggestion in (s for s in self.services.suggestions if "[" not in s.question):
+        offered = self.services.suggestions if self._suggesting() else ()
+        known = self.services.bot_here or self.app.is_web  # As the list says it.
+        for suggestion in (s for s in offered if "[" not in s.question):
             question = suggestion.question
             yield PaletteCommand(
                 t.gettext("Ask: {question}").format(question=question),
-                t.gettext("A question with recorded answers") if suggestion.answered
+                t.gettext("A question to try") if not known
+                else t.gettext("A question with recorded answers") if suggestion.answered
                 else t.gettext("A question with recorded answers: {note}").format(
                     note=t.gettext(PERSON_REPLIES)
                 ),

@@ -7,7 +7,7 @@ not under the bullet, so each one reads as one item.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.console import RenderableType
@@ -33,6 +33,20 @@ REPLAY_NOTE_IN_A_BROWSER = N_(
     "else goes to a person). Tap or click one, or type it:"
 )
 """In a browser, on a phone most of all, there is no Ctrl+P to press: the list is tapped."""
+TRY_NOTE = N_("Questions to try. Click one, type it, or pick it with Ctrl+P → Ask:")
+"""`helpdesk chat --no-bot`: the bot is another process (`helpdesk bot`), which may run live,
+so the chat cannot say it is in replay mode, nor which questions a person gets."""
+ELSEWHERE_NOTE = N_(
+    "Questions to try, with recorded answers, are offered in a chat in English: F9 shows this "
+    "chat in English."
+)
+"""In a chat set to another language, whose questions are searched in that language's passages
+only: the recorded questions (English) went to a person there, while the list said the bot had
+answers for them."""
+ELSEWHERE_NOTE_IN_A_BROWSER = N_(
+    "Questions to try, with recorded answers, are offered in a chat in English: tap English at "
+    "the top."
+)
 PERSON_REPLIES = N_("a person will reply")
 """After a suggested question whose recorded answers are all under the threshold."""
 
@@ -59,7 +73,7 @@ class SuggestedQuestion(Widget):
 
     def render(self) -> RenderableType:
         text = Text(printable(self.suggestion.question))
-        if not self.suggestion.answered:
+        if not self.suggestion.answered and self.note:
             text.append(f" ({self.note})", style="italic")
         grid = Table.grid(padding=(0, 1, 0, 0))
         grid.add_column(width=3, justify="right")
@@ -81,7 +95,8 @@ class SuggestedQuestion(Widget):
 
 
 class SuggestionList(Vertical):
-    """The replay note and the suggested questions under it."""
+    """The replay note and the suggested questions under it; in a chat in another language, only
+    a note saying where they are offered (`offer`)."""
 
     DEFAULT_CSS = """
     SuggestionList {
@@ -102,19 +117,44 @@ class SuggestionList(Vertical):
         locale: Locale,
         id: str | None = None,
         classes: str | None = None,
+        known: bool = True,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.suggestions = tuple(suggestions)
         self.locale = locale
+        self.known = known
+        """Whether the bot judges as this app's settings say (replay mode, the marks as decided
+        here): not with `--no-bot`, whose bot may run live."""
+        self.elsewhere = False
+        """The chat is set to another language than the questions': they are not offered."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
         yield Static(Text(t.gettext(self._note())), classes="note")
         for suggestion in self.suggestions:
-            yield SuggestedQuestion(suggestion, t.gettext(PERSON_REPLIES))
+            yield SuggestedQuestion(suggestion, self._mark(t.gettext))
+
+    def _mark(self, gettext: Callable[[str], str]) -> str:
+        return gettext(PERSON_REPLIES) if self.known else ""
 
     def _note(self) -> str:
-        return REPLAY_NOTE_IN_A_BROWSER if self.app.is_web else REPLAY_NOTE
+        web = self.app.is_web
+        if self.elsewhere:
+            return ELSEWHERE_NOTE_IN_A_BROWSER if web else ELSEWHERE_NOTE
+        if not self.known:
+            return TRY_NOTE
+        return REPLAY_NOTE_IN_A_BROWSER if web else REPLAY_NOTE
+
+    def offer(self, *, elsewhere: bool) -> None:
+        """Offer the questions, or (`elsewhere`) say only where they are offered."""
+        if elsewhere == self.elsewhere:
+            return
+        self.elsewhere = elsewhere
+        self.query_one(".note", Static).update(
+            Text(translations(self.locale).gettext(self._note()))
+        )
+        for row in self.query(SuggestedQuestion):
+            row.display = not elsewhere
 
     def set_suggestions(self, suggestions: Sequence[Suggestion]) -> None:
         """The same questions, newly decided: each row says again whether a person replies."""
@@ -130,4 +170,4 @@ class SuggestionList(Vertical):
         t = translations(locale)
         self.query_one(".note", Static).update(Text(t.gettext(self._note())))
         for row in self.query(SuggestedQuestion):
-            row.show_in(t.gettext(PERSON_REPLIES))
+            row.show_in(self._mark(t.gettext))
