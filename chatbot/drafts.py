@@ -92,10 +92,7 @@ def read_draft(folder: Path, conversation_id: int) -> str:
     """The conversation's draft, left in place: it stays kept until it is sent or cleared
     (`store_draft`), as an agent's does (`read_agent_draft`). Taken as it was put back in the
     box, it was gone for good if the session then died (`serve` killed, a crash)."""
-    if not folder.is_dir():
-        return ""
-    with _locked(folder):
-        return _read(folder / f"{conversation_id}.txt", MAX_DRAFT_CHARS)
+    return _read_kept(folder, str(conversation_id), MAX_DRAFT_CHARS)
 
 
 def store_draft(folder: Path, conversation_id: int, *, text: str, base: str) -> str:
@@ -104,24 +101,7 @@ def store_draft(folder: Path, conversation_id: int, *, text: str, base: str) -> 
     cleared), its file goes. Words stored meanwhile by another tab of theirs, which `base` does
     not know, are joined, never dropped. Returns what is kept now, the next call's `base` (the
     customer's side of `store_agent_draft`)."""
-    path = folder / f"{conversation_id}.txt"
-    if is_blank(text) and is_blank(base) and not folder.is_dir():
-        return ""  # Nothing kept, nothing to keep: no folder made for it.
-    make_private_folders(folder)
-    with _locked(folder):
-        stored = _read(path, MAX_DRAFT_CHARS)
-        kept = text if stored == base else join_drafts(stored, text)
-        # As `_read` will read it back, so the next call's `base` compares equal.
-        kept = strip_control(kept, one_line=True)
-        kept = "" if is_blank(kept) else kept[:MAX_DRAFT_CHARS]
-        if kept == stored:
-            return kept
-        if kept:
-            _write(path, kept.encode("utf-8"))
-            _prune(folder, keep=path)
-        else:
-            path.unlink(missing_ok=True)
-    return kept
+    return _store(folder, str(conversation_id), text, base, MAX_DRAFT_CHARS)
 
 
 MAX_AGENT_DRAFT_CHARS = MAX_DRAFT_CHARS
@@ -146,11 +126,7 @@ def read_agent_draft(folder: Path, conversation_id: int, *, agent: str, note: bo
     """The agent's unsent reply (or note) to the conversation, left in place: it stays kept
     until it is sent or cleared (`store_agent_draft`). Taken as it was put back in the box, it
     was gone for good if the console was then killed (`kill -9`, a crash, power lost)."""
-    if not folder.is_dir():
-        return ""
-    with _locked(folder):
-        return _read(folder / f"{_agent_name(conversation_id, agent, note)}.txt",
-                     MAX_AGENT_DRAFT_CHARS)  # fmt: skip
+    return _read_kept(folder, _agent_name(conversation_id, agent, note), MAX_AGENT_DRAFT_CHARS)
 
 
 def store_agent_draft(
@@ -162,16 +138,29 @@ def store_agent_draft(
     consoles (a second tab), which `base` does not know, are joined, never dropped. Returns what
     is kept now, the next call's `base`."""
     name = _agent_name(conversation_id, agent, note)
+    return _store(folder, name, text, base, MAX_AGENT_DRAFT_CHARS)
+
+
+def _read_kept(folder: Path, name: str, cap: int) -> str:
+    """The draft `name` in `folder`, left in place ("" when there is none)."""
+    if not folder.is_dir():
+        return ""
+    with _locked(folder):
+        return _read(folder / f"{name}.txt", cap)
+
+
+def _store(folder: Path, name: str, text: str, base: str, cap: int) -> str:
+    """Keep `text` as draft `name` in place of `base` (see `store_draft`); returns what is kept."""
     path = folder / f"{name}.txt"
     if is_blank(text) and is_blank(base) and not folder.is_dir():
         return ""  # Nothing kept, nothing to keep: no folder made for it.
     make_private_folders(folder)
     with _locked(folder):
-        stored = _read(path, MAX_AGENT_DRAFT_CHARS)
+        stored = _read(path, cap)
         kept = text if stored == base else join_drafts(stored, text)
         # As `_read` will read it back, so the next call's `base` compares equal.
         kept = strip_control(kept, one_line=True)
-        kept = "" if is_blank(kept) else kept[:MAX_AGENT_DRAFT_CHARS]
+        kept = "" if is_blank(kept) else kept[:cap]
         if kept == stored:
             return kept
         if kept:
