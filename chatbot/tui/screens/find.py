@@ -56,6 +56,10 @@ class FindScreen(Dialog[int | None]):
         self.services = services
         localize_bindings(self, services.locale)
         self.text = text
+        self._early: list[tuple[str, str | None]] | None = []
+        """Keys typed on the queue after the one that opened this search, before its box was in
+        the screen: typed into it, in order, by `on_mount` (None from then on). Each is a
+        character, or an editing key (its character None)."""
         self.hits: list[SearchHit] = []
         self._timer: Timer | None = None
 
@@ -73,18 +77,39 @@ class FindScreen(Dialog[int | None]):
 
     def add_typed(self, character: str) -> None:
         """A key typed on the queue after the one that opened this search: it joins the words,
-        kept in `text` too until `on_mount` gives the box all of them (a box made but not yet
-        in the screen was made with the text as it was then)."""
-        self.text += character
-        field = self.query_one_optional("#find-input", PlainInput)
-        if field is not None:
-            field.append(character)
+        in turn with the editing keys typed around it (see `edit_typed`)."""
+        if self._early is not None:  # The box is not in the screen yet.
+            self._early.append(("", character))
+        else:
+            self.query_one("#find-input", PlainInput).append(character)
 
-    def on_mount(self) -> None:
-        field = self.query_one("#find-input", Input)
-        field.value = self.text  # With any key that came while the box was being made.
+    async def edit_typed(self, key: str) -> None:
+        """An editing key (Backspace, Ctrl+U, …) typed on the queue after the letters that
+        opened this search: it acts on the words in the order it was typed. Left to its binding,
+        it ran once it had passed every widget up to the app, after the letters typed behind it:
+        a Backspace typed between letters took out a later one."""
+        if self._early is not None:
+            self._early.append((key, None))
+        else:
+            await self._type(self.query_one("#find-input", PlainInput), key, None)
+
+    async def _type(self, field: PlainInput, key: str, character: str | None) -> None:
+        """A character put after the words, or the box's own binding for an editing key run."""
+        if character is not None:
+            field.append(character)
+            return
+        for binding in field._bindings.key_to_bindings.get(key, ()):
+            await field.run_action(binding.action)
+            break
+
+    async def on_mount(self) -> None:
+        field = self.query_one("#find-input", PlainInput)
+        field.value = self.text
         field.focus()
         field.cursor_position = len(field.value)
+        early, self._early = self._early or [], None
+        for key, character in early:  # The keys that came while the box was being made.
+            await self._type(field, key, character)
         self.call_later(self.search)
 
     @on(Input.Changed, "#find-input")

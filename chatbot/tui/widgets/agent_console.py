@@ -21,6 +21,7 @@ from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.chat_log import EDITING_KEYS
 from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import DESK_TROUBLE, DeskTrouble, QueueList, desk_error
 
@@ -253,14 +254,23 @@ class AgentConsole(Vertical):
 
         self.app.push_screen(TeamScreen(self.services), self._open)
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # Letters typed on the queue start a search with them: typing always reaches a text box.
         # A printable key reaches the console only from a part of it that takes no text (a text
         # box keeps the keys it takes, the conversation view sends its own to the reply box).
         # The first letter of a quick burst opens the search before the others arrive: they go
-        # into the same search, spaces too (`gift cards`). A space starts no search.
+        # into the same search, spaces too (`gift cards`). A space starts no search. Nor does a
+        # key that edits text (`EDITING_KEYS`): it acts on the search's words in turn with the
+        # letters, and before any letter it has nothing to edit. Left to its binding, it ran in
+        # the search box the letters typed after it had opened: Ctrl+U `helmet` searched `elmet`.
         search = self._typed_search
         searching = search is not None and self.app.screen is search
+        if event.key in EDITING_KEYS:
+            event.stop()
+            event.prevent_default()
+            if search is not None and searching:
+                await search.edit_typed(event.key)
+            return
         if not (event.is_printable and event.character) or (
             event.character.isspace() and not searching
         ):
