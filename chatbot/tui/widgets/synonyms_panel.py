@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -102,6 +102,22 @@ class SynonymsPanel(Vertical):
     def refuse(self, problem: str) -> None:
         """Say why the synonyms could not be read or saved; what is typed stays."""
         self.query_one("#synonyms-problem", Static).update(Text(problem))
+
+    def on_key(self, event: events.Key) -> None:
+        # A character typed on Save (Tab from the lines lands there) was lost without a word: it
+        # goes into the lines, at their cursor, and so does the focus. The box keeps the
+        # characters it takes, so one that reaches the panel was typed on Save; judged here, not
+        # by where the focus is now, as the first key of a burst moves it while the rest are
+        # still on their way. Space stays the button's, as Enter does.
+        if event.key == "space" or not (event.is_printable and event.character):
+            return
+        box = self.query_one("#synonyms-text", TextArea)
+        if box.read_only:
+            return
+        event.stop()
+        event.prevent_default()
+        box.focus()
+        box.replace(event.character, *box.selection, maintain_selection_offset=False)
 
     @on(TextArea.Changed, "#synonyms-text")
     def _changed(self) -> None:
