@@ -321,21 +321,9 @@ class PassageForm(Vertical):
             self.validate_form()
 
     def on_key(self, event: events.Key) -> None:
-        # A character typed on Save, New or Delete (Tab from the text lands there) was lost
-        # without a word: it goes into the text, at its cursor, and so does the focus. The boxes
-        # keep the characters they take, so one that reaches the form was typed on a button. It
-        # is judged here, where it came because that button had the focus, not by where the
-        # focus is now: the first key of a burst moves it to the text while the rest are still
-        # on their way to the button. Space stays the button's, as Enter does.
-        if event.key == "space" or not (event.is_printable and event.character):
-            return
-        text = self.text_area
-        if text.read_only:  # A deleted passage's last version: only Restore changes it.
-            return
-        event.stop()
-        event.prevent_default()
-        text.focus()
-        text.replace(event.character, *text.selection, maintain_selection_offset=False)
+        # The boxes keep the characters they take: one that reaches the form was typed on Save,
+        # New or Delete, and goes into the text.
+        self.query_one("#form-text", PlainTextArea).take_typed(event)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -32,3 +32,19 @@ class PlainTextArea(TextArea):
             self.replace(event.character, start, end, maintain_selection_offset=False)
         else:
             await own_key_in_turn(self, event)
+
+    def take_typed(self, event: events.Key) -> None:
+        """Take a character typed on a button beside this box (Tab from the box lands there),
+        which would be lost without a word: it goes in at the cursor, with the focus. Called from
+        the container the key reached, where it came because the button had the focus, not by
+        where the focus is now: the first key of a burst moves it here while the rest are still
+        on their way to the button. Space and Enter stay the button's; a read-only box (a
+        deleted passage's last version) takes nothing."""
+        if event.key == "space" or not (event.is_printable and event.character):
+            return
+        if self.read_only:
+            return
+        event.stop()
+        event.prevent_default()
+        self.focus()
+        self.replace(event.character, *self.selection, maintain_selection_offset=False)

@@ -104,20 +104,8 @@ class SynonymsPanel(Vertical):
         self.query_one("#synonyms-problem", Static).update(Text(problem))
 
     def on_key(self, event: events.Key) -> None:
-        # A character typed on Save (Tab from the lines lands there) was lost without a word: it
-        # goes into the lines, at their cursor, and so does the focus. The box keeps the
-        # characters it takes, so one that reaches the panel was typed on Save; judged here, not
-        # by where the focus is now, as the first key of a burst moves it while the rest are
-        # still on their way. Space stays the button's, as Enter does.
-        if event.key == "space" or not (event.is_printable and event.character):
-            return
-        box = self.query_one("#synonyms-text", TextArea)
-        if box.read_only:
-            return
-        event.stop()
-        event.prevent_default()
-        box.focus()
-        box.replace(event.character, *box.selection, maintain_selection_offset=False)
+        # The box keeps the characters it takes: one that reaches the panel was typed on Save.
+        self.query_one("#synonyms-text", PlainTextArea).take_typed(event)
 
     @on(TextArea.Changed, "#synonyms-text")
     def _changed(self) -> None:
