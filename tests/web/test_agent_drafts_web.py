@@ -91,8 +91,9 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
                 return False
 
             wait_for(sent_or_open_and_press_enter, what="the kept reply sent as typed", every=1.0)
-            # Kept until sent (a console killed after putting it back lost it), then forgotten.
-            assert not kept.exists()
+            # Kept until sent (a console killed after putting it back lost it), then forgotten:
+            # the file goes once the send has landed, so just after the reply is seen stored.
+            wait_for(lambda: not kept.exists(), what="the kept reply forgotten once sent")
             assert agent_replies(db, second) == []
         finally:
             served.stop()
