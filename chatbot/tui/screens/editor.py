@@ -18,6 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import (
@@ -137,7 +138,11 @@ class EditorScreen(Screen[None]):
         self._problems: list[str] = []
         self._known_ids: frozenset[str] = frozenset()
         self._form: PassageForm | None = None
-        """The passage form, once mounted: by this screen's unmount it is gone from the DOM."""
+        """The passage form, once composed (by this screen's unmount it is gone from the DOM)."""
+        # Held, not queried: `check_action` runs for every key of the footer on each binding
+        # change, and a query walks the whole screen (a tenth of the editor tests' CPU).
+        self._tabs: TabbedContent | None = None
+        self._synonyms_panel: SynonymsPanel | None = None
 
     def gettext(self, message: str) -> str:
         """`message` in the editor's language (`--locale`)."""
@@ -152,11 +157,12 @@ class EditorScreen(Screen[None]):
         t = translations(locale)
         self.title = t.gettext(EDITOR_TITLE)
         yield Header()
-        with TabbedContent(id="editor-tabs", initial="passages"):
+        with TabbedContent(id="editor-tabs", initial="passages") as self._tabs:
             with TabPane(t.gettext("Passages"), id="passages"), Horizontal(id="editor-body"):
                 yield PassageList(locale=locale, id="passage-list")
                 with Vertical(id="editor-main"):
-                    yield PassageForm(locale=locale, id="passage-form")
+                    self._form = PassageForm(locale=locale, id="passage-form")
+                    yield self._form
                     yield PassageHistory(locale=locale, id="passage-history")
             # Built when first shown (`_build_tab`): a fifth of the editor's widgets, and most
             # editors open it for the passages.
@@ -180,9 +186,9 @@ class EditorScreen(Screen[None]):
         elif tab == "gaps":
             await pane.mount(GapList(locale=locale, id="gap-list"))
         else:
-            await pane.mount(
-                SynonymsPanel(self._searched_passages, locale=locale, id="synonyms-panel")
-            )
+            panel = SynonymsPanel(self._searched_passages, locale=locale, id="synonyms-panel")
+            await pane.mount(panel)
+            self._synonyms_panel = panel
             self.load_synonyms()
 
     def _engine(self, question: str | None = None) -> Engine:
@@ -219,7 +225,6 @@ class EditorScreen(Screen[None]):
         return self.query_one(PassageHistory)
 
     def on_mount(self) -> None:
-        self._form = self.form
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, self._rebuilt)
@@ -231,7 +236,7 @@ class EditorScreen(Screen[None]):
         # follows, and so does the form unless it holds unsaved changes (`_follow`).
         self._reload_history()
         # Someone else's save shows, unless it would drop typing.
-        if self.query(SynonymsPanel) and not self.synonyms.dirty:
+        if self._synonyms_panel is not None and not self._synonyms_panel.dirty:
             self.load_synonyms()
 
     # Loading ------------------------------------------------------------------------------------
@@ -811,12 +816,14 @@ class EditorScreen(Screen[None]):
 
     @property
     def synonyms(self) -> SynonymsPanel:
-        return self.query_one(SynonymsPanel)
+        if self._synonyms_panel is None:  # Built when the tab is first shown.
+            raise NoMatches("the synonyms tab has not been shown yet")
+        return self._synonyms_panel
 
     @property
     def synonyms_dirty(self) -> bool:
         """Typed synonyms not saved yet (none before the tab was first shown)."""
-        return bool(self.query(SynonymsPanel)) and self.synonyms.dirty
+        return self._synonyms_panel is not None and self._synonyms_panel.dirty
 
     def load_synonyms(self) -> None:
         """Show the synonyms as stored; a broken file is said under the box (saving replaces
@@ -887,10 +894,8 @@ class EditorScreen(Screen[None]):
         # None greys a key in the footer, as its button is greyed: a key that looks ready but
         # does nothing also says nothing. False leaves out a key of another tab: Save, New and
         # Delete on Try it pushed Back out of an 80-column footer, and read as acting there.
-        tabs = self.query(TabbedContent)
-        active = tabs.first().active if tabs else "passages"
-        forms = self.query(PassageForm)
-        form = forms.first() if forms else None
+        active = self._active_tab()
+        form = self._form
         if action == "save":
             # Try it and the gaps have nothing to save: Ctrl+S there saved the passage form
             # behind them, out of sight.
@@ -916,12 +921,15 @@ class EditorScreen(Screen[None]):
 
     def _can_save(self) -> bool:
         """Whether Ctrl+S would save: the Save button of what it saves is enabled."""
-        tabs = self.query(TabbedContent)
-        if tabs and tabs.first().active == "synonyms":
-            panels = self.query(SynonymsPanel)
-            return not panels or not panels.first().problems
-        forms = self.query(PassageForm)
-        return not forms or forms.first().savable
+        if self._active_tab() == "synonyms":
+            panel = self._synonyms_panel
+            return panel is None or not panel.problems
+        return self._form is None or self._form.savable
+
+    def _active_tab(self) -> str:
+        """The tab shown ("passages" before the tabs are mounted)."""
+        tabs = self._tabs
+        return tabs.active if tabs is not None and tabs.is_attached else "passages"
 
     def action_save(self) -> None:
         if self.query_one(TabbedContent).active == "synonyms":
