@@ -451,6 +451,9 @@ class ChatPanel(Vertical):
             if entries:
                 self._last_entry = entries[-1].id
                 self._hide_refusal()  # The conversation moved on below it.
+                # The acknowledgement goes first, then comes back under the newest message if
+                # still due: gone after, a frame showed it above an agent's reply.
+                await self._unacknowledge()
                 await self._show(entries)
             await self._acknowledge()
             if news and not self.app.app_focus:
@@ -562,13 +565,18 @@ class ChatPanel(Vertical):
         )
         shown = self._acknowledgement
         if shown is not None and (not wanted or self.log_view.children[-1] is not shown):
-            self._acknowledgement = None
-            await shown.remove()
+            await self._unacknowledge()
         if wanted and self._acknowledgement is None:
             self._acknowledgement = NoticeBubble(self.gettext(PERSON_READS))
             await self.log_view.mount(self._acknowledgement)
             self.log_view.scroll_end(animate=False)
             self.log_view.call_after_refresh(self._keep_newest_in_view)
+
+    async def _unacknowledge(self) -> None:
+        """Take `PERSON_READS` off the transcript, if shown."""
+        shown, self._acknowledgement = self._acknowledgement, None
+        if shown is not None:
+            await shown.remove()
 
     async def _clear_log(self) -> None:
         """Take every message and notice off the transcript, to be shown again."""
