@@ -15,6 +15,7 @@ from chatbot.dburl import (
     SQLITE_URL_FORM,
     display,
     is_postgres,
+    postgres_url_problem,
     sqlite_url_path,
     sqlite_url_problem,
 )
@@ -58,6 +59,15 @@ def store_location(db: str) -> Path:
     return Path(sqlite_url_path(db)).expanduser()
 
 
+def require_database_name(db: str) -> None:
+    """Refuse, with one line, a `postgresql://` `store.db` naming no database: libpq would
+    connect to the one named as the user (`postgres`) and the help desk's tables be made there.
+    `--db` and `HELPDESK_DB` are refused so before anything runs (`settings_from`); this is for
+    settings that reach a store some other way (a browser session's, a test's)."""
+    if is_postgres(db) and (problem := postgres_url_problem(db)) is not None:
+        raise HelpdeskError(f"store.db: {problem}")
+
+
 def store_name(db: str) -> str:
     """The database as it may be shown: a SQLite file's path, or a URL without its password."""
     return display(db) if is_postgres(db) else str(store_location(db))
@@ -79,6 +89,7 @@ def _open(settings: Settings, *, clock: Clock, migrate: bool) -> PostgresStore |
     if is_postgres(db):
         from chatbot.store.postgres import PostgresStore
 
+        require_database_name(db)
         return PostgresStore.open(
             db, clock=clock, migrate=migrate, timeout_s=settings.store.timeout_s
         )
@@ -185,29 +196,42 @@ def make_judge(settings: Settings, http: httpx.AsyncClient | None) -> PassageJud
     return PassageJudge(replay=valen.replay, cache=ReplayCache(valen.cache), client=client)
 
 
-def open_knowledge_base(settings: Settings, *, lock_timeout: float = 10.0) -> KnowledgeBaseStore:
+def open_knowledge_base(
+    settings: Settings, *, lock_timeout: float = 10.0, create: bool = False
+) -> KnowledgeBaseStore:
     """The knowledge base `settings.knowledge_base.path` names: a directory of passage files, or
-    a PostgreSQL database (connected now, so a server that refuses is one line at start)."""
+    a PostgreSQL database (connected now, so a server that refuses is one line at start).
+
+    A PostgreSQL database without the knowledge base's tables is refused with one line unless
+    `create` (`helpdesk kb import`, the one command that makes a knowledge base): opening made
+    them, so a mistyped database name became a new, empty knowledge base, and the bot, the app
+    and `ask` sent every question to a person (`no-passages`) without a word."""
     location = settings.knowledge_base.path
     if isinstance(location, str):
         # Imported here: the driver costs start-up time that a knowledge base on files never uses.
         from chatbot.knowledge_base.postgres import PostgresPassageStore
 
-        return PostgresPassageStore.open(location, timeout_s=settings.store.timeout_s)
+        return PostgresPassageStore.open(
+            location, timeout_s=settings.store.timeout_s, create=create
+        )
     from chatbot.knowledge_base.store import PassageStore
 
     return PassageStore(location, lock_timeout=lock_timeout)
 
 
 def check_knowledge_base(settings: Settings) -> None:
-    """Refuse, with one `HelpdeskError` line, a knowledge-base directory that is missing or not
-    a directory, without reading its passages (an app reads them after its first screen). A
-    PostgreSQL knowledge base is checked by connecting, in `open_knowledge_base`."""
+    """Refuse, with one `HelpdeskError` line, a knowledge base that is not there: a directory
+    that is missing or not a directory (its passages are not read: an app reads them after its
+    first screen), or a PostgreSQL database that cannot be reached or has no knowledge base's
+    tables (connected to, and left as it is). For the app, `serve` and `helpdesk bot`, before
+    they start."""
     location = settings.knowledge_base.path
-    if not isinstance(location, str):
-        from chatbot.knowledge_base.errors import require_directory
+    if isinstance(location, str):
+        open_knowledge_base(settings).close()
+        return
+    from chatbot.knowledge_base.errors import require_directory
 
-        require_directory(location)
+    require_directory(location)
 
 
 def build_engine(
@@ -324,6 +348,7 @@ def require_database(settings: Settings) -> None:
     if is_postgres(db):
         from chatbot.store.postgres import stored_version
 
+        require_database_name(db)
         if stored_version(db) is None:
             raise HelpdeskError(
                 f"{store_name(db)}: no help-desk tables there (the app, `helpdesk bot` and "
@@ -352,6 +377,7 @@ def open_accounts(settings: Settings, *, migrate: bool = True) -> AccountService
     from chatbot.accounts.service import AccountService
 
     db = settings.store.db
+    require_database_name(db)
     if not migrate:
         open_store(settings, migrate=False).close()  # Refuses an older schema; changes nothing.
     if is_postgres(db):
@@ -390,6 +416,10 @@ class DatabaseReport:
     other_tables: tuple[str, ...] = ()
     """The tables found where none is the help desk's: most likely another application's
     database, named by mistake. Empty for the help desk's own, and for an empty database."""
+    knowledge_base: bool = False
+    """Whether a PostgreSQL database with none of the conversations' tables holds the knowledge
+    base's (`helpdesk kb import` first, as the docs have it): the help desk's database, not yet
+    used by the desk."""
 
 
 # The tables someone made in a PostgreSQL database: not the system's, not another session's
@@ -455,6 +485,14 @@ def _postgres_tables(settings: Settings) -> list[str]:
         link.drop()
 
 
+def _holds_knowledge_base(tables: list[str]) -> bool:
+    """Whether `tables` (as `_postgres_tables` names them) hold a knowledge base: its `kb_meta`,
+    which the knowledge base's store itself looks for."""
+    from chatbot.knowledge_base.postgres import TABLES
+
+    return TABLES[0] in tables
+
+
 def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseReport:
     """Open the configured database as it is and measure it; `HelpdeskError` if it cannot be
     used. Its schema is never migrated: a newer host's `doctor` would lock the older hosts out
@@ -505,8 +543,11 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         latency = _median_ms(store.last_entry_id if current else untabled, round_trips)
         backlog, oldest = store.bot_backlog() if current else (None, None)
         # No help-desk schema there (PostgreSQL's is in `schema_versions`): an empty database,
-        # or another application's.
+        # another application's, or one holding the help desk's knowledge base alone.
         other = _postgres_tables(settings) if version == 0 and is_postgres(db) else []
+        knowledge_base = _holds_knowledge_base(other)
+        if knowledge_base:  # Its kb_* tables are the help desk's; any others share it.
+            other = []
     finally:
         store.close()
     return DatabaseReport(
@@ -518,4 +559,5 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         waiting_for_a_bot=None if other else backlog,
         oldest_wait_for_a_bot_s=None if oldest is None else round(oldest, 1),
         other_tables=tuple(other),
+        knowledge_base=knowledge_base,
     )

@@ -8,7 +8,7 @@ URL) out of any text about to be printed or logged, such as a driver's error mes
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -22,6 +22,30 @@ def scheme(url: str) -> str | None:
 
 def is_postgres(url: str) -> bool:
     return scheme(url) in POSTGRES_SCHEMES
+
+
+POSTGRES_URL_FORM = "postgresql://user@host:5432/dbname"
+
+
+def postgres_url_problem(url: str) -> str | None:
+    """Why a `postgresql://` URL names no database, or None: the database is the path after the
+    host (or `?dbname=`, or a `?service=` entry of pg_service.conf). With none, libpq connects to
+    the database named as the user (or `PGDATABASE`), `postgres` for `postgres@`, and the help
+    desk made its tables there. The URL itself is never part of the answer (it may hold a
+    password)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None  # Malformed otherwise: the driver's refusal says how.
+    if unquote(parts.path.removeprefix("/")).strip():
+        return None
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name.lower() in ("dbname", "service") and value.strip():
+            return None
+    return (
+        "the URL names no database (PostgreSQL would use the one named as the user): write it"
+        f" as {POSTGRES_URL_FORM}"
+    )
 
 
 SQLITE_URL_FORM = "sqlite:///path/to/file.sqlite3"

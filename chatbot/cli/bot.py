@@ -19,6 +19,7 @@ from chatbot.cli.options import (
     add_engine_options,
     settings_from,
 )
+from chatbot.text import printable
 
 # The worker's modules are imported when it runs, so that registering it costs `helpdesk --help`
 # nothing.
@@ -77,6 +78,7 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     from chatbot.assembly import (
         build_engine,
         build_locale_engines,
+        check_knowledge_base,
         engine_readers,
         make_http_client,
         open_knowledge_base,
@@ -87,6 +89,10 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     from chatbot.desk.bot import BotWorker
     from chatbot.engine.live import LiveEngine
 
+    # Before the desk opens (and makes its tables): a knowledge base that is not there (a
+    # mistyped database name) is one line, where the worker escalated every question as
+    # `no-passages` from a new, empty one.
+    check_knowledge_base(settings)
     desk = AsyncDesk.open(lambda: open_service(settings))
     try:
         async with make_http_client(settings) as http:
@@ -106,10 +112,13 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
             await desk.watch()
             following = [asyncio.create_task(each.follow())
                          for each in (live, *translated.values())]  # fmt: skip
-            where = store_name(settings.store.db)
+            where = printable(store_name(settings.store.db))
+            # The knowledge base too: a worker answering from the wrong one looked like any other.
+            kb = printable(passages.location)
             print(
-                f"helpdesk bot {worker.name}: answering questions from {where} "
-                f"(Valen: {valen_mode(settings)}), {bot.concurrency} at once; Ctrl+C to stop",
+                f"helpdesk bot {worker.name}: answering questions from {where} with the knowledge"
+                f" base {kb} (Valen: {valen_mode(settings)}), {bot.concurrency} at once;"
+                " Ctrl+C to stop",
                 file=sys.stderr,
                 flush=True,
             )

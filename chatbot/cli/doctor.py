@@ -11,7 +11,9 @@ checked that they can. Doctor itself makes nothing, and exits 0: nothing is wron
 
 A database that holds tables, none of them the help desk's, is most likely another
 application's, named by mistake: doctor says so, names it and some of its tables, asks whether it
-is the right one, and exits 1. It changes nothing there either.
+is the right one, and exits 1. It changes nothing there either. The knowledge base's tables
+(`kb_*`, made by `helpdesk kb import`) are the help desk's: a PostgreSQL database holding them
+alone is one the desk has not used yet, reported as new (exit 0).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class Report(TypedDict):
     oldest_wait_for_a_bot_s: float | None
     other_tables: NotRequired[list[str]]
     """Only for a database holding tables, none of them the help desk's: theirs."""
+    knowledge_base: NotRequired[bool]
+    """Only for a PostgreSQL database holding the knowledge base and none of the desk's tables
+    yet (always true then)."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         )
         if report.other_tables:
             fields["other_tables"] = list(report.other_tables)
+        if report.knowledge_base:
+            fields["knowledge_base"] = True
     other = fields.get("other_tables", [])
     if args.json:
         print(json.dumps(fields, indent=2))
@@ -113,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
             f"no help-desk tables, but {counted(len(other), 'other')} ({_some(other)}); the app,"
             f" `helpdesk bot` or `helpdesk serve` {then}"
         )
+    elif version == 0 and fields.get("knowledge_base"):
+        # `kb import` first, as the docs have it: the help desk's database, the desk not yet run.
+        schema = "none yet: only the knowledge base's tables (kb_*) there; "
+        schema += FIRST_START.format(them="the help desk's") + " (doctor makes none)"
     elif version == 0:
         schema = f"none yet: no help-desk tables there; {FIRST_START.format(them='them')}"
         schema += " (doctor makes none)"

@@ -192,17 +192,28 @@ def settings_from(args: argparse.Namespace, *, knowledge_base: bool = True) -> S
 
 
 def _check_db(settings: Settings, flags: dict[str, str]) -> None:
-    """Refuse a `--db` or `HELPDESK_DB` no store can open before anything runs, naming it as it
-    was given (`store.db: unknown database scheme` sent someone who typed `--db` to the docs);
-    a `sqlite://` URL becomes the path it names, shown as that path."""
+    """Refuse a `--db` or `HELPDESK_DB` no store can open, or a PostgreSQL `--db` or `--kb` (or
+    `HELPDESK_KB`) URL naming no database, before anything runs, naming it as it was given
+    (`store.db: unknown database scheme` sent someone who typed `--db` to the docs); a
+    `sqlite://` URL becomes the path it names, shown as that path."""
     from chatbot.config import InvalidSetting, _source
-    from chatbot.dburl import sqlite_url_path, sqlite_url_problem
+    from chatbot.dburl import is_postgres, postgres_url_problem, sqlite_url_path, sqlite_url_problem
+
+    def refuse(setting: str, problem: str) -> NoReturn:
+        if setting in flags:
+            raise HelpdeskError(f"invalid option {flags[setting]}: {problem}")
+        raise InvalidSetting(setting, problem, _source(setting, {}))
 
     db = settings.store.db
     if (problem := sqlite_url_problem(db)) is not None:
-        if "store.db" in flags:
-            raise HelpdeskError(f"invalid option {flags['store.db']}: {problem}")
-        raise InvalidSetting("store.db", problem, _source("store.db", {}))
+        refuse("store.db", problem)
+    # A PostgreSQL URL naming no database reached the one named as the user, `postgres`, and
+    # the first start made the help desk's tables (or the knowledge base's) there.
+    if is_postgres(db) and (problem := postgres_url_problem(db)) is not None:
+        refuse("store.db", problem)
+    kb = settings.knowledge_base.path
+    if isinstance(kb, str) and (problem := postgres_url_problem(kb)) is not None:
+        refuse("knowledge_base.path", problem)
     settings.store.db = sqlite_url_path(db)
 
 

@@ -139,10 +139,13 @@ def run(args: argparse.Namespace) -> int:
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
     from chatbot.accounts.aio import AsyncAccounts
-    from chatbot.assembly import open_accounts, open_service
+    from chatbot.assembly import check_knowledge_base, open_accounts, open_service
     from chatbot.desk.aio import AsyncDesk
     from chatbot.web.server import HelpdeskServer
 
+    # Before anything is opened or made: a mistyped `--kb` is one line, not a server whose every
+    # session and bot refuses to start.
+    check_knowledge_base(settings)
     web = settings.web
     accounts = AsyncAccounts.open(lambda: open_accounts(settings))
     try:

@@ -25,7 +25,7 @@ from typing import Any, Self, TypeVar, cast
 import psycopg
 from psycopg import sql
 
-from chatbot.dburl import display, redact
+from chatbot.dburl import display, postgres_url_problem, redact
 from chatbot.knowledge_base.interface import (
     CheckReport,
     ConflictError,
@@ -59,6 +59,8 @@ CHANNEL = "helpdesk_kb"
 CONNECT_TIMEOUT_S = 5
 RELISTEN_S = 1.0
 """How soon a follower whose server is away tries to listen again."""
+TABLES = ("kb_meta", "kb_passages", "kb_history", "kb_synonyms")
+"""The knowledge base's tables; `kb_meta` is there whenever the others are (see `_SCHEMA`)."""
 _SCHEMA_LOCK = 0x6B620001
 """An advisory lock key, so two processes creating the schema at once do it one after the other."""
 
@@ -104,6 +106,10 @@ class PostgresPassageStore:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         create: bool = True,
     ) -> None:
+        # Refused before connecting: libpq would take the database named as the user
+        # (`postgres`), and an import would make the knowledge base there.
+        if (problem := postgres_url_problem(url)) is not None:
+            raise KnowledgeBaseError(f"{display(url)}: {problem}")
         self._url = url
         self._create = create
         """Whether a database without the knowledge base's tables gets them (see `open`)."""
