@@ -262,19 +262,20 @@ def test_serve_says_how_it_reaches_valen(
 def test_eval_says_valen_judged_nothing_and_exits_1(
     capsys: pytest.CaptureFixture[str], valen_server: ValenTestServer
 ) -> None:
-    valen_server.responder = fixed(REJECTED)
+    # A refusal of the input, not of the key: a rejected key stops the run at its first question.
+    valen_server.responder = fixed(Reply(status=400, body={"error": {"message": "bad input"}}))
     live = ["--replay", "off", "--base-url", valen_server.base_url, "--retriever", "overlap"]
     code, out, err = run_cli(capsys, "eval", str(SEED_DATA), "--sweep", *live)
     asked = len(valen_server.received)  # 3 questions, 5 passages each.
     assert code == 1 and asked == 15
     lines = out.rstrip().splitlines()
     assert "No threshold here answers anything with every answer correct." in lines[-3]
-    assert lines[-1] == "Valen failed 15 of 15 judgments: auth 15."
-    assert "nothing was judged (Valen failed 15 of 15 judgments: auth 15)" in err
+    assert lines[-1] == "Valen failed 15 of 15 judgments: bad-request 15."
+    assert "nothing was judged (Valen failed 15 of 15 judgments: bad-request 15)" in err
     code, out, _ = run_cli(capsys, "eval", str(SEED_DATA), "--json", *live)
     assert code == 1
     assert json.loads(out)["judgments"] == {
-        "asked": 15, "judged": 0, "not_judged": {"auth": 15},
+        "asked": 15, "judged": 0, "not_judged": {"bad-request": 15},
     }  # fmt: skip
 
 

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
@@ -16,6 +21,9 @@ from chatbot.text import cells, clip, counted, fit, printable, wrap
 
 if TYPE_CHECKING:
     from chatbot.config import Settings
+    from chatbot.valen.errors import ValenError
+    from chatbot.valen.judge import PassageJudge
+    from chatbot.valen.protocol import Outcome
 
 QUESTION_WIDTH = 48
 
@@ -25,7 +33,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "eval",
         help="evaluate retrieval and reranking on a labelled data file",
         epilog="Exit status: 0 once the report is printed; 1 when Valen was asked and judged "
-        "nothing (every judgment failed: a rejected key, say); 2 for bad input.",
+        "nothing (every judgment failed), or rejected the API key (the run stops there, with no "
+        "report); 2 for bad input; 130 when interrupted (Ctrl+C). On a terminal, stderr shows "
+        "which question the run is at.",
     )
     parser.add_argument(
         "data",
@@ -78,19 +88,204 @@ def _predicate(text: str) -> str:
     return text
 
 
-async def _evaluate(args: argparse.Namespace) -> tuple[dict[str, Any], Settings]:
+class Progress:
+    """Where a run is, among the data file's questions: shown on a terminal as one line that
+    changes in place ("question 7 of 32"), and said when the run is interrupted or stopped. A
+    live run against a failing Valen took minutes (eight with `Retry-After: 5`) on a blank
+    screen."""
+
+    def __init__(self, questions: Sequence[str], stream: TextIO | None = None) -> None:
+        self.questions = list(questions)
+        self.position = 0
+        """The 1-based number of the question being judged, or judged last; 0 before any."""
+        self.in_flight = False
+        self.asked = 0
+        self.failed: Counter[str] = Counter()
+        """Judgments Valen failed so far, by kind (replay misses and refusals are no failure)."""
+        self._stream = stream
+        self._shown = 0
+        """Cells of the line on screen now, to cover when it changes or goes."""
+
+    @property
+    def total(self) -> int:
+        return len(self.questions)
+
+    def where(self) -> str:
+        """`question 7 of 32`, or `question 7` when the file's questions could not be counted."""
+        return f"question {self.position}" + (f" of {self.total}" if self.total else "")
+
+    def start(self, question: str) -> None:
+        """The next question is about to be judged: found by its text after the last one (a
+        question that retrieves no passage is never judged, so never seen here)."""
+        later = range(self.position, len(self.questions))
+        found = next((i for i in later if self.questions[i] == question), None)
+        if found is not None:
+            self.position = found + 1
+        elif not self.questions:
+            self.position += 1  # Not counted: numbered as they come.
+        self.in_flight = True
+        self.show()
+
+    def again(self) -> None:
+        """The question just judged is judged again (another `--predicate` wording)."""
+        self.in_flight = True
+        self.show()
+
+    def judged(self, outcomes: Sequence[object]) -> None:
+        from chatbot.valen.errors import ValenError
+
+        self.in_flight = False
+        self.asked += len(outcomes)
+        self.failed.update(
+            o.kind
+            for o in outcomes
+            if isinstance(o, ValenError) and o.kind not in (REPLAY_MISS, REFUSED)
+        )
+
+    def line(self) -> str:
+        text = self.where()
+        if self.failed:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in self.failed.most_common())
+            text += f" (so far Valen failed {sum(self.failed.values())} of {self.asked}: {kinds})"
+        return text
+
+    def show(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            width = os.get_terminal_size(self._stream.fileno()).columns
+        except (OSError, ValueError):
+            width = 0
+        width = width or 80  # A terminal that does not say its size (0 columns).
+        # One cell short of the width: a line that fills it wraps on some terminals, and the
+        # carriage return would then rewrite only its second row.
+        text = clip(printable(self.line()), max(width - 1, 10))
+        self._write("\r" + text + " " * max(self._shown - cells(text), 0))
+        self._shown = cells(text)
+
+    def clear(self) -> None:
+        """Take the line off the screen, so what is printed next starts a clean line."""
+        if self._stream is not None and self._shown:
+            self._write("\r" + " " * self._shown + "\r")
+            self._shown = 0
+
+    def _write(self, text: str) -> None:
+        assert self._stream is not None
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError):
+            self._stream = None  # A terminal gone: the run goes on without its progress line.
+
+    @contextmanager
+    def around_logging(self) -> Iterator[None]:
+        """While the block runs, a warning logged (a replay cache's, say) clears the line
+        first, so it is not written onto the end of "question 7 of 32"; the line comes back at
+        the next question."""
+        if self._stream is None:
+            yield
+            return
+
+        def clear_first(_record: logging.LogRecord) -> bool:
+            self.clear()
+            return True
+
+        handlers = logging.getLogger().handlers
+        for handler in handlers:
+            handler.addFilter(clear_first)
+        try:
+            yield
+        finally:
+            for handler in handlers:
+                handler.removeFilter(clear_first)
+
+
+class KeyRejected(Exception):
+    """Valen rejected the API key for every judgment of a question: the run stops, at `where`.
+    Every later judgment would fail alike, and each would send the key again (83 times for the 32
+    questions of customer_questions.json); a rate limit or an outage, by contrast, may pass, so
+    the run goes on through those, showing them on its progress line."""
+
+    def __init__(self, error: ValenError, *, where: str, key_sent: bool) -> None:
+        super().__init__(error.describe())
+        self.error = error
+        self.where = where
+        self.key_sent = key_sent
+
+    def line(self) -> str:
+        if self.key_sent:
+            what, fix = "Valen rejected the API key", "`helpdesk valen check` tests the key"
+        else:
+            what, fix = "Valen wants an API key and none is set", "set VALEN_API_KEY"
+        said = printable(self.error.describe())
+        return (
+            f"helpdesk eval: stopped at {self.where}: {what} ({said}), as it would for every "
+            f"question; no report printed; {fix}"
+        )
+
+
+def _watched(judge: PassageJudge, progress: Progress, *, predicate: str) -> PassageJudge:
+    """`judge`, telling `progress` of each question it judges, and raising `KeyRejected` at the
+    first question whose judgments were all refused for the key. `predicate` is the wording the
+    engine decides with: it starts each question; any other wording judges the same again."""
+    from chatbot.valen.errors import AuthenticationError
+    from chatbot.valen.judge import PassageJudge
+    from chatbot.valen.protocol import PREDICATE
+
+    class Watched(PassageJudge):
+        async def judge(
+            self, question: str, passages: Sequence[str], *, instructions: str = PREDICATE
+        ) -> list[Outcome]:
+            if instructions == predicate:
+                progress.start(question)
+            else:
+                progress.again()
+            outcomes = await super().judge(question, passages, instructions=instructions)
+            progress.judged(outcomes)
+            # Every judgment of the question refused for the key, as a rejected key refuses
+            # them: one refusal among answers (a gateway's hiccup) lets the run go on.
+            refused = [o for o in outcomes if isinstance(o, AuthenticationError)]
+            if refused and len(refused) == len(outcomes):
+                key_sent = self.client is not None and self.client.has_key
+                raise KeyRejected(refused[0], where=progress.where(), key_sent=key_sent)
+            return outcomes
+
+    return Watched(replay=judge.replay, cache=judge.cache, client=judge.client)
+
+
+def _questions(path: Path) -> list[str]:
+    """The data file's questions, for the progress line; none when the file cannot say (the
+    evaluation itself then reports what is wrong with it)."""
+    from chatbot.knowledge_base.storage import read_json
+
+    try:
+        data = read_json(path)
+    except HelpdeskError:
+        return []
+    queries = data.get("queries") if isinstance(data, dict) else None
+    if not isinstance(queries, list):
+        return []
+    return [str(q.get("text")) if isinstance(q, dict) else "" for q in queries]
+
+
+async def _evaluate(
+    args: argparse.Namespace, progress: Progress
+) -> tuple[dict[str, Any], Settings]:
     # Here, not at the top: the engine and httpx cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_judge
     from chatbot.engine.evaluate import evaluate
+    from chatbot.valen.protocol import PREDICATE
 
     settings = settings_from(args)
+    progress.questions = _questions(args.data)
+    predicate = args.predicate[0] if args.predicate else PREDICATE
     async with make_http_client(settings) as http:
         kwargs: dict[str, Any] = {}
         if args.predicate:
             kwargs["predicates"] = args.predicate
         report = await evaluate(
             args.data,
-            judge=make_judge(settings, http),
+            judge=_watched(make_judge(settings, http), progress, predicate=predicate),
             retriever=args.retriever,
             k=settings.engine.k,
             threshold=settings.engine.threshold,
@@ -330,7 +525,26 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.target_precision <= 1:
         raise HelpdeskError("--target-precision must be more than 0 and at most 1")
-    report, settings = asyncio.run(_evaluate(args))
+    progress = Progress([], sys.stderr if sys.stderr.isatty() else None)
+    try:
+        with progress.around_logging():
+            report, settings = asyncio.run(_evaluate(args, progress))
+    except KeyRejected as stopped:
+        progress.clear()
+        print(stopped.line(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        progress.clear()
+        if progress.position == 0:
+            said = "before any question was judged"
+        elif progress.in_flight:
+            said = f"at {progress.where()}, the ones before it done"
+        else:
+            said = f"after {progress.where()}"
+        print(f"helpdesk eval: interrupted {said}; no report printed", file=sys.stderr)
+        raise
+    finally:
+        progress.clear()
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:

@@ -302,10 +302,14 @@ class BotWorker:
         if refused is None:
             return
         self._key_refused = True
-        # The error as the client scrubbed it: never the key itself.
+        # The error as the client scrubbed it: never the key itself. Each question is still sent,
+        # so the worker answers again once Valen accepts the key; only a new key (read once, at
+        # start) needs a restart, which the warning said was needed in any case.
         self.log.warning(
-            "Valen rejected the API key: %s; questions go to a person until the key "
-            "(VALEN_API_KEY or valen.api_key) is fixed and this worker restarted",
+            "Valen rejected the API key: %s; while it does, questions go to a person. Each "
+            "question is still sent to Valen, and the bot answers again as soon as Valen accepts "
+            "the key; a new key (VALEN_API_KEY or valen.api_key) takes effect when this worker "
+            "restarts",
             refused.error or refused.error_kind,
         )
 

@@ -108,6 +108,23 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     return entries
 
 
+FileState = tuple[int, int, int, int, int, int] | None
+"""What tells one version of a file from another (device, inode, mode, size, modified and changed
+times in ns); None when there is no file."""
+
+
+def file_state(path: Path) -> FileState | str:
+    """`path`'s `FileState`, or why it cannot be had (a folder on the way is unreadable, say)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return error.strerror or str(error)
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns)  # fmt: skip
+
+
 class ReplayCache:
     """Recorded answers on disk, loaded once and merged back on every recording."""
 
@@ -115,30 +132,41 @@ class ReplayCache:
         self.path = path
         self._entries: dict[str, dict[str, Any]] | None = None
         self.corrupt: str | None = None
+        self._corrupt_state: FileState | str = None
+        """The file as it was when found corrupt: once it is not (repaired, moved aside), a
+        recording reads it again, as the warning promised."""
         self.missing = False
         self._warned_missing = False
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
+            state = file_state(self.path)  # Before reading: a change after it is seen later.
             try:
                 entries = read_entries(self.path)
             except CorruptCacheError as error:
                 # Replay without the file rather than crash, and say so once; `record` leaves the
                 # file alone so whatever is in it can still be repaired.
-                self._mark_corrupt(error)
+                self._mark_corrupt(error, state)
                 entries = {}
             self.missing = entries is None
             self._entries = entries or {}
         return self._entries
 
-    def _mark_corrupt(self, error: CorruptCacheError) -> None:
-        """Remember the file is unusable and warn about it, once per cache object."""
+    def _mark_corrupt(self, error: CorruptCacheError, state: FileState | str) -> None:
+        """Remember the file is unusable, as it was (`state`), and warn about it, once until it
+        is usable again."""
         if self.corrupt is None:
             log.warning(
                 "replay cache ignored, and not written until repaired or moved aside: %s",
                 printable(str(error)),
             )
         self.corrupt = str(error)
+        self._corrupt_state = state
+
+    def _still_corrupt(self) -> bool:
+        """Whether the file found corrupt is still the same file: one stat per recording, and
+        the file is read again only once it changed or went."""
+        return self.corrupt is not None and file_state(self.path) == self._corrupt_state
 
     def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
         """The recorded answer for this exact input, predicate and model, if any."""
@@ -174,8 +202,8 @@ class ReplayCache:
         if not new:
             return 0
         self._load()
-        if self.corrupt is not None:
-            return 0  # Already warned when it was loaded.
+        if self._still_corrupt():
+            return 0  # Already warned when it was found corrupt.
         # Imported when recording only: replaying takes no lock.
         from filelock import FileLock, Timeout
 
@@ -184,15 +212,21 @@ class ReplayCache:
             lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_S)
             with lock:
                 # Re-read inside the lock: another process may have recorded since we loaded.
+                state = file_state(self.path)
                 try:
                     merged = read_entries(self.path) or {}
                 except CorruptCacheError as error:
-                    self._mark_corrupt(error)
+                    self._mark_corrupt(error, state)
                     return 0
                 merged.update(new)
                 write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
                 self._entries = merged
                 self.missing = False
+                if self.corrupt is not None:
+                    # Said, as the corruption was: the operator who repaired the file sees it work.
+                    log.warning("replay cache %s is usable again: recording resumed",
+                                printable(str(self.path)))  # fmt: skip
+                    self.corrupt = None
         except (OSError, Timeout) as error:
             # A recording that cannot be saved must not cost the customer their answer.
             log.warning("could not record into %s: %s", self.path, type(error).__name__)

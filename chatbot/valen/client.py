@@ -1,8 +1,9 @@
 """The HTTP client for Valen: one request per input, over a shared `httpx.AsyncClient`.
 
 Failures are retried the way the Valen docs ask (408, 429, 500, 502, 503 and network failures;
-never a request the server called wrong), with capped exponential backoff and jitter, honouring
-the server's `retry-after-ms` / `retry-after`, all inside the time budget of one customer question.
+never a request the server called wrong), with capped exponential backoff and jitter, waiting
+longer when the server's `retry-after-ms` / `retry-after` asks (never less: a `Retry-After: 0` is
+no reason to hammer it), all inside the time budget of one customer question.
 
 Replies are treated as hostile: read with a size cap while they stream (after decompression),
 parsed in linear time, and every string in them scrubbed of the key and URL credentials before
@@ -612,7 +613,7 @@ class ValenClient:
                         self._paused_by = _copy(error)
                 if attempts >= self.retry.max_attempts or not self.retry.should_retry(error):
                     raise
-                wait = self._wait_s(error, attempts)
+                wait, least = self._wait_s(error, attempts)
                 left = deadline - self.clock.monotonic()
                 if error.wait_s is not None and error.wait_s >= left:
                     # Valen's wait, not our budget, is what stops it: the kind stays the reply's.
@@ -621,18 +622,24 @@ class ValenClient:
                         f"the question's time budget allows ({_s(left)} s left)"
                     )
                     raise
-                if error.wait_s is not None and wait >= left:
-                    wait = error.wait_s  # No jitter rather than a wait past the deadline.
+                if wait >= left:
+                    wait = least  # No jitter rather than a wait past the deadline.
                 if wait >= left:
                     raise self._out_of_budget(attempts, error, next_wait_s=wait) from None
             await self.clock.sleep(wait)
 
-    def _wait_s(self, error: ValenError, failures: int) -> float:
-        """How long to wait before the next attempt; raises `error` when the server asked for
-        longer than the policy honours (waiting less would only be refused again)."""
+    def _wait_s(self, error: ValenError, failures: int) -> tuple[float, float]:
+        """How long to wait before the next attempt, and the least that wait may be cut to when
+        it would pass the deadline: our own backoff, or the server's wait when it is longer.
+        Raises `error` when the server asked for longer than the policy honours (waiting less
+        would only be refused again).
+
+        Our backoff is the floor: a server's `Retry-After: 0`, a date in the past or a negative
+        `retry-after-ms` had every attempt sent at once, four in a tenth of a second."""
+        own = self.retry.backoff_s(failures, self._rng)
         asked = error.wait_s
         if asked is None:
-            return self.retry.backoff_s(failures, self._rng)
+            return own, own
         if asked > self.retry.max_wait_s:
             error.message = (
                 f"{error.message}; the server asked to wait {asked:.0f} s, "
@@ -640,7 +647,8 @@ class ValenClient:
             )
             raise error
         # A little jitter on top, so clients told the same instant do not all come back at once.
-        return asked + self._rng.uniform(0, min(asked, self.retry.base_delay_s) / 4)
+        jitter = self._rng.uniform(0, min(asked, self.retry.base_delay_s) / 4)
+        return max(own, asked + jitter), max(own, asked)
 
     def _paused_past_deadline(self, pause: float, deadline: float) -> ValenError:
         """The error for a request not sent because the wait another request was asked for

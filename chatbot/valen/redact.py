@@ -1,19 +1,22 @@
 """Keeping secrets out of everything the client says: the API key, and credentials in the URL.
 
 Valen's strings (error bodies, answer names, types, probabilities) can echo the key or the URL
-back, so every one of them goes through a `Redactor` before it is kept or shown, and every message
-that names the URL uses `display_url`, never the URL itself.
+back, in any spelling (percent-encoded, JSON-escaped, base64...), so every one of them goes
+through a `Redactor` before it is kept or shown, and every message that names the URL uses
+`display_url`, never the URL itself. `scrub_key` is the same `Redactor`, for the key alone.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import re
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import (
     SplitResult,
     parse_qsl,
-    quote,
-    quote_plus,
     unquote,
     unquote_plus,
     urlsplit,
@@ -74,13 +77,11 @@ def display_url(url: str, *, key: str = "") -> str:
 
 
 def scrub_key(text: str, key: str) -> str:
-    """`text` with the API key replaced, as written and as a URL would spell it. Unlike
-    `Redactor`, a key of any length: this is for URLs and start lines, never a server's prose."""
+    """`text` with the API key replaced in every spelling `Redactor` knows. Unlike `Redactor`'s
+    default, a key of any length: this is for URLs and start lines, never a server's prose."""
     if not key:
         return text
-    for form in sorted({key, quote(key, safe=""), quote(key), quote_plus(key)}, key=len)[::-1]:
-        text = text.replace(form, REDACTED)
-    return text
+    return Redactor([key], min_chars=1)(text)
 
 
 def url_secrets(url: str) -> list[str]:
@@ -93,6 +94,8 @@ def url_secrets(url: str) -> list[str]:
         userinfo = parts.netloc.rpartition("@")[0]
         user, _, password = userinfo.partition(":")
         found += [userinfo, user, password, unquote(user), unquote(password)]
+        # httpx sends these as Basic auth, which a server may echo as the header carried them.
+        found += _base64_forms(f"{unquote(user)}:{unquote(password)}")
     for pair in parts.query.split("&"):
         name, sep, value = pair.partition("=")
         if not sep:  # Shown as a whole: see `display_url`.
@@ -110,27 +113,95 @@ def endpoint(base_url: str, route: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + route))
 
 
-class Redactor:
-    """Replaces each secret with `[redacted]` wherever it appears in a string."""
+def _hex(byte: int) -> str:
+    """A byte's two hex digits as a pattern that takes either case (`%2f` as well as `%2F`)."""
+    return "".join(f"[{d.lower()}{d}]" if d.isalpha() else d for d in f"{byte:02X}")
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+
+# A run of whitespace in a secret, in any spelling of any whitespace, as many as there are: a
+# message collapsed to one line, `quote_plus`'s "+", percent- and JSON-escaped tabs and breaks.
+_WHITESPACE = "(?:" + "|".join(
+    [r"\s", r"\+", *(f"%{_hex(byte)}" for byte in b" \t\n\r"), r"\\[tnr]",
+     *(rf"\\u{_hex(0)}{_hex(byte)}" for byte in b" \t\n\r")]
+) + ")+"  # fmt: skip
+
+
+def _spellings(char: str) -> str:
+    """A pattern for every way a server may spell `char` in an echo: as itself, percent-encoded
+    (any byte, either case: `quote`, `quote_plus`, JavaScript's `encodeURIComponent` all differ
+    on which they encode), JSON-escaped (`\\"`, `\\u0073`, `\\/`) or HTML-escaped."""
+    forms = {re.escape(char), re.escape(json.dumps(char)[1:-1]), re.escape(html.escape(char))}
+    encoded = char.encode("utf-8", "surrogatepass")
+    forms.add("".join(f"%{_hex(byte)}" for byte in encoded))
+    if ord(char) <= 0xFFFF:
+        forms.add(rf"\\u{_hex(ord(char) >> 8)}{_hex(ord(char) & 0xFF)}")
+    if char == "/":
+        forms.add(r"\\/")
+    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+
+
+def _base64_forms(text: str) -> list[str]:
+    """`text` as base64, standard and URL-safe, padded or not: Basic auth carries credentials
+    so, and a server may echo the header it refused."""
+    raw = text.encode("utf-8", "surrogatepass")
+    forms = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
+    return [*forms, *(form.rstrip("=") for form in forms)]
+
+
+@lru_cache(maxsize=64)
+def _pattern(secret: str) -> re.Pattern[str]:
+    """`secret` in every spelling at once (see `_spellings`), each of its whitespace runs as any
+    run of whitespace, plus its base64 forms as written."""
+    spelled = "".join(
+        _WHITESPACE if run.isspace() else _spellings(run) for run in re.findall(r"\s+|\S", secret)
+    )
+    # The key alone, and as a Basic auth user or password would carry it; not for a secret so
+    # short that its base64 is a few letters any text may hold.
+    encoded: set[str] = set()
+    if len(secret) >= MIN_SCRUBBED_CHARS:
+        encoded = {f for text in (secret, f"{secret}:", f":{secret}") for f in _base64_forms(text)}
+    literal = [re.escape(form) for form in sorted(encoded, key=len, reverse=True)]
+    return re.compile("|".join([spelled, *literal]))
+
+
+class Redactor:
+    """Replaces each secret with `[redacted]` wherever it appears in a string, in any spelling a
+    server might echo it in: as written; percent-encoded (`quote`, `quote_plus`, upper- or
+    lower-case hex); JSON- or HTML-escaped; with its whitespace collapsed to one line; as base64
+    (Basic auth). The one scrubber: `scrub_key` (URLs, start lines, the CLI's own lines) is this
+    too, so the two cannot disagree about which forms count."""
+
+    def __init__(self, secrets: Iterable[str], *, min_chars: int = MIN_SCRUBBED_CHARS) -> None:
         wanted: set[str] = set()
         for secret in secrets:
-            # The secret as written, as it reads once whitespace is collapsed to one line, and as
-            # JSON writes it (a quote or backslash escaped) when a reply's structure is quoted.
-            collapsed = " ".join(secret.split())
-            escaped = [json.dumps(form, ensure_ascii=False)[1:-1] for form in (secret, collapsed)]
-            for form in (secret, collapsed, *escaped):
-                if len(form) >= MIN_SCRUBBED_CHARS:
+            # The collapsed form too, for a secret with leading or trailing whitespace, which
+            # collapsing drops at the edges of a message.
+            # A secret of whitespace alone would hide every space of every message.
+            for form in (secret, " ".join(secret.split())):
+                if len(form) >= max(min_chars, 1) and not form.isspace():
                     wanted.add(form)
-        # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = sorted(wanted, key=len, reverse=True)
+        self._patterns = [_pattern(secret) for secret in sorted(wanted, key=len, reverse=True)]
 
     def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+        # Every match of every secret is found in the original text and the spans merged, so a
+        # secret that overlaps another is hidden whole, not cut by the other's replacement.
+        spans: list[tuple[int, int]] = []
+        for pattern in self._patterns:
+            spans += [match.span() for match in pattern.finditer(text)]
+        if not spans:
+            return text
+        spans.sort()
+        pieces: list[str] = []
+        done = 0
+        for start, end in spans:
+            if start < done:  # Overlaps the span just hidden: hide on to its end.
+                if end > done:
+                    done = end
+                continue
+            pieces += [text[done:start], REDACTED]
+            done = end
+        pieces.append(text[done:])
+        return "".join(pieces)
 
     def one_line(self, text: str, limit: int) -> str:
         """Scrubbed as written (a key with tabs or doubled spaces would no longer match once the
