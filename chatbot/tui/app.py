@@ -16,7 +16,7 @@ import getpass
 import logging
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
@@ -168,6 +168,30 @@ class _AppLog(logging.Handler):
         self.app.log(self.format(record))
 
 
+CACHE_LOGGER = "chatbot.valen.cache"
+"""The replay cache's warnings (corrupt, missing, not recorded into): the app shows them."""
+CACHE_NOTICE_S = 30.0
+"""How long the app shows a replay cache's problem: it explains every escalation that follows."""
+
+
+class _CacheWarnings(logging.Handler):
+    """Hands the replay cache's warnings to the app's loop, from whichever thread warned (the
+    engine's build, the bot worker, the editor's trial)."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, show: Callable[[logging.LogRecord], None]
+    ) -> None:
+        super().__init__(logging.WARNING)
+        self._loop = loop
+        self._show = show
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._show, record)
+        except RuntimeError:  # The loop is closed: the app has ended, and the terminal has it.
+            pass
+
+
 class HelpDeskApp(SafeApp):
     """Owns the desk and the HTTP client it made; runs the embedded bot worker.
 
@@ -203,10 +227,14 @@ class HelpDeskApp(SafeApp):
         fixed_conversation: bool = False,
         customer_locale: Locale = DEFAULT_LOCALE,
         agent_locale: Locale = DEFAULT_LOCALE,
+        sign_out_url: str | None = None,
     ) -> None:
         """`prepared`, or the function that prepares it (called in a thread once the first
         screen is up: the screen shows its panels loading until then)."""
         super().__init__()
+        self.sign_out_url = sign_out_url
+        """The page that signs this browser out, for a signed-in account's browser session (the
+        command palette offers Sign out); None: nobody signed in here."""
         self.translated: dict[Locale, LiveEngine] = {}
         """Engines over translated knowledge bases, for conversations in those languages; kept
         in step with their folders like the main one (filled once the engines are built)."""
@@ -243,6 +271,11 @@ class HelpDeskApp(SafeApp):
         app before any widget has the focus, and the screen dropped every one of them."""
         self._closing = False
         self._app_log = _AppLog(self)
+        self._cache_log: _CacheWarnings | None = None
+        self._cache_said: set[str] = set()
+        """The replay cache's warnings shown, by their text: each once (until it recovers)."""
+        self._cache_records: list[logging.LogRecord] = []
+        """The same, to say on the terminal again once the app ends."""
         self._terminal_logs: list[logging.Handler] = []
         """The root logger's handlers that write to the terminal, set aside while the app runs."""
         self._engines: asyncio.Future[Engines] | None = None
@@ -256,7 +289,8 @@ class HelpDeskApp(SafeApp):
         """The passage directory (or database URL) the editor writes; None: no editor offered
         (nor while the app is still loading its settings)."""
         self.kb_index: KnowledgeBaseIndex | None = None
-        """Keeps the engine in step with that directory, whoever writes to it."""
+        """Keeps the engine in step with the knowledge base, whoever writes to it (there once
+        the engine is built, in every session, whether it may edit or not)."""
         if not callable(prepared):
             self._use(prepared)
 
@@ -334,6 +368,11 @@ class HelpDeskApp(SafeApp):
             root.removeHandler(handler)
         if self._terminal_logs:
             root.addHandler(self._app_log)
+        # The replay cache's warnings too went only to that log: with a corrupt cache every
+        # question went to a person, the agent saw `replay-miss` on every passage, and nothing
+        # said why. They are shown in the app, to whoever can mend the file.
+        self._cache_log = _CacheWarnings(asyncio.get_running_loop(), self._cache_warning)
+        logging.getLogger(CACHE_LOGGER).addHandler(self._cache_log)
         if self._services is not None:
             await self._started()
         else:
@@ -436,8 +475,50 @@ class HelpDeskApp(SafeApp):
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
         assert self._prepared is not None
-        self._engines = asyncio.ensure_future(asyncio.to_thread(self._prepared.build_engines))
+        build = built = self._prepared.build_engines
+        if self._tells_cache_problems():
+
+            def build_and_check() -> Engines:
+                engines = built()
+                # Read now, not at the first question: a bad replay cache is said as the app
+                # starts (an agent's browser session, which judges nothing, never read it).
+                judge = engines.engine.judge
+                if judge.replay != "off" and judge.cache is not None:
+                    judge.cache.check(replaying=judge.replay == "on")
+                return engines
+
+            build = build_and_check
+        self._engines = asyncio.ensure_future(asyncio.to_thread(build))
         self.run_worker(self._build_and_start(self._engines), name="build the engine")
+
+    def _tells_cache_problems(self) -> bool:
+        """The replay cache's problems are shown to whoever can act on them: a terminal's user,
+        a browser's agent or editor; never to a browser's customer."""
+        return not (self.is_web and self.mode_name == "chat")
+
+    def _cache_warning(self, record: logging.LogRecord) -> None:
+        """Show a replay cache's warning once, as an error (its recovery as news)."""
+        from chatbot.valen.cache import USABLE_AGAIN
+
+        if not self._tells_cache_problems():
+            return
+        message = record.getMessage()
+        if record.msg == USABLE_AGAIN:
+            self._cache_said.clear()  # Broken again later, it is said again.
+        elif message in self._cache_said:
+            return
+        else:
+            self._cache_said.add(message)
+        self._cache_records.append(record)
+        if self._closing:
+            return  # Said on the terminal once the app has ended.
+        t = translations(self.ui_locale)
+        self.notify(
+            message,
+            title=t.gettext("Replay cache"),
+            severity="information" if record.msg == USABLE_AGAIN else "error",
+            timeout=CACHE_NOTICE_S,
+        )
 
     async def _build_and_start(self, building: asyncio.Future[Engines]) -> None:
         """Build the engine (and the HTTP client, the translations' engines) off the UI thread,
@@ -449,13 +530,17 @@ class HelpDeskApp(SafeApp):
             return
         self.http = engines.http
         live.follow_from(engines.passages, engines.stamp)
-        if self.knowledge_base is not None:
-            from chatbot.tui.kb_index import KnowledgeBaseIndex
+        from chatbot.tui.kb_index import KnowledgeBaseIndex
 
-            # Before the engine is announced: the editor, waiting for it, opens on this index.
-            self.kb_index = KnowledgeBaseIndex(self, live)
-            # A task, not a worker: it runs as long as the app, and tests wait for workers.
-            self._kb_follow = asyncio.create_task(self.kb_index.follow(), name="follow the KB")
+        # Every session follows the knowledge base, editor or not: a customer's suggested
+        # questions and an agent's passage picker read this engine, and a browser session's,
+        # which may not edit, went on showing passages as they were when it opened. Made before
+        # the engine is announced: the editor, waiting for it, opens on this index.
+        self.kb_index = index = KnowledgeBaseIndex(
+            self, live, editing=self.knowledge_base is not None
+        )
+        # A task, not a worker: it runs as long as the app, and tests wait for workers.
+        self._kb_follow = asyncio.create_task(index.follow(), name="follow the KB")
         if not live.ready:  # Else a test's stand-in engine, put in meanwhile, stays.
             live.engine = engines.engine
         self.translated = dict(engines.translated)
@@ -467,8 +552,7 @@ class HelpDeskApp(SafeApp):
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
         if self.services.suggestions and self.is_running:  # Not while quitting early.
             self._decide_suggestions()
-            if self.kb_index is not None:
-                self.kb_index.rebuilt.subscribe(self, lambda _count: self._decide_suggestions())
+            index.rebuilt.subscribe(self, lambda _count: self._decide_suggestions())
 
     def _decide_suggestions(self) -> None:
         """Mark the suggested questions as the engine of this moment decides them."""
@@ -570,6 +654,10 @@ class HelpDeskApp(SafeApp):
                                 "How the desk is doing: resolution rate, escalations, waits, "
                                 "scores, content gaps (F5)"),
                                 self.action_analytics)  # fmt: skip
+        if self.sign_out_url is not None:
+            yield SystemCommand(t.gettext("Sign out"),
+                                t.gettext("End this session and sign this browser out"),
+                                self.action_sign_out)  # fmt: skip
 
     async def on_unmount(self) -> None:
         try:
@@ -578,8 +666,14 @@ class HelpDeskApp(SafeApp):
             # Closing may warn too (a desk that cannot be closed): still into the app's log.
             root = logging.getLogger()
             root.removeHandler(self._app_log)
+            if self._cache_log is not None:
+                logging.getLogger(CACHE_LOGGER).removeHandler(self._cache_log)
             for handler in self._terminal_logs:
                 root.addHandler(handler)
+                # What the app showed of the replay cache is still true after it: said where
+                # the CLI says it (`helpdesk: warning: ...`), as it would have been without the app.
+                for record in self._cache_records:
+                    handler.handle(record)
             self._terminal_logs = []
 
     async def _close(self) -> None:
@@ -676,16 +770,38 @@ class HelpDeskApp(SafeApp):
     async def action_quit(self) -> None:
         """Offer to hand back this agent's claims before quitting: a claim left behind would
         keep its customer waiting for nobody."""
-        from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
+        from chatbot.tui.screens.dialogs import ClaimsOnQuit
 
-        agent = self._services.agent if self._services is not None else None
         if isinstance(self.screen, ClaimsOnQuit):
             # Ctrl+Q again takes the dialog's first choice, handing back: it quit keeping the
             # claims, and their customers waited for nobody, told a person was helping them.
             self.screen.action_answer("hand-back")
             return
+        await self._leave(super().action_quit)
+
+    async def action_sign_out(self) -> None:
+        """Sign this browser out: the claims are offered back as on quitting, then the page goes
+        to the server's sign-out page. Only the server can clear the browser's cookie, in its
+        answer to that page's form; the page leaving ends this session, as closing it does."""
+        from chatbot.tui.screens.dialogs import ClaimsOnQuit
+
+        url = self.sign_out_url
+        if url is None or isinstance(self.screen, ClaimsOnQuit):
+            return
+
+        async def go() -> None:
+            self.open_url(url, new_tab=False)
+
+        await self._leave(go)
+
+    async def _leave(self, then: Callable[[], Awaitable[None]]) -> None:
+        """Run `then` (quit, or sign out), first asking an agent who holds claims whether to
+        hand them back, keep them, or stay."""
+        from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
+
+        agent = self._services.agent if self._services is not None else None
         if agent is None or self.mode_name == "chat":
-            await super().action_quit()
+            await then()
             return
         try:
             claims = await self.services.desk.claimed_by(agent)
@@ -693,7 +809,7 @@ class HelpDeskApp(SafeApp):
             self.notify(str(error), severity="error")
             claims = []
         if not claims:
-            await super().action_quit()
+            await then()
             return
 
         async def answered(answer: ClaimsAnswer | None) -> None:
@@ -710,7 +826,7 @@ class HelpDeskApp(SafeApp):
                         severity="error",
                     )
                     return
-            await super(HelpDeskApp, self).action_quit()
+            await then()
 
         self.push_screen(ClaimsOnQuit(len(claims), locale=self.services.locale), answered)
 
@@ -743,6 +859,7 @@ def create_app(
     fixed_conversation: bool = False,
     customer_locale: Locale = DEFAULT_LOCALE,
     agent_locale: Locale = DEFAULT_LOCALE,
+    sign_out_url: str | None = None,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Given settings, bad ones (database, knowledge base, an
     unknown conversation) raise `HelpdeskError` here, before any screen opens. Given a function
@@ -755,8 +872,10 @@ def create_app(
     the one its cookie names). A customer's chat is shown in `customer_locale` until their first
     message decides its language (`helpdesk serve` passes the browser's, `helpdesk chat` the
     terminal's); an agent's and editor's screens are in `agent_locale` (their browser's or
-    terminal's) unless the settings name one (`ui.locale`). Given what `prepare_app` made (with
-    the same `mode`, `bot`, `editor` and locale), the app uses it as it is."""
+    terminal's) unless the settings name one (`ui.locale`). A browser session of a signed-in
+    account passes `sign_out_url`, the page that signs the browser out: the command palette
+    offers Sign out. Given what `prepare_app` made (with the same `mode`, `bot`, `editor` and
+    locale), the app uses it as it is."""
 
     def prepare_with(settings: Settings) -> Prepared:
         return prepare_app(
@@ -799,6 +918,7 @@ def create_app(
         fixed_conversation=fixed_conversation,
         customer_locale=customer_locale,
         agent_locale=agent_locale,
+        sign_out_url=sign_out_url,
     )
 
 
@@ -820,14 +940,15 @@ def prepare_app(
     from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.models import bot_stalled_after
 
+    # Checked first, so a wrong `--kb` is one line before the app starts, and before the desk
+    # is opened: with `--db` naming the same mistyped database, that made the desk's tables
+    # there. A directory's store (the passage model with it) is opened, and the passages read,
+    # once the first screen is up. A PostgreSQL knowledge base is connected to now, so a server
+    # that refuses is one line too.
+    check_knowledge_base(settings)
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     passages = None
     try:
-        # Checked now, so a wrong `--kb` is one line before the app starts; a directory's store
-        # (the passage model with it) is opened, and the passages read, once the first screen is
-        # up. A PostgreSQL knowledge base is connected to now, so a server that refuses is one
-        # line too.
-        check_knowledge_base(settings)
         if isinstance(settings.knowledge_base.path, str):
             passages = open_knowledge_base(settings, lock_timeout=2.0)
         live = LiveEngine(None, passages)

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 FORMAT = "helpdesk-valen-replay/1"
 # How long a recorder waits for another process to finish its write before giving up.
 LOCK_S = 30.0
+USABLE_AGAIN = "replay cache %s is usable again: recording resumed"
+"""Warned, as the corruption was, once a recording finds the file usable again: the app shows
+it as news, not as a problem."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +171,14 @@ class ReplayCache:
         the file is read again only once it changed or went."""
         return self.corrupt is not None and file_state(self.path) == self._corrupt_state
 
-    def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
-        """The recorded answer for this exact input, predicate and model, if any."""
-        entries = self._load()
+    def check(self, *, replaying: bool) -> None:
+        """Read the file now rather than at the first judgment, so that a corrupt one (or, when
+        `replaying`, a missing one) is warned about as an app starts, not at its first question."""
+        self._load()
+        if replaying:
+            self._warn_if_missing()
+
+    def _warn_if_missing(self) -> None:
         if self.missing and not self._warned_missing:
             # Replaying from a file that is not there makes every judgment a miss: most likely a
             # mistyped --cache or VALEN_CACHE, so say it once rather than quietly judge nothing.
@@ -179,6 +187,11 @@ class ReplayCache:
                 "replay cache %s does not exist: every passage is a replay miss (not judged)",
                 printable(str(self.path)),
             )
+
+    def lookup(self, *, input: str, instructions: str, model: str | None) -> CacheEntry | None:
+        """The recorded answer for this exact input, predicate and model, if any."""
+        entries = self._load()
+        self._warn_if_missing()
         raw = entries.get(cache_key(input=input, instructions=instructions, model=model))
         if not isinstance(raw, dict):
             return None
@@ -224,8 +237,7 @@ class ReplayCache:
                 self.missing = False
                 if self.corrupt is not None:
                     # Said, as the corruption was: the operator who repaired the file sees it work.
-                    log.warning("replay cache %s is usable again: recording resumed",
-                                printable(str(self.path)))  # fmt: skip
+                    log.warning(USABLE_AGAIN, printable(str(self.path)))
                     self.corrupt = None
         except (OSError, Timeout) as error:
             # A recording that cannot be saved must not cost the customer their answer.

@@ -54,6 +54,9 @@ PACKET_HEADER = 5
 """textual-serve's packets, both ways: a type byte (b"M" for meta), then the payload's length
 in four bytes, big-endian."""
 MAX_PACKET_BYTES = 1 << 20
+SIGN_OUT_URL = "/signout"
+"""The server's sign-out page (`HelpdeskServer.handle_signout_page`), where an agent's or
+editor's Sign out sends their page."""
 
 
 def conversation_from_server() -> int | None:
@@ -158,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 agent_locale=args.locale,
                 bot=False,
                 editor=args.area == "editor" or args.editor,
+                # The account signed in in this browser: the palette offers to sign it out.
+                sign_out_url=SIGN_OUT_URL,
             )
     except HelpdeskError as error:
         print_error(str(error))

@@ -58,6 +58,9 @@ def app_page(
     ended) are in `locale`, the app inside follows its settings or the conversation."""
     t = translations(locale)
     shown = title(area, locale)
+    # A signed-in agent's or editor's way out, beside "Start again" (which went straight back in
+    # as the same account for the cookie's 12 hours): the same form as the sign-out page's.
+    sign_out = "" if area is None else _sign_out_form(locale)
     return _fill(
         "app.html",
         lang=locale,
@@ -66,6 +69,7 @@ def app_page(
         ended=t.gettext("This session has ended."),
         # Why, shown by closed.js from the reason the server closed the session with.
         signed_out=t.gettext("You were signed out: sign in again to go on."),
+        expired=t.gettext("Your session has expired: sign in again to go on."),
         opened_again=t.gettext("It was opened again in another tab or window."),
         shutting_down=t.gettext("The help desk is restarting: try again in a minute."),
         # In place of "This session has ended.": its app process ended before it drew anything
@@ -78,6 +82,17 @@ def app_page(
         area=area.value if area is not None else "chat",
         path=path,
         websocket_url=websocket_url,
+        markup={"sign_out": sign_out},
+    )
+
+
+def _sign_out_form(locale: Locale) -> str:
+    """A button that signs this browser out: a form posted to `/signout` (the server checks its
+    Origin), as a link's GET would let any other site sign the browser out."""
+    label = html.escape(translations(locale).gettext("Sign out"))
+    return (
+        '<form class="inline sign-out" method="post" action="/signout">'
+        f'<button type="submit">{label}</button></form>'
     )
 
 
@@ -129,11 +144,7 @@ def message_page(
         label = html.escape(t.gettext("Try again"))
         actions.append(f'<a class="button" href="{html.escape(link)}">{label}</a>')
     if sign_out:
-        label = html.escape(t.gettext("Sign out"))
-        actions.append(
-            '<form class="inline" method="post" action="/signout">'
-            f'<button type="submit">{label}</button></form>'
-        )
+        actions.append(_sign_out_form(locale))
     refresh = ""
     if retry_s is not None and link:
         url = html.escape(link)

@@ -88,6 +88,12 @@ FAILED_TO_START = b"failed to start"
 """Why the server closes the websocket of a session whose app process ended before it drew
 anything: the page says the help desk could not open (assets/closed.js), not that everything
 sent is saved (nothing was)."""
+SIGNED_OUT = b"signed out"
+"""Why the server closes an agent's or editor's websocket when the browser signed out, or the
+account's sessions were ended (a new password or role, or removal): the page says so."""
+EXPIRED = b"session expired"
+"""Why it closes one whose sign-in ran out (`web.session_hours`): nobody signed them out, and
+the page says the session expired (assets/closed.js)."""
 READY = b"helpdesk-session: ready\n"
 """What a new customer's app process writes first on its stderr once it can start (its
 settings loaded, its desk open and its knowledge base checked; its stdout is textual-serve's,
@@ -906,7 +912,7 @@ class HelpdeskServer(Server):
                 if live.holder in mine:
                     with contextlib.suppress(Exception):  # Closed meanwhile.
                         await live.websocket.close(
-                            code=WSCloseCode.POLICY_VIOLATION, message=b"signed out"
+                            code=WSCloseCode.POLICY_VIOLATION, message=SIGNED_OUT
                         )
         return response
 
@@ -1276,7 +1282,7 @@ class HelpdeskServer(Server):
             signed = spec.account
             if live.signed_in_until is not None and self.clock() >= live.signed_in_until:
                 log.warning("ending the session of %r: its sign-in ran out", signed.name)
-                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=EXPIRED)
                 continue
             if unreachable:
                 continue
@@ -1301,7 +1307,7 @@ class HelpdeskServer(Server):
                 or (spec.area is not None and not account.may_open(spec.area))
             ):
                 log.warning("ending the session of %r: its account changed", signed.name)
-                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=b"signed out")
+                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=SIGNED_OUT)
 
     async def shutdown(self) -> None:
         """Refuse new sessions, tell every browser, let every app process quit (killing any

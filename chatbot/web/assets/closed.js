@@ -1,9 +1,9 @@
 // The page that says a session has ended.
 //
-// - Why it ended: the server closes each websocket with a reason (signed out, opened again in
-//   another tab, shutting down), and textual-serve's page said only "This session has ended"
-//   for all of them. The sentences come translated in the closed dialog's data attributes; the
-//   reason picks one, shown as text (never as markup).
+// - Why it ended: the server closes each websocket with a reason (signed out, the sign-in
+//   expired, opened again in another tab, shutting down), and textual-serve's page said only
+//   "This session has ended" for all of them. The sentences come translated in the closed
+//   dialog's data attributes; the reason picks one, shown as text (never as markup).
 // - A session whose app never drew anything sent nothing, so the page does not say "Everything
 //   you sent is saved". One whose app process failed to start (the server says so) says the help
 //   desk cannot open now, and offers to try again.
@@ -16,6 +16,7 @@
   "use strict";
   var REASONS = {
     "signed out": "signedOut",
+    "session expired": "expired",
     "opened again": "openedAgain",
     "helpdesk is shutting down": "shuttingDown",
   };
