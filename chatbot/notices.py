@@ -37,6 +37,12 @@ Reader = Literal["customer", "agent"]
 ESCALATED_NOTICE = N_(
     "The bot could not answer this from the help center. A person will reply here."
 )
+"""The bot judged the passages it found and none was good enough, or it found none."""
+NOT_CHECKED_NOTICE = N_(
+    "The bot could not check the help center just now. A person will reply here."
+)
+"""Valen failed (`valen-error`), or the bot itself did (`bot-failed`): the help center was not
+checked, and the customer must not read that it has no answer."""
 ASKED_NOTICE = N_("A person will reply here.")
 NOT_JUDGED_NOTICE = N_(
     "The bot could not check every help-center passage for this question. A person will reply here."
@@ -64,6 +70,8 @@ REPEAT_NOTICE_IN_A_BROWSER = N_(
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
+# Escalations where the bot could not look at all.
+_NOT_CHECKED = frozenset({Reason.VALEN_ERROR, Reason.BOT_FAILED})
 
 
 def needs_decisions(entries: Iterable[object]) -> bool:
@@ -115,6 +123,8 @@ def notice(
                 if decisions is not None and question is not None:
                     decision = decisions.get(question)
                 return t.gettext(not_judged_notice(decision))
+            if reason in _NOT_CHECKED:
+                return t.gettext(NOT_CHECKED_NOTICE)
             return t.gettext(ESCALATED_NOTICE)
         case Claimed(agent=agent):
             return t.gettext("{agent} joined the conversation.").format(agent=agent)

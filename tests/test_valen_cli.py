@@ -52,7 +52,7 @@ QUICK_FAULTS = [fault for fault in FAULTS if fault.min_wait_s < 0.5]
 
 
 @pytest.mark.parametrize("fault", QUICK_FAULTS, ids=fault_id)
-def test_ask_under_each_fault_exits_0_with_the_right_reason(
+def test_ask_under_each_fault_gives_the_right_reason_and_status(
     fault: Fault,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -62,7 +62,8 @@ def test_ask_under_each_fault_exits_0_with_the_right_reason(
     fast_env(monkeypatch, **fault.settings)
     valen_server.responder = scripted(*fault.steps)
     code, decision, stderr = ask_json(capsys, valen_server.base_url, tmp_path)
-    assert code == 0 and "Traceback" not in stderr
+    # 1 when Valen was asked and judged nothing (as `eval`), 0 once anything was judged.
+    assert code == (1 if fault.reason == "valen-error" else 0) and "Traceback" not in stderr
     assert valen_server.count() == 2 * fault.attempts
     assert decision["reason"] == fault.reason
     if fault.reason is None:
@@ -104,7 +105,7 @@ def test_ask_with_every_passage_failing_differently_reports_valen_error(
 
     valen_server.responder = respond
     code, decision, _ = ask_json(capsys, valen_server.base_url, tmp_path, "-k", "3")
-    assert code == 0 and decision["reason"] == "valen-error"
+    assert code == 1 and decision["reason"] == "valen-error"  # Nothing judged.
     kinds = sorted(c["error"].split(" ")[0].split(":")[0] for c in decision["candidates"])
     assert kinds == ["auth", "bad-request", "invalid-response"]
 
@@ -139,7 +140,7 @@ def test_ask_as_a_process_under_a_fault(
     base_url = valen_server.base_url if steps else closed_port_url()
     result = run_helpdesk("ask", QUESTION, "--replay", "off", "--base-url", base_url, "-k", "2",
                           cwd=tmp_path, env=subprocess_env(tmp_path))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # Nothing judged.
     assert "Traceback" not in result.stderr
     first, *rest = result.stdout.splitlines()
     assert first == "Escalated to a person: valen-error"

@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
-from chatbot.text import cells, printable, wrap
+from chatbot.text import cells, counted, printable, wrap
 
 # The engine (numpy, pydantic, httpx) is imported when the command runs, so that registering it
 # costs `helpdesk --help` nothing.
 if TYPE_CHECKING:
     from chatbot.config import Settings
     from chatbot.engine.models import Decision
+    from chatbot.valen.cache import ReplayCache
 
 # JSON leaves DEL and the C1 controls (U+007F-U+009F) as they are; a terminal reads U+009B as
 # the start of an escape sequence, so --json spells them out too.
@@ -25,31 +27,55 @@ REPLAY_MISS_NOTE = (
     "judgments, from {cache}, and none is recorded for this question and passage. Ask Valen live "
     "with --replay off, or with --replay record to save its answers for next time."
 )
+UNREADABLE_CACHE_NOTE = (
+    "Every replay-miss here comes from the replay cache, not from this question: it could not be "
+    "read ({problem}), so no recorded judgment was used. Repair the file or move it aside, or ask "
+    "Valen live with --replay off."
+)
+EXIT_STATUS = (
+    "Exit status: 0 once the decision is printed, whatever it is; 1 when Valen was asked and "
+    "judged nothing (every judgment failed: a replay miss or a refusal is no failure); 2 for bad "
+    "input."
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("ask", help="answer one question from the knowledge base")
+    parser = commands.add_parser(
+        "ask", help="answer one question from the knowledge base", epilog=EXIT_STATUS
+    )
     parser.add_argument("question", help="the customer's question")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     add_engine_options(parser)
     parser.set_defaults(func=run)
 
 
-async def _answer(settings: Settings, question: str) -> Decision:
+async def _answer(settings: Settings, question: str) -> tuple[Decision, ReplayCache | None]:
+    """The decision, and the replay cache it was judged with (None: none was used), which says
+    whether it could be read."""
     from chatbot.assembly import build_question_engine, make_http_client
 
     if settings.valen.replay == "on":
         # Recorded answers only: no request is made, so no HTTP client (nor httpx) is loaded.
-        return await build_question_engine(settings, None, question).answer(question)
+        engine = build_question_engine(settings, None, question)
+        return await engine.answer(question), engine.judge.cache
     async with make_http_client(settings) as http:
         engine = build_question_engine(settings, http, question)
-        return await engine.answer(question)
+        return await engine.answer(question), engine.judge.cache
 
 
-def render(decision: Decision, *, cache: str = "the replay cache", width: int | None = None) -> str:
+def render(
+    decision: Decision,
+    *,
+    cache: str = "the replay cache",
+    width: int | None = None,
+    unreadable: str | None = None,
+) -> str:
     """The decision for a person: answer or escalation first, then every candidate, then what a
     replay miss means when there is one (a newcomer would otherwise read it as a failure). With
-    the terminal's `width`, prose is wrapped to it and a candidate's error goes below its row."""
+    the terminal's `width`, prose is wrapped to it and a candidate's error goes below its row.
+    `unreadable` (why the replay cache could not be read) says that the misses come from the
+    cache, not from this question: "none is recorded for this question" contradicted the
+    warning on stderr that the cache was ignored."""
 
     lines = []
     if decision.answer is not None:
@@ -78,8 +104,36 @@ def render(decision: Decision, *, cache: str = "the replay cache", width: int | 
         else:
             lines.append(f"{row}  {error}" if error else row)
     if any(c.error_kind == "replay-miss" for c in decision.candidates):
-        lines += ["", *wrap(printable(REPLAY_MISS_NOTE.format(cache=cache)), width)]
+        if unreadable is not None:
+            note = UNREADABLE_CACHE_NOTE.format(problem=unreadable)
+        else:
+            note = REPLAY_MISS_NOTE.format(cache=cache)
+        lines += ["", *wrap(printable(note), width)]
     return "\n".join(lines)
+
+
+def valen_failed(decision: Decision) -> str | None:
+    """`Valen failed 5 of 5 judgments: auth 5` when Valen was asked and judged nothing, failing
+    (the rule `eval` exits 1 by); None otherwise. Replay misses and refusals are no failure:
+    replay mode has no recorded answer, or Valen answered, declining to judge."""
+    from chatbot.cli.evaluate import REFUSED, REPLAY_MISS
+
+    candidates = decision.candidates
+    if any(c.probability is not None for c in candidates):
+        return None
+    failed: dict[str, int] = {}
+    for c in candidates:
+        kind = c.error_kind or "error"
+        if kind not in (REPLAY_MISS, REFUSED):
+            failed[kind] = failed.get(kind, 0) + 1
+    if not failed:
+        return None
+    asked = counted(len(candidates), "judgment")
+    kinds = ", ".join(f"{kind} {n}" for kind, n in failed.items())
+    said = f"Valen failed {sum(failed.values())} of {asked}: {kinds}"
+    if declined := sum(c.error_kind == REFUSED for c in candidates):
+        said += f"; Valen declined to judge {declined} of {asked} (refused)"
+    return said
 
 
 def _p(probability: float) -> str:
@@ -101,9 +155,19 @@ def run(args: argparse.Namespace) -> int:
     # Bytes that are not UTF-8 never reach here: `main` refuses them, for every command.
     question = check_question(args.question)
     settings = settings_from(args)
-    decision = asyncio.run(_answer(settings, question))
+    decision, cache = asyncio.run(_answer(settings, question))
     if args.json:
         print(to_json(decision))
     else:
-        print(render(decision, cache=str(settings.valen.cache), width=terminal_width()))
+        unreadable = cache.corrupt if cache is not None else None
+        path, width = str(settings.valen.cache), terminal_width()
+        print(render(decision, cache=path, width=width, unreadable=unreadable))
+    if failed := valen_failed(decision):
+        # As `eval`: a script reading the status learns that Valen, not the question, failed.
+        print(
+            f"helpdesk ask: nothing was judged ({failed}); "
+            "`helpdesk valen check` tests the connection and the key",
+            file=sys.stderr,
+        )
+        return 1
     return 0

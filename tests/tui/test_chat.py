@@ -26,7 +26,7 @@ from chatbot.desk.models import (
 from chatbot.desk.service import DeskService
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
-from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE
+from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE, NOT_CHECKED_NOTICE
 from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
@@ -483,7 +483,8 @@ async def test_an_engine_crash_hands_the_customer_to_a_person(
         conversation = other.conversation(1)
         assert (conversation.state, conversation.reason) == (State.WAITING, Reason.VALEN_ERROR)
         assert not app.screen.query_one(BotWorking).display
-        await wait_until(pilot, lambda: ESCALATED_NOTICE in chat_text(app))
+        # Not "could not answer this from the help center": it was not checked.
+        await wait_until(pilot, lambda: NOT_CHECKED_NOTICE in chat_text(app))
         assert app.is_running  # The app stays up.
 
 
