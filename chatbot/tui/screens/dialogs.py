@@ -10,14 +10,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widgets import Button, Input, Static
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import Dialog
+from chatbot.tui.screens.modal import ButtonRow, Dialog
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 
@@ -141,7 +141,7 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
             yield Static(
                 Text(hand_back_question(self.count, locale=self.locale)), classes="dialog-text"
             )
-            with Horizontal(classes="dialog-buttons"):
+            with ButtonRow():
                 t = translations(self.locale)
                 yield Button(t.gettext("Hand back (h, Ctrl+Q)"), variant="primary", id="hand-back")
                 yield Button(t.gettext("Keep (k)"), id="keep")

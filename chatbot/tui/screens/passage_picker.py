@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -30,17 +31,23 @@ class PickerItem:
     probability: float | None = None
 
 
-def prompt(item: PickerItem) -> Text:
+def prompt(item: PickerItem) -> Table:
+    """The score, then a column of its own for the passage's id and title over the start of its
+    text, so a line that wraps stays under the id (as one text, it went back under the score)."""
     passage = item.passage
     score = "    " if item.probability is None else f"{item.probability:.2f}"
-    text = Text.assemble((score, "green"), "  ", (printable(passage.id), "bold"))
+    text = Text(printable(passage.id), "bold")
     if passage.title:
         text.append(f"  {printable(passage.title)}", "dim")
     preview = " ".join(printable(passage.text).split())
     if len(preview) > PREVIEW_CHARS:
-        preview = preview[: PREVIEW_CHARS - 1] + "…"
-    text.append(f"\n      {preview}")
-    return text
+        preview = preview[: PREVIEW_CHARS - 1].rstrip() + "…"  # Not an ellipsis on its own.
+    text.append(f"\n{preview}")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(width=len(score), no_wrap=True)
+    grid.add_column()
+    grid.add_row(Text(score, "green"), text)
+    return grid
 
 
 class PassagePicker(Dialog[Passage | None]):

@@ -98,7 +98,10 @@ def fit(text: str, width: int) -> str:
         return ""
     if cell_len(text) <= width:
         return text + " " * (width - cell_len(text))
-    return set_cell_size(text, width - 1) + "…"
+    # The ellipsis right after the words kept: a cut through a wide character (🚲, 中) leaves a
+    # space in its place, which with the one before it read as the end (`[red]Ana[/]  …`).
+    kept = set_cell_size(text, width - 1).rstrip()
+    return kept + "…" + " " * (width - 1 - cell_len(kept))
 
 
 def away_for(item: QueueItem, seen: Mapping[str, datetime], now: datetime) -> str | None:

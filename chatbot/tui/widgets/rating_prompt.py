@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from chatbot.desk.models import RATINGS
-from chatbot.i18n import DEFAULT_LOCALE, Locale
+from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.notices import rating_prompt
 from chatbot.tui.widgets.chat_log import ChatLog
 
@@ -23,7 +24,8 @@ class RatingPrompt(Vertical, can_focus=True):
     steps through five buttons, and the buttons answer clicks."""
 
     # Not in the footer, which has no room left at 80 columns: the question says which keys
-    # rate while the prompt has the keyboard.
+    # rate while the prompt has the keyboard, and the key that brings the keyboard to it from
+    # the widget next to it (the question box, which keeps the focus while the prompt shows).
     BINDINGS = [Binding(str(rating), f"rate({rating})", show=False) for rating in RATINGS]
 
     @dataclass
@@ -48,11 +50,13 @@ class RatingPrompt(Vertical, can_focus=True):
     def ask(self, agent: str | None) -> None:
         """Show the question, naming who resolved the conversation."""
         self.agent = agent
-        self._show_question()
         buttons = self.query_one("#rating-buttons", Horizontal)
         if not buttons.children:
             buttons.mount_all(self._buttons())
         self.display = True
+        self._show_question()
+        # Again once shown: only then is it in the focus chain, which says the key to it.
+        self.call_after_refresh(self._show_question)
 
     def _buttons(self) -> list[Button]:
         made = []
@@ -68,10 +72,35 @@ class RatingPrompt(Vertical, can_focus=True):
         if self.is_mounted:
             self._show_question()
 
+    def on_mount(self) -> None:
+        self.watch(self.screen, "focused", self._focus_moved, init=False)
+
+    def _focus_moved(self, _focused: Widget | None) -> None:
+        if self.display:
+            self._show_question()
+
     def _show_question(self) -> None:
-        self.query_one("#rating-question", Static).update(
-            Text(rating_prompt(self.agent, keys=self.has_focus, locale=self.locale))
-        )
+        self.query_one("#rating-question", Static).update(Text(self.question()))
+
+    def question(self) -> str:
+        """The question as shown now: with the key that reaches the prompt from where the focus
+        is (Shift+Tab from the question box below it, Tab from the conversation above), or the
+        keys that rate once it has the keyboard. Typing 4 in the question box put a 4 there, and
+        nothing said how a keyboard reaches the buttons."""
+        if self.has_focus:
+            return rating_prompt(self.agent, keys=True, locale=self.locale)
+        question = rating_prompt(self.agent, locale=self.locale)
+        focused = self.screen.focused
+        chain = self.screen.focus_chain
+        if focused is None or self not in chain or focused not in chain:
+            return question
+        t = translations(self.locale)
+        step = chain.index(focused) - chain.index(self)
+        if step == 1:
+            return t.gettext("{question} press Shift+Tab, then a number.").format(question=question)
+        if step == -1:
+            return t.gettext("{question} press Tab, then a number.").format(question=question)
+        return question
 
     def watch_has_focus(self, has_focus: bool) -> None:
         super().watch_has_focus(has_focus)
