@@ -49,6 +49,13 @@ def printable(text: str) -> str:
     return _SHOWN.sub(_visible, text)
 
 
+def undrawn(text: str) -> str:
+    """`text` without what `printable` spells out, for a widget that cannot spell it out (a text
+    area, whose wrapping and cursor count each character as its own cells): drawn as nothing
+    rather than sent to the terminal, and kept in what the widget holds."""
+    return _SHOWN.sub("", text)
+
+
 def not_utf8(text: str) -> str | None:
     """Where `text` holds what UTF-8 cannot encode, for a person: `byte 0xff at character 3` (a
     byte that was not UTF-8 when read, as Python keeps it); None if it holds nothing such."""

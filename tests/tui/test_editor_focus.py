@@ -1,5 +1,5 @@
 """Where typing goes in the editor and on the queue: opening the editor puts the focus on the
-passage list, not in the first passage's text (a search typed there was written into it, and Tab,
+passage search, not in the first passage's text (a search typed there was written into it, and Tab,
 Enter saved it); spaces typed in a burst on the list or the queue stay in the search they join;
 and Try it shows no earlier question's results under a refusal."""
 
@@ -31,7 +31,7 @@ async def test_a_search_typed_as_the_editor_opens_changes_no_passage(
         editor = await open_editor(pilot)
         form_id = editor.query_one("#form-id", Input)
         await wait_until(pilot, lambda: form_id.value == "card-charged-twice")
-        # Shown on opening, but the list has the focus: typing there is a search (nothing
+        # Shown on opening, but the search has the focus: typing is a search (nothing
         # matches `lost`: Tab and Enter then open nothing, and save nothing).
         await type_text(pilot, "lost")
         await pilot.press("tab", "enter")

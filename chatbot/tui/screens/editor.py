@@ -47,7 +47,7 @@ from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import Dialog
+from chatbot.tui.screens.modal import ButtonRow, Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 EDITOR_TITLE = N_("Knowledge base")
 
 FOCUS_ON_TAB = {
-    "passages": "#passage-options",
+    "passages": "#passage-search",
     "try": "#try-question",
     "gaps": "#gap-table",
     "synonyms": "#synonyms-text",
@@ -89,7 +89,8 @@ class Confirm(Dialog[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
             yield Static(printable(self.question), id="confirm-text", markup=False)
-            with Horizontal(id="confirm-buttons"):
+            # Wrapped to the next row in a narrow window, where one row cut Cancel off.
+            with ButtonRow():
                 yield Button(self.yes, variant="error", id="confirm-yes")
                 yield Button(translations(self.locale).gettext("Cancel"), id="confirm-no")
         yield Footer()
@@ -109,8 +110,10 @@ class EditorScreen(Screen[None]):
     """Edit passages while the desk runs; reachable from the customer app and the agent console."""
 
     TITLE = EDITOR_TITLE
-    # The list, where typing goes to the search: not the passage shown on opening, whose text
-    # took the keys of an editor who opened the editor to search (and Tab, Enter saved them).
+    # The search: not the passage shown on opening, whose text took the keys of an editor who
+    # opened the editor to search (and Tab, Enter saved them); nor the list, from which Tab went
+    # on into the form, where the README's "Tab then Enter opens the first match" is kept
+    # whether or not a search is typed: Tab goes to the list, Enter opens its highlighted row.
     AUTO_FOCUS = FOCUS_ON_TAB["passages"]
 
     BINDINGS = [
@@ -135,7 +138,6 @@ class EditorScreen(Screen[None]):
         localize_bindings(self, services.locale)
         self.index = index
         self.passages = index.passages
-        self._problems: list[str] = []
         self._known_ids: frozenset[str] = frozenset()
         self._form: PassageForm | None = None
         """The passage form, once composed (by this screen's unmount it is gone from the DOM)."""
@@ -285,19 +287,21 @@ class EditorScreen(Screen[None]):
     @on(Scanned)
     def _scanned(self, event: Scanned) -> None:
         problems = event.problems
-        if problems and problems != self._problems:
-            # Said once per new set of problems, not on every refresh.
+        # Each problem is said once while it lasts, not at every refresh nor at every opening of
+        # the editor (a new screen each time, which said them all again); one fixed and broken
+        # again, or a file broken another way, is a new problem.
+        said, self.index.problems_said = self.index.problems_said, frozenset(problems)
+        if new := [problem for problem in problems if problem not in said]:
             # The problems themselves are the knowledge base's (English, as core errors are).
-            extra = len(problems) - 1
+            extra = len(new) - 1
             if extra:
                 template = self.gettext(
                     "Not listed: {problem} (and {extra} more; see `helpdesk kb check`)"
                 )
             else:
                 template = self.gettext("Not listed: {problem}")
-            message = template.format(problem=problems[0], extra=f"{extra:,}")
+            message = template.format(problem=new[0], extra=f"{extra:,}")
             self.notify(message, severity="error", markup=False)
-        self._problems = problems
         self._known_ids = frozenset(p.id for p in event.passages)
         first = min(self._known_ids, default=None)
         # What this editor left unsaved when an app of theirs last ended is shown first.

@@ -18,7 +18,11 @@ GIVE_WAY_FIRST = ("feedback('helpful')", "feedback('not-helpful')")
 and Not helpful, whose buttons stay on the answer (the chat panel's `FEEDBACK_ACTIONS`, not
 imported: the footer comes with the first screen, the chat panel after it)."""
 ALWAYS = "quit"
-"""The one key never left out for want of room."""
+"""A key never left out for want of room; the screen's way back (`BACK_KEY`) is the other."""
+BACK_KEY = "escape"
+"""The key whose action is never left out for want of room either: a screen's way back (Back,
+Close, Cancel). The editor's 60-column footer dropped `esc Back` and kept greyed Save and Delete,
+so a keyboard user could not see how to leave."""
 CLOSED_NOT_QUIT = "CLOSED_NOT_QUIT"
 """A screen whose class sets this true is ended in a browser by closing its page: there the
 footer offers no Quit (a customer's chat, where Quit sat next to "Talk to a person" and ended
@@ -108,20 +112,28 @@ class Footer(TextualFooter):
         palette's key fits too. Measured from the labels as shown (in the screen's language, a
         Chinese character taking two cells): the palette's key gives way first (it is the one
         key the palette itself lists, and Ctrl+P works all the same), then Helpful and Not
-        helpful, then the keys from the right (the app's, then the screen's; the focused part's
-        come first), never Quit. Keys left out work all the same. `width` is the footer's own
-        unless given (a test asks what another width would show)."""
+        helpful, then greyed keys (which do nothing now) from the right, then the other keys
+        from the right (the app's, then the screen's; the focused part's come first), never
+        Quit nor the way back (Escape's key). Keys left out work all the same. `width` is the
+        footer's own unless given (a test asks what another width would show)."""
         width = width or self.size.width or self.app.size.width
         never = self._never_shown()
         cells: dict[str, int] = {}
+        greyed: set[str] = set()
+        kept = {ALWAYS}
         palette = 0
-        for active in self.screen.active_bindings.values():
+        for key, active in self.screen.active_bindings.items():
             binding = active.binding
             if binding.action == "command_palette":
                 palette = PALETTE_MARGIN + self._cells(binding)
             elif binding.show and binding.action not in never:
                 # Textual's footer shows one key per action, the first bound.
-                cells.setdefault(binding.action, self._cells(binding))
+                if binding.action not in cells:
+                    cells[binding.action] = self._cells(binding)
+                    if not active.enabled:
+                        greyed.add(binding.action)
+                if key == BACK_KEY:
+                    kept.add(binding.action)
 
         def needed(actions: list[str]) -> int:
             # One blank between keys (the compact footer's margin).
@@ -132,11 +144,13 @@ class Footer(TextualFooter):
             return never, True
         # Helpful and Not helpful go together: one without the other would look like a choice.
         order = [[action for action in GIVE_WAY_FIRST if action in cells]]
-        order += [[action] for action in reversed(shown) if action not in GIVE_WAY_FIRST]
+        rest = [action for action in reversed(shown) if action not in GIVE_WAY_FIRST]
+        order += [[action] for action in rest if action in greyed]
+        order += [[action] for action in rest if action not in greyed]
         for actions in order:
             if needed(shown) <= width:
                 break
-            shown = [action for action in shown if action == ALWAYS or action not in actions]
+            shown = [action for action in shown if action in kept or action not in actions]
         return frozenset(cells) - frozenset(shown) | never, False
 
     def _never_shown(self) -> frozenset[str]:

@@ -65,6 +65,12 @@ def check_form(
     return passage
 
 
+def _as_saved(values: tuple[str, ...]) -> tuple[object, ...]:
+    """The form's id, title, tags and text as a save would take them (`current`)."""
+    passage_id, title, tags, text = values
+    return (passage_id.strip(), title.strip(), split_tags(tags), text.strip())
+
+
 class PassageForm(Vertical):
     """Edits one passage; posts `SaveRequested`, `DeleteRequested` or `NewRequested`."""
 
@@ -121,23 +127,16 @@ class PassageForm(Vertical):
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
+
+        def box(placeholder: str, id: str) -> PlainInput:
+            # Not selected whole as the focus arrives: a Tab into the title, then a letter, put
+            # "Q" in place of "Charged twice for one ride".
+            return PlainInput(placeholder=placeholder, id=id, compact=True, select_on_focus=False)
+
         rows = (
-            (
-                t.gettext("Id"),
-                PlainInput(placeholder=t.gettext("a-safe-slug"), id="form-id", compact=True),
-            ),
-            (
-                t.gettext("Title"),
-                PlainInput(
-                    placeholder=t.gettext("shown as the answer's source"),
-                    id="form-title",
-                    compact=True,
-                ),
-            ),
-            (
-                t.gettext("Tags"),
-                PlainInput(placeholder=t.gettext("comma, separated"), id="form-tags", compact=True),
-            ),
+            (t.gettext("Id"), box(t.gettext("a-safe-slug"), "form-id")),
+            (t.gettext("Title"), box(t.gettext("shown as the answer's source"), "form-title")),
+            (t.gettext("Tags"), box(t.gettext("comma, separated"), "form-tags")),
         )
         text = PlainTextArea(
             id="form-text", soft_wrap=True, placeholder=t.gettext("What the bot tells the customer")
@@ -249,8 +248,11 @@ class PassageForm(Vertical):
 
     @property
     def dirty(self) -> bool:
-        """True when the form differs from what was opened: leaving it would lose that."""
-        return not self.deleted and self._values() != self._opened
+        """True when the form differs from what was opened: leaving it would lose that. Spaces
+        and line breaks around a field, which a save drops, are no difference: an Enter typed at
+        the end of the text (after Enter on the list put the cursor there) made Escape ask to
+        discard changes that were not there."""
+        return not self.deleted and _as_saved(self._values()) != _as_saved(self._opened)
 
     @property
     def passage_id(self) -> str:
@@ -320,10 +322,10 @@ class PassageForm(Vertical):
             self.discarded = False  # Typed after a discard that left them on screen: theirs.
             self.validate_form()
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # The boxes keep the characters they take: one that reaches the form was typed on Save,
         # New or Delete, and goes into the text.
-        self.query_one("#form-text", PlainTextArea).take_typed(event)
+        await self.query_one("#form-text", PlainTextArea).take_typed(event)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -336,6 +338,13 @@ class PassageForm(Vertical):
         if isinstance(result, str):
             self.problem = result
             self.app.bell()
+            return
+        if self.revision is not None and not self.dirty:
+            # Nothing changed since it was opened: a save would write no version, yet it said
+            # "Saved" and put the cursor at the end of the text, where the next Enter (meant for
+            # the title) added a line break.
+            message = translations(self.locale).gettext("Nothing to save: {passage} is unchanged.")
+            self.notify(message.format(passage=self.passage_id), markup=False)
             return
         self.post_message(self.SaveRequested(result, self.revision, self.gap_id))
 

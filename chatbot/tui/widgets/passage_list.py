@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -41,6 +42,27 @@ def shortened(title: str, cells: int) -> str:
     return cut if cut == title else cut[:-1].rstrip() + "…"
 
 
+class SearchBox(PlainInput):
+    """The list's search box. The editor opens on it, so Down and Up go on into the rows and
+    through them, as they would on the list."""
+
+    BINDINGS = [
+        Binding("down", "rows(1)", show=False),
+        Binding("up", "rows(-1)", show=False),
+    ]
+
+    def action_rows(self, step: int) -> None:
+        parent = self.parent
+        if not isinstance(parent, PassageList):
+            return
+        options = parent.options
+        self.screen.set_focus(options)
+        if step > 0:
+            options.action_cursor_down()
+        elif options.highlighted:  # Not from the first row round to the last.
+            options.action_cursor_up()
+
+
 class PassageList(Vertical):
     """A search box over an option list; choosing a row posts `Chosen`."""
 
@@ -62,9 +84,7 @@ class PassageList(Vertical):
 
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
-        yield PlainInput(
-            placeholder=t.gettext("Search passages"), id="passage-search", compact=True
-        )
+        yield SearchBox(placeholder=t.gettext("Search passages"), id="passage-search", compact=True)
         yield OptionList(id="passage-options", markup=False)
 
     @property
@@ -186,8 +206,13 @@ class PassageList(Vertical):
     @on(Input.Submitted, "#passage-search")
     def _open_first(self, event: Input.Submitted) -> None:
         event.stop()
-        if self.options.option_count:
-            first = self.options.get_option_at_index(0)
+        options = self.options
+        if not event.value.strip() and (highlighted := options.highlighted_option) is not None:
+            # No search typed (the editor opens here): the row shown in the form, as Enter on the
+            # list opens it, not the first row where an unsaved form put back is another's.
+            self._choose(highlighted.id)
+        elif options.option_count:
+            first = options.get_option_at_index(0)
             if not first.disabled:  # Not the line saying nothing matches.
                 self._choose(first.id)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Input
 
-from chatbot.text import strip_control
+from chatbot.text import printable, strip_control
 
 JOINERS = frozenset("\u200c\u200d")
 """The zero-width non-joiner and joiner: Python counts them unprintable, so Textual's boxes
@@ -33,14 +36,17 @@ async def own_key_in_turn(widget: Widget, event: events.Key) -> bool:
     A binding runs once its key has passed every widget up to the app, while a character is
     put in the box as its key arrives: keys typed in a burst (a slow link, the browser) came
     out of order, and `helmt` Backspace `et` gave `helmtet`. Taken here, each key
-    acts in the order it was typed."""
-    bindings = widget._bindings.key_to_bindings.get(event.key, ())
-    if not bindings or not widget.check_action(bindings[0].action, ()):
-        return False
-    event.prevent_default()
-    event.stop()
-    await widget.run_action(bindings[0].action)
-    return True
+    acts in the order it was typed.
+
+    A binding whose action does not act (`SkipAction`, as Textual's does) leaves the key to go
+    on, as Textual's own binding lookup does: an `Input`'s scroll bindings took Down and Up,
+    which it cannot scroll by, and the Find screen's Down never reached its results."""
+    for binding in widget._bindings.key_to_bindings.get(event.key, ()):
+        if await widget.app.run_action(binding.action, widget):
+            event.prevent_default()
+            event.stop()
+            return True
+    return False
 
 
 class PlainInput(Input):
@@ -56,7 +62,11 @@ class PlainInput(Input):
       as its first.
     - Ctrl+J submits, as Enter does (and as readline takes it): an Enter typed before the app
       had the terminal (in the same breath as the command) reaches it as a line feed, Ctrl+J,
-      and the words typed with it stayed in the box, unsent."""
+      and the words typed with it stayed in the box, unsent.
+    - It shows a bidi override, embedding or isolate spelled out (`\\u202e`), as `printable` shows
+      it everywhere else, and keeps it in its value: sent or saved as written. Drawn as it is, it
+      reached the terminal, which took it for no column (the box's border moved) or, with bidi
+      support, showed the rest of the line reversed. The cursor steps over it as one character."""
 
     BINDINGS = [Binding("ctrl+j", "submit", show=False)]
 
@@ -99,3 +109,75 @@ class PlainInput(Input):
             self.insert_text_at_cursor(text)
         else:
             self.replace(text, *selection)
+
+    # Drawing spelled-out characters: Textual's `Input` counts a character as its own cells
+    # (`_position_to_cell`, `_cell_offset_to_index`) and styles the cursor and selection by
+    # character index, so the four below map each character to where its spelling is drawn
+    # (Textual's version is pinned, and tests/tui/test_qa_small_fixes.py drives each). A value
+    # with nothing to spell out takes Textual's own path.
+
+    def _spelled(self) -> list[int] | None:
+        """Where each character of the value starts in what is drawn, and where the last ends;
+        None when the value is drawn as it is."""
+        value = self.value
+        if self.password or printable(value) == value:
+            return None
+        starts = [0]
+        for char in value:
+            starts.append(starts[-1] + len(printable(char)))
+        return starts
+
+    @property
+    def _value(self) -> Text:
+        if self._spelled() is None:
+            return super()._value
+        text = Text(printable(self.value), no_wrap=True, overflow="ignore", end="")
+        return text if self.highlighter is None else self.highlighter(text)
+
+    def _position_to_cell(self, position: int) -> int:
+        if self._spelled() is None:
+            return super()._position_to_cell(position)
+        return cell_len(printable(self.value[:position]))
+
+    def _cell_offset_to_index(self, offset: int) -> int:
+        if self._spelled() is None:
+            return super()._cell_offset_to_index(offset)
+        offset += self.scroll_offset.x
+        cell = 0
+        for index, char in enumerate(self.value):
+            width = cell_len(printable(char))
+            if cell <= offset < cell + width:
+                return index
+            cell += width
+        return len(self.value) if offset >= cell else 0
+
+    def render_line(self, y: int) -> Strip:
+        starts = self._spelled()
+        if y != 0 or starts is None:
+            return super().render_line(y)
+        value = self.value
+        result = self._value
+        suggestion = self._suggestion
+        show_suggestion = len(suggestion) > len(value) and self.has_focus
+        if show_suggestion:
+            style = self.get_component_rich_style("input--suggestion")
+            result += Text(printable(suggestion[len(value) :]), style, end="")
+        if self.has_focus:
+            if not self.selection.is_empty:
+                start, end = sorted(self.selection)
+                style = self.get_component_rich_style("input--selection")
+                result.stylize_before(style, starts[start], starts[end])
+            if self._cursor_visible:
+                cursor = self.cursor_position
+                if not show_suggestion and self.cursor_at_end:
+                    result.pad_right(1)
+                # On a spelled-out character, the cursor covers all of its spelling.
+                end = starts[cursor + 1] if cursor < len(value) else starts[cursor] + 1
+                result.stylize(self.get_component_rich_style("input--cursor"), starts[cursor], end)
+        console = self.app.console
+        options = self.app.console_options.update_width(self.content_width)
+        width = self.scrollable_content_region.width
+        scroll_x = self.scroll_offset.x
+        strip = Strip(list(console.render(result, options)))
+        strip = strip.crop(scroll_x, scroll_x + width + 1).extend_cell_length(width + 1)
+        return strip.apply_style(self.rich_style)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from textual import events
+from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
-from chatbot.text import strip_control
+from chatbot.text import strip_control, undrawn
 from chatbot.tui.widgets.plain_input import JOINERS, own_key_in_turn
 
 
@@ -15,7 +17,25 @@ class PlainTextArea(TextArea):
 
     Textual draws the document as it is: an ESC pasted into it would reach the terminal. Every
     change to the document goes through `edit` or `load_text`, so cleaning there covers typing,
-    pasting and undo alike."""
+    pasting and undo alike.
+
+    A bidi override, embedding or isolate (U+202E) is kept, as the passage or list holds it, but
+    drawn as nothing: sent to the terminal, it moved the box's border or (with bidi support)
+    reversed the rest of the line. It is not spelled out (`\\u202e`) as `PlainInput` and the
+    rest of the app show it: Textual's wrapping, cursor moves and mouse clicks in a text area
+    each count a character as its own cells, and Rich counts these as none."""
+
+    _typed_aside = False
+    """A character typed on a button beside the box went in (`take_typed`), and the focus has
+    not left the box since: the keys typed in the same burst, queued to the button before the
+    focus moved, come here after it, spaces and Enter included."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if all(undrawn(segment.text) == segment.text for segment in strip):
+            return strip
+        segments = [Segment(undrawn(s.text), s.style, s.control) for s in strip]
+        return Strip(segments, strip.cell_length)
 
     def edit(self, edit: Edit) -> EditResult:
         edit.text = strip_control(edit.text)
@@ -33,18 +53,40 @@ class PlainTextArea(TextArea):
         else:
             await own_key_in_turn(self, event)
 
-    def take_typed(self, event: events.Key) -> None:
+    async def take_typed(self, event: events.Key) -> None:
         """Take a character typed on a button beside this box (Tab from the box lands there),
         which would be lost without a word: it goes in at the cursor, with the focus. Called from
         the container the key reached, where it came because the button had the focus, not by
         where the focus is now: the first key of a burst moves it here while the rest are still
-        on their way to the button. Space and Enter stay the button's; a read-only box (a
-        deleted passage's last version) takes nothing."""
-        if event.key == "space" or not (event.is_printable and event.character):
-            return
+        on their way to the button, and those are all taken, in turn (`_typed_aside`). A space
+        or Enter typed on the button before any character stays the button's; a read-only box
+        (a deleted passage's last version) takes nothing."""
         if self.read_only:
             return
+        if self._typed_aside:
+            await self._type_here(event)
+            return
+        if event.key == "space" or not (event.is_printable and event.character):
+            return
+        self._typed_aside = True
         event.stop()
         event.prevent_default()
         self.focus()
         self.replace(event.character, *self.selection, maintain_selection_offset=False)
+
+    async def _type_here(self, event: events.Key) -> None:
+        """`event`, typed on a button behind a character already put here, taken as this box
+        takes a key typed in it. Left to the button, every space was lost (`Contact us` came out
+        as `Contactus`: a button does nothing with one) and an Enter pressed it."""
+        if event.key == "enter" or (event.is_printable and event.character):
+            event.stop()
+            event.prevent_default()
+            text = "\n" if event.key == "enter" else event.character or ""
+            self.replace(text, *self.selection, maintain_selection_offset=False)
+        else:  # A joiner, or an editing key (Backspace, an arrow), in turn with the rest.
+            await self._on_key(event)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        # The burst is over once the focus leaves (Tab back to the buttons): a space typed on
+        # a button then is the button's again.
+        self._typed_aside = False

@@ -103,9 +103,9 @@ class SynonymsPanel(Vertical):
         """Say why the synonyms could not be read or saved; what is typed stays."""
         self.query_one("#synonyms-problem", Static).update(Text(problem))
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # The box keeps the characters it takes: one that reaches the panel was typed on Save.
-        self.query_one("#synonyms-text", PlainTextArea).take_typed(event)
+        await self.query_one("#synonyms-text", PlainTextArea).take_typed(event)
 
     @on(TextArea.Changed, "#synonyms-text")
     def _changed(self) -> None:
