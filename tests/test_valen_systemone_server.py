@@ -97,7 +97,7 @@ def test_the_wrong_dialect_is_a_clear_not_found(
     code, decision, err = run(capsys, "ask", QUESTION, "--json", "--replay", "off", "-k", "2",
                               "--dialect", "decisions",
                               "--base-url", systemone.base_url)  # fmt: skip
-    assert code == 0 and decision["reason"] == "valen-error"
+    assert code == 1 and decision["reason"] == "valen-error"  # Nothing judged.
     assert all(c["error"] == "not-found (HTTP 404): Not Found" for c in decision["candidates"])
     assert systemone.runtime.requests == []
     code = main(["valen", "check", "--base-url", systemone.base_url])
