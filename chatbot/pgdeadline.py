@@ -7,6 +7,15 @@ or bot waited with no word. A call that outlives its deadline has its socket shu
 watchdog thread: libpq then sees the connection close, psycopg raises `OperationalError`, and
 the stores' handling of a lost connection (one error line now, a new connection next call)
 takes over. Nothing here imports psycopg: it needs only the connection's file descriptor.
+
+Cutting ends the call on our side only. A server that is alive but slow (a statement waiting on
+a lock) went on running it, its backend connected and waiting until the lock was released; each
+call cut and tried again on a new connection left one more, until a lock held a few minutes
+would use up the server's connections. So the stores also tell the server, per connection
+(`server_settings`), to end a statement a little before the deadline and to end a backend whose
+client has gone. (A cancel request from the watchdog would not do: psycopg's C implementation
+of libpq's blocking `PQcancel` holds the GIL while it waits, so a cancel sent to a server that
+does not answer froze the whole process.)
 """
 
 from __future__ import annotations
@@ -21,6 +30,22 @@ from dataclasses import dataclass, field
 
 DEFAULT_TIMEOUT_S = 15.0
 """How long one call may wait for the server's answer unless the settings say otherwise."""
+SERVER_SHARE = 0.9
+"""The part of the deadline one statement may run on the server: ended there first, it fails
+with an error on a connection that stays usable, with time left for the error to arrive."""
+CLIENT_CHECK_MS = 1000
+"""How often a backend running a statement checks that its client is still connected (from
+PostgreSQL 14, on Linux servers): a call cut here ends there within this."""
+
+
+def server_settings(seconds: float, *, server_version: int) -> dict[str, int]:
+    """What a connection whose calls have a deadline of `seconds` sets on a server of
+    `server_version` (libpq's number: 150004 for 15.4): `statement_timeout` under the deadline,
+    which covers waiting for a lock, and the check for a client gone, where the server has it."""
+    settings = {"statement_timeout": max(int(seconds * SERVER_SHARE * 1000), 1)}
+    if server_version >= 140000:
+        settings["client_connection_check_interval"] = CLIENT_CHECK_MS
+    return settings
 
 
 @dataclass(eq=False)

@@ -4,6 +4,13 @@ Every service call runs on one thread of its own (the only thread that touches t
 connection), so a busy database can slow an answer but never freeze a UI or a bot worker's loop.
 A second thread waits on the store's change feed (its own connection) and wakes the loop when
 anyone, in any process, commits; this process's own writes wake it at once.
+
+One thread means one call at a time: while the database does not answer (a table locked, a
+server gone silent), each call waits its whole deadline, and the calls queued behind it waited
+for all of those before theirs. An agent's reply queued behind a queue read, a bot's poll and a
+presence tick was told nothing for a minute and a half, and then stored late. So the calls that
+were waiting while one failed because the database could not be used fail with it, untried: no
+call waits longer than the one ahead of it did, nor runs after its caller was told it failed.
 """
 
 from __future__ import annotations
@@ -82,6 +89,10 @@ class AsyncDesk:
         self._closed = False
         self.version = 0
         """Counts the changes this process heard of; grows on every notice."""
+        self._failures = 0
+        """Calls the database failed (`unreachable`) so far; written on the desk thread only."""
+        self._failure: StoreError | None = None
+        """The latest of them."""
 
     @classmethod
     def open(cls, open_service: Callable[[], DeskService]) -> AsyncDesk:
@@ -100,8 +111,25 @@ class AsyncDesk:
     async def _run(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
+            self._executor,
+            functools.partial(self._call, self._failures, function, *args, **kwargs),
         )
+
+    def _call(
+        self, failures: int, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """`function(*args, **kwargs)` on the desk thread, unless a call ahead of it failed on
+        the database since it was asked for (`failures` then): it waited behind that one, and
+        fails with it rather than wait as long again."""
+        if self._failures != failures and (failure := self._failure) is not None:
+            raise StoreError(f"{failure} (not tried: the call before it failed so)")
+        try:
+            return function(*args, **kwargs)
+        except StoreError as error:
+            if unreachable(error):
+                self._failure = error
+                self._failures += 1
+            raise
 
     async def _write(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """A call that changes something: subscribers here hear of it without waiting for the
@@ -202,7 +230,8 @@ class AsyncDesk:
             return
         self._closed = True
         self._stop.set()  # The watcher closes its own connection as it ends.
-        await self._run(self._service.close)
+        # Not `_run`: closing is never skipped for a call that failed before it.
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._service.close)
         self._executor.shutdown(wait=False)
 
     def close(self) -> None:

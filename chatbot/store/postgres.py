@@ -58,7 +58,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
-from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, watchdog
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, server_settings, watchdog
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
@@ -129,10 +129,15 @@ class Link:
             finally:
                 self.timed_out = deadline.expired
 
+    def gave_up(self, error: BaseException) -> bool:
+        """Whether `error` is a call given up at its deadline: cut here, or ended by the server
+        at its `statement_timeout` (which leaves the connection usable)."""
+        return self.timed_out or isinstance(error, psycopg.errors.QueryCanceled)
+
     def fail(self, error: BaseException, doing: str) -> StoreError:
         """A one-line error naming the database (without its password) and what went wrong."""
         reason = " ".join(str(error).split()) or type(error).__name__
-        if self.timed_out:  # libpq would say the server closed the connection: it was us.
+        if self.gave_up(error):  # libpq would say the server closed the connection: it was us.
             reason = f"no answer in {self.timeout_s:g} s"
         return StoreError(redact(f"{self.where}: {doing}: {reason}", self.url))
 
@@ -153,6 +158,16 @@ class Link:
             raise self.fail(error, "database unavailable") from None
         except ValueError as error:  # A URL libpq cannot parse: not the server's fault.
             raise self.fail(error, "bad database URL") from None
+        settings = server_settings(self.timeout_s, server_version=conn.info.server_version)
+        try:
+            # The server ends a statement a little before the client would cut the connection,
+            # and a backend whose client cut it (see `chatbot.pgdeadline`): cut alone, a call
+            # left its backend waiting on, holding a connection slot, while a lock was held.
+            with self.watched(conn):
+                conn.execute("; ".join(f"SET {k} = {v}" for k, v in settings.items()).encode())
+        except psycopg.Error as error:
+            conn.close()
+            raise self.fail(error, "database unavailable") from None
         self._conn = conn
         return conn
 
@@ -214,6 +229,9 @@ def migrate(link: Link) -> int:
     conn = link.connection()
     try:
         with conn.transaction():
+            # Unwatched, and not cut short by the server either: a migration of a large
+            # database (an index over every entry) may take longer than one call's deadline.
+            conn.execute("SET LOCAL statement_timeout = 0")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_versions"
@@ -403,9 +421,10 @@ class PostgresStore:
             with link.watched(conn):
                 conn.execute(begin)
         except psycopg.OperationalError as error:
-            link.drop()
-            if link.timed_out:  # Not a stale connection: the server is not answering.
+            if link.gave_up(error):  # Not a stale connection: the server is not answering.
+                self._rollback(conn)
                 raise link.fail(error, "cannot write") from None
+            link.drop()
             # Found dead before anything was sent (a server restarted while we were idle): one
             # more try on a new connection cannot write anything twice.
             conn = link.connection()
@@ -444,7 +463,7 @@ class PostgresStore:
                 with self._link.watched(conn):
                     return conn.execute(query.encode(), params).fetchall()
             except psycopg.OperationalError as error:
-                if not (conn.broken or conn.closed) or attempt == 2 or self._link.timed_out:
+                if not (conn.broken or conn.closed) or attempt == 2 or self._link.gave_up(error):
                     if conn.broken or conn.closed:
                         self._link.drop()
                     raise self._link.fail(error, "cannot read") from None

@@ -10,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -22,6 +23,10 @@ from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import NO_QUESTION, agent_error, one_line
 from chatbot.tui.widgets.queue_list import status as claim_status
+
+READING = N_("Reading the claims…")
+"""Where the claims will be, until the first read: "Nobody holds a claim." said then was false
+while agents held claims (for the whole deadline, while the database did not answer)."""
 
 
 def claim_line(
@@ -44,6 +49,12 @@ class TeamScreen(Dialog[int | None]):
         self.claims: list[QueueItem] = []
         self.seen: dict[str, datetime] = {}
         """When each agent was last seen: a colleague gone a while shows as away."""
+        self._again = False
+        """A change was heard of: `_follow` reads the claims again."""
+        self._current = False
+        """Whether the dialog shows what the last read found (not before the first read, nor
+        after a failed one, whose line stood after the desk answered again)."""
+        self._following = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="team-dialog", classes="dialog -tall"):
@@ -52,12 +63,12 @@ class TeamScreen(Dialog[int | None]):
                 t.gettext("Claims by agent (Enter opens, Escape closes)"), classes="section-title"
             )
             yield OptionList(id="team-claims")
-            yield Static(Text(t.gettext("Nobody holds a claim.")), id="team-empty")
+            yield Static(Text(t.gettext(READING)), id="team-empty")
         yield Footer()
 
     def on_mount(self) -> None:
         self.services.changed.subscribe(self, self._changed)
-        self.call_later(self.reload)
+        self._read_soon()
         # The queue's times tick; these stood at what they said when last read ("for 17s").
         self.set_interval(1.0, self._tick)
 
@@ -68,8 +79,29 @@ class TeamScreen(Dialog[int | None]):
                 index, claim_line(item, self.services, self.seen)
             )
 
-    async def _changed(self, _version: int) -> None:
-        await self.reload()
+    def _changed(self, _version: int) -> None:
+        self._read_soon()
+
+    def _read_soon(self) -> None:
+        """Read the claims again, in a worker: awaited in a handler, the dialog took no key
+        (Escape included) while the desk answered, the whole deadline in an outage."""
+        self._again = True
+        if not self._following:
+            self._following = True
+            self.run_worker(self._follow(), group="team-read")
+
+    async def _follow(self) -> None:
+        """Read while changes were heard of: one read for a burst of them."""
+        try:
+            while self._again:
+                self._again = False
+                await self.reload()
+        except NoMatches:
+            if self.display and self.is_attached:
+                raise
+            # Dismissed while the desk answered: its parts are gone.
+        finally:
+            self._following = False
 
     async def reload(self) -> None:
         try:
@@ -78,6 +110,7 @@ class TeamScreen(Dialog[int | None]):
         except HelpdeskError as error:
             # Said where the claims would be: "Nobody holds a claim" under a notice of the
             # driver's English was false (they could not be read).
+            self._current = False
             empty = self.query_one("#team-empty", Static)
             empty.update(Text(agent_error(error, self.services.locale)))
             empty.display = not self.claims
@@ -86,9 +119,10 @@ class TeamScreen(Dialog[int | None]):
             return
         # This console's own agent is here, whatever the clock says of its last tick.
         self.seen = {agent: at for agent, at in seen.items() if agent != self.services.agent}
-        if claims == self.claims:
+        if claims == self.claims and self._current:
             return
         self.claims = claims
+        self._current = True
         options = self.query_one("#team-claims", OptionList)
         highlighted = options.highlighted
         options.clear_options()

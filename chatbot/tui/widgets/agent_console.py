@@ -10,6 +10,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from chatbot import drafts
@@ -164,8 +165,18 @@ class AgentConsole(Vertical):
             current.display = False
         queue = self.queue
         queue.display = True
-        await queue.update()  # Only what changed meanwhile: the queue was kept all along.
         queue.take_focus()
+        # Only what changed meanwhile (the queue was kept all along), in a worker: awaited here,
+        # the console took no key until the desk answered, the whole deadline in an outage.
+        self.run_worker(self._update_queue(), group="queue-update")
+
+    async def _update_queue(self) -> None:
+        try:
+            await self.queue.update()
+        except NoMatches:
+            if self.display and self.is_attached:
+                raise
+            # Taken down while the desk answered (the app closing): its parts are gone.
 
     async def _open(self, conversation_id: int | None) -> None:
         if conversation_id is None:

@@ -10,7 +10,8 @@ reply box (or the note box), never on a widget that would drop it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Input, Static
 
@@ -67,6 +69,12 @@ REPLY_PLACEHOLDER = N_("Reply to the customer and press Enter")
 NOT_DONE = N_("Not done: the desk's database cannot be reached. Try again in a moment.")
 """Said above the reply box when a move fails on the database (what was typed stays in the box);
 the console's line says the rest."""
+NOT_DONE_THERE = N_(
+    "Not done in conversation {number}: the desk's database cannot be reached. What you typed "
+    "there is kept."
+)
+"""Said in a notice when a move fails on the database after the agent left its conversation
+(Escape while it waited): the line above the reply box is out of sight."""
 WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve.")
 """A resolve refused as the customer wrote after what was on screen (now shown, as the view
 reads the conversation again)."""
@@ -104,6 +112,9 @@ class ConversationView(Vertical):
             "ctrl+g", "hand_back", N_("To bot"), tooltip=N_("Hand the conversation back to the bot")
         ),
         Binding("escape", "close", N_("Back"), tooltip=N_("Back to the queue")),
+        # While a move waits on the desk (up to the database's deadline in an outage), the view
+        # takes no key: Escape then leaves from the app's own turn (see `check_action`).
+        Binding("escape", "leave", N_("Back"), show=False, priority=True),
         Binding(EARLIER_KEY.lower(), "show_earlier", N_("Earlier")),
         # The console's keys work here too, without taking footer room from the moves above.
         Binding("ctrl+f", "console('find')", N_("Find"), show=False),
@@ -148,6 +159,14 @@ class ConversationView(Vertical):
         """The agent's language: what this view says is in it, what people wrote as written."""
         localize_bindings(self, services.locale)
         self._loading = asyncio.Lock()
+        self._sending = asyncio.Lock()
+        """Held while a reply or note is with the desk: another conversation is shown only once
+        it has gone or failed, so its words are taken off (or kept in) the right box."""
+        self._waiting = 0
+        """Handlers of this view awaiting the desk now: its keys wait behind them."""
+        self._reread = False
+        """A change was heard of: `_follow` reads the conversation again."""
+        self._following = False
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
         self.closed = False
@@ -204,7 +223,7 @@ class ConversationView(Vertical):
     async def show(self, conversation_id: int) -> None:
         """Show another conversation in this view: opening one costs its data, not a new set of
         widgets (mounting them took most of the time an open took)."""
-        async with self._loading:
+        async with self._sending, self._loading:
             self.save_drafts()  # The one shown until now, as it is.
             self._keep_drafts(self.reply_input.value)
             self._start(conversation_id)
@@ -333,14 +352,45 @@ class ConversationView(Vertical):
         self.services.changed.subscribe(self, self._store_changed)
         self.transcript.focus()
         # After the mount: the footer hears of binding changes only from a mounted widget.
-        self.call_later(self.reload)
+        self.call_later(self._read_soon)
         self.set_interval(1.0, self._show_header)
 
     # -- reading ----------------------------------------------------------------------------------
 
-    async def _store_changed(self, _version: int) -> None:
-        if not self.closed:
-            await self.reload()
+    def _store_changed(self, _version: int) -> None:
+        self._read_soon()
+
+    def _read_soon(self) -> None:
+        """Read the conversation again, in a worker: awaited in a handler, the view took no key
+        while the desk answered (the whole deadline, in an outage), Escape included."""
+        if self.closed:
+            return
+        self._reread = True
+        if not self._following:
+            self._following = True
+            self.run_worker(self._follow(), group="follow")
+
+    async def _follow(self) -> None:
+        """Read the conversation again while changes were heard of: one read for a burst."""
+        try:
+            while self._reread and not self.closed:
+                self._reread = False
+                await self.reload()
+        except NoMatches:
+            if self.display and self.is_attached:
+                raise
+            # Taken down while the desk answered (the app closing): its parts are gone.
+        finally:
+            self._following = False
+
+    @contextmanager
+    def _desk_call(self) -> Iterator[None]:
+        """A handler of this view awaits the desk in the block (see `action_leave`)."""
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
 
     async def _read_decisions(self, entries: Sequence[Entry]) -> None:
         """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
@@ -451,7 +501,10 @@ class ConversationView(Vertical):
             return
         entry = self._last_entry
         try:
-            await self.services.desk.mark_read(self.conversation_id, agent=agent, entry_id=entry)
+            with self._desk_call():
+                await self.services.desk.mark_read(
+                    self.conversation_id, agent=agent, entry_id=entry
+                )
         except HelpdeskError as error:
             desk_error(self, error)
             return
@@ -584,6 +637,11 @@ class ConversationView(Vertical):
         if action == "show_earlier":
             # Hidden, not greyed out, in the footer of the many conversations that show everything.
             return True if self.is_mounted and self.transcript.hidden else False
+        if action == "leave":
+            # Only while a handler here awaits the desk: otherwise Escape goes its usual way, in
+            # turn with the keys around it (in a note it goes back to the reply box, and the
+            # keys typed before it belong to the note).
+            return bool(self._waiting) and not self.note_mode and not self.closed
         return True
 
     def _refusal(self, action: str) -> str | None:
@@ -673,7 +731,8 @@ class ConversationView(Vertical):
                     # The next conversation opens in this box, or a dialog over it: what is
                     # typed after F6, Ctrl+F or F4 is for that, not for this customer.
                     self.reply_input.hold()
-                await self.run_action(binding.action)
+                with self._desk_call():
+                    await self.run_action(binding.action)
                 return
         actions = [b.action for b in self._bindings.key_to_bindings.get(event.key, ())]
         moves = [action for action in actions if action in MOVES]
@@ -742,6 +801,10 @@ class ConversationView(Vertical):
             # the agent reads one line here, and the console's line until it is back.
             self.say_why(self.t.gettext(NOT_DONE))
             self.post_message(DeskTrouble(True))
+            if self.closed:  # Left while it waited: the line here is out of sight.
+                number = f"#{self.conversation_id}"
+                said = self.t.gettext(NOT_DONE_THERE).format(number=number)
+                self.notify(said, severity="error", markup=False)
             return
         # Read first: a state that changed meanwhile clears the line, and the line names it.
         await self.reload()
@@ -859,6 +922,14 @@ class ConversationView(Vertical):
             self.say_why(message.format(count=f"{len(words):,}", limit=f"{limit:,}"))
             field.kept(words)
             return
+        with self._desk_call():
+            async with self._sending:
+                await self._deliver(words)
+
+    async def _deliver(self, words: str) -> None:
+        """`words`, read from an Enter, go out as a note or a reply, and off the box; they stay
+        in it if they could not go."""
+        field = self.reply_input
         note, conversation_id = self.note_mode, self.conversation_id
         if note:
             if not await self._note(words):
@@ -1055,6 +1126,12 @@ class ConversationView(Vertical):
             await self.action_toggle_note()
             return
         self.post_message(self.Closed(self.conversation_id))
+
+    def action_leave(self) -> None:
+        """Escape while a handler here awaits the desk: back to the queue now, told to the
+        console directly (a message to this view would wait behind that handler). A reply on
+        its way goes, or fails and stays in this conversation's box (see `show`)."""
+        (self.parent or self).post_message(self.Closed(self.conversation_id))
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         t = self.t
