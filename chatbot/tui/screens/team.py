@@ -10,7 +10,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -18,6 +17,7 @@ from chatbot.desk.models import QueueItem
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.rereader import Rereader
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
@@ -49,12 +49,10 @@ class TeamScreen(Dialog[int | None]):
         self.claims: list[QueueItem] = []
         self.seen: dict[str, datetime] = {}
         """When each agent was last seen: a colleague gone a while shows as away."""
-        self._again = False
-        """A change was heard of: `_follow` reads the claims again."""
         self._current = False
         """Whether the dialog shows what the last read found (not before the first read, nor
         after a failed one, whose line stood after the desk answered again)."""
-        self._following = False
+        self._reader = Rereader(self, self.reload, group="team-read")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="team-dialog", classes="dialog -tall"):
@@ -83,25 +81,7 @@ class TeamScreen(Dialog[int | None]):
         self._read_soon()
 
     def _read_soon(self) -> None:
-        """Read the claims again, in a worker: awaited in a handler, the dialog took no key
-        (Escape included) while the desk answered, the whole deadline in an outage."""
-        self._again = True
-        if not self._following:
-            self._following = True
-            self.run_worker(self._follow(), group="team-read")
-
-    async def _follow(self) -> None:
-        """Read while changes were heard of: one read for a burst of them."""
-        try:
-            while self._again:
-                self._again = False
-                await self.reload()
-        except NoMatches:
-            if self.display and self.is_attached:
-                raise
-            # Dismissed while the desk answered: its parts are gone.
-        finally:
-            self._following = False
+        self._reader.soon()
 
     async def reload(self) -> None:
         try:

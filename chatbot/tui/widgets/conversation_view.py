@@ -20,7 +20,6 @@ from textual import events, getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Input, Static
 
@@ -49,6 +48,7 @@ from chatbot.text import clip, printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
+from chatbot.tui.rereader import Rereader
 from chatbot.tui.send_guard import after
 from chatbot.tui.services import Services
 from chatbot.tui.typing_signal import TypingSignal
@@ -164,9 +164,7 @@ class ConversationView(Vertical):
         it has gone or failed, so its words are taken off (or kept in) the right box."""
         self._waiting = 0
         """Handlers of this view awaiting the desk now: its keys wait behind them."""
-        self._reread = False
-        """A change was heard of: `_follow` reads the conversation again."""
-        self._following = False
+        self._reader = Rereader(self, self.reload, group="follow", done=lambda: self.closed)
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
         self.closed = False
@@ -361,27 +359,7 @@ class ConversationView(Vertical):
         self._read_soon()
 
     def _read_soon(self) -> None:
-        """Read the conversation again, in a worker: awaited in a handler, the view took no key
-        while the desk answered (the whole deadline, in an outage), Escape included."""
-        if self.closed:
-            return
-        self._reread = True
-        if not self._following:
-            self._following = True
-            self.run_worker(self._follow(), group="follow")
-
-    async def _follow(self) -> None:
-        """Read the conversation again while changes were heard of: one read for a burst."""
-        try:
-            while self._reread and not self.closed:
-                self._reread = False
-                await self.reload()
-        except NoMatches:
-            if self.display and self.is_attached:
-                raise
-            # Taken down while the desk answered (the app closing): its parts are gone.
-        finally:
-            self._following = False
+        self._reader.soon()
 
     @contextmanager
     def _desk_call(self) -> Iterator[None]:
