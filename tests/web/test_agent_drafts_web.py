@@ -90,7 +90,10 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
                 page.keyboard.press("Enter")
                 return False
 
-            wait_for(sent_or_open_and_press_enter, what="the kept reply sent as typed", every=1.0)
+            # As long as the page's first byte may take: the restarted server's first session
+            # starts on a machine busy with the other browser tests (a clean-clone run missed 30 s).
+            wait_for(sent_or_open_and_press_enter, what="the kept reply sent as typed", every=1.0,
+                     timeout=60)  # fmt: skip
             # Kept until sent (a console killed after putting it back lost it), then forgotten:
             # the file goes once the send has landed, so just after the reply is seen stored.
             wait_for(lambda: not kept.exists(), what="the kept reply forgotten once sent")
