@@ -220,7 +220,10 @@ class EditorScreen(Screen[None]):
 
     @property
     def form(self) -> PassageForm:
-        return self.query_one(PassageForm)
+        # The one held since compose (`check_action` reads it too), not a second way to it.
+        if self._form is None:
+            raise NoMatches("the passage form is not composed yet")
+        return self._form
 
     @property
     def history(self) -> PassageHistory:
