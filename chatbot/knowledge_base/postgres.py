@@ -51,7 +51,7 @@ from chatbot.knowledge_base.storage import (
     unusable,
 )
 from chatbot.knowledge_base.synonyms import SynonymGroup, synonyms_toml
-from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, Deadline, watchdog
+from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, Deadline, server_settings, watchdog
 
 SCHEMA_VERSION = 1
 CHANNEL = "helpdesk_kb"
@@ -154,14 +154,27 @@ class PostgresPassageStore:
     def _connection(self) -> psycopg.Connection[Any]:
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
-                conn = self.connect()
+                conn = self.connect(application_name="helpdesk")
                 try:
+                    self._limit(conn)
                     self._ensure_schema(conn)
                 except BaseException:
                     conn.close()
                     raise
                 self._conn = conn
             return self._conn
+
+    def _limit(self, conn: psycopg.Connection[Any]) -> None:
+        """Have the server end a statement a little before the call's deadline, and a backend
+        whose client has gone, as the desk's connections do (`chatbot.pgdeadline`): cut on our
+        side only, a write waiting on a held lock left its backend waiting, holding a slot."""
+        settings = server_settings(self._timeout_s, server_version=conn.info.server_version)
+        try:
+            with watchdog.guard(conn.fileno(), self._timeout_s):
+                conn.execute("; ".join(f"SET {k} = {v}" for k, v in settings.items()).encode())
+                conn.commit()  # Not autocommit: a SET rolled back with its transaction is undone.
+        except psycopg.Error as error:
+            raise self._fail("cannot connect to the knowledge base", error) from None
 
     def _ensure_schema(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -202,6 +215,11 @@ class PostgresPassageStore:
                     with watchdog.guard(conn.fileno(), self._timeout_s) as deadline:
                         with conn.transaction():
                             return work(conn)
+                except psycopg.errors.QueryCanceled:
+                    # (An OperationalError too.) Ended by the server at its `statement_timeout`
+                    # (see `_limit`), just before the deadline: the same failure, on a connection
+                    # that stays usable.
+                    raise self._fail(what, f"no answer in {self._timeout_s:g} s") from None
                 except psycopg.OperationalError as error:
                     # The connection may be dead even if psycopg has not marked it so: the next
                     # use opens a new one.

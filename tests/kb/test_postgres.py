@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -258,3 +259,46 @@ def test_only_an_import_makes_a_knowledge_base_in_a_database_without_one(
     assert main(["kb", "import", str(ROOT / "knowledge_base"), "--kb", pg_url]) == 0
     assert main(["kb", "add", "--id", "lost-item", "--text", "Kept.", "--kb", pg_url]) == 0
     assert "added lost-item" in capsys.readouterr().out
+
+
+def test_a_write_stuck_on_a_lock_fails_at_its_deadline_and_leaves_no_backend_waiting(
+    pg_url: str,
+) -> None:
+    # Before, the deadline cut the connection on our side only: the server's backend went on
+    # waiting for the lock, holding a connection slot, and the next call opened another.
+    with PostgresPassageStore.open(pg_url) as writer:
+        writer.add(Passage(id="helmet", text="Helmets."))
+    store = PostgresPassageStore.open(pg_url, timeout_s=1.0)
+    locker = psycopg.connect(pg_url)  # Not autocommit: the lock is held until rollback.
+    observer = psycopg.connect(pg_url, autocommit=True)
+    ours = {locker.info.backend_pid, observer.info.backend_pid}
+    pool = ThreadPoolExecutor(1)  # Before the fix, a call hung on the lock: it fails here.
+
+    def waiting() -> list[int]:
+        rows = observer.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        ).fetchall()
+        return [int(pid) for (pid,) in rows if pid not in ours]
+
+    try:
+        locker.execute("LOCK TABLE kb_meta IN ACCESS EXCLUSIVE MODE")
+        for _ in range(2):
+            with pytest.raises(KnowledgeBaseError) as failed:
+                pool.submit(store.add, Passage(id="dock", text="Docks.")).result(timeout=30)
+            assert str(failed.value) == (
+                f"{display(pg_url)}: cannot add the passage: no answer in 1 s"
+            )
+        # The lock is still held, and no backend of ours waits on it.
+        give_up = time.monotonic() + 10
+        while waiting() and time.monotonic() < give_up:
+            time.sleep(0.05)
+        assert not waiting()
+        locker.rollback()
+        store.add(Passage(id="dock", text="Docks."))  # The same store carries on.
+        assert [p.id for p in store.passages()] == ["dock", "helmet"]
+    finally:
+        locker.close()  # Lets a call still waiting on the lock (before the fix) end.
+        pool.shutdown()
+        store.close()
+        observer.close()
