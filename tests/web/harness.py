@@ -265,7 +265,9 @@ def command_line(pid: int) -> list[str]:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return []
-    return [part.decode() for part in raw.split(b"\0") if part]
+    # Any process's: arguments need not be UTF-8 (a tester's `helpdesk ask` with raw bytes in
+    # it made a teardown that scans every process fail).
+    return [part.decode(errors="surrogateescape") for part in raw.split(b"\0") if part]
 
 
 def alive(pid: int) -> bool:
