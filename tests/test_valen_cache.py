@@ -133,8 +133,30 @@ async def test_a_replay_miss_is_not_judged_and_makes_no_request(
     decision = await ask(settings(tmp_path, valen_server.base_url, replay="on", cache=empty))
     assert decision.reason is not None and decision.reason.value == "not-judged"
     assert {c.error_kind for c in decision.candidates} == {"replay-miss"}
+    # The file is not there at all: each passage says so, not that a recording is missing.
+    assert {c.error for c in decision.candidates} == {
+        "replay-miss: the replay cache file does not exist"
+    }
     assert valen_server.received == []
     assert not empty.exists()
+
+
+async def test_a_miss_says_whether_the_recordings_lacked_it_or_could_not_be_read(
+    tmp_path: Path,
+) -> None:
+    recorded = tmp_path / "recorded.json"
+    ReplayCache(recorded).record([CacheEntry(input_text("q", "other"), PREDICATE, None, 0.9)])
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(CORRUPT)
+    said = {}
+    for path in (recorded, broken):
+        [outcome] = await PassageJudge(replay="on", cache=ReplayCache(path)).judge("q", ["p"])
+        assert isinstance(outcome, ReplayMissError)
+        said[path.name] = str(outcome)
+    assert said == {
+        "recorded.json": "no recorded answer for this question and passage",
+        "broken.json": "the replay cache could not be read (see the warning about it)",
+    }
 
 
 CORRUPT = b'{"format": "helpdesk-valen-replay/1", "entries": {"abc": {"probab'

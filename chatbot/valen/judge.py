@@ -49,10 +49,19 @@ class PassageJudge:
         if self.cache is not None:
             entry = self.cache.lookup(input=text, instructions=instructions, model=self.model)
         if entry is None:
-            return ReplayMissError("no recorded answer for this question and passage")
+            return ReplayMissError(self._miss_reason())
         if entry.probability is None:
             return RefusedError("Valen declined to judge this passage (recorded)")
         return entry.probability
+
+    def _miss_reason(self) -> str:
+        """Why replay found nothing: an agent reading "no recorded answer" on every passage
+        would look for a gap in the recordings when the file could not be read at all."""
+        if self.cache is not None and self.cache.corrupt is not None:
+            return "the replay cache could not be read (see the warning about it)"
+        if self.cache is not None and self.cache.missing:
+            return "the replay cache file does not exist"
+        return "no recorded answer for this question and passage"
 
     async def _ask(self, text: str, instructions: str, deadline: float) -> Outcome:
         assert self.client is not None
