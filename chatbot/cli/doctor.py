@@ -7,7 +7,8 @@ Before the first start is a time to run it too: a database with no help-desk tab
 PostgreSQL database, an empty SQLite file) is reported like any other, server, version and latency,
 with a schema line saying the app, `helpdesk bot` or `helpdesk serve` makes the tables on first
 start; so is a SQLite path with no file yet, which they make (folders and all), once doctor has
-checked that they can. Doctor itself makes nothing, and exits 0: nothing is wrong.
+checked that they can (by making a file, or a folder, there and removing it at once). Doctor
+itself leaves nothing, and exits 0: nothing is wrong.
 
 A database that holds tables, none of them the help desk's, is most likely another
 application's, named by mistake: doctor says so, names it and some of its tables, asks whether it
@@ -168,7 +169,8 @@ def _other_tables_error(database: str, tables: list[str]) -> int:
 def _unmade_file(settings: Settings) -> Path | None:
     """The SQLite file `settings` names when there is none there yet (None: a PostgreSQL URL, or
     something is there, which is opened and reported on). `HelpdeskError` when the first start
-    could not make it either: a file where a folder must be, or a folder this user cannot write."""
+    could not make it either: a file where a folder must be, a folder this user cannot write, or
+    one nothing can be made in (/proc)."""
     from chatbot.assembly import store_location
     from chatbot.dburl import is_postgres
 
@@ -191,7 +193,31 @@ def _unmade_file(settings: Settings) -> Path | None:
             f"{path}: no database there, and the first start cannot make one: this user cannot"
             f" write in {folder}"
         )
+    if (problem := _cannot_make_in(folder, file=folder == path.parent)) is not None:
+        raise HelpdeskError(
+            f"{path}: no database there, and the first start cannot make one: {problem}"
+        )
     return path
+
+
+def _cannot_make_in(folder: Path, *, file: bool) -> str | None:
+    """Why nothing can be made in `folder` (None: it can): a file, or (not `file`) the first of
+    the missing folders. Tried, with a name of its own, and removed at once: the permission bits
+    passed /proc and /sys, where the first start then failed ("No such file or directory")."""
+    import shutil
+    import tempfile
+
+    what = "a file" if file else "a folder"
+    try:
+        if file:
+            descriptor, made = tempfile.mkstemp(prefix=".helpdesk-doctor-", dir=folder)
+            os.close(descriptor)
+            os.unlink(made)
+        else:
+            shutil.rmtree(tempfile.mkdtemp(prefix=".helpdesk-doctor-", dir=folder))
+    except OSError as error:
+        return f"cannot make {what} in {folder}: {error.strerror or error}"
+    return None
 
 
 def _unmade_report(settings: Settings, path: Path) -> Report:

@@ -420,7 +420,11 @@ def _field_changes(before: Passage, after: Passage) -> list[str]:
 
 def run_import(args: argparse.Namespace) -> int:
     from chatbot.i18n import DEFAULT_LOCALE, LOCALES
-    from chatbot.knowledge_base.storage import load_knowledge_base, load_passages_file
+    from chatbot.knowledge_base.storage import (
+        KnowledgeBaseError,
+        load_knowledge_base,
+        load_passages_file,
+    )
     from chatbot.knowledge_base.synonyms import load_synonyms
 
     source: Path = args.file
@@ -438,6 +442,11 @@ def run_import(args: argparse.Namespace) -> int:
                 translations[name] = load_knowledge_base(source / name, strict=True)
     else:
         passages = load_passages_file(source)
+    if not passages:
+        # Refused before the store is opened, which makes a missing one: a mistyped folder
+        # (`/etc`), or an empty list, became a new knowledge base with no passages, and every
+        # question went to a person.
+        raise KnowledgeBaseError(f"{source}: {_no_passages(source)}; nothing was imported")
     store = _store(args, create=True)
     merge: SynonymMerge | None = None
     revision: str | None = None
@@ -456,6 +465,13 @@ def run_import(args: argparse.Namespace) -> int:
     for folder, translated in translations.items():
         print(_import_translation(store, folder, translated, replace=args.replace))
     return 0
+
+
+def _no_passages(source: Path) -> str:
+    """What an import source with no passages holds instead, said to the one who named it."""
+    if source.is_dir():
+        return "no passages there (a knowledge-base folder holds a NAME.json file for each)"
+    return "its list of passages is empty"
 
 
 def _import_translation(

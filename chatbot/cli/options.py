@@ -17,8 +17,34 @@ if TYPE_CHECKING:
     from chatbot.config import Settings
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Help wrapped between words only: argparse's `textwrap` also broke at hyphens and inside
+    long words, so `--help` showed a default path as `/tmp/qa-` on one line and the rest on the
+    next, and a path copied from it was not the path."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = self._whitespace_matcher.sub(" ", text).strip()
+        return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        text = self._whitespace_matcher.sub(" ", text).strip()
+        return textwrap.fill(text, width, initial_indent=indent,
+                             subsequent_indent=indent, break_on_hyphens=False,
+                             break_long_words=False)  # fmt: skip
+
+
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr, exit status 2."""
+    """An ArgumentParser whose errors are one line on stderr, exit status 2, and whose help
+    never breaks a line inside a word or a path (`HelpFormatter`); every parser and subparser of
+    `helpdesk` is one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")

@@ -10,9 +10,11 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
+
+from chatbot.text import cells, clip, fit
 
 
 class OutputError(Exception):
@@ -91,3 +93,20 @@ def discard_output() -> None:
         os.dup2(devnull, 1)
     finally:
         os.close(devnull)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
+    """`rows` (printable text already) as lines of columns as wide as what they hold, two spaces
+    apart, wide characters counted as two cells. On a terminal (`width`) a header row comes
+    first, as `conversations list` has, and the last column is cut (…) to what the line leaves
+    it; a pipe's lines are the rows alone, one each, for `grep`, `wc -l` and `awk`."""
+    if not rows:
+        return []
+    shown = [tuple(header), *rows] if width is not None else list(rows)
+    widths = [max(cells(row[n]) for row in shown) for n in range(len(header) - 1)]
+    lines = []
+    for row in shown:
+        start = "".join(fit(cell, w) + "  " for cell, w in zip(row, widths, strict=False))
+        last = row[-1] if width is None else clip(row[-1], max(width - cells(start), 4))
+        lines.append((start + last).rstrip())
+    return lines

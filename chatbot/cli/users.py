@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from chatbot.accounts.roles import ALLOWED, Area, Role
-from chatbot.cli.options import add_db_option, settings_from
+from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.cli.output import table
 from chatbot.errors import HelpdeskError
 from chatbot.text import counted, not_utf8, printable
 
@@ -156,8 +157,9 @@ def run_list(args: argparse.Namespace) -> int:
     if not accounts:
         print("no accounts yet: add one with `helpdesk users add NAME --role admin`",
               file=sys.stderr)  # fmt: skip
-    for account in accounts:
-        print(_line(account))
+    rows = [(a.name, a.role.value, printable(a.display_name)) for a in accounts]
+    for line in table(("name", "role", "display name"), rows, terminal_width()):
+        print(line)
     return 0
 
 

@@ -66,6 +66,11 @@ def load_data(path: Path, *, knowledge_base: Path | None = None) -> DataSet:
     synonyms = parse_synonyms(raw_synonyms, where=f"{path}: synonyms")
     if knowledge_base is not None:
         passages = load_knowledge_base(knowledge_base)
+        if not passages:  # Else the data file was blamed: "relevant id ... is not a passage".
+            raise HelpdeskError(
+                f"{knowledge_base}: no passages there to evaluate the questions against (a "
+                "knowledge-base folder holds a NAME.json file for each)"
+            )
         synonyms = (*load_synonyms(knowledge_base), *synonyms)
     else:
         raw = data.get("passages")
