@@ -3,6 +3,7 @@ settings, for the CLI, the app, bot workers and tests."""
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -34,12 +35,16 @@ if TYPE_CHECKING:
     from chatbot.desk.service import DeskService
     from chatbot.engine.engine import Engine
     from chatbot.engine.live import LiveEngine
+    from chatbot.engine.models import Answer
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.knowledge_base.models import Passage
     from chatbot.store.interface import ConversationStore
     from chatbot.store.postgres import PostgresStore
     from chatbot.store.sqlite import SQLiteStore
     from chatbot.valen.client import ValenClient
     from chatbot.valen.judge import PassageJudge
+
+log = logging.getLogger(__name__)
 
 
 def store_location(db: str) -> Path:
@@ -135,6 +140,7 @@ def open_service(
         open_store(settings, clock=clock, migrate=migrate),
         max_attempts=settings.bot.max_attempts,
         release_after_s=settings.agent.release_after_s,
+        passage_check=KnowledgeBaseCheck(settings),
     )
 
 
@@ -294,6 +300,64 @@ def build_question_engine(
     assert isinstance(main, Path)
     store = TranslatedPassageStore(directory, main=main, locale=locale)
     return build_engine(settings, http, store)
+
+
+class KnowledgeBaseCheck:
+    """The desk's `PassageCheck` over the knowledge base `settings` name: the passage an answer
+    came from is read again, by its id, where a conversation in that language is answered from
+    (a translation folder, then the main knowledge base's passages written in its language, as
+    the translation's engine reads them), and compared by what the customer was shown: its title
+    and text. Not by a revision or a stamp: a decision keeps neither, while title and text are
+    the same for files and PostgreSQL, a translation and the main knowledge base.
+
+    Nothing is opened until the first check, so a process whose customers never repeat a
+    question reads nothing; a knowledge base on PostgreSQL then keeps its connection (it
+    reconnects after a drop) until `close`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._main: KnowledgeBaseStore | None = None
+
+    def __call__(self, locale: Locale, answer: Answer) -> bool:
+        try:
+            passage = self._passage(locale, answer.id)
+        except (HelpdeskError, OSError) as error:
+            # Counted as changed: the bot judges the question, with the passages it has.
+            log.warning("cannot read passage %s to check an earlier answer: %s", answer.id, error)
+            return False
+        return passage is not None and (passage.title, passage.text) == (answer.title, answer.text)
+
+    def _passage(self, locale: Locale, passage_id: str) -> Passage | None:
+        """The passage of that id a conversation in `locale` is answered from now (None: none)."""
+        from chatbot.knowledge_base.interface import PassageNotFoundError
+
+        directory = translated_knowledge_base(self.settings, locale)
+        if directory is not None:
+            from chatbot.knowledge_base.store import PassageStore
+
+            try:
+                return PassageStore(directory).get(passage_id).passage
+            except PassageNotFoundError:
+                pass
+        try:
+            passage = self._main_store().get(passage_id).passage
+        except PassageNotFoundError:
+            return None
+        if directory is not None:
+            from chatbot.knowledge_base.translated import written_in
+
+            return passage if written_in(passage, locale) else None
+        return passage
+
+    def _main_store(self) -> KnowledgeBaseStore:
+        if self._main is None:
+            self._main = open_knowledge_base(self.settings, lock_timeout=2.0)
+        return self._main
+
+    def close(self) -> None:
+        if self._main is not None:
+            self._main.close()
+            self._main = None
 
 
 def engine_readers(engines: Mapping[Locale, LiveEngine]) -> dict[Locale, Callable[[], Engine]]:

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from chatbot.desk.models import (
     MAX_NOTE_CHARS,
@@ -51,7 +51,7 @@ from chatbot.desk.models import (
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
-from chatbot.engine.models import Decision, Reason
+from chatbot.engine.models import Answer, Decision, Reason
 from chatbot.engine.question import check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale
@@ -135,6 +135,19 @@ class FeedbackRefused(HelpdeskError):
     """Feedback on an answer that is not the conversation's latest, or a second time."""
 
 
+class PassageCheck(Protocol):
+    """Whether the passage a bot answer came from still reads as it did, in the knowledge base a
+    conversation in `locale` is answered from (a translation's, for a language that has one).
+    False when it changed, is gone, or cannot be read: the bot then judges the question again.
+    Called on the desk's thread, only when a customer repeats an answered question."""
+
+    def __call__(self, locale: Locale, answer: Answer) -> bool: ...
+
+    def close(self) -> None:
+        """Let go of what the checks opened (a knowledge base's connection)."""
+        ...
+
+
 class DeskService:
     """Every conversation change, checked against the state machine and written atomically.
 
@@ -148,8 +161,13 @@ class DeskService:
         max_attempts: int = 3,
         release_after_s: float = RELEASE_AFTER_S,
         empty_kept_s: float = EMPTY_KEPT_S,
+        passage_check: PassageCheck | None = None,
     ) -> None:
         self.store = store
+        self.passage_check = passage_check
+        """Asked before a repeated question gets "you asked this before" instead of the bot: an
+        editor may have changed the passage the earlier answer came from since. None: the
+        earlier answer is taken to stand (no knowledge base at hand; tests of the desk alone)."""
         self.max_attempts = max_attempts
         """How many times workers may take one question before it goes to a person."""
         self.release_after_s = release_after_s
@@ -171,7 +189,11 @@ class DeskService:
         """When the next sweep starts (None: at the first call)."""
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            if self.passage_check is not None:
+                self.passage_check.close()
+        finally:
+            self.store.close()
 
     def open_feed(self) -> ChangeFeed:
         return self.store.open_feed()
@@ -241,7 +263,12 @@ class DeskService:
 
         `to_person`: the customer wants a person to answer this (reason `customer-asked`), not
         the bot; the conversation goes to the queue with the message as its question, unless a
-        person has it already. Start, message and escalation are then one write."""
+        person has it already. Start, message and escalation are then one write.
+
+        A message that only asks for a person ("talk to a person", "agent", "转人工": see
+        `asks_for_person`), written while the bot has the conversation, does what "talk to a
+        person" does (`talk_to_person`), in the same one write: the bot could only have said the
+        help center has no answer to it. With a person on the conversation it is a message."""
         text = check_question(text)  # As stored and asked: without the spaces around it.
         cid = conversation_id
 
@@ -260,11 +287,15 @@ class DeskService:
                 if (detected := detect_locale(text)) != DEFAULT_LOCALE:
                     events.append(LocaleSet(locale=detected))
             pending, then = bot_judges(state), list[EventData]()
-            escalation = None
+            escalation, as_question = None, True
             if to_person and _allowed(to, Move.ESCALATE):
                 pending, escalation = False, Escalation(reason=Reason.CUSTOMER_ASKED)
+            elif pending and asks_for_person(text):
+                # Asks nothing: the question the person takes up is the one asked before it.
+                pending, escalation, as_question = False, self._handoff(cid), False
             elif pending and cid is not None:
-                earlier = self._earlier_answer(cid, text)
+                speaks = next((e.locale for e in events if isinstance(e, LocaleSet)), current)
+                earlier = self._earlier_answer(cid, text, locale=speaks or DEFAULT_LOCALE)
                 if earlier is not None:
                     # The same answer again would not help: offer a person instead, and leave
                     # the choice to the customer (the conversation stays with the bot).
@@ -275,7 +306,7 @@ class DeskService:
                     pending = False
             conversation, message = self.store.add_customer_message(
                 cid, text, expect=state, to=to, pending=pending, events=events, then=then,
-                escalation=escalation,
+                escalation=escalation, as_question=as_question,
             )  # fmt: skip
             return AskResult(conversation=conversation, message=message)
 
@@ -309,12 +340,16 @@ class DeskService:
             for entry in self.store.entries(conversation_id, limit=JUDGED_LOOKBACK)
         )
 
-    def _earlier_answer(self, conversation_id: int, text: str) -> ChatMessage | None:
+    def _earlier_answer(
+        self, conversation_id: int, text: str, *, locale: Locale
+    ) -> ChatMessage | None:
         """The bot's latest answer, in this conversation, to the same question as `text`
-        (compared as `question_key`s), if it answered one."""
+        (compared as `question_key`s), if it answered one from a passage that still reads as it
+        did in the knowledge base the conversation's `locale` is answered from (else the bot
+        judges the question again: an editor changed what the help center says)."""
         key = question_key(text)
         same = {
-            stored.id
+            stored.id: stored.decision.answer
             for stored in self.store.decisions(conversation_id)
             if stored.decision.answer is not None and question_key(stored.decision.question) == key
         }
@@ -324,9 +359,20 @@ class DeskService:
         # person may have had the conversation by then).
         for entry in reversed(self.store.entries(conversation_id)):
             if isinstance(entry, ChatMessage) and entry.author is Author.BOT:
-                if entry.decision_id in same:
-                    return entry
+                answer = same.get(entry.decision_id) if entry.decision_id is not None else None
+                if answer is not None:
+                    return entry if self._still_says(locale, answer) else None
         return None
+
+    def _still_says(self, locale: Locale, answer: Answer) -> bool:
+        """Whether the passage `answer` came from is unchanged (see `PassageCheck`)."""
+        if self.passage_check is None:
+            return True
+        try:
+            return self.passage_check(locale, answer)
+        except Exception:  # noqa: BLE001 - the customer's message is stored whatever happens.
+            # A check is not to raise; one that does leaves the question to the bot.
+            return False
 
     def talk_to_person(self, conversation_id: int | None) -> HandoffResult:
         """Hand the conversation to a person (reason `customer-asked`), whatever the bot is
@@ -334,7 +380,7 @@ class DeskService:
         a person before writing anything; the conversation starts in the same write."""
 
         def attempt() -> HandoffResult:
-            state, latest = State.BOT, None
+            state = State.BOT
             if conversation_id is not None:
                 conversation = self.store.conversation(conversation_id)
                 state = conversation.state
@@ -342,20 +388,26 @@ class DeskService:
                     next_state(state, Move.ESCALATE, role=Role.CUSTOMER)
                 except Refused:
                     return HandoffResult(conversation=conversation, escalated=False)
-                latest = self.store.latest_question(conversation_id)
-            escalation = Escalation(reason=Reason.CUSTOMER_ASKED)
-            if latest is not None:
-                question, top = latest
-                escalation = Escalation(
-                    reason=Reason.CUSTOMER_ASKED,
-                    top_probability=top,
-                    question_entry=question.id,
-                    question=question.text,
-                )
+            escalation = self._handoff(conversation_id)
             escalated = self.store.escalate(conversation_id, expect=state, escalation=escalation)
             return HandoffResult(conversation=escalated, escalated=True)
 
         return self._settle(attempt)
+
+    def _handoff(self, conversation_id: int | None) -> Escalation:
+        """The escalation of a customer who asks for a person: with their latest message as the
+        question the person takes up (and the top probability of its latest decision), unless
+        that too only asked for a person (it would become a content gap) or there is none."""
+        latest = None if conversation_id is None else self.store.latest_question(conversation_id)
+        if latest is None or asks_for_person(latest[0].text):
+            return Escalation(reason=Reason.CUSTOMER_ASKED)
+        question, top = latest
+        return Escalation(
+            reason=Reason.CUSTOMER_ASKED,
+            top_probability=top,
+            question_entry=question.id,
+            question=question.text,
+        )
 
     def feedback(self, conversation_id: int, *, entry_id: int, value: Feedback) -> FeedbackResult:
         """The customer's verdict on the conversation's latest bot answer, once. "Not helpful"
@@ -921,6 +973,77 @@ def question_key(text: str) -> str:
     normalised, so "Can I get a REFUND?" and "can i get a refund" are the same question."""
     words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
     return " ".join(words)
+
+
+def _either(words: Sequence[str]) -> str:
+    """A regular expression for any one of `words`, each without its spaces."""
+    return "(?:" + "|".join(re.escape(word.replace(" ", "")) for word in words) + ")"
+
+
+# What a request for a person is made of, in order (see `asks_for_person`): a greeting, a
+# "please", then who they want (alone, after "talk to", after "I want"), then "please", "thanks".
+_GREETINGS = ("hi", "hello", "hey", "你好", "您好")
+_PLEASE = ("please", "pls", "plz", "kindly", "请", "麻烦", "麻烦你", "帮我", "请帮我", "给我")
+_WISH = (
+    "i want to", "i wanna", "i need to", "i would like to", "id like to", "i d like to", "can i",
+    "could i", "may i", "can i please", "let me", "i must", "i have to",
+)  # fmt: skip
+_TALK = ("talk to", "talk with", "speak to", "speak with", "chat with", "chat to")
+_HAVE = (
+    "i want", "i need", "i would like", "id like", "i d like", "want", "need", "get me", "give me",
+    "find me", "connect me to", "connect me with", "transfer me to", "put me through to",
+    "can i have", "can i get", "could i have", "could i get", "may i have", "take me to",
+)  # fmt: skip
+_SOMEONE = (
+    "person", "human", "human being", "real person", "real human", "live person", "live human",
+    "live agent", "agent", "human agent", "real agent", "support agent", "live support",
+    "human support", "operator", "representative", "customer service", "customer support",
+    "customer service agent", "customer service representative", "someone real", "real one",
+)  # fmt: skip
+"""Who a customer asks for with these words alone ("agent", "a human please")."""
+_ANYONE = (
+    *_SOMEONE, "someone", "somebody", "anyone", "anybody", "rep", "support", "staff",
+    "member of staff", "support team", "manager", "supervisor", "someone from support",
+)  # fmt: skip
+"""Who a customer asks to talk to, or to have ("speak to someone", "get me a manager")."""
+_ARTICLE = "(?:an|a|the|your|my|)"
+_AFTER = (
+    "please", "pls", "plz", "now", "right now", "thanks", "thank you", "thx", "asap", "already",
+    "吧", "谢谢", "可以吗", "好吗", "好不好", "呢", "啊", "呀", "一下",
+)  # fmt: skip
+_ZH_ASK = ("我要", "我想", "我想要", "我需要", "要", "想", "需要")
+_ZH_TO = ("转", "转接", "转到", "转给", "找", "联系", "接", "呼叫", "换", "叫")
+_ZH_SOMEONE = (
+    "人工", "人工客服", "人工服务", "人工坐席", "真人", "真人客服", "活人", "客服", "客服人员",
+    "在线客服", "工作人员",
+)  # fmt: skip
+_PERSON_REQUEST = re.compile(
+    f"{_either(_GREETINGS)}?{_either(_PLEASE)}*"
+    "(?:"
+    f"{_either(_WISH)}?{_either(_PLEASE)}?{_either(_TALK)}{_ARTICLE}{_either(_ANYONE)}"
+    f"|{_either(_HAVE)}{_ARTICLE}{_either(_ANYONE)}"
+    f"|{_ARTICLE}{_either(_SOMEONE)}"
+    f"|{_either(_ZH_ASK)}?{_either(_ZH_TO)}?{_either(_ZH_SOMEONE)}"
+    ")"
+    f"{_either(_PLEASE)}?{_either(_AFTER)}*"
+)
+PERSON_REQUEST_CHARS = 80
+"""Longer than this (without spaces and punctuation), a message says more than "a person"."""
+
+
+def asks_for_person(text: str) -> bool:
+    """Whether `text` does nothing but ask for a person: "talk to a person", "a human please",
+    "agent", "Can I speak to someone?", "转人工", "人工客服". Case, punctuation and spaces are
+    ignored; a question that mentions a person ("Can an agent refund me?", "talk to a person
+    about my refund") is a question, for the bot."""
+    squeezed = "".join(re.findall(r"\w+", _without_apostrophes(text)))
+    return len(squeezed) <= PERSON_REQUEST_CHARS and bool(_PERSON_REQUEST.fullmatch(squeezed))
+
+
+def _without_apostrophes(text: str) -> str:
+    """`text` compatibility-normalised and case-folded, its apostrophes dropped ("I'd" as "id")."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return folded.replace("'", "").replace("\u2019", "")
 
 
 def _allowed(state: State, move: Move) -> bool:

@@ -186,12 +186,14 @@ class ConversationStore(Protocol):
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
         escalation: Escalation | None = None,
+        as_question: bool = True,
     ) -> tuple[Conversation, ChatMessage]:
         """Append what the customer wrote (after `events`, before `then`), moving the
         conversation `expect` → `to`; `pending` makes it a question for the bot. With
         `escalation` the conversation then goes to the queue with this message as its question
-        (and content gap). A `conversation_id` of None starts the conversation (`expect` is then
-        the bot). Committed, in one transaction, before anything can fail."""
+        (and content gap); unless not `as_question` (the message only asks for a person), when
+        `escalation` is stored as given. A `conversation_id` of None starts the conversation
+        (`expect` is then the bot). Committed, in one transaction, before anything can fail."""
         ...
 
     def escalate(

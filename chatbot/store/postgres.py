@@ -760,6 +760,7 @@ class PostgresStore:
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
         escalation: Escalation | None = None,
+        as_question: bool = True,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as conn:
             if conversation_id is None:
@@ -790,12 +791,12 @@ class PostgresStore:
                     " WHERE id = %s AND question_entry IS NULL",
                     (entry, conversation_id),
                 )
-            if escalation is not None:  # This message is the question the person takes.
-                self._escalate(
-                    conn,
-                    conversation_id,
-                    escalation.model_copy(update={"question_entry": entry, "question": text}),
-                )
+            if escalation is not None:
+                if as_question:  # This message is the question the person takes.
+                    escalation = escalation.model_copy(
+                        update={"question_entry": entry, "question": text}
+                    )
+                self._escalate(conn, conversation_id, escalation)
             return self._conversation(conn, conversation_id), self._message(conn, entry)
 
     def escalate(

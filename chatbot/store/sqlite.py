@@ -760,6 +760,7 @@ class SQLiteStore:
         events: Sequence[EventData] = (),
         then: Sequence[EventData] = (),
         escalation: Escalation | None = None,
+        as_question: bool = True,
     ) -> tuple[Conversation, ChatMessage]:
         with self._write() as db:
             if conversation_id is None:
@@ -789,12 +790,12 @@ class SQLiteStore:
                     " WHERE id = ? AND question_entry IS NULL",
                     (entry, conversation_id),
                 )
-            if escalation is not None:  # This message is the question the person takes.
-                self._escalate(
-                    db,
-                    conversation_id,
-                    escalation.model_copy(update={"question_entry": entry, "question": text}),
-                )
+            if escalation is not None:
+                if as_question:  # This message is the question the person takes.
+                    escalation = escalation.model_copy(
+                        update={"question_entry": entry, "question": text}
+                    )
+                self._escalate(db, conversation_id, escalation)
             return self._conversation(db, conversation_id), self._message(db, entry)
 
     def escalate(
