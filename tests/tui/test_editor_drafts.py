@@ -222,8 +222,8 @@ async def test_a_new_passage_is_kept_and_back_with_its_line_breaks(
         assert editor.form.is_new and fields(editor) == ("lost", "", "", TEXT)
         assert editor.form.dirty
         assert any("unsaved new passage" in t for t in toasts(app))
-        # Leaving asks, as for any unsaved work.
-        await pilot.press("escape")
+        # Leaving it asks, as for any unsaved work (New: an editor-only session has no Back).
+        await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         await pilot.press("n")
         await pilot.press("ctrl+s")

@@ -47,6 +47,7 @@ from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
+from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.screens.modal import ButtonRow, Dialog
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
@@ -913,6 +914,8 @@ class EditorScreen(Screen[None]):
             return active == "passages"
         if action == "tab":
             return parameters != (active,)  # The tab shown: its own key does nothing.
+        if action == "close":
+            return self._back_offered()
         if action == "reload":
             # Hidden unless the form keeps unsaved changes to a passage changed elsewhere.
             return active == "passages" and form is not None and bool(form.changed_elsewhere)
@@ -925,6 +928,13 @@ class EditorScreen(Screen[None]):
             gone = form is not None and (form.is_new or form.deleted)
             return None if gone else True
         return True
+
+    def _back_offered(self) -> bool:
+        """Whether Escape (Back) closes the editor: not where the editor is all the session
+        offers (the browser's editor account, `helpdesk editor`). There it left the screen
+        behind it, which only says that the editor is closed, and one stray Escape or click on
+        `esc Back` took an editor there. (A dialog's Escape is the dialog's, and still cancels.)"""
+        return not any(isinstance(screen, EditorHomeScreen) for screen in self.app.screen_stack)
 
     def _can_save(self) -> bool:
         """Whether Ctrl+S would save: the Save button of what it saves is enabled."""

@@ -49,6 +49,41 @@ async def own_key_in_turn(widget: Widget, event: events.Key) -> bool:
     return False
 
 
+FOCUS_MOVES = {"app.focus_next": 1, "app.focus_previous": -1}
+"""The screen's Tab and Shift+Tab: the actions `move_focus_in_turn` runs as their key arrives."""
+
+
+def move_focus_in_turn(widget: Widget, event: events.Event) -> bool:
+    """Move the focus now if `event` is a key the screen moves the focus by (Tab, Shift+Tab)
+    and nothing nearer takes it; whether it did. For the box the app is handing the key to.
+
+    The app hands each key to the widget focused as it takes the key, while the screen's Tab
+    runs once its key has passed every widget up to the app: the keys typed behind Tab in a
+    burst (a slow link, the browser) had been handed to the box it was leaving by then, and
+    `burst-two` Tab `Second title` went whole into the editor's Id. Moved as the key is handed
+    on, the focus is where the keys behind it go, as it is for slow typing."""
+    if not isinstance(event, events.Key):
+        return False
+    screen = widget.screen
+    moves = screen._bindings.key_to_bindings.get(event.key, ())
+    if not any(binding.action in FOCUS_MOVES for binding in moves):
+        return False  # Not the screen's Tab: the lookup below is for the few keys that are.
+    # Textual's own lookup (`App._check_bindings`), from the box up: the first binding for the
+    # key is the one that would run (a box that takes the key itself leaves it out of the chain).
+    for node, bindings in screen._modal_binding_chain:
+        for binding in bindings.key_to_bindings.get(event.key, ()):
+            if binding.priority:  # The app has run those already.
+                continue
+            if node is not screen or binding.action not in FOCUS_MOVES:
+                return False
+            if FOCUS_MOVES[binding.action] > 0:
+                screen.focus_next()
+            else:
+                screen.focus_previous()
+            return True
+    return False
+
+
 class PlainInput(Input):
     """An `Input` for everything people type in the app (a question, a reply, a search, a title).
 
@@ -82,6 +117,12 @@ class PlainInput(Input):
         on a part of the screen that takes none, and meant for this box."""
         self.cursor_position = len(self.value)
         self.insert_text_at_cursor(text)
+
+    def _forward_event(self, event: events.Event) -> None:
+        # How the app hands a key to the focused widget (`App.on_event`; Textual is pinned):
+        # Tab and Shift+Tab move the focus before the keys typed behind them are handed on.
+        if not move_focus_in_turn(self, event):
+            super()._forward_event(event)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.character in JOINERS:

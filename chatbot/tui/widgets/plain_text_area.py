@@ -9,7 +9,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
 from chatbot.text import strip_control, undrawn
-from chatbot.tui.widgets.plain_input import JOINERS, own_key_in_turn
+from chatbot.tui.widgets.plain_input import JOINERS, move_focus_in_turn, own_key_in_turn
 
 
 class PlainTextArea(TextArea):
@@ -43,6 +43,12 @@ class PlainTextArea(TextArea):
 
     def load_text(self, text: str) -> None:
         super().load_text(strip_control(text))
+
+    def _forward_event(self, event: events.Event) -> None:
+        # How the app hands a key to the focused widget (`App.on_event`; Textual is pinned):
+        # Tab and Shift+Tab move the focus before the keys typed behind them are handed on.
+        if not move_focus_in_turn(self, event):
+            super()._forward_event(event)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.character in JOINERS and not self.read_only:
