@@ -7,6 +7,10 @@ or `--kb` ends the app, and is one line on stderr once the terminal is back, nev
 SIGHUP (the terminal closed) and SIGTERM end the app as a quit does, without its question: what
 was typed and not sent or saved is kept, claims stay; the exit status is then the shell's for the
 signal, 129 or 143 (see `chatbot.tui.terminal_driver`).
+
+The customer's chat (`helpdesk chat`, and beside the queue) is kept for the user's next run on the
+same database: its conversation, opened again while still open, and its unsent words. Quitting
+with one open says so in a line, and how to open it again.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import contextlib
 import gc
 import os
+import shlex
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import (
@@ -25,6 +30,7 @@ from chatbot.cli.options import (
     settings_from,
 )
 from chatbot.errors import HelpdeskError
+from chatbot.text import printable
 
 if TYPE_CHECKING:
     from chatbot.config import Settings
@@ -80,7 +86,8 @@ def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDes
     """The app these commands run (and bench/app.py times), from their parsed options. With
     `keep_drafts` (the commands themselves), the agent's unsent replies and notes are kept when
     the app ends, for when they open each conversation again (and the editor's unsaved passage,
-    for when they open it again)."""
+    for when they open it again), and the customer's chat for the next run (its conversation,
+    while open, and its unsent words)."""
     # Imported here so that `helpdesk ask` and the other commands never load Textual.
     from chatbot.i18n import DEFAULT_LOCALE, Locale, environment_locale, parse_locale
     from chatbot.tui import create_app
@@ -113,7 +120,19 @@ def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDes
         # `helpdesk chat --locale zh` is the customer's choice of that language.
         customer_locale=(chosen or terminal) if args.mode == "chat" else DEFAULT_LOCALE,
         agent_locale=terminal,
+        keep_chat=reopening_command(args) if keep_drafts and args.mode in ("chat", "all") else None,
     )
+
+
+def reopening_command(args: argparse.Namespace) -> str:
+    """The command that opens this customer's chat again: the one run, on the same `--db` (shown
+    without a password)."""
+    from chatbot.dburl import display
+
+    words = ["helpdesk"] if args.mode == "all" else ["helpdesk", "chat"]
+    if (db := getattr(args, "db", None)) is not None:
+        words += ["--db", display(db)]
+    return shlex.join(words)
 
 
 def app_settings(args: argparse.Namespace) -> Settings:
@@ -148,4 +167,6 @@ def run(args: argparse.Namespace) -> int:
         # cannot be (a bad `--db`, `--kb` or config file, an unknown `--conversation`, a broken
         # knowledge base) ends the app, and is said here, once the terminal is back.
         raise HelpdeskError(app.startup_error)
+    if app.farewell is not None and not app.return_code:  # Not for a closed terminal (SIGHUP).
+        print(printable(app.farewell))
     return app.return_code or 0

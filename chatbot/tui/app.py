@@ -38,7 +38,7 @@ from chatbot.tui.base_app import SafeApp
 from chatbot.tui.commands import HelpDeskCommands, command_palette
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.agent import AgentScreen
-from chatbot.tui.screens.chat import ChatScreen
+from chatbot.tui.screens.chat import ChatScreen, TerminalChat
 from chatbot.tui.screens.desk import DeskScreen
 from chatbot.tui.screens.editor_home import EditorHomeScreen
 from chatbot.tui.screens.mode import ModeScreen
@@ -51,6 +51,7 @@ from chatbot.tui.widgets.footer import left_by_closing
 # `_start_engine`): imported there, not here.
 if TYPE_CHECKING:
     import httpx
+    from textual.widgets import Input
 
     from chatbot.config import Settings
     from chatbot.desk.aio import AsyncDesk
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.tui.kb_index import KnowledgeBaseIndex
     from chatbot.tui.suggestions import Suggestion
+    from chatbot.tui.widgets.chat_panel import ChatPanel
     from chatbot.tui.widgets.conversation_view import ConversationView
     from chatbot.tui.widgets.queue_list import QueueList
 
@@ -144,6 +146,10 @@ class Prepared:
     of this host's Valen budget)."""
     opened: Conversation | None = None
     """The conversation the app was opened on, as read while checking it exists."""
+    terminal_chat: TerminalChat | None = None
+    """What a terminal's customer chat keeps for the next run (None: nothing, as in a browser)."""
+    resumed: int | None = None
+    """The conversation the customer's chat opens again by itself, the last run's, still open."""
 
     def opening(self, conversation_id: int) -> Prepared:
         """These, for an app opened on `conversation_id` (one started after `prepare_app`, as
@@ -228,10 +234,16 @@ class HelpDeskApp(SafeApp):
         customer_locale: Locale = DEFAULT_LOCALE,
         agent_locale: Locale = DEFAULT_LOCALE,
         sign_out_url: str | None = None,
+        reopen_with: str = "helpdesk chat",
     ) -> None:
         """`prepared`, or the function that prepares it (called in a thread once the first
         screen is up: the screen shows its panels loading until then)."""
         super().__init__()
+        self.reopen_with = reopen_with
+        """The command that opens a terminal's customer chat again, for `farewell`."""
+        self.farewell: str | None = None
+        """What the terminal's customer chat left open or kept, and the command that opens it
+        again: said by the command once the terminal is back (None: nothing)."""
         self.sign_out_url = sign_out_url
         """The page that signs this browser out, for a signed-in account's browser session (the
         command palette offers Sign out); None: nobody signed in here."""
@@ -315,6 +327,12 @@ class HelpDeskApp(SafeApp):
     def _use(self, prepared: Prepared) -> None:
         self._prepared = prepared
         self.knowledge_base = prepared.knowledge_base
+        if prepared.resumed is not None and self._conversation_id is None:
+            # The customer's chat opens the last run's conversation, still open, as if asked
+            # for: its panel, built next, is in it (the screen, if shown already, is told).
+            self._conversation_id = prepared.resumed
+            if self._first_screen is not None:
+                self._first_screen.conversation_id = prepared.resumed
         opened = prepared.opened
         opened_locale = None if opened is None else opened.shown_locale(self._customer_locale)
         self._services = Services(
@@ -462,6 +480,9 @@ class HelpDeskApp(SafeApp):
 
         self._unsubscribe = unsubscribe
         await desk.watch()
+        if self._terminal_chat() is not None:
+            # Once the first screen's chat is mounted (a screen built with the app is not yet).
+            self.call_after_refresh(self._keep_chat)
         if self.knowledge_base is not None and self.mode_name == "editor":
             self.action_edit_knowledge_base()  # Opens once the engine is built.
         # After the first screen is drawn: building the engine in a thread holds the GIL for
@@ -581,6 +602,43 @@ class HelpDeskApp(SafeApp):
             self._publish_pending = True
             self.call_next(self._publish_change)
 
+    # -- a terminal's customer chat, kept for the next run ----------------------------------------
+
+    def _terminal_chat(self) -> TerminalChat | None:
+        return None if self._prepared is None else self._prepared.terminal_chat
+
+    def _kept_chat(self) -> ChatPanel | None:
+        """The first screen's customer chat, if there is one."""
+        from chatbot.tui.widgets.chat_panel import ChatPanel
+
+        screen = self._first_screen
+        found = None if screen is None else screen.query(ChatPanel)
+        return found.first() if found else None
+
+    def _keep_chat(self) -> None:
+        kept, chat = self._terminal_chat(), self._kept_chat()
+        if kept is not None and chat is not None:
+            kept.attach(chat)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # The customer's box changed: kept within `SAVE_DRAFT_S`, with whatever else is typed
+        # meanwhile (a write per key would be too many).
+        from chatbot.tui.screens import chat
+
+        kept = self._terminal_chat()
+        if kept is not None and event.input is kept.box and not kept.save_pending:
+            kept.save_pending = True
+            self.set_timer(chat.SAVE_DRAFT_S, kept.save)
+
+    def on_chat_panel_sent(self, _event: ChatPanel.Sent) -> None:
+        # At once: words still kept once sent would come back in the box, to go out twice.
+        if (kept := self._terminal_chat()) is not None:
+            kept.save()
+
+    def on_chat_panel_locale_changed(self, event: ChatPanel.LocaleChanged) -> None:
+        if (kept := self._terminal_chat()) is not None:
+            kept.show_in(event.locale)
+
     def _publish_change(self) -> None:
         self._publish_pending = False
         self.services.changed.publish(self.services.desk.version)
@@ -660,6 +718,11 @@ class HelpDeskApp(SafeApp):
                                 self.action_sign_out)  # fmt: skip
 
     async def on_unmount(self) -> None:
+        if (kept := self._terminal_chat()) is not None:
+            # The app ends (a quit, the terminal closed): the conversation and what was typed
+            # wait for the next run.
+            kept.save()
+            self.farewell = kept.farewell(self.reopen_with, locale=self._shown_locale)
         try:
             await self._close()
         finally:
@@ -860,6 +923,7 @@ def create_app(
     customer_locale: Locale = DEFAULT_LOCALE,
     agent_locale: Locale = DEFAULT_LOCALE,
     sign_out_url: str | None = None,
+    keep_chat: str | None = None,
 ) -> HelpDeskApp:
     """The app for the CLI and the tests. Given settings, bad ones (database, knowledge base, an
     unknown conversation) raise `HelpdeskError` here, before any screen opens. Given a function
@@ -875,7 +939,9 @@ def create_app(
     terminal's) unless the settings name one (`ui.locale`). A browser session of a signed-in
     account passes `sign_out_url`, the page that signs the browser out: the command palette
     offers Sign out. Given what `prepare_app` made (with the same `mode`, `bot`, `editor` and
-    locale), the app uses it as it is."""
+    locale), the app uses it as it is. With `keep_chat`, the command that opens the chat again
+    (`helpdesk chat`'s own, in a terminal), the customer's chat is kept for the user's next run
+    on the database (see `TerminalChat`), and `farewell` says so as the app ends."""
 
     def prepare_with(settings: Settings) -> Prepared:
         return prepare_app(
@@ -888,6 +954,7 @@ def create_app(
             bot=bot,
             editor=editor,
             agent_locale=agent_locale,
+            keep_chat=keep_chat is not None,
         )
 
     prepared: Prepared | Callable[[], Prepared]
@@ -919,6 +986,7 @@ def create_app(
         customer_locale=customer_locale,
         agent_locale=agent_locale,
         sign_out_url=sign_out_url,
+        reopen_with=keep_chat or "helpdesk chat",
     )
 
 
@@ -933,9 +1001,12 @@ def prepare_app(
     bot: bool = True,
     editor: bool = True,
     agent_locale: Locale = DEFAULT_LOCALE,
+    keep_chat: bool = False,
 ) -> Prepared:
     """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`. What
-    `create_app` does first; a browser session does it before saying it started."""
+    `create_app` does first; a browser session does it before saying it started. With
+    `keep_chat` (a terminal's), a customer's chat opened on no conversation opens the one the
+    user's last run on this database was in, while it is still open (`TerminalChat`)."""
     from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
     from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.models import bot_stalled_after
@@ -955,6 +1026,24 @@ def prepare_app(
         opened = None
         if conversation_id is not None:
             opened = _read_conversation(desk, conversation_id)
+        terminal_chat = resumed = None
+        if keep_chat and mode in ("chat", "all"):
+            terminal_chat = TerminalChat.of(settings.store.db)
+            last = terminal_chat.conversation_id
+            if conversation_id is None and last is not None:
+                from chatbot.desk.aio import ConversationNotFound
+
+                try:
+                    found = _read_conversation(desk, last)
+                except ConversationNotFound:  # Gone (pruned): a new chat, as before.
+                    found = None
+                except HelpdeskError:  # Unreadable just now: a new chat, the words left be.
+                    found = last = None
+                if found is not None and terminal_chat.resumes(found):
+                    opened, resumed = found, found.id
+                    terminal_chat.resumed = resumed
+                elif last is not None:
+                    terminal_chat.carry_over(last)
     except BaseException:
         desk.close()
         if passages is not None:
@@ -1030,6 +1119,8 @@ def prepare_app(
         suggestions=suggestions,
         bot_stalled_s=bot_stalled_after(settings.valen.budget_s),
         opened=opened,
+        terminal_chat=terminal_chat,
+        resumed=resumed,
     )
 
 

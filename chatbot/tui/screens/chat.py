@@ -1,17 +1,23 @@
-"""`helpdesk chat`: the customer chat alone."""
+"""`helpdesk chat`: the customer chat alone; and what a terminal's customer chat keeps for the
+next run (`TerminalChat`)."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Header, Input
+from textual.widgets import Header, Input, Static
 
-from chatbot.drafts import read_draft, store_draft
+from chatbot.drafts import MAX_DRAFT_CHARS, drafts_for, join_drafts, read_draft, store_draft
+from chatbot.files import make_private_folders, write_bytes_atomic
+from chatbot.i18n import N_, Locale, translations
+from chatbot.text import is_blank, strip_control
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
 
@@ -20,6 +26,7 @@ SAVE_DRAFT_S = 1.0
 and a session killed outright (`serve` killed, a crash: no unmount) loses at most this."""
 
 if TYPE_CHECKING:
+    from chatbot.desk.models import Conversation
     from chatbot.tui.services import Services
     from chatbot.tui.widgets.chat_panel import ChatPanel
 
@@ -128,3 +135,211 @@ class ChatScreen(ModeScreen):
         locale = getattr(event, "locale", None)
         if show_in is not None and locale is not None:
             show_in(locale)
+
+
+TERMINAL_CHAT = "terminal-chat.json"
+"""The file, in a database's drafts folder (`drafts_for`: the user's state directory, private to
+them), naming the conversation the terminal's customer chat was last in, or holding the words
+typed in a chat that had not started one."""
+RESUMED = N_("Welcome back: this is your conversation #{number} from before.")
+STILL_OPEN = N_("Conversation #{number} is still open: `{command}` opens it again.")
+STILL_OPEN_TYPED = N_(
+    "Conversation #{number} is still open, with what you typed: `{command}` opens it again."
+)
+TYPED_KEPT = N_("What you typed is kept: `{command}` puts it back.")
+
+
+def resumable(conversation: Conversation, *, words: str = "") -> bool:
+    """Whether a terminal's customer chat opens `conversation` again by itself: while it waits
+    for a person, a person has it, or the bot is answering it, or the customer left `words`
+    unsent in it; never once resolved (a new chat then, as before)."""
+    from chatbot.desk.models import State
+
+    if conversation.state is State.RESOLVED:
+        return False
+    person = conversation.state in (State.WAITING, State.CLAIMED)
+    return person or conversation.pending > 0 or not is_blank(words)
+
+
+class ResumedNote(Static):
+    """One line above a resumed conversation's transcript: the customer sees it is the one they
+    left, and its number. Not a bubble: it stays when the chat is said again in another
+    language, and goes with the conversation (a new chat)."""
+
+    DEFAULT_CSS = """
+    ResumedNote {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+    def __init__(self, number: int, *, locale: Locale) -> None:
+        super().__init__(id="chat-resumed")
+        self.number = number
+        self.show_in(locale)
+
+    def show_in(self, locale: Locale) -> None:
+        self.update(Text(translations(locale).gettext(RESUMED).format(number=self.number)))
+
+
+class TerminalChat:
+    """A terminal's customer chat (`helpdesk chat`, and beside the queue), kept for the same user's
+    next run on the same database, as a browser's is by its cookie: the conversation it was in,
+    opened again while still open (`resumable`), and the words typed and not sent, put back in
+    the box. Quitting lost both, and a person's reply went to a conversation the customer could
+    no longer find. Never a browser session's (`ChatScreen.drafts` keeps its words)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        """The database's drafts folder: the conversation's unsent words are kept there, as a
+        browser's are, and `TERMINAL_CHAT` beside them."""
+        self.conversation_id, self.words = self._read()
+        """What the last run left: its conversation, or the words of a chat not started."""
+        self._remembered = (self.conversation_id, self.words)
+        """What the file says now."""
+        self.resumed: int | None = None
+        """The conversation this run opened again by itself (no `--conversation`)."""
+        self._chat: ChatPanel | None = None
+        self.box: Input | None = None
+        """The chat's question box, once kept: read as the app ends, when it is gone from the
+        DOM."""
+        self._stored = ""
+        """The draft as last read from, or stored in, the folder (see `store_draft`)."""
+        self._draft_of: int | None = None
+        """The conversation `_stored` is the draft of."""
+        self.save_pending = False
+        """A save is due within `SAVE_DRAFT_S`."""
+        self._carried: tuple[int, str] | None = None
+        """The last run's conversation, not opened again, and its words, brought to this chat:
+        its draft goes once they are kept here."""
+
+    @classmethod
+    def of(cls, database: str) -> TerminalChat:
+        return cls(drafts_for(database))
+
+    def resumes(self, conversation: Conversation) -> bool:
+        """Whether this run opens `conversation`, the one the last run was in, again."""
+        words = ""
+        with contextlib.suppress(OSError):
+            words = read_draft(self.folder, conversation.id)
+        return resumable(conversation, words=words)
+
+    def carry_over(self, conversation_id: int) -> None:
+        """The last run's conversation is not opened again (resolved, or gone): words left
+        unsent in it start the new chat's box rather than wait where the chat will not look."""
+        left = ""
+        with contextlib.suppress(OSError):
+            left = read_draft(self.folder, conversation_id)
+        if left:
+            self.words = join_drafts(self.words, left)
+            self._carried = (conversation_id, left)
+
+    def _read(self) -> tuple[int | None, str]:
+        try:
+            with (self.folder / TERMINAL_CHAT).open("rb") as handle:
+                # ASCII JSON: a character is at most 12 bytes (a pair of `\uXXXX`).
+                kept = json.loads(handle.read(12 * MAX_DRAFT_CHARS + 1024))
+        except (OSError, ValueError):  # None kept, or not ours to read.
+            return None, ""
+        if not isinstance(kept, dict):
+            return None, ""
+        conversation, words = kept.get("conversation"), kept.get("words")
+        if type(conversation) is not int or conversation < 1:
+            conversation = None
+        return conversation, _words(words if isinstance(words, str) else "")
+
+    def _remember(self, conversation_id: int | None, words: str) -> None:
+        if (conversation_id, words) == self._remembered:
+            return
+        path = self.folder / TERMINAL_CHAT
+        with contextlib.suppress(OSError):  # A full disk: tried again at the next change.
+            if conversation_id is None and not words:
+                path.unlink(missing_ok=True)
+            else:
+                make_private_folders(self.folder)
+                kept = {"conversation": conversation_id, "words": words}
+                write_bytes_atomic(path, json.dumps(kept, ensure_ascii=True).encode("ascii"))
+            self._remembered = (conversation_id, words)
+
+    def attach(self, chat: ChatPanel) -> None:
+        """Keep `chat` from now on: what was kept for it goes back in its box (before what was
+        typed there already, as the app started), and a conversation opened again says so."""
+        self._chat, self.box = chat, chat.question
+        conversation = chat.conversation_id
+        saved = self.words
+        if conversation is not None:
+            saved = ""
+            with contextlib.suppress(OSError):  # An unreadable folder: nothing to put back.
+                saved = read_draft(self.folder, conversation)
+            self._draft_of, self._stored = conversation, saved
+        box = chat.question
+        if saved and not chat.restore_draft(saved):
+            box.value = join_drafts(saved, box.value)
+            box.cursor_position = len(box.value)
+        if conversation is not None and conversation == self.resumed:
+            welcome = chat.log_view.query_children(".welcome")
+            note = ResumedNote(conversation, locale=chat.locale)
+            chat.log_view.mount(note, after=welcome.last() if welcome else None)
+        chat.services.changed.subscribe(chat, lambda _version: self.noted())
+        self.noted()
+
+    def noted(self) -> None:
+        """Remember the conversation the chat is in, once it has one (started by a message, or
+        by asking for a person)."""
+        if self._chat is not None and (conversation := self._chat.conversation_id) is not None:
+            self._remember(conversation, "")
+
+    def show_in(self, locale: Locale) -> None:
+        if self._chat is not None:
+            for note in self._chat.query(ResumedNote):
+                note.show_in(locale)
+
+    def save(self) -> None:
+        """Keep what the box holds: as its conversation's draft (the browser's kind, which
+        `--conversation` finds too), or, before there is a conversation, in `TERMINAL_CHAT`."""
+        self.save_pending = False
+        chat, box = self._chat, self.box
+        if chat is None or box is None:
+            return
+        conversation = chat.conversation_id
+        with contextlib.suppress(OSError):  # A full disk: tried again at the next edit.
+            if self._draft_of is not None and self._draft_of != conversation:
+                # Left for a new chat: the box's words went with it, not to stay behind.
+                store_draft(self.folder, self._draft_of, text="", base=self._stored)
+                self._draft_of, self._stored = None, ""
+            if conversation is not None:
+                self._draft_of = conversation
+                if box.value != self._stored:
+                    self._stored = store_draft(
+                        self.folder, conversation, text=box.value, base=self._stored
+                    )
+        self._remember(conversation, "" if conversation is not None else _words(box.value))
+        if self._carried is not None and self._remembered[0] == conversation:
+            (left_in, words), self._carried = self._carried, None
+            with contextlib.suppress(OSError):
+                store_draft(self.folder, left_in, text="", base=words)
+
+    def farewell(self, command: str, *, locale: Locale) -> str | None:
+        """The line said once the terminal is back: what `command` opens again, if anything."""
+        chat, box = self._chat, self.box
+        if chat is None or box is None:
+            return None
+        t = translations(locale)
+        typed = not is_blank(box.value)
+        conversation = chat.conversation
+        if chat.conversation_id is None:
+            return t.gettext(TYPED_KEPT).format(command=command) if typed else None
+        if conversation is None or conversation.id != chat.conversation_id:
+            return None  # Not read yet: nothing known to say of it.
+        if not resumable(conversation, words=box.value):
+            return None
+        line = STILL_OPEN_TYPED if typed else STILL_OPEN
+        return t.gettext(line).format(number=conversation.id, command=command)
+
+
+def _words(text: str) -> str:
+    """Unsent words as the question box may hold them (blank: none)."""
+    text = strip_control(text, one_line=True)
+    return "" if is_blank(text) else text[:MAX_DRAFT_CHARS]

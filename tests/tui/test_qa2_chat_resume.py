@@ -1,0 +1,330 @@
+"""A terminal customer (`helpdesk chat --no-bot`) asked a question, asked for a person, typed more
+and pressed Ctrl+Q: the app quit at once and said nothing; `helpdesk chat` again opened a fresh
+chat, the waiting conversation was found only with `--conversation 1`, the chat never showed its
+number, and the words were gone even then. A browser reload brings back both.
+
+The terminal's customer chat (`helpdesk chat`, and beside the queue) now keeps, per database, in
+the user's state directory, the conversation it was in and the words typed in it: the next run
+opens the conversation again while it is still open (saying so, with its number) with the words
+in the box; a resolved or gone one is not opened again. Quitting says on the terminal what is
+open and how to open it again. A browser session keeps nothing of this (it has its cookie)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from chatbot.cli.app import build_app
+from chatbot.cli.main import build_parser
+from chatbot.desk.models import Author, State
+from chatbot.desk.service import DeskService
+from chatbot.drafts import drafts_for, read_draft, save_draft
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens import chat
+from chatbot.tui.screens.chat import TERMINAL_CHAT, ResumedNote
+from chatbot.tui.widgets.chat_panel import ChatPanel
+from tests.tui.conftest import Q1, MakeApp
+from tests.tui.helpers import flat, screen_text, type_text, wait_until
+
+SIZE = (60, 20)
+"""The tester's terminal."""
+WORDS = "unsent draft text"
+START_S = 30.0
+"""The settings, the desk and the panels load in a thread once the first screen is up."""
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's state directory, the test's own."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
+    monkeypatch.setattr(chat, "SAVE_DRAFT_S", 0.05)
+    return folder
+
+
+def terminal_app(*arguments: str, db: Path) -> HelpDeskApp:
+    """The app as the command builds it: `helpdesk ARGUMENTS --db DB`."""
+    argv = [*arguments, "--no-bot", "--db", str(db)]
+    return build_app(
+        build_parser(arguments[0] if arguments else "").parse_args(argv), keep_drafts=True
+    )
+
+
+async def chat_ready(pilot: Pilot[None], app: HelpDeskApp) -> ChatPanel:
+    # Mounted with its box: a panel just added has no children yet.
+    await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #question")), timeout=START_S)
+    return app.screen.query_one(ChatPanel)
+
+
+def status(panel: ChatPanel) -> str:
+    app = panel.app
+    assert isinstance(app, HelpDeskApp)
+    return flat(screen_text(app, panel.query_one("#chat-status")))
+
+
+async def test_helpdesk_chat_reopens_the_waiting_conversation_with_its_unsent_words(
+    db_path: Path, state: Path, other: DeskService
+) -> None:
+    app = terminal_app("chat", db=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, app)
+        panel.question.focus()
+        await type_text(pilot, Q1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        await type_text(pilot, WORDS)
+        await pilot.press("ctrl+q")  # No question asked: nothing is lost by quitting.
+        await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
+    command = f"helpdesk chat --db {db_path}"
+    assert app.farewell == (
+        f"Conversation #1 is still open, with what you typed: `{command}` opens it again."
+    )
+    assert other.conversation(1).state is State.WAITING
+    assert read_draft(drafts_for(str(db_path)), 1) == WORDS
+
+    again = terminal_app("chat", db=db_path)
+    async with again.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, again)
+        await wait_until(pilot, lambda: panel.question.value == WORDS, timeout=START_S)
+        assert panel.conversation_id == 1
+        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        back = "Welcome back: this is your conversation #1 from before."
+        await wait_until(pilot, lambda: back in flat(screen_text(again)), timeout=START_S)
+        await wait_until(pilot, lambda: Q1[:20] in flat(screen_text(again)), timeout=START_S)
+        # Sent: the words go out in the same conversation, and are no longer kept.
+        await pilot.press("enter")
+        await wait_until(
+            pilot, lambda: read_draft(drafts_for(str(db_path)), 1) == "", timeout=START_S
+        )
+        customer = [m.text for m in other.messages(1) if m.author is Author.CUSTOMER]
+        assert customer == [Q1, WORDS]
+        await pilot.press("ctrl+q")
+    assert again.farewell == f"Conversation #1 is still open: `{command}` opens it again."
+
+    # `--conversation` still wins, and finds the words kept with its conversation.
+    second = other.ask(None, "Another question").conversation.id
+    save_draft(drafts_for(str(db_path)), second, "more words")
+    named = terminal_app("chat", "--conversation", str(second), db=db_path)
+    async with named.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, named)
+        await wait_until(pilot, lambda: panel.question.value == "more words", timeout=START_S)
+        assert panel.conversation_id == second
+        assert not panel.query(ResumedNote)  # Asked for, not brought back.
+
+
+async def test_a_resolved_conversation_is_not_reopened_and_its_words_start_the_new_chat(
+    db_path: Path, state: Path, other: DeskService
+) -> None:
+    app = terminal_app("chat", db=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, app)
+        panel.question.focus()
+        await type_text(pilot, Q1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        await type_text(pilot, WORDS)
+        await pilot.press("ctrl+q")
+    other.claim(1, agent="ana")
+    other.resolve(1, agent="ana")
+
+    again = terminal_app("chat", db=db_path)
+    async with again.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, again)
+        await wait_until(pilot, lambda: panel.question.value == WORDS, timeout=START_S)
+        assert panel.conversation_id is None  # A new chat, as before.
+        assert not panel.query(ResumedNote)
+        await pilot.press("ctrl+q")
+    # Kept with the new chat now, not twice.
+    assert read_draft(drafts_for(str(db_path)), 1) == ""
+    assert again.farewell == (
+        f"What you typed is kept: `helpdesk chat --db {db_path}` puts it back."
+    )
+    kept = json.loads((drafts_for(str(db_path)) / TERMINAL_CHAT).read_text())
+    assert kept == {"conversation": None, "words": WORDS}
+
+    # Sent in the new chat: a new conversation, remembered; nothing is kept of the words.
+    third = terminal_app("chat", db=db_path)
+    async with third.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, third)
+        await wait_until(pilot, lambda: panel.question.value == WORDS, timeout=START_S)
+        panel.question.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation_id == 2, timeout=START_S)
+        await pilot.press("ctrl+q")
+    assert third.farewell == (
+        f"Conversation #2 is still open: `helpdesk chat --db {db_path}` opens it again."
+    )
+    kept = json.loads((drafts_for(str(db_path)) / TERMINAL_CHAT).read_text())
+    assert kept == {"conversation": 2, "words": ""}
+
+
+async def test_a_conversation_with_nothing_for_anyone_to_answer_or_gone_is_not_reopened(
+    db_path: Path, state: Path, other: DeskService
+) -> None:
+    folder = drafts_for(str(db_path))
+    idle = other.start_conversation().id  # With the bot, nothing pending: nobody will answer.
+    folder.mkdir(parents=True)
+    for remembered in (idle, 99):  # 99: pruned, or never there.
+        (folder / TERMINAL_CHAT).write_text(json.dumps({"conversation": remembered}))
+        app = terminal_app("chat", db=db_path)
+        async with app.run_test(size=SIZE) as pilot:
+            panel = await chat_ready(pilot, app)
+            await pilot.pause()
+            assert panel.conversation_id is None
+            await pilot.press("ctrl+q")
+        assert app.farewell is None
+        assert not (folder / TERMINAL_CHAT).exists()  # Nothing left to open again.
+
+
+async def test_the_line_and_the_farewell_follow_the_chats_language(
+    db_path: Path, state: Path, other: DeskService
+) -> None:
+    conversation = other.ask(None, Q1).conversation.id
+    other.talk_to_person(conversation)
+    folder = drafts_for(str(db_path))
+    folder.mkdir(parents=True)
+    (folder / TERMINAL_CHAT).write_text(json.dumps({"conversation": conversation}))
+    app = terminal_app("chat", db=db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await chat_ready(pilot, app)
+        await wait_until(pilot, lambda: bool(panel.query(ResumedNote)), timeout=START_S)
+        note = panel.query_one(ResumedNote)
+        await wait_until(
+            pilot, lambda: "conversation #1 from" in flat(screen_text(app, note)), timeout=START_S
+        )
+        await pilot.press("f9")
+        await wait_until(pilot, lambda: panel.locale == "zh", timeout=START_S)
+        await wait_until(
+            pilot, lambda: "之前的对话 #1" in flat(screen_text(app, note)), timeout=START_S
+        )
+        await pilot.press("ctrl+q")
+    assert app.farewell == (f"对话 #1 仍未结束：运行 `helpdesk chat --db {db_path}` 即可再次打开。")
+
+
+async def test_beside_the_queue_the_customers_words_are_kept_too(
+    db_path: Path, state: Path, other: DeskService
+) -> None:
+    """Plain `helpdesk`: the customer's side keeps its words and conversation the same way."""
+    app = terminal_app(db=db_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        panel = await chat_ready(pilot, app)
+        panel.question.focus()
+        await type_text(pilot, "half a question")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
+    assert app.farewell == f"What you typed is kept: `helpdesk --db {db_path}` puts it back."
+
+    again = terminal_app(db=db_path)
+    async with again.run_test(size=(120, 36)) as pilot:
+        panel = await chat_ready(pilot, again)
+        await wait_until(pilot, lambda: panel.question.value == "half a question", timeout=START_S)
+
+
+async def test_a_browsers_chat_keeps_nothing_of_this(
+    make_app: MakeApp, state: Path, db_path: Path, other: DeskService
+) -> None:
+    """As a browser session's app is made (no `keep_chat`): it neither reopens the terminal's
+    conversation nor remembers its own."""
+    conversation = other.start_conversation().id
+    other.talk_to_person(conversation)
+    folder = drafts_for(str(db_path))
+    folder.mkdir(parents=True)
+    (folder / TERMINAL_CHAT).write_text(json.dumps({"conversation": conversation}))
+    app = make_app("chat", bot=False, fixed_conversation=True)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.screen.query_one(ChatPanel)
+        panel.question.focus()
+        await type_text(pilot, Q1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: panel.conversation_id is not None, timeout=START_S)
+        assert panel.conversation_id != conversation
+        await type_text(pilot, WORDS)
+    assert app.farewell is None
+    assert json.loads((folder / TERMINAL_CHAT).read_text()) == {"conversation": conversation}
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == [TERMINAL_CHAT]
+
+
+# -- the real command, in a terminal -------------------------------------------------------------
+
+LEAVE_SCREEN = "\x1b[?1049l"
+ESCAPE = re.compile(r"\x1b(\[[0-9;?<>=$ ]*[A-Za-z~]|[=>78])")
+
+
+def test_quitting_helpdesk_chat_says_which_conversation_waits_and_how_to_open_it(
+    tmp_path: Path, other: DeskService, db_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
+    env |= {
+        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "TERM": "xterm-256color",
+    }
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 60, 0, 0))
+    command = [sys.executable, "-m", "chatbot", "chat", "--no-bot", "--db", str(db_path)]
+    process = subprocess.Popen(
+        command, stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True
+    )
+    os.close(terminal)
+    os.set_blocking(controller, False)
+    output = bytearray()
+
+    def drain() -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            output.extend(os.read(controller, 65536))
+
+    def until(condition: Callable[[], object]) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline, "condition not met in time"
+            drain()
+            time.sleep(0.02)
+
+    def state_of() -> State | None:
+        with contextlib.suppress(Exception):
+            return other.conversation(1).state
+        return None
+
+    try:
+        until(lambda: b"Type your question" in output)  # The first screen is up.
+        os.write(controller, b"Where is my refund?\r")
+        until(lambda: state_of() is State.BOT)
+        os.write(controller, b"\x14")  # Ctrl+T
+        until(lambda: state_of() is State.WAITING)
+        os.write(controller, WORDS.encode() + b"\x11")  # Ctrl+Q
+        until(lambda: process.poll() is not None)
+        drain()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        os.close(controller)
+    assert process.returncode == 0
+    text = output.decode("utf-8", "replace")
+    left = ESCAPE.sub("", text.rpartition(LEAVE_SCREEN)[2]).replace("\r\n", "\n").strip()
+    # The line, once the terminal is back (beside whatever Python itself may warn of at exit).
+    assert (
+        f"Conversation #1 is still open, with what you typed: "
+        f"`helpdesk chat --db {db_path}` opens it again."
+    ) in left.splitlines()
+    assert "Traceback" not in left
