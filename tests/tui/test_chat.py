@@ -28,6 +28,7 @@ from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
 from chatbot.notices import ASKED_NOTICE, ESCALATED_NOTICE, NOT_CHECKED_NOTICE
 from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.bot_working import BotWorking
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
@@ -162,8 +163,10 @@ async def test_a_question_no_bot_takes_offers_a_person_after_a_while(
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: other.conversation(1).state is State.WAITING)
         await wait_until(pilot, lambda: not line.display)
-        # A new conversation's question starts the wait again.
+        # A new conversation's question starts the wait again (asked first: one waits).
         await pilot.press("ctrl+b")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
+        await pilot.press("y")
         await ask(pilot, Q2, wait=False)
         await wait_until(pilot, lambda: line.display)
         assert "looking for an answer" in flat(text()) and not line.slow

@@ -289,13 +289,13 @@ async def test_tab_crosses_the_chat_without_button_stops_and_typing_reaches_an_i
 ) -> None:
     app = make_app("all")
     async with app.run_test(size=SIZE) as pilot:
-        await ask(pilot, Q1)
-        await ask(pilot, Q3)  # Escalated; the first answer's buttons are gone, Q1's are not.
-        await ask(pilot, Q1)
+        await ask(pilot, Q1)  # Answered: its Helpful and Not helpful buttons show.
         bubbles = list(app.screen.query(MessageBubble))
         assert any(bubble.query(Button) for bubble in bubbles)
         assert all(not button.focusable for button in app.screen.query(Button))
-        view = await app.open_conversation(1)
+        # Another customer's conversation: claimed, the chat's answer keeps its buttons (its
+        # own, claimed, would no longer offer them).
+        view = await app.open_conversation(waiting(other))
         await pilot.press("ctrl+l")
         reply = app.screen.query_one("#reply", Input)
         await wait_until(pilot, lambda: reply.has_focus)
@@ -710,8 +710,9 @@ async def test_notes_show_to_agents_and_never_to_the_customer(
         await type_text(pilot, secret)
         await pilot.press("enter")
         await wait_until(pilot, lambda: "Note from ana, for agents only" in view_text(app))
-        assert secret in flat(screen_text(app, view.query_one(Transcript)))
-        assert reply.disabled and not reply.has_class("-note")  # Back to replying (unclaimed).
+        # Each row of the note after its bar, the rows it wraps to too.
+        assert secret in flat(screen_text(app, view.query_one(Transcript)).replace("\n▌ ", "\n"))
+        assert not view.is_mine and not reply.has_class("-note")  # Back to replying (unclaimed).
         [note] = [e for e in other.entries(1) if isinstance(e, ChatEvent)
                   and isinstance(e.event, Note)]  # fmt: skip
         assert note.event == Note(agent="ana", text=secret)

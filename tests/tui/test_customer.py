@@ -23,6 +23,7 @@ from chatbot.desk.models import (
 from chatbot.desk.service import DeskService
 from chatbot.notices import ESCALATED_NOTICE, REPEAT_NOTICE
 from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
@@ -78,7 +79,9 @@ async def test_a_new_conversation_starts_afresh_and_keeps_the_old_one(
         assert not footer_offers(app, "new_conversation")  # Nothing asked yet: it is new.
         await ask(pilot, Q3)  # Escalates: conversation 1 waits for a person.
         await wait_until(pilot, lambda: footer_offers(app, "new_conversation"))
-        await pilot.press("ctrl+b")
+        await pilot.press("ctrl+b")  # It waits for a person: asked first.
+        await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
+        await pilot.press("y")
         await wait_until(pilot, lambda: customer_bubbles(panel) == 0)
         assert "You are talking to the bot." in chat_text(app)
         assert ESCALATED_NOTICE not in chat_text(app)

@@ -16,6 +16,7 @@ from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.knowledge_base.synonyms import load_synonyms
 from chatbot.tui import create_app
+from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import FrozenClock, MakeApp
@@ -60,8 +61,11 @@ async def test_edit_synonyms_and_the_next_question_uses_them(
         assert load_synonyms(kb_copy) == (("helmet", "headgear", "head protection"),)
         assert not panel.dirty
         await pilot.press("escape")
-        # Asked afresh (the first conversation waits for a person), with the synonyms in use.
+        # Asked afresh (the first conversation waits for a person, so a new chat is asked
+        # about first), with the synonyms in use.
         await app.screen.query_one(ChatPanel).action_new_conversation()
+        await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
+        await pilot.press("y")
         await ask(pilot, HEADGEAR)
         retrieved = [c.id for c in other.decisions(2)[-1].decision.candidates]
         assert retrieved[:1] == ["helmet"]

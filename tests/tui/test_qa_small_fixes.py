@@ -109,9 +109,9 @@ async def test_the_rating_prompt_says_how_the_keyboard_reaches_it(
             return words in flat(screen_text(app, prompt))
 
         assert app.screen.focused is panel.question
-        await wait_until(pilot, lambda: says("(excellent): press Shift+Tab, then a number."))
+        await wait_until(pilot, lambda: says("or press Shift+Tab, then a number."))
         panel.log_view.focus()
-        await wait_until(pilot, lambda: says("(excellent): press Tab, then a number."))
+        await wait_until(pilot, lambda: says("or press Tab, then a number."))
         await pilot.press("tab")
         await wait_until(pilot, lambda: says("(excellent): press a number."))
         assert not says("Tab")
@@ -129,7 +129,7 @@ async def test_the_rating_prompts_key_hint_is_translated(
         await resolved_by_another_agent(pilot, panel, other)
         panel.rating.show_in("zh")
         await wait_until(
-            pilot, lambda: panel.rating.question().endswith("请按 Shift+Tab，再按数字键。")
+            pilot, lambda: panel.rating.question().endswith("或按 Shift+Tab，再按数字键。")
         )
 
 

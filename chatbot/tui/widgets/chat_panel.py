@@ -32,6 +32,7 @@ from chatbot.desk.models import (
     Conversation,
     Feedback,
     FeedbackGiven,
+    PersonOffered,
     Resolved,
     State,
 )
@@ -91,6 +92,20 @@ PERSON_READS = N_("A person will read this.")
 """Under the customer's newest message while a person has the conversation, or it waits for one:
 the bot stays silent then, and a message (a suggestion tapped) showed nothing under it, as if
 the bot had not heard."""
+TYPED_RATINGS = {str(rating): rating for rating in RATINGS} | {
+    chr(ord("０") + rating): rating for rating in RATINGS
+}
+"""What the question box takes as a rating while the prompt asks for one (spaces around it
+allowed): a digit 1-5, or its full-width form, as a Chinese keyboard types it. A customer whose
+cursor was in the box typed `5` and Enter, and the 5 went out as a question that reopened the
+conversation, took the prompt away and put a `5` in the agents' queue."""
+WITH_A_PERSON = N_(
+    "This conversation is with a person now: Helpful and Not helpful are for the bot's answers. "
+    "Write here what you need."
+)
+"""Said for Helpful or Not helpful pressed while a person has the conversation (or it waits for
+one): they marked the bot's earlier answer, off screen, and said "a person will take a look"
+to a customer a person was already chatting with."""
 FEEDBACK_ACTIONS = ("feedback('helpful')", "feedback('not-helpful')")
 """Helpful and Not helpful, whose buttons stay on the answer: where the footer has no room for
 every key (a phone's browser), it leaves these out first, measured from their labels in the
@@ -260,6 +275,9 @@ class ChatPanel(Vertical):
         self._refused = False
         """The error line says why what was typed could not be sent (blank, too long): it goes
         once the box is cleared or within the limit again, or when the conversation moves on."""
+        self._error_said: str | None = None
+        """The message id the error line says (in the chat's language), to say it again in
+        another; None: it says the desk's own words, or a refusal (`_refused`)."""
         self._newest_is_customer = False
         """The newest entry shown is a message of the customer's (nothing answered it yet)."""
         self._acknowledgement: NoticeBubble | None = None
@@ -368,7 +386,7 @@ class ChatPanel(Vertical):
         if reachable:
             return
         if self.conversation_id is not None and not self.error.display:
-            self._show_error(self.gettext(DESK_TROUBLE_READING))
+            self._say_error(DESK_TROUBLE_READING)
             self._desk_trouble = True
         if self.error.display:
             self._reading_failed()
@@ -421,6 +439,7 @@ class ChatPanel(Vertical):
                     self._reading_failed()
                 return
             came_back, self._reads_failing = self._reads_failing, False
+            shown_before = self._last_entry
             self._desk_answers()
             news = self._history_shown and any(
                 isinstance(entry, ChatMessage) and entry.author is not Author.CUSTOMER
@@ -450,7 +469,8 @@ class ChatPanel(Vertical):
                 self._hide_rating()
             if entries:
                 self._last_entry = entries[-1].id
-                self._hide_refusal()  # The conversation moved on below it.
+                if self._last_entry > shown_before:  # Not the same ones again, in a new language.
+                    self._hide_refusal()  # The conversation moved on below it.
                 # The acknowledgement goes first, then comes back under the newest message if
                 # still due: gone after, a frame showed it above an agent's reply.
                 await self._unacknowledge()
@@ -507,7 +527,7 @@ class ChatPanel(Vertical):
         elif newest > self._unsent_cursor:
             came_back = True
         if came_back and self._unsent:  # Not sent meanwhile.
-            self._show_error(self.gettext(DESK_BACK_UNSENT))
+            self._say_error(DESK_BACK_UNSENT)
 
     def _unwritten(self, conversation: Conversation | None) -> Locale:
         """The language of a conversation with no `locale-set` event: the one offered while
@@ -597,6 +617,7 @@ class ChatPanel(Vertical):
         self.query_one(BotWorking).show_in(locale)
         self.rating.show_in(locale)
         self.question.placeholder = self.gettext(PLACEHOLDER)
+        self._error_again()
         self._show_status()
         self.query_one("#chat-language", LanguageSwitch).update(self._language_hint())
         self._localize_bindings()
@@ -633,12 +654,19 @@ class ChatPanel(Vertical):
         decisions = await self._decided(entries)
         now = self.services.clock()
         newest_answer: MessageBubble | None = None
+        # The customer was told something after the newest answer (a person's reply, a notice):
+        # the answer is no longer what feedback would be about. Not the bot's note on a question
+        # asked again, which points at that very answer ("the answer above").
+        told_since = False
         for entry in entries:
             if isinstance(entry, ChatMessage):
                 bubble = MessageBubble(entry, locale=self.locale, now=now)
                 if entry.author is Author.BOT:
                     self._answers[entry.id] = bubble
                     newest_answer = bubble
+                    told_since = False
+                elif entry.author is Author.AGENT:
+                    told_since = True
                 new.append(bubble)
                 self._newest_is_customer = entry.author is Author.CUSTOMER
                 continue
@@ -655,12 +683,19 @@ class ChatPanel(Vertical):
             if text is not None:
                 new.append(NoticeBubble(text))
                 self._newest_is_customer = False
+                told_since = told_since or not isinstance(event, PersonOffered)
         if newest_answer is not None:
             # Feedback is for the latest answer only: earlier ones lose their buttons.
             previous, self._latest_answer = self._latest_answer, newest_answer
-            newest_answer.offers_feedback = True
+            newest_answer.offers_feedback = not told_since
             if previous is not None:
                 await previous.retire()
+        elif told_since and self._latest_answer is not None:
+            # Feedback is for the bot's answer while it is the latest thing the customer was
+            # told: after a person's reply, or an escalation's notice, the keys marked an answer
+            # long off screen, and "a person will take a look" was said to a customer a person
+            # already had.
+            await self._latest_answer.retire()
         await self.log_view.mount_all(new)
         self.log_view.scroll_end(animate=False)
         self.log_view.call_after_refresh(self._keep_newest_in_view)
@@ -678,6 +713,27 @@ class ChatPanel(Vertical):
         self.error.display = True
         self._desk_trouble = False
         self._refused = False
+        self._error_said = None
+
+    def _say_error(self, message: str) -> None:
+        """Show `message` (a message id) in the customer's language, and again in another one
+        they switch to."""
+        self._show_error(self.gettext(message))
+        self._error_said = message
+
+    def _error_again(self) -> None:
+        """Say the error line again in the chat's language now: a refusal of what the box holds
+        (recounted), or one of the chat's own sentences. The desk's own words (in English) stay
+        as they are. A Chinese refusal stayed, in Chinese, over the chat switched to English."""
+        if not self.error.display:
+            return
+        if self._refused:
+            if (refusal := self._refusal(self.question.value)) is None:
+                self._hide_refusal()
+            else:
+                self.error.update(Text(refusal))
+        elif self._error_said is not None:
+            self.error.update(Text(self.gettext(self._error_said)))
 
     def _hide_refusal(self) -> None:
         """The line said why the box's words could not be sent, and no longer applies: it goes,
@@ -709,13 +765,13 @@ class ChatPanel(Vertical):
         if isinstance(error, StoreError) and action:
             # A key's move (F9, Ctrl+T, a rating, Helpful): nothing typed is involved, and the
             # line goes once the desk answers again, as a failed read's does.
-            self._show_error(self.gettext(DESK_TROUBLE_ACTION))
+            self._say_error(DESK_TROUBLE_ACTION)
             self._desk_trouble = not self._unsent
         elif isinstance(error, StoreError):
             # Reads failing after a write that failed (the database down, not locked) must not
             # make its line one that goes when reads work again: what was typed is still unsent.
             self._unsent = self._unsent or writing
-            self._show_error(self.gettext(DESK_TROUBLE if self._unsent else DESK_TROUBLE_READING))
+            self._say_error(DESK_TROUBLE if self._unsent else DESK_TROUBLE_READING)
             self._desk_trouble = not self._unsent
         else:
             self._show_error(str(error))
@@ -756,12 +812,28 @@ class ChatPanel(Vertical):
         words = field.words(event)
         if words is None:
             return
+        if (rating := self._typed_rating(words)) is not None:
+            # The rating the prompt asks for, typed where the cursor was (a phone has no
+            # Shift+Tab): recorded as its button records it, and not sent as a message.
+            if not await self.rate(rating):
+                field.kept(words)
+                return
+            field.take(words)
+            self.post_message(self.Sent())
+            return
         if not await self._store(words):
             field.kept(words)
             return
         field.take(words)  # What was typed after this Enter stays.
         self.post_message(self.Sent())
         await self.refresh_log()
+
+    def _typed_rating(self, words: str) -> int | None:
+        """The rating `words` give, if the prompt asks for one and they are just a digit 1-5
+        (`TYPED_RATINGS`); None: they are a message."""
+        if not self.rating.display:
+            return None
+        return TYPED_RATINGS.get(words.strip())
 
     async def ask(self, text: str) -> None:
         """Store the customer's message (a suggestion picked, or one asked from elsewhere than
@@ -893,9 +965,28 @@ class ChatPanel(Vertical):
 
     async def action_new_conversation(self) -> None:
         """Start afresh: the next question opens a new conversation, and the old one stays on
-        record (in the queue, if it waits for a person)."""
+        record (in the queue, if it waits for a person). While a person has the conversation, or
+        it waits for one, asked first: their reply goes to the old one, and a new chat started
+        at once left the customer waiting where it would never appear."""
         if self.conversation_id is None:
             return
+        conversation = self.conversation
+        if conversation is None or conversation.state not in PERSON_HAS_IT:
+            await self._start_afresh()
+            return
+        from chatbot.tui.screens.new_chat_dialog import NewChatDialog
+
+        asked_of = self.conversation_id
+
+        async def answered(start: bool | None) -> None:
+            if start and self.conversation_id == asked_of:  # Not started afresh meanwhile.
+                await self._start_afresh()
+
+        agent = conversation.agent if conversation.state is State.CLAIMED else None
+        self.app.push_screen(NewChatDialog(conversation.state, agent, locale=self.locale), answered)
+
+    async def _start_afresh(self) -> None:
+        """Leave the conversation shown for none: the next question starts one."""
         async with self._loading:  # Not while entries of the old one are being shown.
             self.conversation_id = None
             self.conversation = None
@@ -918,17 +1009,18 @@ class ChatPanel(Vertical):
         event.stop()
         await self.rate(event.rating)
 
-    async def rate(self, rating: int) -> None:
-        """Store the customer's 1–5 rating of the resolved conversation."""
+    async def rate(self, rating: int) -> bool:
+        """Store the customer's 1–5 rating of the resolved conversation; whether it was."""
         if self.conversation_id is None:
-            return
+            return False
         try:
             await self.services.desk.rate(self.conversation_id, rating=rating)
         except HelpdeskError as error:
             self._show_desk_error(error, action=True)
-            return
+            return False
         self._hide_error()
         await self.refresh_log()
+        return True
 
     def _hide_rating(self) -> None:
         """No rating is asked (given, here or elsewhere; the conversation reopened). The focus
@@ -940,9 +1032,12 @@ class ChatPanel(Vertical):
         self.rating.display = False
 
     def _awaiting_feedback(self) -> MessageBubble | None:
-        """The latest bot answer, if the customer has not judged it yet."""
+        """The latest bot answer, if the customer has not judged it yet, nothing was said after
+        it (see `_show`), and no person has the conversation nor is waited for."""
         bubble = self._latest_answer
-        return bubble if bubble is not None and bubble.asks_for_feedback else None
+        if bubble is None or not bubble.asks_for_feedback or not self._offers_a_person():
+            return None
+        return bubble
 
     def _offers_a_person(self) -> bool:
         """Whether "Talk to a person" can mean something: the bot or nobody has the conversation
@@ -972,6 +1067,8 @@ class ChatPanel(Vertical):
             latest.judging or latest.message.feedback is not None
         ):
             self.notify(self.gettext("You already told us about the bot's last answer."))
+        elif not self._offers_a_person():
+            self.notify(self.gettext(WITH_A_PERSON))
         else:
             self.notify(
                 self.gettext(

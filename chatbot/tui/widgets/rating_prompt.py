@@ -83,10 +83,11 @@ class RatingPrompt(Vertical, can_focus=True):
         self.query_one("#rating-question", Static).update(Text(self.question()))
 
     def question(self) -> str:
-        """The question as shown now: with the key that reaches the prompt from where the focus
-        is (Shift+Tab from the question box below it, Tab from the conversation above), or the
-        keys that rate once it has the keyboard. Typing 4 in the question box put a 4 there, and
-        nothing said how a keyboard reaches the buttons."""
+        """The question as shown now: from the question box below it or the conversation above
+        (whose typed keys go to the box), a number typed and sent rates; in a terminal, the key
+        that reaches the prompt from there too (Shift+Tab from the box, Tab from the
+        conversation); once it has the keyboard, the keys that rate. A browser is told of its
+        buttons instead: a phone has no Shift+Tab."""
         if self.has_focus:
             return rating_prompt(self.agent, keys=True, locale=self.locale)
         question = rating_prompt(self.agent, locale=self.locale)
@@ -96,11 +97,19 @@ class RatingPrompt(Vertical, can_focus=True):
             return question
         t = translations(self.locale)
         step = chain.index(focused) - chain.index(self)
+        if step not in (1, -1):
+            return question
+        if self.app.is_web:
+            return t.gettext("{question} type a number and press Enter, or pick one below.").format(
+                question=question
+            )
         if step == 1:
-            return t.gettext("{question} press Shift+Tab, then a number.").format(question=question)
-        if step == -1:
-            return t.gettext("{question} press Tab, then a number.").format(question=question)
-        return question
+            return t.gettext(
+                "{question} type a number and press Enter, or press Shift+Tab, then a number."
+            ).format(question=question)
+        return t.gettext(
+            "{question} type a number and press Enter, or press Tab, then a number."
+        ).format(question=question)
 
     def watch_has_focus(self, has_focus: bool) -> None:
         super().watch_has_focus(has_focus)
