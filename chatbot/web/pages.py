@@ -86,13 +86,15 @@ def app_page(
     )
 
 
-def _sign_out_form(locale: Locale) -> str:
+def _sign_out_form(locale: Locale, *, focus: bool = False) -> str:
     """A button that signs this browser out: a form posted to `/signout` (the server checks its
-    Origin), as a link's GET would let any other site sign the browser out."""
+    Origin), as a link's GET would let any other site sign the browser out. With `focus`, it
+    has the keyboard as the page opens."""
     label = html.escape(translations(locale).gettext("Sign out"))
+    autofocus = " autofocus" if focus else ""
     return (
         '<form class="inline sign-out" method="post" action="/signout">'
-        f'<button type="submit">{label}</button></form>'
+        f'<button type="submit"{autofocus}>{label}</button></form>'
     )
 
 
@@ -144,7 +146,9 @@ def message_page(
         label = html.escape(t.gettext("Try again"))
         actions.append(f'<a class="button" href="{html.escape(link)}">{label}</a>')
     if sign_out:
-        actions.append(_sign_out_form(locale))
+        # The page's only button (the sign-out page's) has the keyboard: reached from the
+        # palette's "Sign out", Enter did nothing there until Tab was pressed.
+        actions.append(_sign_out_form(locale, focus=not actions))
     refresh = ""
     if retry_s is not None and link:
         url = html.escape(link)

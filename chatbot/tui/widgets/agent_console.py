@@ -15,9 +15,11 @@ from textual.widgets import Static
 
 from chatbot import drafts
 from chatbot.desk.aio import unreachable
+from chatbot.desk.models import State
 from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
+from chatbot.text import printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
@@ -37,6 +39,12 @@ PALETTE_ROWS = 50
 OPENS_WHEN_BACK = N_("Conversation {number} will open once it is back.")
 """Said after `DESK_TROUBLE`, on the console's line, for a conversation chosen while the
 database could not be reached (Enter did nothing and said nothing, and it never opened)."""
+TAKEN_FIRST = N_("{owner} claimed conversation {number} first; nobody else is waiting.")
+"""F6 lost the race for the conversation the queue showed waiting longest: who took it, as
+Ctrl+L's "Ana claimed it first." says (it said "Nobody is waiting.", which the agent had just
+seen was not so)."""
+TAKEN_FIRST_READS = 3
+"""The queue's longest waits read again to find who took one, after F6 found none left."""
 
 
 class TroubleLine(Static):
@@ -240,18 +248,35 @@ class AgentConsole(Vertical):
             return False
         agent = self.services.agent
         assert agent is not None
+        # As the queue showed them when the key was pressed: the ones a colleague may take first.
+        shown = [item.conversation_id for item in self.queue.items if item.state is State.WAITING]
         try:
             result = await self.services.desk.take_next(agent=agent)
         except HelpdeskError as error:
             desk_error(self, error)
             return False
         if result is None:
-            t = translations(self.services.locale)
-            self.notify(t.gettext("Nobody is waiting."), markup=False)
+            self.notify(await self._none_left(shown[:TAKEN_FIRST_READS], agent), markup=False)
             return False
         view = await self.open_conversation(result.conversation.id)
         view.reply_input.focus()
         return True
+
+    async def _none_left(self, shown: list[int], agent: str) -> str:
+        """Why F6 found nobody to take: a colleague took first what the queue showed waiting
+        (named), or nobody was waiting."""
+        t = translations(self.services.locale)
+        for conversation_id in shown:
+            try:
+                conversation = await self.services.desk.conversation(conversation_id)
+            except HelpdeskError:
+                break  # Said plainly, as before: the queue's next read tells of the database.
+            owner = conversation.agent
+            if conversation.state is State.CLAIMED and owner is not None and owner != agent:
+                return t.gettext(TAKEN_FIRST).format(
+                    owner=printable(owner), number=f"#{conversation_id}"
+                )
+        return t.gettext("Nobody is waiting.")
 
     def action_find(self, text: str = "") -> None:
         from chatbot.tui.screens.find import FindScreen
