@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import secrets
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -93,6 +94,12 @@ class AsyncDesk:
         """Calls the database failed (`unreachable`) so far; written on the desk thread only."""
         self._failure: StoreError | None = None
         """The latest of them."""
+        self.session = secrets.token_hex(8)
+        """Which console this is, in the presence it reports (`agent_seen`): one process runs
+        one app, so another console of the same agent (a second terminal, a browser's second
+        tab) has another."""
+        self._claimed: dict[int, datetime | None] = {}
+        """The claims won here (conversation id: when claimed), for `claimed_here`."""
 
     @classmethod
     def open(cls, open_service: Callable[[], DeskService]) -> AsyncDesk:
@@ -283,7 +290,7 @@ class AsyncDesk:
         return await self._write(self._service.rate, conversation_id, rating=rating)
 
     async def claim(self, conversation_id: int, *, agent: str) -> ClaimResult:
-        return await self._write(self._service.claim, conversation_id, agent=agent)
+        return self._won(await self._write(self._service.claim, conversation_id, agent=agent))
 
     async def reply(
         self, conversation_id: int, *, agent: str, text: str, passage: Passage | None = None
@@ -304,12 +311,25 @@ class AsyncDesk:
     async def take_back(self, conversation_id: int, *, agent: str, owner: str) -> Conversation:
         return await self._write(self._service.take_back, conversation_id, agent=agent, owner=owner)
 
-    async def release_claims(self, agent: str) -> list[int]:
-        return await self._write(self._service.release_claims, agent)
+    async def release_claims(self, agent: str, *, only: list[int] | None = None) -> list[int]:
+        return await self._write(self._service.release_claims, agent, only=only)
 
     async def agent_seen(self, agent: str) -> None:
         # Not `_write`: presence adds nothing to any log, and screens read it on their own timer.
-        await self._run(self._service.agent_seen, agent)
+        await self._run(self._service.agent_seen, agent, session=self.session)
+
+    async def other_sessions(self, agent: str) -> int:
+        """How many other consoles of `agent` are open now (this one aside)."""
+        return await self._run(self._service.other_sessions, agent, session=self.session)
+
+    async def session_ended(self, agent: str) -> None:
+        """This console is closing: another of `agent`'s no longer counts it as open."""
+        await self._run(self._service.session_ended, agent, session=self.session)
+
+    async def claimed_here(self, agent: str) -> list[int]:
+        """The conversations `agent` holds by a claim this console made (F6, Ctrl+L, a reopen),
+        not let go and claimed again since."""
+        return await self._run(self._service.still_claimed, agent, dict(self._claimed))
 
     async def agents_seen(self) -> dict[str, datetime]:
         return await self._run(self._service.agents_seen)
@@ -331,10 +351,17 @@ class AsyncDesk:
         return await self._run(self._service.prune_empty_conversations)
 
     async def reopen(self, conversation_id: int, *, agent: str) -> ClaimResult:
-        return await self._write(self._service.reopen, conversation_id, agent=agent)
+        return self._won(await self._write(self._service.reopen, conversation_id, agent=agent))
 
     async def take_next(self, *, agent: str) -> ClaimResult | None:
-        return await self._write(self._service.take_next, agent=agent)
+        result = await self._write(self._service.take_next, agent=agent)
+        return None if result is None else self._won(result)
+
+    def _won(self, result: ClaimResult) -> ClaimResult:
+        if result.won:
+            conversation = result.conversation
+            self._claimed[conversation.id] = conversation.claimed_at
+        return result
 
     async def claimed_by(self, agent: str) -> list[int]:
         return await self._run(self._service.claimed_by, agent)

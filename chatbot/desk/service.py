@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -600,11 +600,14 @@ class DeskService:
 
         return self._settle(attempt)
 
-    def release_claims(self, agent: str) -> list[int]:
-        """Put every conversation `agent` owns back in the queue (an agent who left); returns
-        the ones released."""
+    def release_claims(self, agent: str, *, only: Collection[int] | None = None) -> list[int]:
+        """Put every conversation `agent` owns back in the queue (an agent who left), or those
+        of them in `only` (the ones one of their consoles took, as it closes); returns the ones
+        released."""
         released = []
         for conversation_id in self.store.claimed_by(agent):
+            if only is not None and conversation_id not in only:
+                continue
             try:
                 self.release(conversation_id, agent=agent)
             except Refused:
@@ -612,14 +615,49 @@ class DeskService:
             released.append(conversation_id)
         return released
 
-    def agent_seen(self, agent: str) -> None:
+    def agent_seen(self, agent: str, *, session: str | None = None) -> None:
         """`agent`'s console is open: called as it opens and every `PRESENCE_EVERY_S` while it
         stays open. Ending a session frees nothing (a reload ends one too): an agent whose
         consoles all stop saying so is away, and after `release_after_s` their claims go back to
-        the queue (`release_away_claims`)."""
+        the queue (`release_away_claims`). `session` says which of the agent's consoles this is
+        (an id it made as it opened), so that one closing can tell whether another is still open
+        (`other_sessions`); consoles not seen for `AWAY_AFTER_S` are forgotten meanwhile."""
         if not agent.strip():
             raise HelpdeskError("presence needs the agent's name")
-        self.store.agent_seen(agent)
+        self.store.agent_seen(agent, session=session, forget_s=AWAY_AFTER_S)
+
+    def other_sessions(self, agent: str, *, session: str) -> int:
+        """How many consoles of `agent` besides `session` are open: seen within `AWAY_AFTER_S`
+        (by the store's clock, as the team view's "away" is). A console of a helpdesk from before
+        sessions were kept is not counted."""
+        now = self.store.now()
+        return sum(
+            1
+            for other, seen in self.store.sessions_seen(agent).items()
+            if other != session and (now - seen).total_seconds() <= AWAY_AFTER_S
+        )
+
+    def session_ended(self, agent: str, *, session: str) -> None:
+        """That console of `agent` is closing (quit, signed out): not counted as open from now."""
+        self.store.session_ended(agent, session=session)
+
+    def still_claimed(self, agent: str, claims: Mapping[int, datetime | None]) -> list[int]:
+        """Those of `claims` (conversation id: when it was claimed) that `agent` holds still by
+        that same claim, in order: not let go and claimed again since (by another console of
+        theirs, whose claim it now is)."""
+        held = []
+        for conversation_id, claimed_at in sorted(claims.items()):
+            try:
+                conversation = self.store.conversation(conversation_id)
+            except ConversationNotFound:
+                continue
+            if (
+                conversation.state is State.CLAIMED
+                and conversation.agent == agent
+                and conversation.claimed_at == claimed_at
+            ):
+                held.append(conversation_id)
+        return held
 
     def agents_seen(self) -> dict[str, datetime]:
         """When each agent ever seen was last seen: past `AWAY_AFTER_S`, they are away."""

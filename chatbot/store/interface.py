@@ -284,14 +284,27 @@ class ConversationStore(Protocol):
         same agent, a late write) leaves a newer marker as it is. Writes no log entry."""
         ...
 
-    def agent_seen(self, agent: str) -> None:
+    def agent_seen(
+        self, agent: str, *, session: str | None = None, forget_s: float | None = None
+    ) -> None:
         """`agent`'s console is open now (by the store's clock): one row per agent, holding the
-        newest time. Writes no log entry, and wakes no change feed where the backend can help
+        newest time, and with `session` (which of their consoles it is) one per console too, in
+        the same transaction; with `forget_s`, the console rows of any agent not seen for longer
+        are deleted. Writes no log entry, and wakes no change feed where the backend can help
         it (PostgreSQL sends no NOTIFY for it; any SQLite commit moves `data_version`)."""
         ...
 
     def agents_seen(self) -> dict[str, datetime]:
         """When each agent who was ever seen was last seen."""
+        ...
+
+    def sessions_seen(self, agent: str) -> dict[str, datetime]:
+        """When each console of `agent` that said so with its session, and was not forgotten or
+        ended since, was last seen."""
+        ...
+
+    def session_ended(self, agent: str, *, session: str) -> None:
+        """That console of `agent` is closing: its row goes (nothing if it has none)."""
         ...
 
     def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:

@@ -965,20 +965,53 @@ class PostgresStore:
         assert isinstance(added, ChatEvent)
         return added
 
-    def agent_seen(self, agent: str) -> None:
+    def agent_seen(
+        self, agent: str, *, session: str | None = None, forget_s: float | None = None
+    ) -> None:
         # No NOTIFY: presence is read on the consoles' own timer, and announcing each console's
         # tick woke every listener on every host to read `changes` and find nothing.
+        now = self._now()
         with self._write(append=False, notify=False) as conn:
             conn.execute(
                 "INSERT INTO presence (agent, last_seen) VALUES (%s, %s)"
                 " ON CONFLICT (agent)"
                 " DO UPDATE SET last_seen = greatest(presence.last_seen, excluded.last_seen)",
-                (agent, self._now()),
+                (agent, now),
             )
+            if session is not None:
+                conn.execute(
+                    "INSERT INTO presence_sessions (agent, session, last_seen) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (agent, session) DO UPDATE"
+                    " SET last_seen = greatest(presence_sessions.last_seen, excluded.last_seen)",
+                    (agent, session, now),
+                )
+            if forget_s is not None:
+                # After its own row, and passing over rows another console's transaction holds:
+                # two consoles forgetting at once never wait on each other (nor deadlock, each
+                # holding its own row and wanting the other's).
+                conn.execute(
+                    "DELETE FROM presence_sessions WHERE (agent, session) IN"
+                    " (SELECT agent, session FROM presence_sessions WHERE last_seen < %s"
+                    " FOR UPDATE SKIP LOCKED)",
+                    (now - forget_s,),
+                )
 
     def agents_seen(self) -> dict[str, datetime]:
         rows = self._rows("SELECT agent, last_seen FROM presence")
         return {agent: _stamp(seen) for agent, seen in rows}
+
+    def sessions_seen(self, agent: str) -> dict[str, datetime]:
+        rows = self._rows(
+            "SELECT session, last_seen FROM presence_sessions WHERE agent = %s", (agent,)
+        )
+        return {session: _stamp(seen) for session, seen in rows}
+
+    def session_ended(self, agent: str, *, session: str) -> None:
+        with self._write(append=False, notify=False) as conn:
+            conn.execute(
+                "DELETE FROM presence_sessions WHERE agent = %s AND session = %s",
+                (agent, session),
+            )
 
     def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:
         cut = self._now() - away_s

@@ -212,4 +212,15 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE INDEX sign_in_failures_by_name ON sign_in_failures (name_key, at)",
         "CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at)",
     ),
+    # 7: each open console's own sighting, beside its agent's, as SQLite's version 11.
+    (
+        """
+        CREATE TABLE presence_sessions (
+            agent     text NOT NULL,
+            session   text NOT NULL,
+            last_seen double precision NOT NULL,
+            PRIMARY KEY (agent, session)
+        )
+        """,
+    ),
 ]

@@ -508,3 +508,20 @@ MIGRATIONS.append(
         "CREATE INDEX sign_in_failures_by_time ON sign_in_failures (at)",
     )
 )
+
+# 11: each open console's own sighting, beside its agent's (`agent_seen` with a session: a random
+# id the console makes as it opens). A console quitting tells by it whether another console of the
+# same agent is still open, whose claims are then kept unless the agent says otherwise. Rows not
+# seen for a while are deleted as consoles write theirs, and a console deletes its own as it ends.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE presence_sessions (
+            agent     TEXT NOT NULL,
+            session   TEXT NOT NULL,
+            last_seen REAL NOT NULL,
+            PRIMARY KEY (agent, session)
+        ) WITHOUT ROWID
+        """,
+    )
+)

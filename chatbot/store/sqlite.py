@@ -960,20 +960,44 @@ class SQLiteStore:
         assert isinstance(added, ChatEvent)
         return added
 
-    def agent_seen(self, agent: str) -> None:
+    def agent_seen(
+        self, agent: str, *, session: str | None = None, forget_s: float | None = None
+    ) -> None:
         # A commit all the same, so every process's change feed (`PRAGMA data_version`) wakes:
         # SQLite tells a watcher that something changed, never what. Each wake costs a reader
         # one `changes` finding nothing, once per console every `PRESENCE_EVERY_S`.
+        now = self._now()
         with self._write() as db:
             db.execute(
                 "INSERT INTO presence (agent, last_seen) VALUES (?, ?)"
                 " ON CONFLICT (agent) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)",
-                (agent, self._now()),
+                (agent, now),
             )
+            if session is not None:
+                db.execute(
+                    "INSERT INTO presence_sessions (agent, session, last_seen) VALUES (?, ?, ?)"
+                    " ON CONFLICT (agent, session)"
+                    " DO UPDATE SET last_seen = max(last_seen, excluded.last_seen)",
+                    (agent, session, now),
+                )
+            if forget_s is not None:  # A few rows: one per console open lately.
+                db.execute("DELETE FROM presence_sessions WHERE last_seen < ?", (now - forget_s,))
 
     def agents_seen(self) -> dict[str, datetime]:
         rows = self._db.execute("SELECT agent, last_seen FROM presence").fetchall()
         return {agent: _stamp(seen) for agent, seen in rows}
+
+    def sessions_seen(self, agent: str) -> dict[str, datetime]:
+        rows = self._db.execute(
+            "SELECT session, last_seen FROM presence_sessions WHERE agent = ?", (agent,)
+        ).fetchall()
+        return {session: _stamp(seen) for session, seen in rows}
+
+    def session_ended(self, agent: str, *, session: str) -> None:
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM presence_sessions WHERE agent = ? AND session = ?", (agent, session)
+            )
 
     def away_claims(self, *, away_s: float) -> list[tuple[int, str]]:
         # One probe of conversations_claimed (agent, claimed_at) per agent ever seen: a handful.

@@ -838,7 +838,8 @@ class HelpDeskApp(SafeApp):
         if isinstance(self.screen, ClaimsOnQuit):
             # Ctrl+Q again takes the dialog's first choice, handing back: it quit keeping the
             # claims, and their customers waited for nobody, told a person was helping them.
-            self.screen.action_answer("hand-back")
+            # Keeping, while another console of the agent's is open: they are its work too.
+            self.screen.action_answer(self.screen.first)
             return
         await self._leave(super().action_quit)
 
@@ -859,28 +860,39 @@ class HelpDeskApp(SafeApp):
 
     async def _leave(self, then: Callable[[], Awaitable[None]]) -> None:
         """Run `then` (quit, or sign out), first asking an agent who holds claims whether to
-        hand them back, keep them, or stay."""
+        hand them back, keep them, or stay. Another console of theirs still open shares the
+        claims: the question says so, and keeping them is its first choice."""
         from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 
         agent = self._services.agent if self._services is not None else None
         if agent is None or self.mode_name == "chat":
             await then()
             return
+        desk = self.services.desk
         try:
-            claims = await self.services.desk.claimed_by(agent)
+            claims = await desk.claimed_by(agent)
         except HelpdeskError as error:
             self.notify(str(error), severity="error")
-            claims = []
-        if not claims:
             await then()
             return
+        if not claims:
+            await self._session_ended(agent)
+            await then()
+            return
+        others, here = 0, []
+        try:
+            if others := await desk.other_sessions(agent):
+                here = await desk.claimed_here(agent)
+        except HelpdeskError:
+            pass  # Asked as with no other console: the answer is the agent's all the same.
 
         async def answered(answer: ClaimsAnswer | None) -> None:
             if answer is None:
                 return
-            if answer == "hand-back":
+            if answer in ("hand-back", "hand-back-here"):
+                only = here if answer == "hand-back-here" else None
                 try:
-                    await self.services.desk.release_claims(agent)
+                    await desk.release_claims(agent, only=only)
                 except HelpdeskError as error:
                     self.notify(
                         translations(self.ui_locale)
@@ -889,9 +901,21 @@ class HelpDeskApp(SafeApp):
                         severity="error",
                     )
                     return
+            await self._session_ended(agent)
             await then()
 
-        self.push_screen(ClaimsOnQuit(len(claims), locale=self.services.locale), answered)
+        self.push_screen(
+            ClaimsOnQuit(len(claims), locale=self.services.locale, others=others, here=here),
+            answered,
+        )
+
+    async def _session_ended(self, agent: str) -> None:
+        """This console is going: another of the agent's, quitting next, counts it open no more
+        (rather than for the minute its last sighting stays fresh)."""
+        try:
+            await self.services.desk.session_ended(agent)
+        except HelpdeskError:
+            pass  # It stops being seen all the same, and counts as closed a minute later.
 
 
 async def _handled_so_far(widget: MessagePump) -> None:

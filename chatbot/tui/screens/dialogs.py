@@ -3,7 +3,7 @@ when they quit. Centred over the screen they ask about (app.tcss)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from rich.text import Text
@@ -21,7 +21,8 @@ from chatbot.tui.screens.modal import ButtonRow, Dialog
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 
-ClaimsAnswer = Literal["hand-back", "keep"]
+ClaimsAnswer = Literal["hand-back", "hand-back-here", "keep"]
+"""Every claim back to the queue, only those this console took, or none."""
 
 
 def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
@@ -122,40 +123,120 @@ class NameDialog(Dialog[str | None]):
 
 
 class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
-    """Before quitting with claims held: hand them back to the queue, keep them, or stay."""
+    """Before quitting with claims held: hand them back to the queue, keep them, or stay.
+
+    With another console of the agent's still open (`others`), the claims are that console's
+    work too (one agent's consoles share them): keeping is the first choice, handing back all an
+    explicit one, and handing back only the ones this console took (`here`) a third when some,
+    not all, are. Handing back by default told the customer of a conversation open in the other
+    console that the agent had stepped away, and took it from under them."""
 
     BINDINGS = [
-        Binding("h", "answer('hand-back')", N_("Hand back")),
+        Binding("h", "hand_back", N_("Hand back")),
+        Binding("a", "answer('hand-back')", N_("Hand back all")),
         Binding("k", "answer('keep')", N_("Keep")),
         Binding("escape,c", "answer(None)", N_("Cancel")),
     ]
 
-    def __init__(self, count: int, *, locale: Locale = DEFAULT_LOCALE) -> None:
+    def __init__(
+        self,
+        count: int,
+        *,
+        locale: Locale = DEFAULT_LOCALE,
+        others: int = 0,
+        here: Sequence[int] = (),
+    ) -> None:
         super().__init__()
         self.count = count
         self.locale: Locale = locale
-        localize_bindings(self, locale)
+        self.others = others
+        """Other consoles of the agent's open now (0: none, the question as it always was)."""
+        self.here = list(here)
+        """The held claims this console took."""
+        t = translations(locale)
+        if others:
+            localize_bindings(self, locale, hand_back=t.gettext("Hand back this console's"))
+        else:
+            localize_bindings(self, locale)
+
+    @property
+    def first(self) -> ClaimsAnswer:
+        """The first choice, the button with the focus and Ctrl+Q's again."""
+        return "keep" if self.others else "hand-back"
+
+    @property
+    def _some_here(self) -> bool:
+        """Handing back this console's claims alone is a choice of its own: some are, not all."""
+        return 0 < len(self.here) < self.count
 
     def compose(self) -> ComposeResult:
+        t = translations(self.locale)
         with Vertical(id="claims-dialog", classes="dialog"):
-            yield Static(
-                Text(hand_back_question(self.count, locale=self.locale)), classes="dialog-text"
-            )
+            yield Static(Text(self._question()), classes="dialog-text")
             with ButtonRow():
-                t = translations(self.locale)
-                yield Button(t.gettext("Hand back (h, Ctrl+Q)"), variant="primary", id="hand-back")
-                yield Button(t.gettext("Keep (k)"), id="keep")
+                if not self.others:
+                    yield Button(
+                        t.gettext("Hand back (h, Ctrl+Q)"), variant="primary", id="hand-back"
+                    )
+                    yield Button(t.gettext("Keep (k)"), id="keep")
+                else:
+                    yield Button(t.gettext("Keep (k, Ctrl+Q)"), variant="primary", id="keep")
+                    if self._some_here:
+                        yield Button(
+                            t.gettext("Hand back only {numbers} (h)").format(
+                                numbers=self._numbers()
+                            ),
+                            id="hand-back-here",
+                        )
+                    yield Button(
+                        t.ngettext("Hand it back (a)", "Hand back all {count} (a)", self.count)
+                        .format(count=self.count),
+                        id="hand-back",
+                    )  # fmt: skip
                 yield Button(t.gettext("Cancel (Esc)"), id="cancel")
         yield Footer()
 
+    def _numbers(self) -> str:
+        return ", ".join(f"#{number}" for number in self.here)
+
+    def _question(self) -> str:
+        if not self.others:
+            return hand_back_question(self.count, locale=self.locale)
+        t = translations(self.locale)
+        said = t.ngettext(
+            "You hold 1 claimed conversation, and another of your consoles is still open: "
+            "kept, it stays with that console. Handed back, its customer is told you stepped "
+            "away.",
+            "You hold {count} claimed conversations, and another of your consoles is still "
+            "open: kept, they stay with that console. Handed back, each customer is told you "
+            "stepped away.",
+            self.count,
+        ).format(count=self.count)
+        if self._some_here:
+            said += " " + t.gettext("This console took {numbers}.").format(numbers=self._numbers())
+        return said
+
     def on_mount(self) -> None:
-        self.query_one("#hand-back", Button).focus()
+        self.query_one(f"#{self.first}", Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hand_back":  # h: every claim, or with another console open, this one's.
+            return not self.others or self._some_here
+        if action == "answer" and parameters == ("hand-back",):  # a: every claim, said so.
+            return bool(self.others)
+        return True
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
         answer = event.button.id
-        self.dismiss(answer if answer in ("hand-back", "keep") else None)  # type: ignore[arg-type]
+        if answer in ("hand-back", "hand-back-here", "keep"):
+            self.dismiss(answer)  # type: ignore[arg-type]
+        else:
+            self.dismiss(None)
+
+    def action_hand_back(self) -> None:
+        self.dismiss("hand-back-here" if self.others else "hand-back")
 
     def action_answer(self, answer: ClaimsAnswer | None) -> None:
         self.dismiss(answer)
