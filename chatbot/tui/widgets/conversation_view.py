@@ -44,7 +44,7 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.notices import by_question, claimed_for, needs_decisions, waiting_for
-from chatbot.text import clip, printable
+from chatbot.text import clip, is_blank, printable
 from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings, styled
@@ -82,6 +82,20 @@ WROTE_BEFORE_HAND_BACK = N_("The customer has just written again: read it, then 
 """A hand-back refused as the customer wrote after the message the console quoted."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 BOT_HAS_IT = N_("The bot is answering this conversation.")
+RESTORED = N_("Your unsent reply from before is back.")
+"""Said above the box a kept reply was put back in (by an app of this agent's that ended, or one
+still open in another tab), while the box begins with it: what they type next joins it."""
+SENT_ELSEWHERE = N_("You sent “{words}” from another tab or window: it is no longer in this box.")
+"""Said as the agent's kept reply, sent from another app of theirs, is taken out of this box:
+its Enter sent it to the customer a second time."""
+NOT_SENT = N_("Not sent. {why}")
+"""An Enter in the box of a conversation not the agent's (yet), with the sentence saying whose it
+is, or what to do first; what was typed stays in the box."""
+WAITING = N_("Waiting for the desk's database… What you type stays in the box.")
+"""Said above the box while a move the agent made (a claim, a reply) waits on the desk longer
+than `WAITING_SAID_S`: in a lock, nothing said whether the key had been taken."""
+WAITING_SAID_S = 1.5
+"""How long a move waits on the desk before the line above the box says so."""
 SAVE_DRAFTS_S = 1.0
 """How far behind the agent's typing the kept reply and note are at most: a console killed
 outright (`kill -9`, a crash) loses no more than this of what was typed."""
@@ -164,6 +178,8 @@ class ConversationView(Vertical):
         it has gone or failed, so its words are taken off (or kept in) the right box."""
         self._waiting = 0
         """Handlers of this view awaiting the desk now: its keys wait behind them."""
+        self._slow = 0
+        """Moves the agent made that have waited on the desk over `WAITING_SAID_S` by now."""
         self._reader = Rereader(self, self.reload, group="follow", done=lambda: self.closed)
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
@@ -176,6 +192,14 @@ class ConversationView(Vertical):
         again: Escape to the queue and back lost a half-written reply without asking."""
         self._kept_passages: dict[int, tuple[Passage, str]] = {}
         """The passage (and its line as put in the box) each kept reply draft was begun from."""
+        self._kept_marks: dict[int, tuple[int, list[str]]] = {}
+        """For each kept reply draft: the last entry read when it was put aside, and its
+        `_shared` then."""
+        self._own_replies: set[int] = set()
+        """The replies this view sent (any other of this agent's came from another app)."""
+        self._said_over: str | None = None
+        """What the box was set to as a line about it was said: that change is the line's own,
+        not an edit that takes it away."""
         self._saved_drafts = drafts
         """Where this agent's unsent replies and notes are kept as they type (a browser
         session's, or a terminal's), for when they open each conversation again, in this app or
@@ -215,6 +239,21 @@ class ConversationView(Vertical):
         self._passage_line = ""
         self._why: str | None = None
         """Why the last key pressed did nothing; shown until the next key or change."""
+        self._lasting = False
+        """`_why` says a move failed on the database: typing leaves it (the keys typed while the
+        move waited came in just after it, and took it away unread)."""
+        self._restored = ""
+        """The reply put back in the box from the drafts folder, said so while the box begins
+        with it (typed after with no space, it went out glued to words nobody knew were there)."""
+        self._unchecked: list[ChatMessage] = []
+        """This agent's replies read since the last `_take_sent_elsewhere`."""
+        self._check_after: int | None = None
+        """A kept draft's conversation shown again: its replies after this entry, in the first
+        page read, are checked too (None: only those read from then on)."""
+        self._shared: list[str] = []
+        """The reply as this view read it from, or stored it in, the drafts folder, each time
+        since the box last began otherwise (oldest first, each the start of the next): what
+        another app of this agent's may have put in its own box, and sent."""
         self.loaded.clear()
         self.closed = False
 
@@ -227,6 +266,8 @@ class ConversationView(Vertical):
             self._start(conversation_id)
             self._drafts = self._kept_drafts.pop(conversation_id, self._drafts)
             source = self._kept_passages.pop(conversation_id, None)
+            if (mark := self._kept_marks.pop(conversation_id, None)) is not None:
+                self._check_after, self._shared = mark
             self._read_saved_drafts()
             self.transcript.clear()
             # Enters still on their way were meant for the other one: `put` drops them.
@@ -255,8 +296,10 @@ class ConversationView(Vertical):
             self._kept_passages.pop(self.conversation_id, None)
         if any(drafts.values()):
             self._kept_drafts[self.conversation_id] = drafts
+            self._kept_marks[self.conversation_id] = (self._last_entry, self._shared)
         else:
             self._kept_drafts.pop(self.conversation_id, None)
+            self._kept_marks.pop(self.conversation_id, None)
 
     def _read_saved_drafts(self) -> None:
         """Put back the reply and note this agent left unsent here (in an app of theirs that
@@ -275,7 +318,12 @@ class ConversationView(Vertical):
             except OSError:  # An unreadable folder: nothing to put back, as before.
                 continue
             self._stored[note] = saved
-            self._drafts[note] = join_drafts(saved, self._drafts[note])
+            had = self._drafts[note]
+            self._drafts[note] = join_drafts(saved, had)
+            if not note and saved:
+                self._share(saved)
+                if saved not in had:
+                    self._restored = saved  # Not this app's own: another's, said so (`_hint`).
 
     def _draft_owner(self) -> tuple[Path, str] | None:
         """The folder this agent's drafts are kept in, and whose they are there (None: not
@@ -306,12 +354,24 @@ class ConversationView(Vertical):
             if text == self._stored[note]:
                 continue
             try:
-                self._stored[note] = store_agent_draft(
+                kept = store_agent_draft(
                     folder, self.conversation_id, agent=agent, note=note, text=text,
                     base=self._stored[note],
                 )  # fmt: skip
             except OSError:  # A full disk: tried again on the next edit.
                 continue
+            # Words another app of this agent's kept meanwhile are joined in the folder, not in
+            # this box: the box's next save replaces only its own (the base was the joined
+            # draft, and a tab that had sent its reply deleted the other's words as it closed).
+            self._stored[note] = kept if is_blank(kept) or kept == text else text
+            if not note:
+                self._share(self._stored[note])
+
+    def _share(self, kept: str) -> None:
+        """The reply is `kept` in the drafts folder now (see `_shared`)."""
+        self._shared = [shared for shared in self._shared if kept.startswith(shared)]
+        if kept and kept not in self._shared:
+            self._shared.append(kept)
 
     def on_unmount(self) -> None:
         # The app ends (a page closed, `serve` stopping, the terminal app quit): what this agent
@@ -362,13 +422,31 @@ class ConversationView(Vertical):
         self._reader.soon()
 
     @contextmanager
-    def _desk_call(self) -> Iterator[None]:
-        """A handler of this view awaits the desk in the block (see `action_leave`)."""
+    def _desk_call(self, *, said: bool = True) -> Iterator[None]:
+        """A handler of this view awaits the desk in the block (see `action_leave`); `said`: for
+        a move of the agent's, which once slow the line above the box says it waits on."""
+        slow = False
+
+        def waited() -> None:
+            nonlocal slow
+            slow = True
+            self._slow += 1
+            self._show_reply_state()
+
         self._waiting += 1
+        # Not `set_timer`: its callback is a message to this view, which the handler waiting
+        # here keeps from being read until the desk has answered.
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(WAITING_SAID_S, waited) if said else None
         try:
             yield
         finally:
             self._waiting -= 1
+            if timer is not None:
+                timer.cancel()
+            if slow:
+                self._slow -= 1
+                self._show_reply_state()
 
     async def _read_decisions(self, entries: Sequence[Entry]) -> None:
         """The decisions a `not-judged` escalation among `entries` is said from (a replay miss
@@ -392,6 +470,8 @@ class ConversationView(Vertical):
                     self.transcript.start(page)
                     self._note_outcomes(page.entries)
                     self._note_last_message(page.entries)
+                    if (after := self._check_after) is not None:
+                        self._note_replies(entry for entry in page.entries if entry.id > after)
                     if page.entries:
                         self._last_entry = page.entries[-1].id
                     grew = True
@@ -403,6 +483,7 @@ class ConversationView(Vertical):
                         self.transcript.add(entries)
                         self._note_outcomes(entries)
                         self._note_last_message(entries)
+                        self._note_replies(entries)
                         grew = True
                 # The bot's decision is read again only when the log grew: a new one is an entry.
                 latest = await desk.latest_decision(self.conversation_id) if grew else None
@@ -432,6 +513,8 @@ class ConversationView(Vertical):
                 self._why = None
             if not self.is_mine and self.passage is not None and not self.note_mode:
                 self._drop_passage()
+            if not self._sending.locked():  # Else a reply read may be this view's own, on its way.
+                self._take_sent_elsewhere()
             self._show_header()
             self.query_one(TypingLine).show(
                 self.t.gettext("The customer is typing…"), typing.get(Author.CUSTOMER)
@@ -443,6 +526,48 @@ class ConversationView(Vertical):
             self.loaded.set()
         # After the conversation shows: a write, and nothing on screen waits for it.
         self.call_later(self._mark_read)
+
+    def _note_replies(self, entries: Iterable[Entry]) -> None:
+        """This agent's replies among `entries`, for `_take_sent_elsewhere`."""
+        agent = self.services.agent
+        for entry in entries:
+            if (
+                isinstance(entry, ChatMessage)
+                and entry.author is Author.AGENT
+                and agent is not None
+                and entry.agent == agent
+            ):
+                self._unchecked.append(entry)
+
+    def _take_sent_elsewhere(self) -> None:
+        """The reply kept in the drafts folder, once another app of this agent's (a second tab
+        that put it back in its box) sent it, comes out of this box: left in, its Enter sent it
+        to the customer again. What was typed here after it stays; the agent is told."""
+        replies, self._unchecked = self._unchecked, []
+        sent = [" ".join(r.text.split()) for r in replies if r.id not in self._own_replies]
+        draft = self._drafts[False] if self.note_mode else self.reply_input.value
+        # Only words the box still begins with: changed here since, they are the agent's to judge.
+        found = [
+            shared
+            for shared in self._shared
+            if not is_blank(shared)
+            and draft.startswith(shared)
+            and any(" ".join(shared.split()) in text for text in sent)
+        ]
+        if not found:
+            return
+        shared = max(found, key=len)
+        rest = draft[len(shared) :].lstrip()
+        self._restored, self._shared = "", []
+        if self.note_mode:
+            self._drafts[False] = rest
+        else:
+            self._said_over = rest
+            self.reply_input.put(rest)
+        # At once, and in place of those words: a kept copy would come back in the next box.
+        self.save_drafts()
+        said = self.t.gettext(SENT_ELSEWHERE)
+        self.say_why(said.format(words=clip(" ".join(printable(shared).split()), 40)))
 
     def _note_outcomes(self, entries: Iterable[Entry]) -> None:
         for entry in entries:
@@ -479,7 +604,7 @@ class ConversationView(Vertical):
             return
         entry = self._last_entry
         try:
-            with self._desk_call():
+            with self._desk_call(said=False):  # Nobody waits on it.
                 await self.services.desk.mark_read(
                     self.conversation_id, agent=agent, entry_id=entry
                 )
@@ -546,6 +671,8 @@ class ConversationView(Vertical):
         conversation = self.conversation
         assert conversation is not None
         t = self.t
+        if self._slow:
+            return Text(t.gettext(WAITING))
         if self._why is not None:
             return Text(self._why)
         if self.note_mode:
@@ -561,6 +688,8 @@ class ConversationView(Vertical):
             sentence = t.gettext("Passage {passage} is in your reply: edit it and press Enter to "
                                  "send. Clearing the box drops it.")  # fmt: skip
             return styled(sentence, {"passage": "bold"}, passage=printable(self.passage.id))
+        if self.is_mine and self._restored and self.reply_input.value.startswith(self._restored):
+            return Text(t.gettext(RESTORED), style="bold")
         if self.is_mine:
             return Text(t.gettext("You own this conversation: the bot is silent."), style="dim")
         if conversation.state is State.WAITING:
@@ -579,9 +708,10 @@ class ConversationView(Vertical):
             return
         hint = self.query_one("#reply-hint", Static)
         hint.update(self._hint())
-        hint.set_class(self._why is not None or self.note_mode, "-warning")
+        hint.set_class(bool(self._slow) or self._why is not None or self.note_mode, "-warning")
         field = self.reply_input
-        field.disabled = not (self.is_mine or self.note_mode)
+        # Never disabled: what the agent types before the conversation is theirs (or while their
+        # claim waits on the desk) stays in it, for once it is; its Enter says why it did not go.
         field.placeholder = self._placeholder()
         field.set_class(self.note_mode, "-note")
 
@@ -593,17 +723,18 @@ class ConversationView(Vertical):
         if self.note_mode:
             return t.gettext(NOTE_PLACEHOLDER)
         if conversation is not None and not self.is_mine:
-            # The box takes nothing here: on a colleague's claim it says who alone can reply;
-            # elsewhere the line above it says what would let the agent reply (it invited a
-            # reply on a waiting or resolved conversation, or the bot's).
+            # Nothing typed here goes yet: on a colleague's claim the box says who alone can
+            # reply; elsewhere the line above it says what would let the agent reply (it invited
+            # a reply on a waiting or resolved conversation, or the bot's).
             if conversation.state is State.CLAIMED:
                 return self._why_not(conversation.state, Move.REPLY, conversation.agent)
             return ""
         return t.gettext(REPLY_PLACEHOLDER)
 
-    def say_why(self, why: str) -> None:
-        """Tell the agent, where they are looking, why what they pressed did nothing."""
-        self._why = why
+    def say_why(self, why: str, *, lasting: bool = False) -> None:
+        """Tell the agent, where they are looking, why what they pressed did nothing (`lasting`:
+        until a key other than one typing in the box, or a change)."""
+        self._why, self._lasting = why, lasting
         self._show_reply_state()
 
     # -- keys -------------------------------------------------------------------------------------
@@ -678,7 +809,10 @@ class ConversationView(Vertical):
             # The quote of what the bot would answer goes with any other key: Ctrl+G then asks
             # again, never hands back with nothing on screen.
             self._hand_back_asked = None
-        if self._why is not None:
+        # Enter too: typed on the transcript with a reply while a move waited, it passes here on
+        # its way to the box's binding (the focus is on the box by then).
+        typing = ChatLog.Typed.of(event) is not None or event.key == "enter"
+        if self._why is not None and not (self._lasting and typing):
             self._why = None
             self._show_reply_state()
         focused = self.app.focused
@@ -753,9 +887,6 @@ class ConversationView(Vertical):
         field = self.reply_input
         if field.hold_paste(character):  # Typed after F6: for the conversation it opens.
             return
-        if field.disabled:
-            self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
-            return
         field.focus()
         field.append(character)
 
@@ -764,9 +895,6 @@ class ConversationView(Vertical):
         on the box below it, in turn with the characters typed around it."""
         field = self.reply_input
         if field.hold_key(key):  # Typed after F6: for the conversation it opens.
-            return
-        if field.disabled:
-            self.say_why(self._refusal("send_passage") or self.t.gettext("You cannot reply here."))
             return
         field.focus()
         await field.press_key(key)
@@ -777,7 +905,7 @@ class ConversationView(Vertical):
         if unreachable(error):
             # The database's own words (its address, the driver's sentences) are the operator's:
             # the agent reads one line here, and the console's line until it is back.
-            self.say_why(self.t.gettext(NOT_DONE))
+            self.say_why(self.t.gettext(NOT_DONE), lasting=True)
             self.post_message(DeskTrouble(True))
             if self.closed:  # Left while it waited: the line here is out of sight.
                 number = f"#{self.conversation_id}"
@@ -869,7 +997,12 @@ class ConversationView(Vertical):
     @on(SendBox.Submitted, "#reply")
     async def _submitted(self, event: SendBox.Submitted) -> None:
         event.stop()
-        if self._why is not None:  # The box keeps its Enter: `on_key` never hears of it.
+        # A reply where the conversation is not this agent's (claimed by now, it would be: this
+        # Enter is read after the claim's key has been handled) goes nowhere, and stays.
+        refused = None if self.note_mode or self.is_mine else self._refusal("send_passage")
+        # The box keeps its own Enter: `on_key` never hears of it. A move's failure on the
+        # database stays for an Enter that sends nothing: it says what to do first.
+        if self._why is not None and not (refused is not None and self._lasting):
             self._why = None
             self._hand_back_asked = None
             self._show_reply_state()
@@ -878,6 +1011,11 @@ class ConversationView(Vertical):
         # repeat, or for words put away since (a note's words never go again, as a reply).
         words = field.words(event)
         if words is None:
+            return
+        if refused is not None:
+            if self._why is None:
+                self.say_why(self.t.gettext(NOT_SENT).format(why=refused))
+            field.kept(words)
             return
         if not words.strip():
             t = self.t
@@ -903,6 +1041,8 @@ class ConversationView(Vertical):
         with self._desk_call():
             async with self._sending:
                 await self._deliver(words)
+        # Replies read while it was on its way (this view's own among them) are known apart now.
+        self._take_sent_elsewhere()
 
     async def _deliver(self, words: str) -> None:
         """`words`, read from an Enter, go out as a note or a reply, and off the box; they stay
@@ -941,15 +1081,22 @@ class ConversationView(Vertical):
     @on(Input.Changed, "#reply")
     def _edited(self, event: Input.Changed) -> None:
         self._drafts_edited()
+        if self._restored and not (self.note_mode or event.value.startswith(self._restored)):
+            self._restored = ""  # Sent, or edited: no longer what came back.
+            self._show_reply_state()
+        said_over, self._said_over = self._said_over, None
+        # Not an edit: what the box was set to as a line was said over it (the line stays).
+        edit = event.value != said_over
         # The box's editing keys act in the box, in turn (`own_key_in_turn`), and so never reach
         # `on_key`: an edit takes the quote and the refusal away as any other key does.
-        if self._hand_back_asked is not None or self._why is not None:
+        if edit and (self._hand_back_asked is not None or self._why is not None):
             self._hand_back_asked = None
-            if self._why is not None:
+            if self._why is not None and not self._lasting:
                 self._why = None
                 self._show_reply_state()
         if (
-            event.value.strip()
+            edit
+            and event.value.strip()
             and self.is_mine
             and not self.note_mode  # A note is for colleagues: the customer hears nothing of it.
             and self._typing.due(self.conversation_id)
@@ -982,12 +1129,13 @@ class ConversationView(Vertical):
             )
             return False
         try:
-            await self.services.desk.reply(
+            sent = await self.services.desk.reply(
                 self.conversation_id, agent=agent, text=text, passage=passage
             )
         except HelpdeskError as error:
             await self._refuse(error)
             return False
+        self._own_replies.add(sent.id)
         self.run_worker(self._typing.stopped(self.conversation_id), group="typing")
         await self.reload()
         return True

@@ -4,10 +4,14 @@ long conversation opens as fast as a short one; earlier ones are written on requ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Self
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.containers import Lines
+from rich.measure import Measurement
 from rich.text import Text
 from textual import events
 from textual.widgets import RichLog
@@ -28,6 +32,8 @@ STYLES = {
 }
 NOTICE_STYLE = "dim italic"
 NOTE_STYLE = "bold yellow"
+NOTE_BAR = "▌ "
+"""Before every row of an internal note, the rows its lines wrap to included."""
 
 AUTHOR_NAMES = {Author.CUSTOMER: N_("Customer"), Author.BOT: N_("Bot")}
 
@@ -39,18 +45,65 @@ EARLIER_KEY = "F3"
 """The key the earlier-messages line names; `ConversationView` binds it."""
 
 
+@dataclass(frozen=True)
+class TranscriptText:
+    """Entries as the transcript writes them: one Text (one render for the whole batch), and
+    which of its lines are an internal note's. Each row of those begins with the note's bar, a
+    row the width wraps the line to as well: wrapped as any other line, a long note's second row
+    lost the bar that says only agents see it."""
+
+    text: Text
+    notes: frozenset[int] = field(default_factory=frozenset)
+    """The numbers of the note's lines in `text` (0: its first), each beginning with `NOTE_BAR`."""
+
+    @property
+    def plain(self) -> str:
+        return self.text.plain
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+    def under(self, line: str, style: str) -> TranscriptText:
+        """`line` (one line), a blank line, then this."""
+        text = Text.assemble((line, style), "\n\n", self.text)
+        return TranscriptText(text, frozenset(n + 2 for n in self.notes))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # As `Text.__rich_console__`, a note's rows aside.
+        text, width = self.text, options.max_width
+        justify = text.justify or options.justify or "default"
+        overflow = text.overflow or options.overflow or "fold"
+        tab_size = (console.tab_size if text.tab_size is None else text.tab_size) or 8
+
+        def wrapped(line: Text, width: int) -> Lines:
+            return line.wrap(console, width, justify=justify, overflow=overflow, tab_size=tab_size)
+
+        lines = Lines()
+        for number, line in enumerate(text.split(allow_blank=True)):
+            if number not in self.notes:
+                lines.extend(wrapped(line, width))
+                continue
+            bar, body = line[: len(NOTE_BAR)], line[len(NOTE_BAR) :]
+            lines.extend(bar + row for row in wrapped(body, max(width - bar.cell_len, 1)))
+        yield from Text("\n").join(lines).render(console, end=text.end)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.text)
+
+
 def transcript_text(
     entries: Sequence[Entry],
     *,
     locale: Locale = DEFAULT_LOCALE,
     now: datetime | None = None,
     decisions: Mapping[int, Decision] | None = None,
-) -> Text:
-    """Entries as one Text (one render for the whole batch), every word shown literally. Given
-    `now`, each message and note says when it was written (an agent picking up a conversation
-    needs to know whether the customer wrote a minute or a day ago)."""
+) -> TranscriptText:
+    """Entries as the transcript writes them, every word shown literally. Given `now`, each
+    message and note says when it was written (an agent picking up a conversation needs to know
+    whether the customer wrote a minute or a day ago)."""
     t = translations(locale)
     text = Text()
+    notes: set[int] = set()
 
     def when(entry: Entry) -> None:
         if now is not None:
@@ -61,13 +114,15 @@ def transcript_text(
             # An internal note reads like a message, marked as one only agents see.
             if text:
                 text.append("\n")
-            text.append(
-                f"▌ {printable(note_heading(entry.event.agent, locale=locale))}", NOTE_STYLE
-            )
+            first = text.plain.count("\n")
+            heading = printable(note_heading(entry.event.agent, locale=locale))
+            text.append(f"{NOTE_BAR}{heading}", NOTE_STYLE)
             when(entry)
             text.append("\n")
-            for line in printable(entry.event.text).splitlines() or [""]:
-                text.append(f"▌ {line}\n", "yellow")
+            lines = printable(entry.event.text).splitlines() or [""]
+            for line in lines:
+                text.append(f"{NOTE_BAR}{line}\n", "yellow")
+            notes.update(range(first, first + 1 + len(lines)))
             continue
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent", locale=locale, decisions=decisions)
@@ -93,7 +148,7 @@ def transcript_text(
         text.append("\n")
         text.append(printable(entry.text))
         text.append("\n")
-    return text
+    return TranscriptText(text, frozenset(notes))
 
 
 def dashed(sentence: str) -> str:
@@ -143,7 +198,7 @@ class Transcript(RichLog):
         self.locale: Locale = locale
         """The agent's language: events are said in it, messages shown as written."""
         self._entries: list[Entry] = []
-        self._texts: list[Text] = []
+        self._texts: list[TranscriptText] = []
         """What is shown, as written (each message's time as of then): a log wraps its lines when
         they are written, so a new width writes them all again (`_wrap`)."""
         self._wrapped_at = 0
@@ -224,7 +279,7 @@ class Transcript(RichLog):
         """The columns a line has now (0: not laid out, or hidden)."""
         return self.scrollable_content_region.width
 
-    def _write(self, text: Text) -> None:
+    def _write(self, text: TranscriptText) -> None:
         """Keep `text` to wrap again when the width changes, and show it now if the lines shown
         are wrapped to the current width, with them all otherwise (hidden, the resize that shows it
         again wraps them)."""
@@ -249,11 +304,11 @@ class Transcript(RichLog):
         self._wrapped_at = width
         return True
 
-    def _shown_text(self) -> Text:
+    def _shown_text(self) -> TranscriptText:
         text = transcript_text(
             self._entries, locale=self.locale, now=self.clock(), decisions=self.decisions
         )
         if self._hidden:
             line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
-            text = Text.assemble((line, NOTICE_STYLE), "\n\n", text)
+            text = text.under(line, NOTICE_STYLE)
         return text
