@@ -137,6 +137,35 @@ class ChangeFeed(Protocol):
     def close(self) -> None: ...
 
 
+SAME_REPLY_S = 10.0
+"""How soon an agent's reply, identical to their last one and with nothing between, is the same
+reply sent twice, not a second one: two browser tabs that held the same kept reply both pressed
+Enter at once, and the customer got it twice."""
+
+
+def same_reply(
+    latest: ChatMessage | ChatEvent | None,
+    *,
+    agent: str,
+    text: str,
+    passage_id: str | None,
+    now: float,
+) -> ChatMessage | None:
+    """`latest`, the conversation's newest entry, if it is this reply already written by this
+    agent within `SAME_REPLY_S` (see `ConversationStore.reply`). Read in the reply's own write,
+    after the conversation is locked, so two of them at once cannot both miss it."""
+    if (
+        isinstance(latest, ChatMessage)
+        and latest.author is Author.AGENT
+        and latest.agent == agent
+        and latest.text == text
+        and latest.passage_id == passage_id
+        and now - latest.created_at.timestamp() <= SAME_REPLY_S
+    ):
+        return latest
+    return None
+
+
 class ConversationStore(Protocol):
     """Conversations, their logs, pending questions and leases, decisions, the queue and content
     gaps. One instance is used from one thread at a time."""
@@ -234,7 +263,8 @@ class ConversationStore(Protocol):
         passage_title: str | None = None,
     ) -> ChatMessage:
         """An agent's message, if the state is still `expect` and `agent` still holds the claim
-        (`StaleState` otherwise). A quoted passage's text is stored once, however often sent."""
+        (`StaleState` otherwise). A quoted passage's text is stored once, however often sent.
+        The same reply again (`same_reply`) is not written twice: the one written is returned."""
         ...
 
     def release(

@@ -68,6 +68,7 @@ from chatbot.store.interface import (
     StaleState,
     StoreError,
     UnseenMessage,
+    same_reply,
     swept,
 )
 from chatbot.store.postgres_schema import COMPONENT, MIGRATIONS
@@ -871,6 +872,15 @@ class PostgresStore:
     ) -> ChatMessage:
         with self._write() as conn:
             self._require(conn, conversation_id, expect, agent=agent)
+            row = conn.execute(
+                f"{self._ENTRY} WHERE e.conversation_id = %s ORDER BY e.id DESC LIMIT 1",
+                (conversation_id,),
+            ).fetchone()
+            latest = None if row is None else self._to_entry(row)
+            now = self._now()
+            said = same_reply(latest, agent=agent, text=text, passage_id=passage_id, now=now)
+            if said is not None:  # Sent twice at once (two tabs): written once.
+                return said
             entry = self._append(
                 conn,
                 conversation_id,

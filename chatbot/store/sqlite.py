@@ -59,6 +59,7 @@ from chatbot.store.interface import (
     StaleState,
     StoreError,
     UnseenMessage,
+    same_reply,
     swept,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
@@ -864,6 +865,15 @@ class SQLiteStore:
     ) -> ChatMessage:
         with self._write() as db:
             self._require(db, conversation_id, expect, agent=agent)
+            row = db.execute(
+                f"{self._ENTRY} WHERE e.conversation_id = ? ORDER BY e.id DESC LIMIT 1",
+                (conversation_id,),
+            ).fetchone()
+            latest = None if row is None else self._to_entry(row)
+            now = self._now()
+            said = same_reply(latest, agent=agent, text=text, passage_id=passage_id, now=now)
+            if said is not None:  # Sent twice at once (two tabs): written once.
+                return said
             entry = self._append(
                 db,
                 conversation_id,

@@ -30,6 +30,7 @@ from chatbot.desk.models import (
 )
 from chatbot.engine.models import Reason
 from chatbot.store.interface import (
+    SAME_REPLY_S,
     ConversationNotFound,
     ConversationStore,
     LeaseLost,
@@ -374,6 +375,29 @@ def test_claim_reply_resolve(store: ConversationStore) -> None:
     assert (resolved.state, resolved.agent) == (State.RESOLVED, "ana")
     assert store.queue(agent="ana") == []
     assert events(store, conversation_id)[1:] == [Claimed(agent="ana"), Resolved(agent="ana")]
+
+
+def test_the_same_reply_twice_at_once_is_written_once(
+    store: ConversationStore, clock: FakeClock
+) -> None:
+    """Two browser tabs of one agent held the same kept reply and both pressed Enter: the
+    customer got it twice. Identical, from the same agent, with nothing between and within
+    `SAME_REPLY_S`, it is the one reply; later, or after anything else, it is a new one."""
+    conversation_id = claimed(store, "ana")
+
+    def reply(text: str = "Refunded today.") -> ChatMessage:
+        return store.reply(conversation_id, agent="ana", expect=State.CLAIMED, text=text)
+
+    first = reply()
+    clock.advance(SAME_REPLY_S - 1)
+    assert reply().id == first.id
+    assert reply("Refunded today!").id != first.id  # Other words: another reply.
+    assert reply().id != first.id  # Not the latest one any more.
+    clock.advance(SAME_REPLY_S + 1)
+    last = messages(store, conversation_id)[-1]
+    assert reply().id != last.id  # The same words later: said again on purpose.
+    sent = [m.text for m in messages(store, conversation_id) if m.author is Author.AGENT]
+    assert sent == ["Refunded today.", "Refunded today!", "Refunded today.", "Refunded today."]
 
 
 def test_only_the_owner_writes(store: ConversationStore) -> None:
