@@ -157,7 +157,7 @@ def _store(folder: Path, name: str, text: str, base: str, cap: int) -> str:
     make_private_folders(folder)
     with _locked(folder):
         stored = _read(path, cap)
-        kept = text if stored == base else join_drafts(stored, text)
+        kept = text if stored == base else _replace_own(stored, base, text)
         # As `_read` will read it back, so the next call's `base` compares equal.
         kept = strip_control(kept, one_line=True)
         kept = "" if is_blank(kept) else kept[:cap]
@@ -322,6 +322,18 @@ def _read_form(path: Path) -> UnsavedPassage | None:
         for index, field in enumerate(fields)
     )
     return UnsavedPassage(passage_id, title, tags, text, revision=revision, gap_id=gap)
+
+
+def _replace_own(stored: str, base: str, text: str) -> str:
+    """`stored`, which another console joined words to since this box stored `base`, with `base`
+    replaced by `text` where it is: the other console's words stay, and a box sent or cleared
+    takes only its own words away. Two consoles of one agent typing in one conversation left both
+    replies joined in the file after each had sent its own, and the joined text came back as an
+    unsent reply that one Enter sent again. (`base` no longer there: the two are joined.)"""
+    if is_blank(base) or base not in stored:
+        return join_drafts(stored, text)
+    before, _, after = stored.partition(base)
+    return " ".join(part for part in (before.strip(), text, after.strip()) if not is_blank(part))
 
 
 def join_drafts(earlier: str, later: str) -> str:
