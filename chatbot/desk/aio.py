@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ClassVar, ParamSpec, TypeVar
 
 from chatbot.desk.models import (
     AskResult,
@@ -79,6 +79,11 @@ log = logging.getLogger("helpdesk.desk")
 class AsyncDesk:
     """`DeskService` for coroutines: `await desk.ask(...)`. Subscribers hear of every commit."""
 
+    browser_sign_in: ClassVar[str | None] = None
+    """The browser sign-in this process's app was opened with, as a tag the server derived from
+    it (`chatbot.web.child --sign-in`); None in a terminal. Signing out ends every console of that
+    sign-in, so its desks' sessions are named after it (`other_sessions`)."""
+
     def __init__(self, executor: ThreadPoolExecutor, service: DeskService) -> None:
         self._executor = executor
         self._service = service
@@ -94,10 +99,13 @@ class AsyncDesk:
         """Calls the database failed (`unreachable`) so far; written on the desk thread only."""
         self._failure: StoreError | None = None
         """The latest of them."""
+        self.sign_in = self.browser_sign_in
         self.session = secrets.token_hex(8)
         """Which console this is, in the presence it reports (`agent_seen`): one process runs
         one app, so another console of the same agent (a second terminal, a browser's second
-        tab) has another."""
+        tab) has another. A browser's begins with its sign-in's tag: "tag.random"."""
+        if self.sign_in is not None:
+            self.session = f"{self.sign_in}.{self.session}"
         self._claimed: dict[int, datetime | None] = {}
         """The claims won here (conversation id: when claimed), for `claimed_here`."""
 
@@ -318,9 +326,15 @@ class AsyncDesk:
         # Not `_write`: presence adds nothing to any log, and screens read it on their own timer.
         await self._run(self._service.agent_seen, agent, session=self.session)
 
-    async def other_sessions(self, agent: str) -> int:
-        """How many other consoles of `agent` are open now (this one aside)."""
-        return await self._run(self._service.other_sessions, agent, session=self.session)
+    async def other_sessions(self, agent: str, *, signing_out: bool = False) -> int:
+        """How many other consoles of `agent` are open now (this one aside). `signing_out`: those
+        of this browser's sign-in are not counted either, as signing out ends them too."""
+        return await self._run(
+            self._service.other_sessions,
+            agent,
+            session=self.session,
+            excluding_sign_in=self.sign_in if signing_out else None,
+        )
 
     async def session_ended(self, agent: str) -> None:
         """This console is closing: another of `agent`'s no longer counts it as open."""

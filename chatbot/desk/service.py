@@ -626,15 +626,21 @@ class DeskService:
             raise HelpdeskError("presence needs the agent's name")
         self.store.agent_seen(agent, session=session, forget_s=AWAY_AFTER_S)
 
-    def other_sessions(self, agent: str, *, session: str) -> int:
+    def other_sessions(
+        self, agent: str, *, session: str, excluding_sign_in: str | None = None
+    ) -> int:
         """How many consoles of `agent` besides `session` are open: seen within `AWAY_AFTER_S`
         (by the store's clock, as the team view's "away" is). A console of a helpdesk from before
-        sessions were kept is not counted."""
+        sessions were kept is not counted, nor, with `excluding_sign_in`, one of that browser
+        sign-in (a session named "tag.random", see `AsyncDesk.session`): signing out ends them."""
         now = self.store.now()
+        same_sign_in = None if excluding_sign_in is None else f"{excluding_sign_in}."
         return sum(
             1
             for other, seen in self.store.sessions_seen(agent).items()
-            if other != session and (now - seen).total_seconds() <= AWAY_AFTER_S
+            if other != session
+            and (same_sign_in is None or not other.startswith(same_sign_in))
+            and (now - seen).total_seconds() <= AWAY_AFTER_S
         )
 
     def session_ended(self, agent: str, *, session: str) -> None:

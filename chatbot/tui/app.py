@@ -856,12 +856,15 @@ class HelpDeskApp(SafeApp):
         async def go() -> None:
             self.open_url(url, new_tab=False)
 
-        await self._leave(go)
+        await self._leave(go, signing_out=True)
 
-    async def _leave(self, then: Callable[[], Awaitable[None]]) -> None:
+    async def _leave(
+        self, then: Callable[[], Awaitable[None]], *, signing_out: bool = False
+    ) -> None:
         """Run `then` (quit, or sign out), first asking an agent who holds claims whether to
         hand them back, keep them, or stay. Another console of theirs still open shares the
-        claims: the question says so, and keeping them is its first choice."""
+        claims: the question says so, and keeping them is its first choice. `signing_out` ends
+        this browser's other tabs too: they are not another console."""
         from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 
         agent = self._services.agent if self._services is not None else None
@@ -881,7 +884,7 @@ class HelpDeskApp(SafeApp):
             return
         others, here = 0, []
         try:
-            if others := await desk.other_sessions(agent):
+            if others := await desk.other_sessions(agent, signing_out=signing_out):
                 here = await desk.claimed_here(agent)
         except HelpdeskError:
             pass  # Asked as with no other console: the answer is the agent's all the same.

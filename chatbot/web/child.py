@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--account", metavar="KEY", help="the account whose drafts these are (name@created)"
     )
     parser.add_argument(
+        "--sign-in",
+        metavar="TAG",
+        help="which sign-in of the browser's this session is (a digest the server made): signing"
+        " out ends its other sessions too, so they do not keep the claims",
+    )
+    parser.add_argument(
         "--locale",
         type=parse_locale,
         default=DEFAULT_LOCALE,
@@ -144,7 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if not args.agent:
                 raise HelpdeskError(f"an {args.area} session needs --agent")
+            from chatbot.desk.aio import AsyncDesk
             from chatbot.drafts import keep_for
+
+            AsyncDesk.browser_sign_in = args.sign_in
 
             # What the agent had typed and not sent, or the editor not saved, when a session of
             # theirs ended (the page closed, serve restarting) is kept for their account, of this

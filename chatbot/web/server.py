@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import itertools
 import json
 import logging
@@ -625,6 +626,14 @@ class HelpdeskServer(Server):
         """The holder of a session signed in with `cookie` in `area` (see `holder`)."""
         return f"{area.value}:{cookie}"
 
+    @staticmethod
+    def sign_in_tag(cookie: str) -> str:
+        """Which sign-in an agent's or editor's session was opened with, for its app: a digest of
+        the cookie (never the cookie), the same for every session that signing out of this
+        browser ends (`handle_signout`). Its app counts none of them as another console staying
+        open with the claims it keeps."""
+        return hashlib.sha256(cookie.encode()).hexdigest()[:16]
+
     # -- pages ------------------------------------------------------------------------------------
 
     def _counted(self, excluding: LiveSession | None) -> list[LiveSession]:
@@ -1041,6 +1050,9 @@ class HelpdeskServer(Server):
             if live.replaced or self.closing:  # Opened again meanwhile, or the server ends.
                 return await self._answered(websocket, request)
             arguments = list(self.child(spec))
+            if spec.area is not None:
+                cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE), "")
+                arguments += ["--sign-in", self.sign_in_tag(cookie)]
             if (zone := browser_timezone(request)) is not None:
                 arguments += ["--timezone", zone]
             live.service = service = SessionProcess(
