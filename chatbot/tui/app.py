@@ -717,12 +717,26 @@ class HelpDeskApp(SafeApp):
                                 t.gettext("End this session and sign this browser out"),
                                 self.action_sign_out)  # fmt: skip
 
+    async def _rating_due(self) -> bool:
+        """Whether the customer's chat, as the app ends, is in a resolved conversation that waits
+        for their rating (read from the desk: the prompt itself may be gone by then)."""
+        kept = self._terminal_chat()
+        conversation_id = None if kept is None else kept.conversation_shown
+        if conversation_id is None or self._services is None:
+            return False
+        try:
+            return await self.services.desk.rating_due(conversation_id) is not None
+        except HelpdeskError:  # Not known: said as a resolved one is, with no rating asked.
+            return False
+
     async def on_unmount(self) -> None:
         if (kept := self._terminal_chat()) is not None:
             # The app ends (a quit, the terminal closed): the conversation and what was typed
             # wait for the next run.
             kept.save()
-            self.farewell = kept.farewell(self.reopen_with, locale=self._shown_locale)
+            self.farewell = kept.farewell(
+                self.reopen_with, locale=self._shown_locale, rating_asked=await self._rating_due()
+            )
         try:
             await self._close()
         finally:
@@ -1066,7 +1080,9 @@ def prepare_app(
                     found = None
                 except HelpdeskError:  # Unreadable just now: a new chat, the words left be.
                     found = last = None
-                if found is not None and terminal_chat.resumes(found):
+                if found is not None and terminal_chat.resumes(
+                    found, rating_due=_rating_asked(desk, found, clock)
+                ):
                     opened, resumed = found, found.id
                     terminal_chat.resumed = resumed
                 elif last is not None:
@@ -1149,6 +1165,21 @@ def prepare_app(
         terminal_chat=terminal_chat,
         resumed=resumed,
     )
+
+
+def _rating_asked(desk: AsyncDesk, conversation: Conversation, clock: Clock) -> bool:
+    """Whether the customer is still asked to rate `conversation` (resolved, unrated, within
+    `RATE_LATER_S`): a terminal's chat then opens it again for that."""
+    from chatbot.desk.models import State
+    from chatbot.tui.screens.chat import RATE_LATER_S
+
+    if conversation.state is not State.RESOLVED:
+        return False
+    try:
+        due = desk.call_blocking(lambda service: service.rating_due(conversation.id))
+    except HelpdeskError:  # Unreadable just now: a new chat, as before.
+        return False
+    return due is not None and (clock() - due.created_at).total_seconds() <= RATE_LATER_S
 
 
 def _read_conversation(desk: AsyncDesk, conversation_id: int) -> Conversation:

@@ -147,16 +147,24 @@ STILL_OPEN_TYPED = N_(
     "Conversation #{number} is still open, with what you typed: `{command}` opens it again."
 )
 TYPED_KEPT = N_("What you typed is kept: `{command}` puts it back.")
+RATING_WAITS = N_("Conversation #{number} waits for your rating: `{command}` opens it again.")
 
 
-def resumable(conversation: Conversation, *, words: str = "") -> bool:
+RATE_LATER_S = 24 * 3600.0
+"""How long after a person resolved it a terminal's chat opens a conversation its customer has
+not rated again, to ask for the rating: resolved while they were away, they were never asked,
+and a `5` typed for the prompt just before quitting went to a new chat as a question."""
+
+
+def resumable(conversation: Conversation, *, words: str = "", rating_due: bool = False) -> bool:
     """Whether a terminal's customer chat opens `conversation` again by itself: while it waits
     for a person, a person has it, or the bot is answering it, or the customer left `words`
-    unsent in it; never once resolved (a new chat then, as before)."""
+    unsent in it; once resolved, only while its rating is asked for (`rating_due`: see
+    `RATE_LATER_S`), else a new chat, as before."""
     from chatbot.desk.models import State
 
     if conversation.state is State.RESOLVED:
-        return False
+        return rating_due
     person = conversation.state in (State.WAITING, State.CLAIMED)
     return person or conversation.pending > 0 or not is_blank(words)
 
@@ -219,12 +227,12 @@ class TerminalChat:
     def of(cls, database: str) -> TerminalChat:
         return cls(drafts_for(database))
 
-    def resumes(self, conversation: Conversation) -> bool:
+    def resumes(self, conversation: Conversation, *, rating_due: bool = False) -> bool:
         """Whether this run opens `conversation`, the one the last run was in, again."""
         words = ""
         with contextlib.suppress(OSError):
             words = read_draft(self.folder, conversation.id)
-        return resumable(conversation, words=words)
+        return resumable(conversation, words=words, rating_due=rating_due)
 
     def carry_over(self, conversation_id: int) -> None:
         """The last run's conversation is not opened again (resolved, or gone): words left
@@ -285,6 +293,12 @@ class TerminalChat:
         chat.services.changed.subscribe(chat, lambda _version: self.noted())
         self.noted()
 
+    @property
+    def conversation_shown(self) -> int | None:
+        """The conversation the kept chat is in (known as the app ends, when the chat is gone
+        from the DOM)."""
+        return None if self._chat is None else self._chat.conversation_id
+
     def noted(self) -> None:
         """Remember the conversation the chat is in, once it has one (started by a message, or
         by asking for a person)."""
@@ -321,8 +335,9 @@ class TerminalChat:
             with contextlib.suppress(OSError):
                 store_draft(self.folder, left_in, text="", base=words)
 
-    def farewell(self, command: str, *, locale: Locale) -> str | None:
-        """The line said once the terminal is back: what `command` opens again, if anything."""
+    def farewell(self, command: str, *, locale: Locale, rating_asked: bool = False) -> str | None:
+        """The line said once the terminal is back: what `command` opens again, if anything
+        (`rating_asked`: the conversation, resolved, waits for the customer's rating)."""
         chat, box = self._chat, self.box
         if chat is None or box is None:
             return None
@@ -333,8 +348,11 @@ class TerminalChat:
             return t.gettext(TYPED_KEPT).format(command=command) if typed else None
         if conversation is None or conversation.id != chat.conversation_id:
             return None  # Not read yet: nothing known to say of it.
-        if not resumable(conversation, words=box.value):
-            return None
+        if not resumable(conversation, words=box.value, rating_due=rating_asked):
+            # Resolved: a new chat starts next time, with the words, if any, in its box.
+            return t.gettext(TYPED_KEPT).format(command=command) if typed else None
+        if conversation.state.value == "resolved":  # (The desk's models load later.)
+            return t.gettext(RATING_WAITS).format(number=conversation.id, command=command)
         line = STILL_OPEN_TYPED if typed else STILL_OPEN
         return t.gettext(line).format(number=conversation.id, command=command)
 

@@ -99,6 +99,10 @@ TYPED_RATINGS = {str(rating): rating for rating in RATINGS} | {
 allowed): a digit 1-5, or its full-width form, as a Chinese keyboard types it. A customer whose
 cursor was in the box typed `5` and Enter, and the 5 went out as a question that reopened the
 conversation, took the prompt away and put a `5` in the agents' queue."""
+RATED_ALREADY = N_(
+    "This conversation is rated already, thank you. To ask something, write your question."
+)
+"""Said for a lone digit typed once the rating is given: not sent as a message."""
 WITH_A_PERSON = N_(
     "This conversation is with a person now: Helpful and Not helpful are for the bot's answers. "
     "Write here what you need."
@@ -821,6 +825,12 @@ class ChatPanel(Vertical):
             field.take(words)
             self.post_message(self.Sent())
             return
+        if self._rated_already(words):
+            # A second rating, or a correction: sent, it reopened the rated conversation and put
+            # a lone digit in the agents' queue.
+            self.notify(self.gettext(RATED_ALREADY))
+            field.take(words)
+            return
         if not await self._store(words):
             field.kept(words)
             return
@@ -834,6 +844,17 @@ class ChatPanel(Vertical):
         if not self.rating.display:
             return None
         return TYPED_RATINGS.get(words.strip())
+
+    def _rated_already(self, words: str) -> bool:
+        """Whether `words` are a rating (a digit 1-5) for a resolved conversation whose prompt
+        is gone: rated already (here or elsewhere), so they are no message for a person."""
+        conversation = self.conversation
+        return (
+            not self.rating.display
+            and conversation is not None
+            and conversation.state is State.RESOLVED
+            and words.strip() in TYPED_RATINGS
+        )
 
     async def ask(self, text: str) -> None:
         """Store the customer's message (a suggestion picked, or one asked from elsewhere than
