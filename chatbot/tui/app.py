@@ -698,6 +698,10 @@ class HelpDeskApp(SafeApp):
         # In the language of the app's keys, as the search box: a Chinese chat's are Chinese.
         t = translations(self._shown_locale)
         for command in super().get_system_commands(screen):
+            if self.is_web and command.title == "Screenshot":
+                continue  # It saves a file on the server's disk, not the browser's.
+            if command.title == "Quit" and left_by_closing(screen):
+                continue  # A browser's customer leaves by closing the page (as the footer says).
             if command.title in TEXTUAL_COMMANDS and command.help in TEXTUAL_COMMANDS:
                 command = command._replace(
                     title=t.gettext(command.title), help=t.gettext(command.help)

@@ -159,6 +159,8 @@ async def test_a_resolved_conversation_is_not_reopened_and_its_words_start_the_n
     )
     kept = json.loads((drafts_for(str(db_path)) / TERMINAL_CHAT).read_text())
     assert kept == {"conversation": None, "words": WORDS}
+    # Private to the user, as the drafts beside it are.
+    assert (drafts_for(str(db_path)) / TERMINAL_CHAT).stat().st_mode & 0o777 == 0o600
 
     # Sent in the new chat: a new conversation, remembered; nothing is kept of the words.
     third = terminal_app("chat", db=db_path)

@@ -328,3 +328,30 @@ async def test_ctrl_c_in_a_terminal_chat_still_says_how_to_quit(make_app: MakeAp
         await pilot.press("ctrl+c")
         await wait_until(pilot, lambda: bool(notes(app)))
         assert notes(app) == ["Press Ctrl+Q to quit the app."]
+
+
+def system_titles(app: HelpDeskApp) -> list[str]:
+    return [command.title for command in app.get_system_commands(app.screen)]
+
+
+@pytest.mark.usefixtures("in_a_browser")
+async def test_a_browser_customers_palette_offers_no_quit_and_no_screenshot(
+    make_app: MakeApp,
+) -> None:
+    """A browser's customer leaves by closing the page, and a screenshot would be saved on the
+    server's disk: the palette offered both (Textual's own commands)."""
+    app = browser_chat(make_app)
+    async with app.run_test(size=PHONE) as pilot:
+        await chat_ready(pilot)
+        titles = system_titles(app)
+        assert "Quit" not in titles and "Screenshot" not in titles
+        assert "Theme" in titles  # Textual's others stay.
+
+
+async def test_a_terminal_customers_palette_still_offers_quit_and_screenshot(
+    make_app: MakeApp,
+) -> None:
+    app = make_app("chat")
+    async with app.run_test(size=PHONE) as pilot:
+        await chat_ready(pilot)
+        assert {"Quit", "Screenshot"} <= set(system_titles(app))

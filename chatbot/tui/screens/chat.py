@@ -269,6 +269,7 @@ class TerminalChat:
                 make_private_folders(self.folder)
                 kept = {"conversation": conversation_id, "words": words}
                 write_bytes_atomic(path, json.dumps(kept, ensure_ascii=True).encode("ascii"))
+                path.chmod(0o600)  # Private, as the drafts beside it (kept by later writes).
             self._remembered = (conversation_id, words)
 
     def attach(self, chat: ChatPanel) -> None:
