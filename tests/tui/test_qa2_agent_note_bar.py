@@ -18,8 +18,14 @@ NOTE = (
 AFTER = "Second paragraph: the dog owner has written three times already, be kind."
 
 
+SCROLLBAR = " ▁▂▃▄▅▆▇█"
+"""The transcript's scrollbar, drawn at the right of a row once the log overflows."""
+
+
 def note_rows(rows: list[str]) -> list[str]:
-    """The note's rows as drawn (heading first); the rows around it have no bar."""
+    """The note's rows as drawn (heading first), without the scrollbar; the rows around it have
+    no bar."""
+    rows = [row.rstrip(SCROLLBAR) for row in rows]
     first = next(n for n, row in enumerate(rows) if "Note from ben" in row)
     end = rows.index("", first)
     assert not any("▌" in row for row in rows[:first] + rows[end:])

@@ -300,6 +300,8 @@ async def test_a_status_too_long_for_two_lines_ends_in_an_ellipsis(
         name = "Maximiliana [b]Wolkenstein-Trostburg[/b] Esterhazy"  # Shown as typed.
         other.claim(conversation, agent=name)
         await wait_until(pilot, lambda: "Maximiliana" in screen_text(app, status))
+        # Drawn, then laid out at two rows (a loaded machine can look in between).
+        await wait_until(pilot, lambda: len(screen_text(app, status).splitlines()) == 2)
         rows = screen_text(app, status).splitlines()
         assert len(rows) == 2 and status.size.height == 2, rows
         assert rows[0].strip() == "Maximiliana [b]Wolkenstein-Trostburg[/b]"[: len(rows[0].strip())]
