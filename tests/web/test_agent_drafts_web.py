@@ -14,7 +14,14 @@ from chatbot.assembly import open_service
 from chatbot.config import load_settings
 from chatbot.desk.service import DeskService
 from tests.web.conftest import PASSWORD, make_site
-from tests.web.harness import agent_replies, conversation_state, start_server, wait_for
+from tests.web.harness import (
+    DRAWN_PX,
+    LIT_PIXELS,
+    agent_replies,
+    conversation_state,
+    start_server,
+    wait_for,
+)
 from tests.web.test_end_to_end import claim_first_row
 
 REPLY = "Your [bold]refund[/bold] of 50% left today"
@@ -78,6 +85,12 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
         try:
             page.goto(served.url + "/agent")  # The same browser: its cookie signs ana in.
             page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+            # Drawn before the first click: keys sent while the session's app was still
+            # starting, on a loaded machine, never opened the conversation in 60 s. (Never still:
+            # the queue's wait times tick.)
+            page.wait_for_function(
+                f"(least) => ({LIT_PIXELS})() >= least", arg=DRAWN_PX, timeout=60_000
+            )
 
             def sent_or_open_and_press_enter() -> bool:
                 if agent_replies(db, first) == [(AGENT, REPLY)]:
