@@ -352,7 +352,9 @@ class TerminalChat:
         if not resumable(conversation, words=box.value, rating_due=rating_asked):
             # Resolved: a new chat starts next time, with the words, if any, in its box.
             return t.gettext(TYPED_KEPT).format(command=command) if typed else None
-        if conversation.state.value == "resolved":  # (The desk's models load later.)
+        from chatbot.desk.models import State  # As in `resumable`: loaded after start-up.
+
+        if conversation.state is State.RESOLVED:
             return t.gettext(RATING_WAITS).format(number=conversation.id, command=command)
         line = STILL_OPEN_TYPED if typed else STILL_OPEN
         return t.gettext(line).format(number=conversation.id, command=command)

@@ -1169,7 +1169,6 @@ class ConversationView(Vertical):
         self.passage = passage
         self._passage_line = " ".join(passage.text.split())
         field = self.reply_input
-        field.disabled = False
         field.put(self._passage_line)
         field.focus()
         self._show_reply_state()
