@@ -95,7 +95,9 @@ async def test_quitting_one_of_two_consoles_keeps_the_claims_the_other_works(
                           "Cancel (Esc)"):  # fmt: skip
                 assert label in said, label
             line = await footer_line(pilot_two)
-            assert "k Keep" in line and "a Hand back all" in line, line
+            # The footer names the keys as the buttons do, whole.
+            assert "k Keep" in line and "h Hand back only #3" in line, line
+            assert "a Hand back all 3" in line, line
             await pilot_two.press("ctrl+q")  # Again: the first choice, keeping.
             await wait_until(pilot_two, lambda: two.return_code is not None)
         # Nothing handed back: the first console still has #1, its reply box open.

@@ -155,7 +155,18 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
         """The held claims this console took."""
         t = translations(locale)
         if others:
-            localize_bindings(self, locale, hand_back=t.gettext("Hand back this console's"))
+            # The footer names what each key does as its button does: a bare "this console's"
+            # read as cut, and "all" for one claim said more than there was.
+            localize_bindings(
+                self,
+                locale,
+                hand_back=t.gettext("Hand back only {numbers}").format(numbers=self._numbers()),
+                **{
+                    "answer('hand-back')": t.ngettext(
+                        "Hand it back", "Hand back all {count}", count
+                    ).format(count=count)
+                },
+            )
         else:
             localize_bindings(self, locale)
 
