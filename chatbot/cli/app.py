@@ -126,12 +126,21 @@ def build_app(args: argparse.Namespace, *, keep_drafts: bool = False) -> HelpDes
 
 def reopening_command(args: argparse.Namespace) -> str:
     """The command that opens this customer's chat again: the one run, on the same `--db` (shown
-    without a password)."""
+    without a password), with the options that change how it answers (`--no-bot`, the engine's:
+    without them the chat reopened would be another help desk's). `--base-url` is left out, as
+    a URL may hold the API key: the settings file or environment that named it still does."""
     from chatbot.dburl import display
 
     words = ["helpdesk"] if args.mode == "all" else ["helpdesk", "chat"]
     if (db := getattr(args, "db", None)) is not None:
         words += ["--db", display(db)]
+    if (kb := getattr(args, "kb", None)) is not None:
+        words += ["--kb", display(kb)]
+    for option in ("--cache", "--replay", "--dialect", "--threshold", "-k"):
+        if (value := getattr(args, option.lstrip("-"), None)) is not None:
+            words += [option, str(value)]
+    if getattr(args, "bot", True) is False:
+        words.append("--no-bot")
     return shlex.join(words)
 
 

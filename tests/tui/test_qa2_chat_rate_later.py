@@ -32,7 +32,7 @@ def clock() -> FrozenClock:
 async def test_a_rating_typed_before_quitting_is_asked_for_again_and_taken(
     db_path: Path, state: Path, other: DeskService
 ) -> None:
-    command = f"helpdesk chat --db {db_path}"
+    command = f"helpdesk chat --db {db_path} --no-bot"
     app = terminal_app("chat", db=db_path)
     async with app.run_test(size=SIZE) as pilot:
         panel = await chat_ready(pilot, app)
@@ -109,5 +109,6 @@ async def test_a_conversation_resolved_while_away_opens_again_for_its_rating(
         await type_text(pilot, "thanks")
         await pilot.press("ctrl+q")
     assert again.farewell == (
-        f"Conversation #1 waits for your rating: `helpdesk chat --db {db_path}` opens it again."
+        f"Conversation #1 waits for your rating: `helpdesk chat --db {db_path} --no-bot` "
+        "opens it again."
     )

@@ -91,7 +91,7 @@ async def test_helpdesk_chat_reopens_the_waiting_conversation_with_its_unsent_wo
         await type_text(pilot, WORDS)
         await pilot.press("ctrl+q")  # No question asked: nothing is lost by quitting.
         await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
-    command = f"helpdesk chat --db {db_path}"
+    command = f"helpdesk chat --db {db_path} --no-bot"
     assert app.farewell == (
         f"Conversation #1 is still open, with what you typed: `{command}` opens it again."
     )
@@ -155,7 +155,7 @@ async def test_a_resolved_conversation_is_not_reopened_and_its_words_start_the_n
     # Kept with the new chat now, not twice.
     assert read_draft(drafts_for(str(db_path)), 1) == ""
     assert again.farewell == (
-        f"What you typed is kept: `helpdesk chat --db {db_path}` puts it back."
+        f"What you typed is kept: `helpdesk chat --db {db_path} --no-bot` puts it back."
     )
     kept = json.loads((drafts_for(str(db_path)) / TERMINAL_CHAT).read_text())
     assert kept == {"conversation": None, "words": WORDS}
@@ -172,7 +172,7 @@ async def test_a_resolved_conversation_is_not_reopened_and_its_words_start_the_n
         await wait_until(pilot, lambda: panel.conversation_id == 2, timeout=START_S)
         await pilot.press("ctrl+q")
     assert third.farewell == (
-        f"Conversation #2 is still open: `helpdesk chat --db {db_path}` opens it again."
+        f"Conversation #2 is still open: `helpdesk chat --db {db_path} --no-bot` opens it again."
     )
     kept = json.loads((drafts_for(str(db_path)) / TERMINAL_CHAT).read_text())
     assert kept == {"conversation": 2, "words": ""}
@@ -218,7 +218,9 @@ async def test_the_line_and_the_farewell_follow_the_chats_language(
             pilot, lambda: "之前的对话 #1" in flat(screen_text(app, note)), timeout=START_S
         )
         await pilot.press("ctrl+q")
-    assert app.farewell == (f"对话 #1 仍未结束：运行 `helpdesk chat --db {db_path}` 即可再次打开。")
+    assert app.farewell == (
+        f"对话 #1 仍未结束：运行 `helpdesk chat --db {db_path} --no-bot` 即可再次打开。"
+    )
 
 
 async def test_beside_the_queue_the_customers_words_are_kept_too(
@@ -232,7 +234,9 @@ async def test_beside_the_queue_the_customers_words_are_kept_too(
         await type_text(pilot, "half a question")
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
-    assert app.farewell == f"What you typed is kept: `helpdesk --db {db_path}` puts it back."
+    assert (
+        app.farewell == f"What you typed is kept: `helpdesk --db {db_path} --no-bot` puts it back."
+    )
 
     again = terminal_app(db=db_path)
     async with again.run_test(size=(120, 36)) as pilot:
@@ -327,6 +331,22 @@ def test_quitting_helpdesk_chat_says_which_conversation_waits_and_how_to_open_it
     # The line, once the terminal is back (beside whatever Python itself may warn of at exit).
     assert (
         f"Conversation #1 is still open, with what you typed: "
-        f"`helpdesk chat --db {db_path}` opens it again."
+        f"`helpdesk chat --db {db_path} --no-bot` opens it again."
     ) in left.splitlines()
     assert "Traceback" not in left
+
+
+def test_the_command_said_keeps_the_options_that_change_the_answers() -> None:
+    """`helpdesk chat --no-bot --kb K --replay off` quit with a conversation open said only
+    `helpdesk chat --db …`: run as said, a bot of its own answered from the default knowledge
+    base. The options that change the answers come along; `--base-url` does not, as a URL may
+    hold the key, and a password in `--kb`'s URL is hidden as in `--db`'s."""
+    from chatbot.cli.app import reopening_command
+
+    argv = ["--kb", "postgresql://ed:s3cret@db/kb", "--replay", "off", "--no-bot", "-k", "3",
+            "--base-url", "https://valen.test/sk-abcdef", "--db", "/tmp/x y.db"]  # fmt: skip
+    said = reopening_command(build_parser("chat").parse_args(["chat", *argv]))
+    assert said == (
+        "helpdesk chat --db '/tmp/x y.db' --kb postgresql://ed@db/kb --replay off -k 3 --no-bot"
+    )
+    assert reopening_command(build_parser("").parse_args(["--db", "d.db"])) == "helpdesk --db d.db"
