@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from chatbot.text import printable, strip_control
+from chatbot.tui import cjk_wrap
 from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
 
@@ -40,6 +41,12 @@ def auto_focus(screen: Screen[Any]) -> None:
 
 class SafeApp(App[None]):
     """An `App` whose toasts and quit cannot be misused by any caller."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Chinese breaks between characters, not only at spaces, in every widget of the app
+        # (patched into Rich and Textual when an app is made, never at import).
+        cjk_wrap.install()
+        super().__init__(*args, **kwargs)
 
     _page_focused = False
     """The page has told the app it has the keyboard (a browser session)."""
