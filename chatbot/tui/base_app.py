@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from textual import events
 from textual.app import App
+from textual.binding import Binding
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -41,6 +42,14 @@ def auto_focus(screen: Screen[Any]) -> None:
 
 class SafeApp(App[None]):
     """An `App` whose toasts and quit cannot be misused by any caller."""
+
+    BINDINGS = [
+        # Textual's keys panel (Ctrl+P → "Keys") closed only by picking "Keys" again. Escape
+        # closes it too, but only where nothing else takes Escape first (Back, Close, Cancel:
+        # the screen's bindings come before the app's), and only while it is shown (see
+        # `check_action`). A system key: the panel does not list it among the screen's keys.
+        Binding("escape", "hide_help_panel", show=False, system=True),
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Chinese breaks between characters, not only at spaces, in every widget of the app
@@ -106,6 +115,12 @@ class SafeApp(App[None]):
         # its first screen could come up with nothing focused, and what the customer typed then
         # went nowhere.
         auto_focus(self.screen)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hide_help_panel":
+            # Otherwise Escape goes on its way (a box, a dialog's own handling of it).
+            return bool(self.screen.query("HelpPanel"))
+        return super().check_action(action, parameters)
 
     async def action_quit(self) -> None:
         for screen in reversed(self.screen_stack):

@@ -229,10 +229,11 @@ async def test_a_name_cut_at_a_wide_character_ends_in_an_ellipsis_right_after_it
     settings: Settings, http: httpx.AsyncClient, clock: FrozenClock, other: DeskService
 ) -> None:
     """At 60 columns the claim cell read `[red]Ana[/]  …`: a cut through 🚲 leaves a space in
-    its place, and the ellipsis came after it and the space before it."""
-    name = "[red]Ana[/] 🚲"
+    its place, and the ellipsis came after it and the space before it. (The name is cut before
+    its time, which stays.)"""
+    name = "[red]Ana 🚲 bike"
     app = create_app(settings, mode="agent", http=http, clock=clock, agent=name, timings=False)
     async with app.run_test(size=(60, 20)) as pilot:
         other.claim(waiting(other), agent=name)
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
-        assert queue_rows(app)[0][2] == "[red]Ana[/]…"
+        assert queue_rows(app)[0][2] == "[red]Ana… 0s"

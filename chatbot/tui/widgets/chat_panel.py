@@ -32,6 +32,7 @@ from chatbot.desk.models import (
     Conversation,
     Feedback,
     FeedbackGiven,
+    LocaleSet,
     PersonOffered,
     Resolved,
     State,
@@ -260,7 +261,9 @@ class ChatPanel(Vertical):
         their choice), until then the one offered; the agent's `--locale` is not theirs. A
         conversation the app opened is drawn in its own from the start."""
         self._chosen: Locale | None = None
-        """A language the customer picked before their first message: it wins over detection."""
+        """A language the customer picked: before their first message, where it wins over
+        detection; or the one their conversation was last set to by them (a `locale-set` event
+        chosen by the customer), which a new chat (Ctrl+B) keeps as their choice."""
         self._desk_trouble = False
         """The error line says the desk cannot be reached: it goes once the desk answers."""
         self._unsent = False
@@ -675,6 +678,9 @@ class ChatPanel(Vertical):
                 self._newest_is_customer = entry.author is Author.CUSTOMER
                 continue
             event = entry.event
+            if isinstance(event, LocaleSet):
+                # The customer's choice, for a new chat to keep; detected, it is not one.
+                self._chosen = event.locale if event.chosen_by_customer else None
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
                 await self._answers[event.entry].show_feedback(event.value)
             text = notice(
@@ -982,6 +988,7 @@ class ChatPanel(Vertical):
             except HelpdeskError as error:
                 self._show_desk_error(error, action=True)
                 return
+            self._chosen = locale  # Kept by a new chat (Ctrl+B) as well.
         await self.refresh_log()
 
     async def action_new_conversation(self) -> None:
@@ -1018,6 +1025,11 @@ class ChatPanel(Vertical):
             self.log_view.anchor(False)
             self._acknowledgement = None
             self._newest_is_customer = False
+            # The new chat goes on in the language shown: one the customer picked stays their
+            # choice (`_chosen`, stored with the new conversation, so detection does not undo
+            # it: an English question tapped in a chat switched to 中文 flipped it to English);
+            # one detected is the one offered, until the first message decides again.
+            self._offered = self.locale
             self._show_status()
             self.working = False
             self._hide_rating()

@@ -132,16 +132,21 @@ def status(
 ) -> str:
     """`waiting 3m 05s` or `claimed by ana for 12m` (`3m 05s`, `ana 12m` when `short`); for an
     agent who is away (by `seen`, when each agent was last seen), `claimed by ana · away 4m`
-    (`ana away 4m`), the name cut rather than the absence when it would not fit in `width`."""
+    (`ana away 4m`). A claim that would not fit in `width` cells has its agent's name cut
+    (`王… 20s`), never the time or the absence: cut from its end, a Chinese name of three
+    characters left `王小明…` and no time at all."""
     if item.state is State.CLAIMED:
         since = item.claimed_at or item.waiting_since
         agent = printable(item.agent or "?")
         duration = coarse_time(since, now)
         away = None if seen is None else away_for(item, seen, now)
         shown = claimed_for(agent, duration, short=short, locale=locale, away=away)
-        if away is not None and width is not None and cell_len(shown) > width:
+        if width is not None and cell_len(shown) > width:
             rest = cell_len(claimed_for("", duration, short=short, locale=locale, away=away))
-            agent = fit(agent, max(1, width - rest))
+            if short and away is None and width - rest < 1:
+                return "…" + duration  # No cell left for the name: the time stays.
+            # Without `fit`'s padding: a wide character cut leaves a blank cell after the `…`.
+            agent = fit(agent, max(1, width - rest)).rstrip()
             shown = claimed_for(agent, duration, short=short, locale=locale, away=away)
         return shown
     return waiting_for(wait_time(item.waiting_since, now), short=short, locale=locale)
@@ -513,7 +518,8 @@ class QueueTable(ScrollView, can_focus=True):
 
     def _row(self, item: QueueItem, index: int, shared: _Pass) -> Strip:
         columns, width = shared.columns, shared.drawn
-        shown = status(item, shared.now, short=columns.short, locale=self.services.locale)
+        shown = status(item, shared.now, short=columns.short, locale=self.services.locale,
+                       width=columns.status)  # fmt: skip
         key = (item, index == self.cursor_row, index % 2, columns, width, shown, shared.focus,
                shared.theme)  # fmt: skip
         strip = self._strips.get(key)

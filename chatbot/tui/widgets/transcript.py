@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Self
 
-from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.containers import Lines
 from rich.measure import Measurement
@@ -152,12 +151,10 @@ def transcript_text(
 
 
 def dashed(sentence: str) -> str:
-    """A notice as the transcript shows it, after a dash that stays on its first line. Rich wraps
-    at spaces: a Chinese sentence, which has none, went whole to the next line and left the dash
-    alone on its own. Before a wide character the dash takes no space, which Chinese text does
-    not put beside its punctuation anyway."""
-    if sentence and cell_len(sentence[0]) > 1:
-        return f"—{sentence}"
+    """A notice as the transcript shows it, after a dash and a space, whatever it starts with.
+    The dash stays on its first line: Chinese breaks between characters (`cjk_wrap`), so a
+    Chinese sentence no longer goes whole to the next line. (A dash with no space before a wide
+    character made an agent's Chinese name read `—王小明 joined the conversation.`)"""
     return f"— {sentence}"
 
 
