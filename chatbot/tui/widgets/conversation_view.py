@@ -1142,11 +1142,12 @@ class ConversationView(Vertical):
 
     async def action_send_passage(self) -> None:
         """Pick a knowledge-base passage (the bot's candidates first) and put it in the reply box
-        to edit before sending."""
+        to edit before sending: one of those the conversation is answered from, in its language."""
         # Imported on first use, like the editor: not needed to show the first screen.
-        from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
+        from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem, answering_passages
 
         try:
+            conversation = await self.services.desk.conversation(self.conversation_id)
             latest = await self.services.desk.latest_decision(self.conversation_id)
         except HelpdeskError as error:
             await self._refuse(error)
@@ -1154,7 +1155,7 @@ class ConversationView(Vertical):
         scores = {} if latest is None else {
             c.id: c.probability for c in latest.decision.candidates
         }  # fmt: skip
-        passages = list((await self.services.live.wait_ready()).passages)
+        passages = list(await answering_passages(self.app, self.services.live, conversation.locale))
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
         self.app.push_screen(PassagePicker(items, locale=self.services.locale), self.use_passage)
