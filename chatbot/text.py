@@ -121,7 +121,8 @@ def cells(text: str) -> int:
 
 
 def clip(text: str, width: int) -> str:
-    """`text` in at most `width` cells: cut with … when longer (wide characters count two)."""
+    """`text` in at most `width` cells: cut with … when longer (wide characters count two), the
+    … right after the last character kept: a cut just after a space read `还车的时候 …`."""
     if cells(text) <= width:
         return text
     kept, used = [], 1
@@ -131,7 +132,7 @@ def clip(text: str, width: int) -> str:
             break
         kept.append(char)
         used += size
-    return "".join(kept) + "…"
+    return "".join(kept).rstrip() + "…"
 
 
 def fit(text: str, width: int) -> str:

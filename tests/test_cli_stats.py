@@ -116,7 +116,9 @@ def test_the_table_fits_the_terminal(
     monkeypatch.setenv("COLUMNS", "60")  # The gaps' questions are cut to what is left.
     lines = run(capsys, "--db", str(db))[1].splitlines()
     gaps = lines.index("Top content gaps (asked, last asked, question)")
-    assert lines[gaps + 1].endswith("…") and len(lines[gaps + 1]) == 60
+    # Cut to 60 cells, the … right after the last word kept (not after the space that followed).
+    assert lines[gaps + 1].endswith("…") and 58 <= len(lines[gaps + 1]) <= 60
+    assert not lines[gaps + 1][:-1].endswith(" ")
     assert DOCKS.startswith(lines[gaps + 1][26:-1])
 
 

@@ -15,7 +15,7 @@ from textual.widgets import Button, DataTable, Static
 
 from chatbot.desk.models import ContentGap
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
-from chatbot.text import printable
+from chatbot.text import clip, printable
 
 COLUMNS = (N_("when"), N_("reason"), N_("top"), N_("agent replied"), N_("question"))
 """The question last: it takes the width the others leave, shortened with … where it must be,
@@ -107,6 +107,10 @@ class GapList(Vertical):
         table.add_column(headers[-1], width=room if room >= MIN_QUESTION else None)
         for gap, cells in zip(gaps, rows, strict=True):
             question = printable(" ".join(gap.question.split()))
+            # Cut here, not by Rich's ellipsis: cutting through a wide character, that pads the
+            # half left over with a space, and a Chinese question read `还车的时候 …`.
+            if room >= MIN_QUESTION:
+                question = clip(question, room)
             shown = Text(question, no_wrap=True, overflow="ellipsis")
             table.add_row(*cells, shown, key=str(gap.id))
         if rows:

@@ -21,9 +21,30 @@ from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
 from chatbot.text import printable
 
-_TOKEN = re.compile(r"\s+|\S+")
+_CJK = (
+    "\u1100-\u11ff"  # Hangul jamo
+    "\u2e80-\u2fff"  # CJK and Kangxi radicals, ideographic description characters
+    "\u3000-\u303f"  # CJK symbols and punctuation: 。、「」
+    "\u3040-\u30ff"  # Hiragana, katakana
+    "\u3100-\u31ff"  # Bopomofo, Hangul compatibility jamo, kanbun, strokes, small katakana
+    "\u3200-\u4dbf"  # Enclosed and compatibility CJK, CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\ua960-\ua97f"  # Hangul jamo extended A
+    "\uac00-\ud7ff"  # Hangul syllables, jamo extended B
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\ufe30-\ufe4f"  # CJK compatibility forms (vertical punctuation)
+    "\uff00-\uffef"  # Fullwidth punctuation (，！？：), halfwidth katakana and Hangul
+    "\U0001b000-\U0001b16f"  # Kana supplement and extensions
+    "\U00020000-\U0003ffff"  # CJK extensions B and on
+)
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_TOKEN = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")
+"""What the diff compares: runs of whitespace, words, and each CJK character (ideograph, kana,
+Hangul, CJK punctuation) on its own. Chinese and Japanese have no spaces between words: split on
+whitespace alone, a Chinese passage was one word, and a sentence appended to it showed the whole
+passage removed and the whole passage added."""
 _CONTEXT = 10
-"""Words kept either side of a change; the rest of an unchanged stretch is elided."""
+"""Tokens kept either side of a change; the rest of an unchanged stretch is elided."""
 
 
 FIRST_CHANGE = {
@@ -95,19 +116,26 @@ def passage_diff(
     return shown
 
 
+def diff_tokens(text: str) -> list[str]:
+    """`text` as the word diff compares it (`_TOKEN`); joined, they are `text` again."""
+    return _TOKEN.findall(text)
+
+
 def word_diff(current: str, version: str, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     """What restoring `version` would change in `current`, word by word: `[-removed-]` in red,
     `{+added+}` in green (the markers keep it readable without colour, as in `git diff
     --word-diff`). Passages are mostly one paragraph, so a line diff would say nothing."""
-    old, new = _TOKEN.findall(current), _TOKEN.findall(version)
+    old, new = diff_tokens(current), diff_tokens(version)
     shown = Text()
     for tag, i1, i2, j1, j2 in _phrases(old, new):
         if tag == "equal":
             same = old[i1:i2]
             if len(same) > 3 * _CONTEXT:  # Long unchanged stretches shrink to their ends.
-                head = same[:_CONTEXT] if i1 else []
-                tail = same[-_CONTEXT:] if i2 < len(old) else []
-                same = [*head, "… ", *tail]
+                # The end next to a change is kept: a sentence appended (or put first) showed
+                # after a bare "…", with none of the text it follows.
+                head = same[:_CONTEXT] if i1 or j1 else []
+                tail = same[-_CONTEXT:] if i2 < len(old) or j2 < len(new) else []
+                same = [*head, "…" if tail and tail[0].isspace() else "… ", *tail]
             shown.append(printable("".join(same)))
             continue
         if i2 > i1:
@@ -121,8 +149,9 @@ def word_diff(current: str, version: str, *, locale: Locale = DEFAULT_LOCALE) ->
 
 
 def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """The word diff's changes, where two changes apart only by a space become one: a rewritten
-    phrase reads as one change, not as a change per word."""
+    """The word diff's changes, where two changes apart only by a space, or by one CJK character,
+    become one: a rewritten phrase reads as one change, not as a change per word (nor, in
+    Chinese, a change around each character it happens to share, `免{+除超时+}费`)."""
     merged: list[tuple[str, int, int, int, int]] = []
     for op in _opcodes(old, new):
         tag, i1, i2, j1, j2 = op
@@ -130,13 +159,19 @@ def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
             _, pi1, _, pj1, _ = merged.pop()
             merged.append(("replace", pi1, i2, pj1, j2))
         elif (tag != "equal" and len(merged) >= 2 and merged[-1][0] == "equal"
-              and "".join(old[merged[-1][1]:merged[-1][2]]).isspace()):  # fmt: skip
+              and _joins(old[merged[-1][1]:merged[-1][2]])):  # fmt: skip
             merged.pop()
             _, pi1, _, pj1, _ = merged.pop()
             merged.append(("replace", pi1, i2, pj1, j2))
         else:
             merged.append(op)
     return merged
+
+
+def _joins(same: list[str]) -> bool:
+    """Whether an unchanged stretch between two changes is too little to part them: only
+    whitespace, or a single CJK character."""
+    return "".join(same).isspace() or (len(same) == 1 and _CJK_CHAR.fullmatch(same[0]) is not None)
 
 
 def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:

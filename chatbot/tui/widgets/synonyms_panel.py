@@ -74,7 +74,9 @@ class SynonymsPanel(Vertical):
         yield Static(id="synonyms-problem")
         yield Static(id="synonyms-note")
         with Horizontal(id="synonyms-buttons"):
-            yield Button(t.gettext("Save"), id="synonyms-save", variant="primary", compact=True)
+            # A whole button, framed, as the gaps' and Try it's: a compact one was its label row
+            # alone, on the footer's edge, and read as a button cut off.
+            yield Button(t.gettext("Save"), id="synonyms-save", variant="primary")
 
     @property
     def text(self) -> str:
