@@ -74,4 +74,4 @@ def test_a_note_hit_is_said_as_a_note_in_the_agents_language() -> None:
     chinese = str(hit_line(hit, locale="zh"))
     assert "Note from" not in chinese and chinese.endswith(": repeat complainer")
     message = hit.model_copy(update={"note_by": None})
-    assert str(hit_line(message)).endswith(" · repeat complainer")
+    assert str(hit_line(message)).endswith(":00\n  repeat complainer")

@@ -24,6 +24,8 @@ from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.queue_list import agent_error, one_line
 
+FOUND_CELLS = 110
+"""How much of the message found a result shows: about two lines of the dialog."""
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
 SEARCHING = N_("Searching…")
@@ -37,10 +39,14 @@ def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
     if hit.agent and hit.state is not State.BOT:
         state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
     when = hit.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")  # Local, as elsewhere.
-    found = one_line(hit.text, 40) or t.gettext("(no message)")
+    found = one_line(hit.text, FOUND_CELLS) or t.gettext("(no message)")
     if hit.note_by is not None:  # Said as the transcript heads it, in the agent's language.
         found = f"{note_heading(printable(hit.note_by), locale=locale)}: {found}"
-    return Text.assemble((f"#{hit.conversation_id}", "bold"), f"  {state} · {when} · ", found)
+    # The words found on a line of their own, under the number: after the state and time they
+    # wrapped under them and were cut at 40 cells, in a box with room for far more.
+    return Text.assemble(
+        (f"#{hit.conversation_id}", "bold"), f"  {state} · {when}\n", ("  ", ""), found
+    )
 
 
 class FindScreen(Dialog[int | None]):
