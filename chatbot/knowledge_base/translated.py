@@ -2,8 +2,9 @@
 main one, and the main one's synonym groups.
 
 Conversations in a language with a translation folder are answered from that folder. Passages an
-editor writes go into the main knowledge base (the editor edits that one), so a passage written
-in Chinese for a Chinese question (from a content gap, say) was never seen by a Chinese customer,
+editor writes go into the main knowledge base unless they switch the editor to the folder's
+(`translation_stores`), so a passage written in Chinese for a Chinese question (from a content
+gap, say) was never seen by a Chinese customer,
 while Try it and `helpdesk ask` said it matched. The translation's engine reads both: the
 folder's passages, and the main one's passages written in the folder's language, unless the
 folder has a passage of the same id (the translation of a shipped passage wins).
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale, detect_locale
+from chatbot.knowledge_base.interface import KnowledgeBaseStore
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError, LoadedKnowledgeBase
 from chatbot.knowledge_base.store import PassageStore
@@ -41,8 +43,8 @@ def merged_synonyms(
 class TranslatedPassageStore(PassageStore):
     """The translation folder `directory` of the knowledge base `main`, for `locale`'s engine.
 
-    Only reading is merged; it is never written through (the editor and `helpdesk kb` write to
-    the main knowledge base)."""
+    Only reading is merged; it is never written through (the editor writes to the main
+    knowledge base, or to the folder alone through `translation_stores`)."""
 
     def __init__(
         self, directory: Path, *, main: Path, locale: Locale, lock_timeout: float = 10.0
@@ -77,6 +79,20 @@ class TranslatedPassageStore(PassageStore):
     def stamp(self) -> int | None:
         own, main = super().stamp(), self.main.stamp()
         return None if own is None or main is None else hash((own, main))
+
+
+def translation_stores(main: KnowledgeBaseStore) -> dict[Locale, PassageStore]:
+    """Each translation folder of the knowledge base `main` (`zh/`) that is there, as a store of
+    its own, for the editor to edit that language's passages in: the folder's passages alone,
+    written where a conversation in that language is answered from. None for a knowledge base
+    in PostgreSQL, which holds no translations yet, nor for a translation's merged store."""
+    if type(main) is not PassageStore:
+        return {}
+    return {
+        locale: PassageStore(main.directory / locale, lock_timeout=main.lock_timeout)
+        for locale in LOCALES
+        if locale != DEFAULT_LOCALE and (main.directory / locale).is_dir()
+    }
 
 
 def searched_passages(main: Path) -> dict[Locale, list[Passage]]:

@@ -3,15 +3,18 @@
 Every write goes through the knowledge-base store (files or PostgreSQL: revision-checked, kept in
 history). After each one `KnowledgeBaseIndex` rebuilds the BM25 index in a thread and replaces the
 app's engine, so the next customer question uses the new content without a restart and without
-freezing the UI.
+freezing the UI. Where the knowledge base has a translation folder (`zh/`), F9 edits its passages
+instead of the main folder's: a conversation in that language is answered from them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from textual import on, work
@@ -36,13 +39,20 @@ from textual.worker import get_current_worker
 from chatbot import drafts
 from chatbot.drafts import UnsavedPassage, save_unsaved_passage, take_unsaved_passage
 from chatbot.engine.engine import Engine
+from chatbot.engine.live import POLL_S
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import DEFAULT_LOCALE, LOCALES, N_, Locale, translations
+from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
-from chatbot.knowledge_base.interface import ConflictError, PassageNotFoundError, StoredPassage
+from chatbot.knowledge_base.interface import (
+    ConflictError,
+    KnowledgeBaseStore,
+    PassageNotFoundError,
+    StoredPassage,
+)
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
+from chatbot.knowledge_base.translated import translation_stores
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
@@ -121,6 +131,14 @@ class EditorScreen(Screen[None]):
         Binding("ctrl+s", "save", N_("Save"), priority=True),
         Binding("ctrl+n", "new", N_("New")),
         Binding("f8", "delete", N_("Delete")),
+        # Which language's passages are edited, where the knowledge base has translations (`zh/`):
+        # named by the language it switches to, in that language's own words, as the chat's F9.
+        Binding(
+            "f9",
+            "switch_language",
+            "Language",
+            tooltip=N_("Edit the passages of another language"),
+        ),
         Binding("ctrl+f", "search", N_("Search"), show=False),
         # The same key on the other tabs, where it is their way back (New, which took them
         # there, is the passages' only).
@@ -136,9 +154,19 @@ class EditorScreen(Screen[None]):
     def __init__(self, services: Services, *, index: KnowledgeBaseIndex) -> None:
         super().__init__()
         self.services = services
-        localize_bindings(self, services.locale)
         self.index = index
-        self.passages = index.passages
+        self.languages: dict[Locale, KnowledgeBaseStore] = {
+            DEFAULT_LOCALE: index.passages,
+            **translation_stores(index.passages),
+        }
+        """The passages of each language the editor offers: the knowledge base's own, and each
+        translation folder's (`zh/`: a Chinese conversation is answered from it)."""
+        self.edited: Locale = self._first_language()
+        """Whose passages the list and the form show, and saves go to (F9 switches)."""
+        self.passages: KnowledgeBaseStore = self.languages[self.edited]
+        self._translation_stamp: int | None = None
+        """The edited translation folder's stamp as last seen (`_poll_translation`)."""
+        localize_bindings(self, services.locale, **self._language_key())
         self._known_ids: frozenset[str] = frozenset()
         self._form: PassageForm | None = None
         """The passage form, once composed (by this screen's unmount it is gone from the DOM)."""
@@ -158,7 +186,7 @@ class EditorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         locale = self.services.locale
         t = translations(locale)
-        self.title = t.gettext(EDITOR_TITLE)
+        self.title = self._title()
         yield Header()
         with TabbedContent(id="editor-tabs", initial="passages") as self._tabs:
             with TabPane(t.gettext("Passages"), id="passages"), Horizontal(id="editor-body"):
@@ -234,7 +262,84 @@ class EditorScreen(Screen[None]):
         self.services.changed.subscribe(self, self._store_changed)
         # Another process's edits show up in the list once the app has reloaded them.
         self.index.rebuilt.subscribe(self, self._rebuilt)
+        if len(self.languages) > 1:
+            self._translation_stamp = self.passages.stamp()
+            self.set_interval(POLL_S, self._poll_translation)
         self.refresh_list(open_first=True)
+
+    # Languages ----------------------------------------------------------------------------------
+
+    def _first_language(self) -> Locale:
+        """The language the editor opens on: the knowledge base's own, unless this editor left
+        unsaved changes only to a translation's passage when an app of theirs ended (they are
+        put back as the editor opens, as any other language's)."""
+        for locale in self.languages:
+            if self._latest_unsaved(locale) is not None:
+                return locale
+        return DEFAULT_LOCALE
+
+    def _next_language(self) -> Locale:
+        offered = list(self.languages)
+        return offered[(offered.index(self.edited) + 1) % len(offered)]
+
+    @staticmethod
+    def language_name(locale: Locale) -> str:
+        """A language's passages as the editor names them: in the language's own words, and a
+        translation's with its folder ("中文 (zh/)")."""
+        name = LANGUAGE_NAMES[locale]
+        return name if locale == DEFAULT_LOCALE else f"{name} ({locale}/)"
+
+    def _language_key(self) -> dict[str, str]:
+        """F9's label: the language it switches to, in its own words."""
+        return {"switch_language": LANGUAGE_NAMES[self._next_language()]}
+
+    def _title(self) -> str:
+        """The heading: which language's passages are edited, where there is a choice."""
+        if len(self.languages) < 2:
+            return self.gettext(EDITOR_TITLE)
+        template = self.gettext("Knowledge base: {language}")
+        return template.format(language=self.language_name(self.edited))
+
+    def action_switch_language(self, locale: str = "") -> None:
+        """Edit another language's passages (the next one, or `locale`), asking first whether to
+        throw away unsaved changes in the form, as opening another passage does."""
+        if len(self.languages) < 2:
+            return
+        target = next((each for each in self.languages if each == locale), None)
+        target = self._next_language() if target is None else target
+        if target == self.edited:
+            return
+        self._activate("passages")
+        self.leave_form(lambda: self.edit_language(target))
+
+    def edit_language(self, locale: Locale) -> None:
+        """Show `locale`'s passages: the list, the first passage (or the form this editor left
+        unsaved in them), and every save, delete and restore from now on goes there."""
+        self.edited = locale
+        self.passages = self.languages[locale]
+        self._known_ids = frozenset()
+        # Nothing of the other language's stays open meanwhile: a save in its form would go to
+        # this language's passages, and its history's re-reading would read this language's.
+        self.form.open(None, revision=None, focus=False)
+        self.history.show(None, [], current=None)
+        self._translation_stamp = self.passages.stamp()
+        self.title = self._title()
+        localize_bindings(self, self.services.locale, **self._language_key())
+        self.refresh_list(open_first=True)
+        message = self.gettext("Editing the {language} passages.")
+        self.notify(message.format(language=self.language_name(locale)), markup=False)
+
+    async def _poll_translation(self) -> None:
+        """Another process's change to the translation being edited: the main knowledge base's
+        show once the app's index has reloaded them (`_rebuilt`); a translation folder's are
+        noticed here, by its stamp, as the engines answering from it notice them."""
+        store = self.passages
+        if store is self.index.passages:
+            return
+        stamp = await asyncio.to_thread(store.stamp)
+        if store is self.passages and stamp != self._translation_stamp:
+            self._translation_stamp = stamp
+            self._rebuilt(0)
 
     def _rebuilt(self, _count: int) -> None:
         self.refresh_list()
@@ -257,6 +362,8 @@ class EditorScreen(Screen[None]):
         problems: list[str]
         select: str | None
         open_first: bool
+        source: KnowledgeBaseStore
+        """The store read: a list of another language's, read before a switch, is not shown."""
 
     def _ids(self) -> list[str]:
         """The ids of the last scan: a new passage may not take them (the store checks again)."""
@@ -264,32 +371,35 @@ class EditorScreen(Screen[None]):
 
     def refresh_list(self, select: str | None = None, *, open_first: bool = False) -> None:
         """Re-read the passage files in a thread: at 100,000 passages that takes seconds."""
-        self._scan(select, open_first)
+        self._scan(self.passages, select, open_first)
 
     @work(thread=True, exclusive=True, group="editor-scan", exit_on_error=False)
-    def _scan(self, select: str | None, open_first: bool) -> None:
+    def _scan(self, source: KnowledgeBaseStore, select: str | None, open_first: bool) -> None:
         deleted: list[Passage | str]
         try:
-            scan = self.passages.scan()
+            scan = source.scan()
             stored, problems = scan.passages, scan.problems + scan.skipped
             # What each deleted passage last said: it is found by its title and text, as it was
             # before the delete, not only by an id the editor may not remember.
-            deleted = [self._last_said(passage_id) for passage_id in self.passages.deleted()]
+            deleted = [self._last_said(source, passage_id) for passage_id in source.deleted()]
         except Exception as error:  # noqa: BLE001 - a thread that dies would leave the list stale.
             stored, deleted, problems = [], [], [str(error)]
         passages = [item.passage for item in stored]
-        self.post_message(self.Scanned(passages, deleted, problems, select, open_first))
+        self.post_message(self.Scanned(passages, deleted, problems, select, open_first, source))
 
-    def _last_said(self, passage_id: str) -> Passage | str:
+    @staticmethod
+    def _last_said(source: KnowledgeBaseStore, passage_id: str) -> Passage | str:
         """A deleted passage's last readable version, or its id when there is none."""
         try:
-            last = _last_readable(self.passages.history(passage_id))
+            last = _last_readable(source.history(passage_id))
         except KnowledgeBaseError:
             return passage_id
         return passage_id if last is None else last
 
     @on(Scanned)
     def _scanned(self, event: Scanned) -> None:
+        if event.source is not self.passages:
+            return  # Another language's, read before the editor switched from it.
         problems = event.problems
         # Each problem is said once while it lasts, not at every refresh nor at every opening of
         # the editor (a new screen each time, which said them all again); one fixed and broken
@@ -493,10 +603,19 @@ class EditorScreen(Screen[None]):
         name = self.services.agent or ""
         return name if folder is None else drafts.draft_owner(folder, name)
 
+    def _drafts_folder(self, locale: Locale | None = None) -> Path | None:
+        """Where this editor's unsaved forms of a language's passages (by default the edited
+        one's) are kept: a translation's apart, as its passages share their ids with the
+        knowledge base's own (a Chinese text put back into the English passage of its id would
+        be saved there). None: this app keeps nothing."""
+        folder = drafts.editor_drafts
+        locale = self.edited if locale is None else locale
+        return folder if folder is None or locale == DEFAULT_LOCALE else folder / locale
+
     def _take_unsaved(self, passage_id: str | None) -> UnsavedPassage | None:
         """What this editor left unsaved in the passage's form (None: a new passage's) when an
         app of theirs ended, once; None if nothing (or this app keeps nothing)."""
-        folder = drafts.editor_drafts
+        folder = self._drafts_folder()
         if folder is None:
             return None
         try:
@@ -504,9 +623,10 @@ class EditorScreen(Screen[None]):
         except OSError:  # An unreadable folder: nothing to put back, as before.
             return None
 
-    def _latest_unsaved(self) -> UnsavedPassage | None:
-        """The form this editor left unsaved most recently, left in place for its opening."""
-        folder = drafts.editor_drafts
+    def _latest_unsaved(self, locale: Locale | None = None) -> UnsavedPassage | None:
+        """The form this editor left unsaved most recently in a language's passages (by default
+        the edited one's), left in place for its opening."""
+        folder = self._drafts_folder(locale)
         if folder is None:
             return None
         try:
@@ -554,7 +674,7 @@ class EditorScreen(Screen[None]):
     def on_unmount(self) -> None:
         # The app ends (a page closed, `serve` stopping, a terminal's input gone) with changes in
         # the form the editor did not save nor throw away: they wait for their next opening.
-        folder, form = drafts.editor_drafts, self._form
+        folder, form = self._drafts_folder(), self._form
         if folder is None or form is None or (unsaved := form.unsaved()) is None:
             return
         with contextlib.suppress(OSError):  # A full disk: the changes are lost, as before.
@@ -818,7 +938,16 @@ class EditorScreen(Screen[None]):
         self.leave_form(write)
 
     def rebuild_index(self) -> None:
-        self.index.rebuild()
+        """Rebuild the engine that answers from the passages edited, at once (each engine also
+        notices the change within a second): the app's own, or its translation's (`zh/`)."""
+        if self.passages is self.index.passages:
+            self.index.rebuild()
+            return
+        translated = getattr(self.app, "translated", {})
+        if (live := translated.get(self.edited)) is not None:
+            self.app.run_worker(
+                live.rebuild(), group=f"knowledge-base-index-{self.edited}", name="rebuild an index"
+            )
 
     # Synonyms -----------------------------------------------------------------------------------
 
@@ -838,8 +967,10 @@ class EditorScreen(Screen[None]):
         it with what is typed)."""
         revision = None
         try:
-            revision = self.passages.synonyms_revision()
-            groups = self.passages.synonyms()
+            # The knowledge base's own, whichever language's passages are edited: its groups
+            # apply to the questions of every language.
+            revision = self.index.passages.synonyms_revision()
+            groups = self.index.passages.synonyms()
         except KnowledgeBaseError as error:
             # Saved against the broken file's revision, so Save replaces it as promised (without
             # one, the save read as a conflict: "changed by someone else").
@@ -854,7 +985,7 @@ class EditorScreen(Screen[None]):
     @on(SynonymsPanel.SaveRequested)
     def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
         try:
-            revision = self.passages.save_synonyms(event.groups, based_on=event.based_on)
+            revision = self.index.passages.save_synonyms(event.groups, based_on=event.based_on)
         except KnowledgeBaseError as error:
             self.synonyms.refuse(str(error))
             self.notify(str(error), severity="error", markup=False)
@@ -865,7 +996,7 @@ class EditorScreen(Screen[None]):
             "Saved {count} synonym group.", "Saved {count} synonym groups.", count
         )
         self.notify(message.format(count=count), markup=False)
-        self.rebuild_index()
+        self.index.rebuild()  # A translation's engine reads them too, and notices the change.
 
     # Actions ------------------------------------------------------------------------------------
 
@@ -912,6 +1043,10 @@ class EditorScreen(Screen[None]):
             return True if self._can_save() else None
         if action in ("new", "search"):
             return active == "passages"
+        if action == "switch_language":
+            # Only where the knowledge base has translations (a folder with `zh/`; never on
+            # PostgreSQL); the passages' key, as New is (the palette offers it everywhere).
+            return active == "passages" and len(self.languages) > 1
         if action == "tab":
             return parameters != (active,)  # The tab shown: its own key does nothing.
         if action == "close":
@@ -1034,6 +1169,15 @@ class EditorScreen(Screen[None]):
             t.gettext("Show the open passage as stored now (asks before dropping your changes)"),
             self.action_reload,
         )
+        for locale in self.languages:
+            if locale != self.edited:
+                yield PaletteCommand(
+                    t.gettext("Knowledge base: {language} passages").format(
+                        language=self.language_name(locale)
+                    ),
+                    t.gettext("Edit that language's passages (asks before dropping your changes)"),
+                    lambda locale=locale: self.action_switch_language(locale),  # type: ignore[misc]
+                )
         yield PaletteCommand(
             t.gettext("Knowledge base: try a question"),
             t.gettext("See what the bot would do with a question"),
