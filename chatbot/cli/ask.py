@@ -6,8 +6,10 @@ import argparse
 import json
 import re
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
 
+from chatbot.cli.evaluate import Progress
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
 from chatbot.text import cells, counted, printable, wrap
 
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
     from chatbot.config import Settings
     from chatbot.engine.models import Decision
     from chatbot.valen.cache import ReplayCache
+    from chatbot.valen.judge import PassageJudge
+    from chatbot.valen.protocol import Outcome
 
 # JSON leaves DEL and the C1 controls (U+007F-U+009F) as they are; a terminal reads U+009B as
 # the start of an escape sequence, so --json spells them out too.
@@ -35,7 +39,7 @@ UNREADABLE_CACHE_NOTE = (
 EXIT_STATUS = (
     "Exit status: 0 once the decision is printed, whatever it is; 1 when Valen was asked and "
     "judged nothing (every judgment failed: a replay miss or a refusal is no failure); 2 for bad "
-    "input."
+    "input; 130 when interrupted (Ctrl+C). Asking Valen live, stderr says so on a terminal."
 )
 
 
@@ -49,9 +53,68 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(func=run)
 
 
-async def _answer(settings: Settings, question: str) -> tuple[Decision, ReplayCache | None]:
+class Asking(Progress):
+    """What `ask` is doing while Valen judges: said on a terminal (stderr) as `eval` says where
+    it is, one line taken away before anything else is printed, and said when interrupted. A
+    live question against a Valen that hung left the screen blank for the whole budget (20 s),
+    and Ctrl+C then exited 130 without a word."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__([], stream)
+        self.passages: int | None = None
+        """How many passages Valen is asked about, once it is asked."""
+        self.budget_s = 0.0
+        self.answered = False
+
+    def line(self) -> str:
+        asked = counted(self.passages or 0, "passage")
+        return f"asking Valen about {asked} (at most {self.budget_s:g} s)…"
+
+    def ask(self, passages: int, budget_s: float) -> None:
+        """Valen is asked about `passages` passages, within `budget_s` seconds."""
+        self.passages, self.budget_s = passages, budget_s
+        self.show()
+
+    def done(self) -> None:
+        self.answered = True
+        self.clear()
+
+    def interrupted(self) -> str:
+        """Where the question was when interrupted: `helpdesk ask: interrupted {this}`."""
+        if self.passages is None:
+            return "before Valen was asked"
+        if not self.answered:
+            return f"while asking Valen about {counted(self.passages, 'passage')}"
+        return "after Valen answered"
+
+
+def _announced(judge: PassageJudge, asking: Asking) -> PassageJudge:
+    """`judge`, telling `asking` when it asks Valen, about how many passages, and when it is
+    done."""
+    from chatbot.valen.judge import PassageJudge
+    from chatbot.valen.protocol import PREDICATE
+
+    class Announced(PassageJudge):
+        async def judge(
+            self, question: str, passages: Sequence[str], *, instructions: str = PREDICATE
+        ) -> list[Outcome]:
+            if passages and self.client is not None:
+                asking.ask(len(passages), self.client.budget_s)
+            try:
+                outcomes = await super().judge(question, passages, instructions=instructions)
+            finally:
+                asking.clear()  # Interrupted too: the line goes, and Valen has not answered.
+            asking.done()
+            return outcomes
+
+    return Announced(replay=judge.replay, cache=judge.cache, client=judge.client)
+
+
+async def _answer(
+    settings: Settings, question: str, asking: Asking | None = None
+) -> tuple[Decision, ReplayCache | None]:
     """The decision, and the replay cache it was judged with (None: none was used), which says
-    whether it could be read."""
+    whether it could be read. `asking` is told when Valen is asked, and about how much."""
     from chatbot.assembly import build_question_engine, make_http_client
 
     if settings.valen.replay == "on":
@@ -60,6 +123,9 @@ async def _answer(settings: Settings, question: str) -> tuple[Decision, ReplayCa
         return await engine.answer(question), engine.judge.cache
     async with make_http_client(settings) as http:
         engine = build_question_engine(settings, http, question)
+        if asking is not None:
+            # On a terminal, the wait for Valen is said: it may last the whole budget.
+            engine.judge = _announced(engine.judge, asking)
         return await engine.answer(question), engine.judge.cache
 
 
@@ -155,7 +221,17 @@ def run(args: argparse.Namespace) -> int:
     # Bytes that are not UTF-8 never reach here: `main` refuses them, for every command.
     question = check_question(args.question)
     settings = settings_from(args)
-    decision, cache = asyncio.run(_answer(settings, question))
+    asking = Asking(sys.stderr if sys.stderr.isatty() else None)
+    try:
+        with asking.around_logging():
+            decision, cache = asyncio.run(_answer(settings, question, asking))
+    except KeyboardInterrupt:
+        asking.clear()
+        said = "" if settings.valen.replay == "on" else f" {asking.interrupted()}"
+        print(f"helpdesk ask: interrupted{said}; no answer printed", file=sys.stderr)
+        raise
+    finally:
+        asking.clear()
     if args.json:
         print(to_json(decision))
     else:

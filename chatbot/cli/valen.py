@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -60,6 +62,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "check",
         help="send one known request and report status, latency and whether the key works",
         description="Send one known request to Valen (no retries, no cache) and report it.",
+        epilog="Exit status: 0 when Valen answered; 1 when the check failed; 2 for bad input; "
+        "130 when interrupted (Ctrl+C).",
     )
     check.add_argument("--base-url", metavar="URL", help="Valen base URL (env VALEN_BASE_URL)")
     check.add_argument(
@@ -98,16 +102,26 @@ def _key_verdict(*, sent: bool, status: int | None) -> str:
     if not sent:
         if status in (401, 403):
             return "not set (the server wants one)"
-        return "not set (none needed)" if status == 200 else "not set"
+        return "not set (none needed)" if _success(status) else "not set"
     if status in (401, 403):
         return "rejected"
-    return "accepted" if status == 200 else "unknown"
+    return "accepted" if _success(status) else "unknown"
 
 
-async def check(args: argparse.Namespace) -> CheckReport:
-    """Send the known request and describe the outcome; never raises a `ValenError`."""
+def _success(status: int | None) -> bool:
+    """A 2xx, which the client reads an answer from (a 201 with a valid body is one)."""
+    return status is not None and 200 <= status < 300
+
+
+async def check(
+    args: argparse.Namespace, *, sending: Callable[[CheckReport], None] | None = None
+) -> CheckReport:
+    """Send the known request and describe the outcome; never raises a `ValenError`. `sending`
+    is told what is about to be tried (the report's URL, base URL and dialect), just before the
+    request goes: a server that hangs left a blank screen until the budget ran out."""
     # Here, not at the top: httpx and the settings cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_valen_client
+    from chatbot.config import _source
 
     settings = settings_from(args, knowledge_base=False)
     require_sendable_key(settings)  # Live whatever `valen.replay` says.
@@ -128,7 +142,12 @@ async def check(args: argparse.Namespace) -> CheckReport:
         report.key = _key_verdict(sent=client.has_key, status=None)
         if client.key_problem is not None:
             report.key = "malformed"
+        # Where the key in force was set, for the hint when it is refused: a key in the settings
+        # file was refused with "check VALEN_API_KEY", a variable nobody had set.
+        key_from = _source("valen.api_key", {}) if client.has_key else None
         text = input_text(CHECK_QUESTION, CHECK_PASSAGE)
+        if sending is not None:
+            sending(report)
         started = time.perf_counter()
         try:
             # The whole reply within the bot's budget: each read within the read timeout is not
@@ -154,12 +173,14 @@ async def check(args: argparse.Namespace) -> CheckReport:
                 report.incomplete = True
                 report.too_large = isinstance(error, ReplyTooLargeError)
             answered = report.status if report.incomplete else None
-            report.problem = _problem(error, key_sent=client.has_key, answered=answered)
+            report.problem = _problem(
+                error, key_sent=client.has_key, answered=answered, key_from=key_from
+            )
             return report
     if isinstance(outcome, RefusedError):
         report.ok, report.answer = True, "refused (the server works; the model declined)"
     elif isinstance(outcome, ValenError):
-        report.problem = _problem(outcome, key_sent=client.has_key)
+        report.problem = _problem(outcome, key_sent=client.has_key, key_from=key_from)
     else:
         report.ok, report.probability = True, outcome
         # `+ 0.0`: a -0.0 from the server reads 0.000, not "-0.000".
@@ -167,8 +188,20 @@ async def check(args: argparse.Namespace) -> CheckReport:
     return report
 
 
-def _problem(error: ValenError, *, key_sent: bool, answered: int | None = None) -> str:
+def _problem(
+    error: ValenError, *, key_sent: bool, answered: int | None = None, key_from: str | None = None
+) -> str:
+    """`key_from` is where the key sent was set, as the settings say it (`from VALEN_API_KEY`,
+    `in /home/ana/.config/helpdesk/config.toml`): the key's hints name that place."""
     hint = HINTS.get(error.kind)
+    if key_from is not None and isinstance(error, AuthenticationError | MalformedKeyError):
+        place = key_from.removeprefix("from ")  # A variable's name, or...
+        if place == key_from:  # ...`in PATH`: the settings file.
+            place = f"valen.api_key {key_from}"
+        if isinstance(error, AuthenticationError):
+            hint = f"check {place}"
+        else:
+            hint = f"set {place} to the key alone, on one line"
     if isinstance(error, ConnectionBrokenError):  # Reached: whether it runs is not the question.
         hint = "the server was reached: its log, or a proxy's, may say why it broke off"
     if answered is not None and isinstance(error, ValenTimeoutError):
@@ -178,7 +211,13 @@ def _problem(error: ValenError, *, key_sent: bool, answered: int | None = None) 
     return error.describe() + (f" ({hint})" if hint else "")
 
 
-def render(report: CheckReport) -> str:
+def heading(report: CheckReport) -> str:
+    """The report's first line: what is tried."""
+    return printable(f"Valen check: POST {report.url}")
+
+
+def render(report: CheckReport, *, with_heading: bool = True) -> str:
+    """The report; without its first line when that was printed already (`heading`)."""
     status = str(report.status) if report.status is not None else "none (no reply)"
     if report.too_large:  # It came whole enough to say so: "no complete reply" hid why.
         status += " (reply too large, read no further)"
@@ -186,7 +225,7 @@ def render(report: CheckReport) -> str:
         status += " (no complete reply)"
     latency = f"{report.latency_ms:.0f} ms" if report.latency_ms is not None else "-"
     lines = [
-        f"Valen check: POST {report.url}",
+        *([heading(report)] if with_heading else []),
         f"  base URL     {report.base_url}",
         f"  dialect      {report.dialect}",
         f"  HTTP status  {status}",
@@ -202,11 +241,26 @@ def render(report: CheckReport) -> str:
 def run_check(args: argparse.Namespace) -> int:
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
-    report = asyncio.run(check(args))
+    sent = False
+
+    def sending(report: CheckReport) -> None:
+        nonlocal sent
+        sent = True
+        if not args.json:  # One JSON document, at the end: nothing before it.
+            # Flushed: a pipe's output is otherwise held until the reply, or the budget, ends.
+            print(heading(report), flush=True)
+
+    try:
+        report = asyncio.run(check(args, sending=sending))
+    except KeyboardInterrupt:
+        # One line, as `eval` says where it was: exit status 130 alone said nothing.
+        said = "while waiting for Valen's reply" if sent else "before the request was sent"
+        print(f"helpdesk valen check: interrupted {said}; no result", file=sys.stderr)
+        raise
     if args.json:
         print(json.dumps(asdict(report), indent=2, ensure_ascii=False))
     else:
-        print(render(report))
+        print(render(report, with_heading=not sent))
     if report.ok:
         return 0
     print_error(f"Valen check failed: {printable(report.problem or 'unknown problem')}")

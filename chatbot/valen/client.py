@@ -537,22 +537,33 @@ class ValenClient:
     def read(self, reply: Reply, names: Sequence[str]) -> dict[str, Outcome]:
         """One outcome per name from a reply, or the error the reply stands for. Every error,
         raised or returned, is scrubbed of the key and URL credentials."""
+        status = reply.status
         try:
-            if reply.status != 200:
+            # Any success status: a 201 carrying a valid answer was refused as `valen-error`, the
+            # name of an escalation reason, though the protocol asks only for the answer.
+            if not 200 <= status < 300:
                 raise error_for_status(
                     reply, redact=self._redact, now=self.clock.now(), url=self._endpoint
+                )
+            if status == 204:  # "No Content" by definition: said so, not "valen-error".
+                raise InvalidResponseError(
+                    "empty reply: 204 No Content, where an answer was expected", status=status
                 )
             if not reply.content.strip():
                 # Said as what it is: "reply is not JSON (malformed JSON at line 1 column 1): OK"
                 # quoted the status line as if it were the reply.
-                raise InvalidResponseError("the reply is empty: no body at all", status=200)
+                raise InvalidResponseError("the reply is empty: no body at all", status=status)
             try:
                 body = loads(reply.content)
             except JSONError as problem:
                 message = error_message(reply, redact=self._redact)
                 raise InvalidResponseError(
-                    f"reply is not JSON ({problem}): {message}", status=200
+                    f"reply is not JSON ({problem}): {message}", status=status
                 ) from None
+            if not isinstance(body, dict):  # `[]` was "reply has no 'answers'", as if it might.
+                raise InvalidResponseError(
+                    f"reply is not a JSON object: {quote(body, self._redact)}", status=status
+                )
             outcomes = parse_answers(body, names, clean=self._redact)
         except ValenError as error:
             raise self._scrubbed(error) from None
