@@ -48,6 +48,20 @@ KEY_ERRORS = frozenset({"auth", "malformed-key"})
 """Valen error kinds that say the API key is wrong, refused or unsendable: every judgment fails
 alike until the key is fixed (a worker reads it once, at its start)."""
 
+KEY_REFUSED = (
+    "Valen rejected the API key: %s; while it does, questions go to a person. Each question is "
+    "still sent to Valen, and the bot answers again as soon as Valen accepts the key; a new key "
+    "(VALEN_API_KEY or valen.api_key) takes effect when this worker restarts"
+)
+"""The warning, once per worker, that Valen refused the key (the app shows it too)."""
+LONG_WAIT = (
+    "Valen asked to wait %s s before it is asked again (HTTP 429), more than the %s s a request "
+    "waits at most (valen.max_retry_wait_s): that request was not retried, and no request is "
+    "sent for %s s; questions that cannot wait so long go to a person meanwhile, and then the "
+    "bot asks Valen again"
+)
+"""The warning, once per worker, that Valen asked for a wait longer than the client honours."""
+
 
 def settled(outcome: str, decision: Decision | None, *, reason: Reason | None = None) -> str:
     """What came of a question, for `helpdesk bot -v`: its outcome, why it went to a person
@@ -65,6 +79,11 @@ def settled(outcome: str, decision: Decision | None, *, reason: Reason | None = 
     if unjudged:
         line += " (" + ", ".join(f"{kind} ×{n}" for kind, n in unjudged.most_common()) + ")"
     return line
+
+
+def _seconds(seconds: float) -> str:
+    """Seconds for a warning: one decimal, none when whole ("3600", "44.4")."""
+    return f"{seconds:.1f}".removesuffix(".0")
 
 
 def worker_name() -> str:
@@ -164,6 +183,8 @@ class BotWorker:
         self._key_refused = False
         """Valen refused the API key: said once for the worker's life (it reads the key once),
         not once per question."""
+        self._long_wait_said = False
+        """Valen asked for a longer wait than the client honours: said once, as the key is."""
         self.ready = asyncio.Event()
         """Set once the worker is listening for questions."""
 
@@ -262,8 +283,8 @@ class BotWorker:
     async def _judge(self, question: PendingQuestion) -> None:
         try:
             try:
-                engine = self._locale_engines.get(question.locale or "en", self._engine)
-                decision = await engine().answer(question.text)
+                engine = self._locale_engines.get(question.locale or "en", self._engine)()
+                decision = await engine.answer(question.text)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -277,6 +298,7 @@ class BotWorker:
                 line = settled(result.outcome, None, reason=Reason.VALEN_ERROR)
             else:
                 self._check_key(decision)
+                self._check_wait(engine)
                 result = await self._store(
                     question, lambda: self.desk.record_decision(self.name, question, decision)
                 )
@@ -305,13 +327,17 @@ class BotWorker:
         # The error as the client scrubbed it: never the key itself. Each question is still sent,
         # so the worker answers again once Valen accepts the key; only a new key (read once, at
         # start) needs a restart, which the warning said was needed in any case.
-        self.log.warning(
-            "Valen rejected the API key: %s; while it does, questions go to a person. Each "
-            "question is still sent to Valen, and the bot answers again as soon as Valen accepts "
-            "the key; a new key (VALEN_API_KEY or valen.api_key) takes effect when this worker "
-            "restarts",
-            refused.error or refused.error_kind,
-        )
+        self.log.warning(KEY_REFUSED, refused.error or refused.error_kind)
+
+    def _check_wait(self, engine: Engine) -> None:
+        """Warn, once, when Valen asked to wait longer than the client waits: the questions of
+        that while go to a person, each saying why, and nothing else said what happened."""
+        client = engine.judge.client
+        if self._long_wait_said or client is None or client.longest_refused_wait_s is None:
+            return
+        self._long_wait_said = True
+        held = _seconds(client.retry.max_wait_s)
+        self.log.warning(LONG_WAIT, _seconds(client.longest_refused_wait_s), held, held)
 
     async def _store(
         self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]

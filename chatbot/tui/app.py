@@ -541,6 +541,24 @@ class HelpDeskApp(SafeApp):
             timeout=CACHE_NOTICE_S,
         )
 
+    def _bot_warning(self, record: logging.LogRecord) -> None:
+        """Show the embedded bot's warnings about Valen (a refused key, a wait longer than the
+        client honours), each said once by the bot, as the replay cache's are: a toast for
+        whoever can act on them, and on the terminal again once the app ends."""
+        from chatbot.desk.bot import KEY_REFUSED, LONG_WAIT
+
+        if record.msg not in (KEY_REFUSED, LONG_WAIT) or not self._tells_cache_problems():
+            return
+        self._cache_records.append(record)
+        if self._closing:
+            return
+        self.notify(
+            record.getMessage(),
+            title="Valen",
+            severity="error" if record.msg == KEY_REFUSED else "warning",
+            timeout=CACHE_NOTICE_S,
+        )
+
     async def _build_and_start(self, building: asyncio.Future[Engines]) -> None:
         """Build the engine (and the HTTP client, the translations' engines) off the UI thread,
         put it in place, then start the embedded bot worker, which answers whatever was asked
@@ -570,6 +588,10 @@ class HelpDeskApp(SafeApp):
         if self._prepared is not None and self._prepared.make_bot is not None:
             self.bot = self._prepared.make_bot(engines)
             self.bot.log.addHandler(self._app_log)
+            # Its one-time warnings about Valen went only to that log: with a refused key every
+            # question went to a person and nothing on screen said why.
+            loop = asyncio.get_running_loop()
+            self.bot.log.addHandler(_CacheWarnings(loop, self._bot_warning))
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
         if self.services.suggestions and self.is_running:  # Not while quitting early.
             self._decide_suggestions()

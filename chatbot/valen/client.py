@@ -462,6 +462,9 @@ class ValenClient:
         self._paused_by: ValenError | None = None
         """The error whose wait `_paused_until` is, as it first read: a request that cannot wait
         that long fails as that error's kind, never as a spent budget."""
+        self.longest_refused_wait_s: float | None = None
+        """The longest wait a 429 asked for that was more than `retry.max_wait_s` (None: none
+        yet): that request was not retried, and the others were held for `max_wait_s` only."""
         self._rng = rng or random.Random()
         self._endpoint = endpoint(base_url, route(dialect))
         key = api_key.get_secret_value() if api_key is not None else ""
@@ -618,10 +621,14 @@ class ValenClient:
                 error.attempts = attempts
                 last = error
                 if isinstance(error, RateLimitedError) and error.wait_s:
-                    until = self.clock.monotonic() + error.wait_s
+                    # Held no longer than the policy waits: a one-off `Retry-After: 3600` kept
+                    # every later question of a bot from Valen for the hour, unsent.
+                    until = self.clock.monotonic() + min(error.wait_s, self.retry.max_wait_s)
                     if until > self._paused_until:
                         self._paused_until = until
                         self._paused_by = _copy(error)
+                    if error.wait_s > max(self.retry.max_wait_s, self.longest_refused_wait_s or 0):
+                        self.longest_refused_wait_s = error.wait_s
                 if attempts >= self.retry.max_attempts or not self.retry.should_retry(error):
                     raise
                 wait, least = self._wait_s(error, attempts)
@@ -666,6 +673,8 @@ class ValenClient:
         outlasts this one's deadline: of that request's kind and status, saying so."""
         cause = self._paused_by or RateLimitedError("", status=429)
         asked = f"{_s(cause.wait_s)} s" if cause.wait_s is not None else "a while"
+        if cause.wait_s is not None and cause.wait_s > self.retry.max_wait_s:
+            asked += f", of which requests wait {self.retry.max_wait_s:g} s at most"
         left = _s(max(deadline - self.clock.monotonic(), 0.0))
         said = f"; it said: {cause.message}" if cause.message else ""
         error = _copy(cause)

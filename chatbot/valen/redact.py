@@ -1,9 +1,10 @@
 """Keeping secrets out of everything the client says: the API key, and credentials in the URL.
 
 Valen's strings (error bodies, answer names, types, probabilities) can echo the key or the URL
-back, in any spelling (percent-encoded, JSON-escaped, base64...), so every one of them goes
-through a `Redactor` before it is kept or shown, and every message that names the URL uses
-`display_url`, never the URL itself. `scrub_key` is the same `Redactor`, for the key alone.
+back, in any spelling (percent-encoded, JSON-escaped, base64 even inside a longer string, hex,
+upper-case, reversed...), so every one of them goes through a `Redactor` before it is kept or
+shown, and every message that names the URL uses `display_url`, never the URL itself.
+`scrub_key` is the same `Redactor`, for the key alone.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import html
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import (
     SplitResult,
@@ -126,18 +128,33 @@ _WHITESPACE = "(?:" + "|".join(
 ) + ")+"  # fmt: skip
 
 
-def _spellings(char: str) -> str:
+def _spellings(char: str, *, any_case: bool = False) -> str:
     """A pattern for every way a server may spell `char` in an echo: as itself, percent-encoded
     (any byte, either case: `quote`, `quote_plus`, JavaScript's `encodeURIComponent` all differ
-    on which they encode), JSON-escaped (`\\"`, `\\u0073`, `\\/`) or HTML-escaped."""
-    forms = {re.escape(char), re.escape(json.dumps(char)[1:-1]), re.escape(html.escape(char))}
-    encoded = char.encode("utf-8", "surrogatepass")
-    forms.add("".join(f"%{_hex(byte)}" for byte in encoded))
-    if ord(char) <= 0xFFFF:
-        forms.add(rf"\\u{_hex(ord(char) >> 8)}{_hex(ord(char) & 0xFF)}")
-    if char == "/":
-        forms.add(r"\\/")
+    on which they encode), JSON-escaped (`\\"`, `\\u0073`, `\\/`) or HTML-escaped; with
+    `any_case`, the same for its upper- and lower-case letter too (a key upper-cased)."""
+    chars = {char}
+    if any_case:
+        chars |= {other for other in (char.lower(), char.upper()) if len(other) == 1}
+    forms: set[str] = set()
+    for one in chars:
+        forms |= {re.escape(one), re.escape(json.dumps(one)[1:-1]), re.escape(html.escape(one))}
+        encoded = one.encode("utf-8", "surrogatepass")
+        forms.add("".join(f"%{_hex(byte)}" for byte in encoded))
+        if ord(one) <= 0xFFFF:
+            forms.add(rf"\\u{_hex(ord(one) >> 8)}{_hex(ord(one) & 0xFF)}")
+        if one == "/":
+            forms.add(r"\\/")
     return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+
+
+def _spelled(secret: str, *, any_case: bool = False) -> str:
+    """`secret` in every spelling at once (see `_spellings`), each of its whitespace runs as any
+    run of whitespace."""
+    return "".join(
+        _WHITESPACE if run.isspace() else _spellings(run, any_case=any_case)
+        for run in re.findall(r"\s+|\S", secret)
+    )
 
 
 def _base64_forms(text: str) -> list[str]:
@@ -148,28 +165,85 @@ def _base64_forms(text: str) -> list[str]:
     return [*forms, *(form.rstrip("=") for form in forms)]
 
 
+_BASE64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
+"""The characters of base64, standard and URL-safe."""
+_BASE64_CLASS = "[A-Za-z0-9+/_-]"
+_URL_SAFE = str.maketrans("+/", "-_")
+
+
+def _base64_inside(text: str) -> list[str]:
+    """The characters of base64 that `text` alone decides wherever it sits in the encoded
+    string: base64 turns three bytes into four characters, so `text` after a prefix of 0, 1 or
+    2 bytes (mod 3) is spelled three different ways, and only the characters wholly inside its
+    bits are the same whatever comes before and after it (`base64("Bearer " + key)`, an echoed
+    Authorization header, holds none of the key's own base64). Standard and URL-safe."""
+    raw = text.encode("utf-8", "surrogatepass")
+    forms: list[str] = []
+    for shift in range(3):
+        encoded = base64.b64encode(bytes(shift) + raw + bytes(2)).decode()
+        # Character j is bits [6j, 6j + 6); the secret's are [8 * shift, 8 * (shift + len)).
+        first, end = -(-8 * shift // 6), 8 * (shift + len(raw)) // 6
+        inside = encoded[first:end]
+        forms += [inside, inside.translate(_URL_SAFE)]
+    return forms
+
+
+@dataclass(frozen=True, slots=True)
+class _Patterns:
+    """A secret's spellings as a few regexes, each scanned on its own: one alternation of them
+    all tried every branch at every character, five times slower on a 1 MB reply."""
+
+    plain: tuple[re.Pattern[str], ...]
+    inside: re.Pattern[str] | None
+    """Its characters inside a longer base64 string (see `_base64_inside`), with the one
+    character after them that it shares with what follows, and any padding; a match is widened
+    by the one before them too, which it shares with what precedes (kept out of the regex: an
+    optional first character defeats the search's skipping to where a match can start)."""
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found = [match.span() for pattern in self.plain for match in pattern.finditer(text)]
+        if self.inside is not None:
+            for match in self.inside.finditer(text):
+                start, end = match.span()
+                found.append((start - (start > 0 and text[start - 1] in _BASE64), end))
+        return found
+
+
 @lru_cache(maxsize=64)
-def _pattern(secret: str) -> re.Pattern[str]:
-    """`secret` in every spelling at once (see `_spellings`), each of its whitespace runs as any
-    run of whitespace, plus its base64 forms as written."""
-    spelled = "".join(
-        _WHITESPACE if run.isspace() else _spellings(run) for run in re.findall(r"\s+|\S", secret)
+def _patterns(secret: str) -> _Patterns:
+    """`secret` in every spelling at once (see `_spelled`), plus, for a secret long enough that
+    these are no everyday text: in any letter case, reversed, as base64 (alone, as Basic auth
+    carries it, and inside a longer base64 string at any alignment) and as hex in either case."""
+    if len(secret) < MIN_SCRUBBED_CHARS:
+        return _Patterns((re.compile(_spelled(secret)),), None)
+    plain = [_spelled(secret, any_case=True)]
+    if secret[::-1] != secret:
+        plain.append(_spelled(secret[::-1], any_case=True))
+    # The key alone, and as a Basic auth user or password would carry it; and as hex.
+    encoded = {f for text in (secret, f"{secret}:", f":{secret}") for f in _base64_forms(text)}
+    plain.append(
+        "|".join(
+            [
+                *(re.escape(form) for form in sorted(encoded, key=len, reverse=True)),
+                "".join(_hex(byte) for byte in secret.encode("utf-8", "surrogatepass")),
+            ]
+        )
     )
-    # The key alone, and as a Basic auth user or password would carry it; not for a secret so
-    # short that its base64 is a few letters any text may hold.
-    encoded: set[str] = set()
-    if len(secret) >= MIN_SCRUBBED_CHARS:
-        encoded = {f for text in (secret, f"{secret}:", f":{secret}") for f in _base64_forms(text)}
-    literal = [re.escape(form) for form in sorted(encoded, key=len, reverse=True)]
-    return re.compile("|".join([spelled, *literal]))
+    inside = sorted(set(_base64_inside(secret)), key=len, reverse=True)
+    return _Patterns(
+        tuple(re.compile(pattern) for pattern in plain),
+        re.compile("(?:" + "|".join(map(re.escape, inside)) + f"){_BASE64_CLASS}?={{0,2}}"),
+    )
 
 
 class Redactor:
     """Replaces each secret with `[redacted]` wherever it appears in a string, in any spelling a
     server might echo it in: as written; percent-encoded (`quote`, `quote_plus`, upper- or
-    lower-case hex); JSON- or HTML-escaped; with its whitespace collapsed to one line; as base64
-    (Basic auth). The one scrubber: `scrub_key` (URLs, start lines, the CLI's own lines) is this
-    too, so the two cannot disagree about which forms count."""
+    lower-case hex); JSON- or HTML-escaped; with its whitespace collapsed to one line; and, for a
+    secret of `MIN_SCRUBBED_CHARS` or more, in any letter case, reversed, as hex, and as base64
+    alone (Basic auth) or inside a longer base64 string (an echoed `Bearer` header) at any byte
+    alignment, standard or URL-safe, padded or not. The one scrubber: `scrub_key` (URLs, start
+    lines, the CLI's own lines) is this too, so the two cannot disagree about which forms count."""
 
     def __init__(self, secrets: Iterable[str], *, min_chars: int = MIN_SCRUBBED_CHARS) -> None:
         wanted: set[str] = set()
@@ -180,14 +254,14 @@ class Redactor:
             for form in (secret, " ".join(secret.split())):
                 if len(form) >= max(min_chars, 1) and not form.isspace():
                     wanted.add(form)
-        self._patterns = [_pattern(secret) for secret in sorted(wanted, key=len, reverse=True)]
+        self._patterns = [_patterns(secret) for secret in sorted(wanted, key=len, reverse=True)]
 
     def __call__(self, text: str) -> str:
         # Every match of every secret is found in the original text and the spans merged, so a
         # secret that overlaps another is hidden whole, not cut by the other's replacement.
         spans: list[tuple[int, int]] = []
-        for pattern in self._patterns:
-            spans += [match.span() for match in pattern.finditer(text)]
+        for patterns in self._patterns:
+            spans += patterns.spans(text)
         if not spans:
             return text
         spans.sort()
