@@ -667,14 +667,14 @@ class HelpDeskApp(SafeApp):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit_knowledge_base":
-            # Not offered without a knowledge base to edit (a customer's web session), nor in the
-            # editor itself. The editor's module is looked up, not imported: it loads on first
-            # use, never at start-up.
+            # Not offered without a knowledge base to edit (a customer's web session), nor in a
+            # customer's chat, nor in the editor itself. The editor's module is looked up, not
+            # imported: it loads on first use, never at start-up.
             editor = sys.modules.get("chatbot.tui.screens.editor")
             editing = editor is not None and any(
                 isinstance(screen, editor.EditorScreen) for screen in self.screen_stack
             )
-            return self.knowledge_base is not None and not editing
+            return self._offers_editor() and not editing
         if action == "analytics":
             return self._offers_analytics()
         return super().check_action(action, parameters)
@@ -682,6 +682,11 @@ class HelpDeskApp(SafeApp):
     def _offers_analytics(self) -> bool:
         """For agents and editors; never in a customer's chat (`helpdesk chat`, the web's `/`)."""
         return self.mode_name != "chat"
+
+    def _offers_editor(self) -> bool:
+        """With a knowledge base to edit, for agents and editors; never in a customer's chat
+        (`helpdesk chat`, as analytics: its footer offered the customer "Editor")."""
+        return self.knowledge_base is not None and self.mode_name != "chat"
 
     def action_analytics(self) -> None:
         # Imported when first opened, like the editor: most sessions never look.
@@ -697,7 +702,7 @@ class HelpDeskApp(SafeApp):
         from chatbot.tui.screens.editor import EditorScreen
 
         # Not over a dialog, and never a second editor on the stack.
-        if self.knowledge_base is None or isinstance(self.screen, ModalScreen):
+        if not self._offers_editor() or isinstance(self.screen, ModalScreen):
             return
         if self.kb_index is None or not self.services.live.ready:
             # Its panels read the engine and its index: open it once they are built.
@@ -729,7 +734,7 @@ class HelpDeskApp(SafeApp):
                     title=t.gettext(command.title), help=t.gettext(command.help)
                 )
             yield command
-        if self.knowledge_base is not None:
+        if self._offers_editor():
             yield SystemCommand(t.gettext("Knowledge base"),
                                 t.gettext("Edit passages, try questions, fill content gaps"),
                                 self.action_edit_knowledge_base)  # fmt: skip

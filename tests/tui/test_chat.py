@@ -166,7 +166,7 @@ async def test_a_question_no_bot_takes_offers_a_person_after_a_while(
         # A new conversation's question starts the wait again (asked first: one waits).
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
-        await pilot.press("y")
+        await pilot.press("ctrl+b")
         await ask(pilot, Q2, wait=False)
         await wait_until(pilot, lambda: line.display)
         assert "looking for an answer" in flat(text()) and not line.slow

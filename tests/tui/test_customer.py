@@ -81,7 +81,7 @@ async def test_a_new_conversation_starts_afresh_and_keeps_the_old_one(
         await wait_until(pilot, lambda: footer_offers(app, "new_conversation"))
         await pilot.press("ctrl+b")  # It waits for a person: asked first.
         await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
-        await pilot.press("y")
+        await pilot.press("ctrl+b")  # Ctrl+B again: yes, a new chat.
         await wait_until(pilot, lambda: customer_bubbles(panel) == 0)
         assert "You are talking to the bot." in chat_text(app)
         assert ESCALATED_NOTICE not in chat_text(app)

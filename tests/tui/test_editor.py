@@ -506,7 +506,7 @@ async def test_tabs_are_built_when_first_shown_and_a_click_shows_the_gaps(
 
 
 async def test_the_editor_opens_from_the_palette_too(make_app: MakeApp) -> None:
-    app = make_app("chat")
+    app = make_app("agent")  # Not `helpdesk chat`'s: a customer's app offers no editor.
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
         await pilot.pause()

@@ -65,7 +65,7 @@ async def test_edit_synonyms_and_the_next_question_uses_them(
         # about first), with the synonyms in use.
         await app.screen.query_one(ChatPanel).action_new_conversation()
         await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
-        await pilot.press("y")
+        await pilot.press("ctrl+b")
         await ask(pilot, HEADGEAR)
         retrieved = [c.id for c in other.decisions(2)[-1].decision.candidates]
         assert retrieved[:1] == ["helmet"]

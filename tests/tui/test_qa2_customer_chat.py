@@ -296,14 +296,14 @@ async def test_a_new_chat_while_waiting_for_a_person_asks_first(
         await pilot.press("escape")  # Stay.
         await wait_until(pilot, lambda: not isinstance(app.screen, NewChatDialog))
         assert panel.conversation_id == cid
-        # Claimed: the dialog names who helps; y starts the new chat.
+        # Claimed: the dialog names who helps; Ctrl+B again starts the new chat.
         other.claim(cid, agent="ben")
         await wait_until(pilot, lambda: panel.conversation is not None
                          and panel.conversation.state is State.CLAIMED)  # fmt: skip
         await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: "ben (support agent) is helping you." in dialog_text(app))
         assert isinstance(app.screen, NewChatDialog)
-        await pilot.press("y")
+        await pilot.press("ctrl+b")
         await wait_until(pilot, lambda: panel.conversation_id is None)
         assert other.conversation(cid).state is State.CLAIMED  # Left as it was.
         assert focus_of(app) is panel.question
@@ -331,7 +331,7 @@ async def test_the_new_chat_dialog_fits_a_narrow_window(
 
         await wait_until(pilot, inside)
         shown = flat(screen_text(app))
-        assert "Start a new chat (y)" in shown and "Stay here (Esc)" in shown
+        assert "Start a new chat (Ctrl+B)" in shown and "Stay here (Esc)" in shown
         await pilot.click("#new-chat")
         await wait_until(pilot, lambda: panel.conversation_id is None)
 
