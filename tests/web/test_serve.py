@@ -384,7 +384,7 @@ def conversation_times(served: Served, cookie: str, conversation: int, question:
     ws_url = served.url.replace("http://", "ws://") + "/ws/agent?width=100&height=30"
     headers = {"Origin": served.url, "Cookie": cookie}
     mark = question.encode()
-    hit = f"· {question}".encode()  # The search's line for it; the queue's row has no "·".
+    hit = b"found. Enter opens"  # The search has listed its hits (Enter opens the first).
 
     async def read() -> bytes:
         drawn, everything, step = b"", b"", 0
