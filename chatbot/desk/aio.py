@@ -91,6 +91,8 @@ class AsyncDesk:
         self._reach_subscribers: list[Callable[[bool], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: threading.Thread | None = None
+        self._feed: ChangeFeed | None = None
+        """The change feed opened ahead of `watch` (`open_feed`), until the watcher takes it."""
         self._stop = threading.Event()
         self._closed = False
         self.version = 0
@@ -182,12 +184,21 @@ class AsyncDesk:
         for callback in list(self._reach_subscribers):
             callback(reachable)
 
+    def open_feed(self) -> None:
+        """Open the change feed now, for `watch` to use: a database that refuses its connection
+        (one with none to spare) fails here, as the desk's own would, before the app is up, where
+        `watch` failed inside a running app. For setup, as `call_blocking`."""
+        if self._feed is None and self._watcher is None:
+            self._feed = self._executor.submit(self._service.open_feed).result()
+
     async def watch(self) -> None:
         """Start the watcher thread: from now on other processes' commits notify too."""
         if self._watcher is not None:
             return
         self._loop = asyncio.get_running_loop()
-        feed = await self._run(self._service.open_feed)
+        feed, self._feed = self._feed, None
+        if feed is None:
+            feed = await self._run(self._service.open_feed)
         self._watcher = threading.Thread(
             target=self._watch, args=(feed,), name="desk-feed", daemon=True
         )
@@ -239,12 +250,19 @@ class AsyncDesk:
 
     # -- closing ----------------------------------------------------------------------------------
 
+    def _close_unwatched_feed(self) -> None:
+        """Close a feed `open_feed` opened that no watcher took (the app ended first)."""
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.close()
+
     async def aclose(self) -> None:
         """Stop watching and close the store, on their threads."""
         if self._closed:
             return
         self._closed = True
         self._stop.set()  # The watcher closes its own connection as it ends.
+        self._close_unwatched_feed()
         # Not `_run`: closing is never skipped for a call that failed before it.
         await asyncio.get_running_loop().run_in_executor(self._executor, self._service.close)
         self._executor.shutdown(wait=False)
@@ -255,6 +273,7 @@ class AsyncDesk:
             return
         self._closed = True
         self._stop.set()
+        self._close_unwatched_feed()
         self._executor.submit(self._service.close).result()
         self._executor.shutdown(wait=True)
 

@@ -52,6 +52,7 @@ from chatbot.knowledge_base.storage import (
 )
 from chatbot.knowledge_base.synonyms import SynonymGroup, synonyms_toml
 from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, Deadline, server_settings, watchdog
+from chatbot.pgslots import NoConnectionToSpare, full_reason, no_connection_to_spare
 
 SCHEMA_VERSION = 1
 CHANNEL = "helpdesk_kb"
@@ -92,6 +93,10 @@ _SCHEMA = [
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+class KnowledgeBaseFull(KnowledgeBaseError, NoConnectionToSpare):
+    """The server refused the knowledge base a connection: every one it allows is in use."""
 
 
 class PostgresPassageStore:
@@ -149,6 +154,10 @@ class PostgresPassageStore:
         try:
             return psycopg.connect(self._url, connect_timeout=self._connect_timeout, **options)
         except psycopg.Error as error:
+            reason = " ".join(str(error).split())
+            if no_connection_to_spare(reason):  # Said as such: not an outage, nor a bad setting.
+                said = redact(f"{self._location}: knowledge base: {full_reason(reason)}", self._url)
+                raise KnowledgeBaseFull(said) from None
             raise self._fail("cannot connect to the knowledge base", error) from None
 
     def _connection(self) -> psycopg.Connection[Any]:
@@ -611,7 +620,10 @@ class PostgresWatch:
         if self._conn is None or self._conn.closed or self._conn.broken:
             await self.aclose()
             conn = await psycopg.AsyncConnection.connect(
-                self._url, autocommit=True, connect_timeout=self._connect_timeout
+                self._url,
+                autocommit=True,
+                connect_timeout=self._connect_timeout,
+                application_name="helpdesk",
             )
             await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
             self._conn = conn

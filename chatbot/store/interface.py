@@ -36,6 +36,7 @@ from chatbot.desk.models import (
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
+from chatbot.pgslots import NoConnectionToSpare
 from chatbot.text import printable
 
 
@@ -43,12 +44,18 @@ class StoreError(HelpdeskError):
     """The database cannot be opened or used."""
 
 
+class DatabaseFull(StoreError, NoConnectionToSpare):
+    """The server refused a connection: every one it allows is in use. An outage like any other
+    for whoever was using the store (`unreachable`), said with its cause."""
+
+
 def unreachable(error: HelpdeskError) -> bool:
     """The database itself failed (cannot be reached, busy, refused to write), as opposed to the
     desk refusing a move in the store's words (a conversation not found, someone else got there
     first, the customer wrote meanwhile, a lease lost): those subclass `StoreError`, and each
-    says its own. The consoles and the bot workers tell the two apart by this."""
-    return type(error) is StoreError
+    says its own (`DatabaseFull` is an outage, with its cause). The consoles and the bot workers
+    tell the two apart by this."""
+    return type(error) in (StoreError, DatabaseFull)
 
 
 class OlderSchema(StoreError):

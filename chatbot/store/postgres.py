@@ -59,9 +59,11 @@ from chatbot.desk.models import (
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, server_settings, watchdog
+from chatbot.pgslots import full_reason, no_connection_to_spare
 from chatbot.store import codec
 from chatbot.store.interface import (
     ConversationNotFound,
+    DatabaseFull,
     EmptySweep,
     LeaseLost,
     NotTheLatestAnswer,
@@ -156,6 +158,10 @@ class Link:
                 application_name="helpdesk",
             )
         except psycopg.Error as error:
+            reason = " ".join(str(error).split())
+            if no_connection_to_spare(reason):  # Said as such: not an outage, nor a bad setting.
+                said = redact(f"{self.where}: {full_reason(reason)}", self.url)
+                raise DatabaseFull(said) from None
             raise self.fail(error, "database unavailable") from None
         except ValueError as error:  # A URL libpq cannot parse: not the server's fault.
             raise self.fail(error, "bad database URL") from None

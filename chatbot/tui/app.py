@@ -1092,6 +1092,9 @@ def prepare_app(
     desk = AsyncDesk.open(lambda: open_service(settings, clock=clock))
     passages = None
     try:
+        # The change feed's connection too, with the desk's: a database with none to spare is
+        # one line here (and a browser's session refused before it starts), not a crash later.
+        desk.open_feed()
         if isinstance(settings.knowledge_base.path, str):
             passages = open_knowledge_base(settings, lock_timeout=2.0)
         live = LiveEngine(None, passages)

@@ -21,6 +21,7 @@ from chatbot.cli.options import Parser, print_error
 from chatbot.config import load_settings
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, parse_locale
+from chatbot.pgslots import NoConnectionToSpare
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
 STDIN, STDERR = 0, 2
 READY = b"helpdesk-session: ready\n"
 """Said on stderr: this process has started (see `chatbot.web.server.READY`)."""
+DATABASE_FULL = b"helpdesk-session: database full\n"
+"""Said on stderr before the one-line error: the database server refused a connection for want
+of a free one (see `chatbot.web.server.DATABASE_FULL`)."""
 PACKET_HEADER = 5
 """textual-serve's packets, both ways: a type byte (b"M" for meta), then the payload's length
 in four bytes, big-endian."""
@@ -174,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sign_out_url=SIGN_OUT_URL,
             )
     except HelpdeskError as error:
+        if isinstance(error, NoConnectionToSpare):
+            os.write(STDERR, DATABASE_FULL)
         print_error(str(error))
         return 2
     app.run()

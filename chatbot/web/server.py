@@ -95,6 +95,10 @@ account's sessions were ended (a new password or role, or removal): the page say
 EXPIRED = b"session expired"
 """Why it closes one whose sign-in ran out (`web.session_hours`): nobody signed them out, and
 the page says the session expired (assets/closed.js)."""
+DATABASE_FULL = b"helpdesk-session: database full\n"
+"""What an app process writes on its stderr, before its one-line error, when the database server
+refused it a connection for want of a free one (`chatbot.pgslots`): its page is then sent to the
+words a full server's page has, which try again by itself, not told the help desk failed."""
 READY = b"helpdesk-session: ready\n"
 """What a new customer's app process writes first on its stderr once it can start (its
 settings loaded, its desk open and its knowledge base checked; its stdout is textual-serve's,
@@ -220,6 +224,7 @@ class SessionProcess(AppService):
         close: CloseWebsocket,
         server: Server,
         name: str = "a browser session",
+        send_away: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(
             " ".join(args),
@@ -234,6 +239,10 @@ class SessionProcess(AppService):
         """Secrets this session alone needs (the Valen key, for an editor's "Try it")."""
         self.zygote = zygote
         self._close_websocket = close
+        self._send_away = send_away
+        """Sends the page to the words a full server's page has, and closes its websocket."""
+        self.database_full = False
+        """The app said the database had no connection to spare for it (`DATABASE_FULL`)."""
         self.name = name
         """The session, for the log ("session 3")."""
         self.drawn = False
@@ -277,7 +286,9 @@ class SessionProcess(AppService):
             # closed then; one that failed to start (a broken install, a bad setting read at
             # start) or crashed says nothing, and the page stayed on "connecting…" for good.
             failed = self.failed_to_start
-            if failed:
+            if failed and self.database_full and self._send_away is not None:
+                await self._send_away()
+            elif failed:
                 await self._close_websocket(
                     code=WSCloseCode.INTERNAL_ERROR, message=FAILED_TO_START
                 )
@@ -303,6 +314,9 @@ class SessionProcess(AppService):
             if not self.ready.is_set() and READY in kept:
                 kept = kept.replace(READY, b"", 1)  # Not something the app had to say.
                 self.ready.set()
+            if not self.database_full and DATABASE_FULL in kept:
+                kept = kept.replace(DATABASE_FULL, b"", 1)
+                self.database_full = True
         return kept
 
     async def _report_stderr(self, *, failed: bool) -> None:
@@ -1036,6 +1050,18 @@ class HelpdeskServer(Server):
             await self._answered(websocket, request)
             return await websocket.close(code=code, message=message)
 
+        async def send_away() -> None:
+            # Its process found the database with no connection to spare: the page says the help
+            # desk is serving as many people as it can, and tries again by itself, where it said
+            # that it cannot open (and a customer's "Try again" only met the same refusal).
+            self.refused["database_full"] += 1
+            page = "/" if area is None else f"/{area.value}"
+            url = f"/unavailable?{urlencode({'why': 'busy', 'page': page})}"
+            await self._answered(websocket, request)
+            with contextlib.suppress(ConnectionError):
+                await websocket.send_json(["open_url", {"url": url, "new_tab": False}])
+            await websocket.close()
+
         try:
             if replaced is not None:
                 await self._take_over(replaced)
@@ -1065,6 +1091,7 @@ class HelpdeskServer(Server):
                 close=close,
                 server=self,
                 name=f"session {key}",
+                send_away=send_away,
             )
             width = _clamp(request.query.get("width"), 80, MAX_COLUMNS)
             height = _clamp(request.query.get("height"), 24, MAX_ROWS)
