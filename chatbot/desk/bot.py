@@ -42,6 +42,9 @@ to the last (and to no more than a third of the lease, as the heartbeat's)."""
 STORE_REFUSALS = 3
 """Tries, each right after the database answered, after which a failing write is no outage: the
 decision is let go as any other failure is (the lease runs out and it counts as an attempt)."""
+UNSTORED_REMEMBERED = 1000
+"""Questions a worker remembers judging without its decision stored (for the line that says so
+if one comes back to it taken too many times): the oldest are forgotten past this many."""
 
 
 KEY_ERRORS = frozenset({"auth", "malformed-key"})
@@ -175,6 +178,9 @@ class BotWorker:
         """A second `stop()`: give back what is in flight now, without the grace."""
         self._unstored: set[int] = set()
         """Questions in flight whose decision is made, waiting for the database to store it."""
+        self._judged_unstored: dict[int, int] = {}
+        """Questions this worker judged whose decision the database would not take, and how many
+        times: one that comes back to it taken too many times was judged, and its line says so."""
         self._cannot_take = False
         """Taking questions failed (the database is down): said once, and once when it works
         again, not at every poll."""
@@ -249,9 +255,9 @@ class BotWorker:
         for question, result in leased.failed:
             self.stats.count(result)
             self.log.warning(
-                "question %d (conversation %d): %s (%s): taken %s, never judged",
+                "question %d (conversation %d): %s (%s): %s",
                 question.id, question.conversation_id, result.outcome, Reason.BOT_FAILED.value,
-                counted(question.attempts - 1, "time"),
+                self._never_stored(question),
             )  # fmt: skip
         fresh = 0
         for question in leased.questions:
@@ -264,6 +270,22 @@ class BotWorker:
             task = asyncio.create_task(self._judge(question), name=f"judge {question.id}")
             self._in_flight[question.id] = task
         return fresh
+
+    def _never_stored(self, question: PendingQuestion) -> str:
+        """What became of the takes of a question taken too many times: no decision was stored,
+        whether or not one was made. A worker knows only of its own judgments; another take may
+        have died judging, or judged and failed to store the decision (a table locked, say).
+        "Never judged" was said even of a question judged each time."""
+        taken = question.attempts - 1
+        judged = min(self._judged_unstored.pop(question.id, 0), taken)
+        if not judged:
+            return f"taken {counted(taken, 'time')}, no decision stored"
+        if judged == taken:
+            return f"taken {counted(taken, 'time')}, judged each time, no decision stored"
+        return (
+            f"taken {counted(taken, 'time')}, judged {counted(judged, 'time')} by this worker,"
+            " no decision stored"
+        )
 
     async def _next_wake(self) -> float:
         """The safety-net poll, or sooner when someone's lease runs out (a dead worker's)."""
@@ -281,6 +303,7 @@ class BotWorker:
             pass
 
     async def _judge(self, question: PendingQuestion) -> None:
+        judged = False
         try:
             try:
                 engine = self._locale_engines.get(question.locale or "en", self._engine)()
@@ -299,10 +322,12 @@ class BotWorker:
             else:
                 self._check_key(decision)
                 self._check_wait(engine)
+                judged = True
                 result = await self._store(
                     question, lambda: self.desk.record_decision(self.name, question, decision)
                 )
                 line = settled(result.outcome, decision)
+            self._judged_unstored.pop(question.id, None)
             self.stats.count(result)
             self.log.info(
                 "question %d (conversation %d): %s", question.id, question.conversation_id, line
@@ -310,10 +335,19 @@ class BotWorker:
         except HelpdeskError as error:
             # Not recorded (the database refused): the lease runs out and someone tries again.
             self.log.warning("question %d: %s", question.id, error)
+            if judged:
+                self._judged(question.id)
         finally:
             self._in_flight.pop(question.id, None)
             self._unstored.discard(question.id)
             self._wake.set()
+
+    def _judged(self, question_id: int) -> None:
+        """Remember that this worker judged the question and its decision was not stored."""
+        times = self._judged_unstored.pop(question_id, 0) + 1
+        while len(self._judged_unstored) >= UNSTORED_REMEMBERED:
+            del self._judged_unstored[next(iter(self._judged_unstored))]
+        self._judged_unstored[question_id] = times
 
     def _check_key(self, decision: Decision) -> None:
         """Warn, once, when Valen refused the API key: with a wrong key every question goes to

@@ -63,7 +63,7 @@ from chatbot.store.interface import (
     swept,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
-from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, no_gap
+from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, no_gap, question_key
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -394,6 +394,8 @@ class SQLiteStore:
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
             connection.create_function("casefold", 1, _casefold, deterministic=True)
+            # The figures' and the content gaps' comparison of questions (`SQLiteDialect`).
+            connection.create_function("question_key", 1, question_key, deterministic=True)
             if migrate:
                 store._migrate()
             else:

@@ -154,7 +154,7 @@ async def test_a_question_that_kept_killing_workers_goes_to_a_person_and_is_repo
     assert worker.stats.outcomes == {"escalated": 1}
     assert (
         f"question {asked.message.id} (conversation {asked.conversation.id}): escalated "
-        "(bot-failed): taken 3 times, never judged"
+        "(bot-failed): taken 3 times, no decision stored"
     ) in caplog.text
     conversation = await desk.conversation(asked.conversation.id)
     assert (conversation.state, conversation.reason) == (State.WAITING, Reason.BOT_FAILED)
