@@ -173,8 +173,10 @@ def test_ctrl_c_says_how_far_the_run_got(valen_server: ValenTestServer, tmp_path
         return probability_reply(received, 0.9)
 
     valen_server.responder = respond
+    # One question at a time: the third at the server then means the second is done (with
+    # several at once, tests/test_qa3_eval_concurrency.py).
     process = subprocess.Popen(
-        [sys.executable, "-m", "chatbot", *live(valen_server, tmp_path)],
+        [sys.executable, "-m", "chatbot", *live(valen_server, tmp_path), "--concurrency", "1"],
         cwd=ROOT, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip

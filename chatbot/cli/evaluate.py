@@ -76,6 +76,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "correct (default 1: all)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        default=argparse.SUPPRESS,
+        help="questions judged at once, sharing one Valen client and its in-flight limit "
+        "(default 8; setting bot.concurrency); the report is the same as with 1",
+    )
     add_engine_options(parser, knowledge_base=False)
     parser.set_defaults(func=run)  # fmt: skip
 
@@ -92,16 +100,25 @@ class Progress:
     """Where a run is, among the data file's questions: shown on a terminal as one line that
     changes in place ("question 7 of 32"), and said when the run is interrupted or stopped. A
     live run against a failing Valen took minutes (eight with `Retry-After: 5`) on a blank
-    screen."""
+    screen.
+
+    With several questions judged at once, the run is at the first question not yet settled,
+    every one before it settled: the line moves on as questions settle, in the file's order, and
+    what Valen failed so far counts the judgments of those before it."""
 
     def __init__(self, questions: Sequence[str], stream: TextIO | None = None) -> None:
         self.questions = list(questions)
-        self.position = 0
-        """The 1-based number of the question being judged, or judged last; 0 before any."""
-        self.in_flight = False
+        self.settled_in_order = 0
+        """How many questions have settled, counting from the first, with none missing."""
+        self.in_flight: set[int] = set()
+        """The numbers of the questions being judged now."""
         self.asked = 0
         self.failed: Counter[str] = Counter()
         """Judgments Valen failed so far, by kind (replay misses and refusals are no failure)."""
+        self._settled: set[int] = set()
+        self._outcomes: dict[int, list[object]] = {}
+        """Each unsettled or not yet counted question's judgments, counted when the run moves
+        past it."""
         self._stream = stream
         self._shown = 0
         """Cells of the line on screen now, to cover when it changes or goes."""
@@ -110,37 +127,51 @@ class Progress:
     def total(self) -> int:
         return len(self.questions)
 
-    def where(self) -> str:
-        """`question 7 of 32`, or `question 7` when the file's questions could not be counted."""
-        return f"question {self.position}" + (f" of {self.total}" if self.total else "")
+    @property
+    def position(self) -> int:
+        """The 1-based number of the question the run is at (the last one once all settled);
+        0 before any started."""
+        past = self.settled_in_order
+        if not past and not self.in_flight:
+            return 0
+        return past if self.total and past >= self.total else past + 1
 
-    def start(self, question: str) -> None:
-        """The next question is about to be judged: found by its text after the last one (a
-        question that retrieves no passage is never judged, so never seen here)."""
-        later = range(self.position, len(self.questions))
-        found = next((i for i in later if self.questions[i] == question), None)
-        if found is not None:
-            self.position = found + 1
-        elif not self.questions:
-            self.position += 1  # Not counted: numbered as they come.
-        self.in_flight = True
-        self.show()
+    def where(self, number: int | None = None) -> str:
+        """`question 7 of 32` (question `number`, else the one the run is at), or `question 7`
+        when the file's questions could not be counted."""
+        at = self.position if number is None else number
+        return f"question {at}" + (f" of {self.total}" if self.total else "")
 
-    def again(self) -> None:
-        """The question just judged is judged again (another `--predicate` wording)."""
-        self.in_flight = True
-        self.show()
+    def start(self, number: int) -> None:
+        """Question `number` (1-based, in the file's order) is about to be judged."""
+        first = self.position == 0
+        self.in_flight.add(number)
+        if first:
+            self.show()
 
-    def judged(self, outcomes: Sequence[object]) -> None:
+    def judged(self, number: int, outcomes: Sequence[object]) -> None:
+        """Question `number`'s judgments with one wording; counted once the run is past it."""
+        self._outcomes.setdefault(number, []).extend(outcomes)
+
+    def settled(self, number: int) -> None:
+        """Question `number` is judged, with every wording: the run moves past every question
+        settled before the first unsettled one, each shown in turn."""
         from chatbot.valen.errors import ValenError
 
-        self.in_flight = False
-        self.asked += len(outcomes)
-        self.failed.update(
-            o.kind
-            for o in outcomes
-            if isinstance(o, ValenError) and o.kind not in (REPLAY_MISS, REFUSED)
-        )
+        self.in_flight.discard(number)
+        self._settled.add(number)
+        while self.settled_in_order + 1 in self._settled:
+            self.settled_in_order += 1
+            self._settled.discard(self.settled_in_order)
+            outcomes = self._outcomes.pop(self.settled_in_order, [])
+            self.asked += len(outcomes)
+            self.failed.update(
+                o.kind
+                for o in outcomes
+                if isinstance(o, ValenError) and o.kind not in (REPLAY_MISS, REFUSED)
+            )
+            if not self.total or self.settled_in_order < self.total:
+                self.show()
 
     def line(self) -> str:
         text = self.where()
@@ -224,33 +255,43 @@ class KeyRejected(Exception):
         )
 
 
-def _watched(judge: PassageJudge, progress: Progress, *, predicate: str) -> PassageJudge:
-    """`judge`, telling `progress` of each question it judges, and raising `KeyRejected` at the
-    first question whose judgments were all refused for the key. `predicate` is the wording the
-    engine decides with: it starts each question; any other wording judges the same again."""
-    from chatbot.valen.errors import AuthenticationError
-    from chatbot.valen.judge import PassageJudge
-    from chatbot.valen.protocol import PREDICATE
+class _Watch:
+    """Tells `progress` of each question as it starts, is judged and settles, and raises
+    `KeyRejected` at a question whose judgments (with any wording) were all refused for the
+    key."""
 
-    class Watched(PassageJudge):
-        async def judge(
-            self, question: str, passages: Sequence[str], *, instructions: str = PREDICATE
-        ) -> list[Outcome]:
-            if instructions == predicate:
-                progress.start(question)
-            else:
-                progress.again()
-            outcomes = await super().judge(question, passages, instructions=instructions)
-            progress.judged(outcomes)
-            # Every judgment of the question refused for the key, as a rejected key refuses
-            # them: one refusal among answers (a gateway's hiccup) lets the run go on.
-            refused = [o for o in outcomes if isinstance(o, AuthenticationError)]
-            if refused and len(refused) == len(outcomes):
-                key_sent = self.client is not None and self.client.has_key
-                raise KeyRejected(refused[0], where=progress.where(), key_sent=key_sent)
-            return outcomes
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
 
-    return Watched(replay=judge.replay, cache=judge.cache, client=judge.client)
+    def start(self, number: int, judge: PassageJudge) -> PassageJudge:
+        from chatbot.valen.errors import AuthenticationError
+        from chatbot.valen.judge import PassageJudge
+        from chatbot.valen.protocol import PREDICATE
+
+        progress = self.progress
+        progress.start(number)
+
+        class Watched(PassageJudge):
+            async def judge(
+                self, question: str, passages: Sequence[str], *, instructions: str = PREDICATE
+            ) -> list[Outcome]:
+                outcomes = await super().judge(question, passages, instructions=instructions)
+                progress.judged(number, outcomes)
+                # Every judgment of the question refused for the key, as a rejected key refuses
+                # them: one refusal among answers (a gateway's hiccup) lets the run go on.
+                refused = [o for o in outcomes if isinstance(o, AuthenticationError)]
+                if refused and len(refused) == len(outcomes):
+                    key_sent = self.client is not None and self.client.has_key
+                    where = progress.where(number)
+                    raise KeyRejected(refused[0], where=where, key_sent=key_sent)
+                return outcomes
+
+        # The same cache and client: every question's requests share the client's in-flight
+        # limit and backoff.
+        return Watched(replay=judge.replay, cache=judge.cache, client=judge.client)
+
+    def settled(self, number: int) -> None:
+        self.progress.settled(number)
 
 
 def _questions(path: Path) -> list[str]:
@@ -274,18 +315,19 @@ async def _evaluate(
     # Here, not at the top: the engine and httpx cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_judge
     from chatbot.engine.evaluate import evaluate
-    from chatbot.valen.protocol import PREDICATE
 
     settings = settings_from(args)
     progress.questions = _questions(args.data)
-    predicate = args.predicate[0] if args.predicate else PREDICATE
     async with make_http_client(settings) as http:
         kwargs: dict[str, Any] = {}
         if args.predicate:
             kwargs["predicates"] = args.predicate
         report = await evaluate(
             args.data,
-            judge=_watched(make_judge(settings, http), progress, predicate=predicate),
+            # One judge, so one Valen client: its in-flight limit caps every question's requests.
+            judge=make_judge(settings, http),
+            watch=_Watch(progress),
+            concurrency=settings.bot.concurrency,
             retriever=args.retriever,
             k=settings.engine.k,
             threshold=settings.engine.threshold,
@@ -538,9 +580,10 @@ def run(args: argparse.Namespace) -> int:
         if progress.position == 0:
             said = "before any question was judged"
         elif progress.in_flight:
+            # The first question not settled: the report needs every one before it, in order.
             said = f"at {progress.where()}, the ones before it done"
         else:
-            said = f"after {progress.where()}"
+            said = f"after {progress.where(progress.settled_in_order)}"
         print(f"helpdesk eval: interrupted {said}; no report printed", file=sys.stderr)
         raise
     finally:

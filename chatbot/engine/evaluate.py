@@ -4,15 +4,21 @@ Besides the cookbook's per-question report, retrieval alone is measured for each
 words to what the bot uses (stemming, then tags, then synonyms): recall@k (is a correct passage
 among the k retrieved?) and MRR (the mean of 1 / rank of the first correct passage, 0 when none
 is retrieved). A threshold sweep shows what each answer threshold from 0.5 to 0.95 would do.
+
+Several questions may be judged at once (`concurrency`), through the one judge and its one Valen
+client, whose in-flight limit caps the requests of all of them; the report is the one judging
+them one at a time gives, in the file's order.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -32,6 +38,21 @@ from chatbot.retrieval.retrievers import RetrieverName, SynonymGroups, make_retr
 from chatbot.valen.errors import ValenError
 from chatbot.valen.judge import PassageJudge
 from chatbot.valen.protocol import PREDICATE
+
+T = TypeVar("T")
+
+
+class Watch(Protocol):
+    """Told of each question as it is judged, by its 1-based number in the data file: with
+    several at once, a judge cannot tell from its calls which question they are for."""
+
+    def start(self, number: int, judge: PassageJudge) -> PassageJudge:
+        """Question `number` starts: the judge it is judged with (`judge`, or one around it)."""
+        ...
+
+    def settled(self, number: int) -> None:
+        """Question `number` has been judged, with every predicate wording."""
+        ...
 
 
 class LabelledQuery(BaseModel):
@@ -197,6 +218,74 @@ def threshold_sweep(
     return {"target_precision": target_precision, "rows": rows, "lowest": lowest}
 
 
+@dataclass
+class _Judged:
+    """One question's part of the report, before it is added up in the file's order."""
+
+    query: LabelledQuery
+    decision: Decision
+    order: list[str]
+    """The retrieved passages' ids, in the retriever's order."""
+    unjudged: list[str] = field(default_factory=list)
+    """The kind of each judgment not made, in the order they were asked."""
+    asked: int = 0
+    wording: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    """Per predicate wording: the probabilities of relevant passages and of the others."""
+
+
+async def in_order(
+    count: int,
+    run: Callable[[int], Coroutine[Any, Any, T]],
+    *,
+    concurrency: int = 1,
+    settled: Callable[[int], None] | None = None,
+) -> list[T]:
+    """`run(1)` ... `run(count)`, up to `concurrency` at once, their results in that order.
+
+    The first runs alone: what would fail every one (a rejected key) then costs one's requests.
+    When one raises, none is started after it and those after it are cancelled, while those
+    before it finish; the first of the failed ones in that order is raised, as running them one
+    at a time would have raised it. `settled(n)` is called as each one finishes.
+    """
+    results: dict[int, T] = {}
+    failures: dict[int, BaseException] = {}
+    running: dict[asyncio.Task[T], int] = {}
+    following = 1
+    try:
+        while True:
+            width = concurrency if results else 1
+            while following <= count and not failures and len(running) < width:
+                running[asyncio.create_task(run(following))] = following
+                following += 1
+            if not running:
+                break
+            done, _ = await asyncio.wait(set(running), return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(done, key=running.__getitem__):
+                number = running.pop(task)
+                if task.cancelled():
+                    continue  # Cancelled here, after a failure before it.
+                if (error := task.exception()) is not None:
+                    failures[number] = error
+                    continue
+                results[number] = task.result()
+                if settled is not None:
+                    settled(number)
+            if failures:
+                first = min(failures)
+                for task, number in running.items():
+                    if number > first:
+                        task.cancel()
+    finally:
+        # Interrupted (Ctrl+C cancels the run) or failed: nothing is left running behind it.
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+    if failures:
+        raise failures[min(failures)]
+    return [results[number] for number in range(1, count + 1)]
+
+
 async def evaluate(
     data_path: Path,
     *,
@@ -208,9 +297,11 @@ async def evaluate(
     knowledge_base: Path | None = None,
     sweep: bool = False,
     target_precision: float = 1.0,
+    concurrency: int = 1,
+    watch: Watch | None = None,
 ) -> dict[str, Any]:
     """Run every labelled query through the loop on the file's own passages (or those of
-    `knowledge_base`).
+    `knowledge_base`), up to `concurrency` questions at once (see `in_order`), sharing `judge`.
 
     The first predicate drives the decision; with several, every wording is also asked about every
     retrieved passage, and the report compares how well each separates relevant passages from the
@@ -219,13 +310,47 @@ async def evaluate(
     data = load_data(data_path, knowledge_base=knowledge_base)
     queries = data.queries
     predicates = list(predicates) or [PREDICATE]
-    engine = Engine(
-        retriever=make_retriever(retriever, data.passages, synonyms=data.synonyms),
-        judge=judge,
-        threshold=threshold,
-        k=k,
-        predicate=predicates[0],
-    )
+    retrieval = make_retriever(retriever, data.passages, synonyms=data.synonyms)
+
+    async def judged(number: int) -> _Judged:
+        query = queries[number - 1]
+        own = judge if watch is None else watch.start(number, judge)
+        engine = Engine(
+            retriever=retrieval, judge=own, threshold=threshold, k=k, predicate=predicates[0]
+        )
+        decision = await engine.answer(query.text)
+        # The decision ranks by probability; the keyword order is the retriever's own.
+        retrieved = engine.retrieve(query.text)
+        result = _Judged(query, decision, [r.passage.id for r in retrieved])
+        result.asked += len(decision.candidates)
+        result.unjudged += [
+            c.error_kind or ValenError.kind for c in decision.candidates if c.probability is None
+        ]
+        if len(predicates) > 1:
+            # The first wording was just judged by the engine; only the others cost requests.
+            by_id = {c.id: c.probability for c in decision.candidates}
+            probabilities: dict[str, list[float | None]] = {
+                predicates[0]: [by_id.get(r.passage.id) for r in retrieved]
+            }
+            for instructions in predicates[1:]:
+                outcomes = await own.judge(
+                    query.text, [r.passage.text for r in retrieved], instructions=instructions
+                )
+                result.asked += len(outcomes)
+                result.unjudged += [o.kind for o in outcomes if isinstance(o, ValenError)]
+                probabilities[instructions] = [
+                    o if isinstance(o, float) else None for o in outcomes
+                ]
+            for instructions, values in probabilities.items():
+                relevant, other = result.wording.setdefault(instructions, ([], []))
+                for r, value in zip(retrieved, values, strict=True):
+                    if value is not None:
+                        (relevant if r.passage.id in query.relevant else other).append(value)
+        return result
+
+    settled = None if watch is None else watch.settled
+    every = await in_order(len(queries), judged, concurrency=concurrency, settled=settled)
+    # Added up in the file's order, as judging one question at a time would: the same report.
     results = []
     decisions: list[tuple[Decision, LabelledQuery]] = []
     recall_hits = 0
@@ -234,38 +359,15 @@ async def evaluate(
     # failed, and the report read as a data set no threshold suits.
     asked = 0
     not_judged: Counter[str] = Counter()
-    for query in queries:
-        decision = await engine.answer(query.text)
-        decisions.append((decision, query))
-        asked += len(decision.candidates)
-        not_judged.update(
-            c.error_kind or ValenError.kind for c in decision.candidates if c.probability is None
-        )
-        # The decision ranks by probability; the keyword order is the retriever's own.
-        retrieved = engine.retrieve(query.text)
-        order = [r.passage.id for r in retrieved]
-        recall_hits += any(pid in query.relevant for pid in order)
-        results.append(_query_report(query, decision, order))
-        if len(predicates) > 1:
-            # The first wording was just judged by the engine; only the others cost requests.
-            judged = {c.id: c.probability for c in decision.candidates}
-            probabilities: dict[str, list[float | None]] = {
-                predicates[0]: [judged.get(r.passage.id) for r in retrieved]
-            }
-            for instructions in predicates[1:]:
-                outcomes = await judge.judge(
-                    query.text, [r.passage.text for r in retrieved], instructions=instructions
-                )
-                asked += len(outcomes)
-                not_judged.update(o.kind for o in outcomes if isinstance(o, ValenError))
-                probabilities[instructions] = [
-                    o if isinstance(o, float) else None for o in outcomes
-                ]
-            for instructions, values in probabilities.items():
-                relevant, other = wording[instructions]
-                for r, value in zip(retrieved, values, strict=True):
-                    if value is not None:
-                        (relevant if r.passage.id in query.relevant else other).append(value)
+    for one in every:
+        decisions.append((one.decision, one.query))
+        asked += one.asked
+        not_judged.update(one.unjudged)
+        recall_hits += any(pid in one.query.relevant for pid in one.order)
+        results.append(_query_report(one.query, one.decision, one.order))
+        for instructions, (relevant, other) in one.wording.items():
+            wording[instructions][0].extend(relevant)
+            wording[instructions][1].extend(other)
     report: dict[str, Any] = {
         "keyword_top1": sum(r["keyword_top_correct"] for r in results),
         "reranked_top1": sum(r["reranked_top_correct"] for r in results),
