@@ -3,6 +3,7 @@ claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -45,6 +46,16 @@ Ctrl+L's "Ana claimed it first." says (it said "Nobody is waiting.", which the a
 seen was not so)."""
 TAKEN_FIRST_READS = 3
 """The queue's longest waits read again to find who took one, after F6 found none left."""
+NEXT_WAITING = N_("Taking the next conversation: waiting for the desk's database…")
+"""Said above the queue (or the conversation) while F6's claim waits on the desk longer than
+`NEXT_WAITING_SAID_S`: in a lock, F6 said nothing, then nothing again when it failed."""
+NEXT_WAITING_SAID_S = 1.5
+"""How long F6's claim waits on the desk before the console says so (as a conversation's moves)."""
+NEXT_NOT_DONE = N_(
+    "No conversation was taken: the desk's database did not answer. Press F6 again in a moment."
+)
+"""Said in its place when F6's claim failed on the database: the console's own line goes as soon
+as its reads work, which they may while claims cannot (a lock on the conversations)."""
 
 
 class TroubleLine(Static):
@@ -58,6 +69,22 @@ class TroubleLine(Static):
         padding: 0 1;
         background: $error 20%;
         color: $text-error;
+        text-style: bold;
+    }
+    """
+
+
+class NextLine(Static):
+    """One line above the queue and the conversation, about the F6 in progress or just failed
+    (`NEXT_WAITING`, `NEXT_NOT_DONE`): gone with the next F6, or once a conversation opens."""
+
+    DEFAULT_CSS = """
+    NextLine {
+        display: none;
+        height: auto;
+        padding: 0 1;
+        background: $warning 20%;
+        color: $text-warning;
         text-style: bold;
     }
     """
@@ -82,10 +109,13 @@ class AgentConsole(Vertical):
         self._open_when_back: int | None = None
         """The conversation chosen while the database could not be reached: opened once it
         is back (unless another was opened meanwhile)."""
+        self._next_said: str | None = None
+        """What the line about F6 says (`NextLine`), if anything."""
 
     def compose(self) -> ComposeResult:
         t = translations(self.services.locale)
         yield TroubleLine(Text(t.gettext(DESK_TROUBLE)), id="desk-trouble")  # See `_say_trouble`.
+        yield NextLine(id="next-line")
         yield QueueList(self.services, id="queue")
 
     def on_mount(self) -> None:
@@ -153,6 +183,7 @@ class AgentConsole(Vertical):
 
         await self.services.desk.conversation(conversation_id)  # Unknown ids fail here.
         self._open_when_back = None  # Another one chosen since, or this one: it is open.
+        self._say_next(None)
         self.queue.display = False
         views = self.query(ConversationView)
         if views:
@@ -250,17 +281,39 @@ class AgentConsole(Vertical):
         assert agent is not None
         # As the queue showed them when the key was pressed: the ones a colleague may take first.
         shown = [item.conversation_id for item in self.queue.items if item.state is State.WAITING]
+        self._say_next(None)
+        # Not `set_timer`: its callback would wait for this console, whose handler is the one
+        # waiting on the desk here.
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(NEXT_WAITING_SAID_S, self._say_next, NEXT_WAITING)
         try:
             result = await self.services.desk.take_next(agent=agent)
         except HelpdeskError as error:
+            # Said where the agent looks, and for as long as it is true: the console's line goes
+            # once a read works, which it may while a claim cannot.
+            self._say_next(NEXT_NOT_DONE if unreachable(error) else None)
             desk_error(self, error)
             return False
+        finally:
+            timer.cancel()
+            if self._next_said == NEXT_WAITING:
+                self._say_next(None)
         if result is None:
             self.notify(await self._none_left(shown[:TAKEN_FIRST_READS], agent), markup=False)
             return False
         view = await self.open_conversation(result.conversation.id)
         view.reply_input.focus()
         return True
+
+    def _say_next(self, message: str | None) -> None:
+        """Say `message` (a message id) on the line about F6, or nothing (None)."""
+        self._next_said = message
+        if not self.is_attached:
+            return
+        line = self.query_one(NextLine)
+        if message is not None:
+            line.update(Text(translations(self.services.locale).gettext(message)))
+        line.display = message is not None
 
     async def _none_left(self, shown: list[int], agent: str) -> str:
         """Why F6 found nobody to take: a colleague took first what the queue showed waiting

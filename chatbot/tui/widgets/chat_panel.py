@@ -8,7 +8,8 @@ change, through the desk's change notices.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -84,8 +85,25 @@ DESK_BACK_UNSENT = N_(
 """Said in place of `DESK_TROUBLE` once the desk is back with the message still unsent: the line
 said "cannot be reached just now" until the customer sent again, long after it could be."""
 DESK_POLL_S = 1.0
-"""How often the chat reads again while its reads fail: a server that went silent, then answers
-again, sends no change notice, and its line stayed until something else changed."""
+"""How often the chat reads again while its reads fail, or while a message the desk could not
+store is unsent: a server that went silent, then answers again, sends no change notice, nor does a
+lock that ends, and their lines stayed until something else changed (or the customer pressed
+Enter again)."""
+DESK_STALL_S = 0.5
+"""A read still unanswered after this long waits on something (a table locked, a server gone
+silent): once it answers, that is over. With a message unsent, it tells that the desk is back
+where no read failed and nobody else wrote (a lock held a few seconds past the send's deadline).
+A read answering at once tells nothing: a database can read while it cannot write (another
+process holding SQLite's write lock)."""
+SENDING = N_(
+    "Sending… The help desk is slow to answer: what you typed stays here until it is saved."
+)
+"""Said above the box while a message waits on the desk longer than `SENDING_SAID_S` (a table
+locked, a server slow to answer): for the whole deadline nothing showed that Enter was taken, and
+an Enter pressed again did nothing, without a word."""
+SENDING_SAID_S = 1.0
+"""How long a message waits on the desk before the line says it is on its way: a quick send shows
+no line at all."""
 PERSON_HAS_IT = (State.WAITING, State.CLAIMED)
 """While a person has the conversation, or it waits for one, "Talk to a person" is not offered:
 pressed, it could only say so ("A person already has this conversation.")."""
@@ -278,6 +296,12 @@ class ChatPanel(Vertical):
         land again (the lock or the outage that failed it is over)."""
         self._reads_failing = False
         """The last read failed, or the change feed lost the database."""
+        self._stalled = False
+        """A read since the unsent message failed waited over `DESK_STALL_S`: once a read
+        answers, whatever held it (a lock) is over."""
+        self._sends = 0
+        """Messages on their way to the desk now: the line says so once one is slow (`SENDING`),
+        and nothing said of what was sent before ("What you sent is saved") shows meanwhile."""
         self._desk_poll: Timer | None = None
         self._refused = False
         """The error line says why what was typed could not be sent (blank, too long): it goes
@@ -392,7 +416,7 @@ class ChatPanel(Vertical):
         read's does, once reading works again (the feed reports a change on its return)."""
         if reachable:
             return
-        if self.conversation_id is not None and not self.error.display:
+        if self.conversation_id is not None and not self.error.display and not self._sends:
             self._say_error(DESK_TROUBLE_READING)
             self._desk_trouble = True
         if self.error.display:
@@ -402,16 +426,65 @@ class ChatPanel(Vertical):
         """Reads fail: read again every `DESK_POLL_S` while the line shows, so it goes (or says
         the desk is back) once one works, change notice or not."""
         self._reads_failing = True
+        self._poll()
+
+    def _poll(self) -> None:
         if self._desk_poll is None:
             self._desk_poll = self.set_interval(DESK_POLL_S, self._poll_desk)
 
+    def _awaiting_desk(self) -> bool:
+        """The line says the desk could not store what the box holds: reads tell when it is back
+        (`_unsent_check`), where no change notice comes when a lock ends."""
+        return self._unsent and self._error_said == DESK_TROUBLE
+
     def _poll_desk(self) -> None:
-        if not (self._reads_failing and self.error.display):
+        if not ((self._reads_failing or self._awaiting_desk()) and self.error.display):
             if self._desk_poll is not None:
                 self._desk_poll.stop()
                 self._desk_poll = None
         elif not self._loading.locked():  # A read on its way says as much.
             self.run_worker(self.refresh_log(), group="desk poll")
+
+    @contextmanager
+    def _stall_watch(self) -> Iterator[None]:
+        """Reads in the block that wait over `DESK_STALL_S` while a message is unsent are noted
+        (`_stalled`)."""
+
+        def stalled() -> None:
+            if self._unsent:
+                self._stalled = True
+
+        # Not `set_timer`: a callback of the loop's own, whatever this panel is busy with.
+        timer = asyncio.get_running_loop().call_later(DESK_STALL_S, stalled)
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    @contextmanager
+    def _sending_said(self) -> Iterator[None]:
+        """A message is on its way to the desk in the block: once it takes longer than
+        `SENDING_SAID_S` the line says so (`SENDING`), until it is stored or fails."""
+        if self._desk_trouble:
+            # "What you sent is saved", said of what went before, is not said of this one while
+            # it is still on its way (it said so over a message stored only seconds later).
+            self._hide_error()
+        self._sends += 1
+        # Not `set_timer`: its callback would wait for this panel, whose handler is the one
+        # waiting on the desk here.
+        timer = asyncio.get_running_loop().call_later(SENDING_SAID_S, self._say_sending)
+        try:
+            yield
+        finally:
+            timer.cancel()
+            self._sends -= 1
+            if self._error_said == SENDING:
+                self.error.display = False
+                self._error_said = None
+
+    def _say_sending(self) -> None:
+        if self._sends and self.is_attached:
+            self._say_error(SENDING)
 
     async def refresh_log(self) -> None:
         """Append what is new in the conversation (anyone's writes) and refresh the status."""
@@ -422,29 +495,35 @@ class ChatPanel(Vertical):
             return
         async with self._loading:  # One at a time, so each entry is shown once, in order.
             desk = self.services.desk
-            try:
-                conversation = await desk.conversation(self.conversation_id)
-                entries: Sequence[ChatMessage | ChatEvent] = ()
-                if self._last_entry == 0:
-                    entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
-                elif conversation.last_entry > self._last_entry:
-                    entries = await desk.entries_after(self.conversation_id, self._last_entry)
-                due = None
-                if conversation.state is State.RESOLVED:
-                    due = await desk.rating_due(self.conversation_id)
-                # Read again at every change of the desk: the count falls as agents take others.
-                self._ahead = None
-                if conversation.state is State.WAITING:
-                    self._ahead = await desk.waiting_ahead(self.conversation_id)
-                # Only an agent types here, and only while they hold the conversation.
-                typing = {}
-                if conversation.state is State.CLAIMED:
-                    typing = await desk.typing(self.conversation_id)
-            except HelpdeskError as error:
-                self._show_desk_error(error)
-                if isinstance(error, StoreError):
-                    self._reading_failed()
-                return
+            with self._stall_watch():  # See `_stall_watch`: the reads a send makes too.
+                try:
+                    conversation = await desk.conversation(self.conversation_id)
+                    entries: Sequence[ChatMessage | ChatEvent] = ()
+                    if self._last_entry == 0:
+                        entries = (await desk.page(self.conversation_id, limit=PAGE)).entries
+                    elif conversation.last_entry > self._last_entry:
+                        entries = await desk.entries_after(self.conversation_id, self._last_entry)
+                    due = None
+                    if conversation.state is State.RESOLVED:
+                        due = await desk.rating_due(self.conversation_id)
+                    # Read again at every change of the desk: the count falls as agents take
+                    # others.
+                    self._ahead = None
+                    if conversation.state is State.WAITING:
+                        self._ahead = await desk.waiting_ahead(self.conversation_id)
+                    # Only an agent types here, and only while they hold the conversation.
+                    typing = {}
+                    if conversation.state is State.CLAIMED:
+                        typing = await desk.typing(self.conversation_id)
+                    if self._unsent and conversation.state is State.BOT:
+                        # What a question sent now reads too (was it answered before?): a lock
+                        # there holds this read as it held the send.
+                        await desk.latest_decision(self.conversation_id)
+                except HelpdeskError as error:
+                    self._show_desk_error(error)
+                    if isinstance(error, StoreError):
+                        self._reading_failed()
+                    return
             came_back, self._reads_failing = self._reads_failing, False
             shown_before = self._last_entry
             self._desk_answers()
@@ -495,12 +574,17 @@ class ChatPanel(Vertical):
         """The desk's newest entry just after the write failed (read at once, not by the next
         change notice, which may come from the very write that shows the desk is back)."""
         try:
-            newest = await self.services.desk.last_entry_id()
+            with self._stall_watch():
+                newest = await self.services.desk.last_entry_id()
         except HelpdeskError:
             self._reading_failed()
             return
         if self._unsent and self._unsent_cursor is None:
             self._unsent_cursor = newest
+        if self._awaiting_desk() and not self._loading.locked():
+            # The first of the reads that tell when it is back (`_poll`), at once: a lock that
+            # ends just after the send gave up is over before the next poll.
+            await self.refresh_log()
 
     async def _unsent_check(
         self, entries: Sequence[ChatMessage | ChatEvent], *, came_back: bool
@@ -508,8 +592,9 @@ class ChatPanel(Vertical):
         """Whether what the unsent message's line says is over: the message among `entries`
         (stored after all) takes it off the box and the line goes, as a send would; the desk
         back (`came_back`: reads work again; or an entry newer than any when it failed: writes
-        land again) says so. Before, the line said "cannot be reached" until the customer sent
-        again, long after the outage, and over a message already stored."""
+        land again; or a read that waited on something, then answered: `_stalled`) says so.
+        Before, the line said "cannot be reached" until the customer sent again, long after the
+        outage, and over a message already stored."""
         if self._unsent_words is not None:
             typed, stored = self._unsent_words
             if any(
@@ -524,7 +609,8 @@ class ChatPanel(Vertical):
                 self._hide_error()
                 return
         try:
-            newest = await self.services.desk.last_entry_id()
+            with self._stall_watch():
+                newest = await self.services.desk.last_entry_id()
         except HelpdeskError:
             self._reading_failed()
             return
@@ -533,7 +619,8 @@ class ChatPanel(Vertical):
             self._unsent_cursor = newest
         elif newest > self._unsent_cursor:
             came_back = True
-        if came_back and self._unsent:  # Not sent meanwhile.
+        # Not sent meanwhile, nor being sent again now (its line says so).
+        if (came_back or self._stalled) and self._unsent and not self._sends:
             self._say_error(DESK_BACK_UNSENT)
 
     def _unwritten(self, conversation: Conversation | None) -> Locale:
@@ -756,9 +843,11 @@ class ChatPanel(Vertical):
         self.error.display = False
         self._desk_trouble = False
         self._refused = False
+        self._error_said = None
         self._unsent = False
         self._unsent_words = None
         self._unsent_cursor = None
+        self._stalled = False
 
     def _desk_answers(self) -> None:
         if self._desk_trouble:
@@ -777,6 +866,10 @@ class ChatPanel(Vertical):
             # line goes once the desk answers again, as a failed read's does.
             self._say_error(DESK_TROUBLE_ACTION)
             self._desk_trouble = not self._unsent
+        elif isinstance(error, StoreError) and self._sends and not writing:
+            # A read failing while a message is on its way: the line says that message is being
+            # sent ("What you sent is saved" said so of one the desk did not have yet).
+            return
         elif isinstance(error, StoreError):
             # Reads failing after a write that failed (the database down, not locked) must not
             # make its line one that goes when reads work again: what was typed is still unsent.
@@ -895,20 +988,21 @@ class ChatPanel(Vertical):
             return False
         try:
             text = check_question(text)
-            async with self._starting:
-                try:
-                    result = await self.services.desk.ask(
-                        self.conversation_id, text, locale=self._chosen
-                    )
-                except ConversationNotFound:
-                    if self._last_entry:
-                        raise
-                    # A page's conversation nobody wrote in, deleted as empty by the desk's
-                    # housekeeping while the page stayed open: the question starts a new one
-                    # (trying the gone one again, it said "cannot be reached" for ever).
-                    self.conversation_id = None
-                    result = await self.services.desk.ask(None, text, locale=self._chosen)
-                self.conversation_id = result.conversation.id
+            with self._sending_said():
+                async with self._starting:
+                    try:
+                        result = await self.services.desk.ask(
+                            self.conversation_id, text, locale=self._chosen
+                        )
+                    except ConversationNotFound:
+                        if self._last_entry:
+                            raise
+                        # A page's conversation nobody wrote in, deleted as empty by the desk's
+                        # housekeeping while the page stayed open: the question starts a new one
+                        # (trying the gone one again, it said "cannot be reached" for ever).
+                        self.conversation_id = None
+                        result = await self.services.desk.ask(None, text, locale=self._chosen)
+                    self.conversation_id = result.conversation.id
         except HelpdeskError as error:
             self._show_desk_error(error, writing=True)
             if self._unsent and isinstance(error, StoreError):
@@ -916,7 +1010,10 @@ class ChatPanel(Vertical):
                 self._unsent_words = (typed, text)
                 self._unsent_after = self._last_entry
                 self._unsent_cursor = None
+                self._stalled = False  # What tells the desk is back comes after this failure.
                 self.run_worker(self._note_unsent_cursor(), group="unsent")
+                # Read from now on, though nothing changes: a lock that ends says nothing.
+                self._poll()
             return False
         self._hide_error()
         self.run_worker(self._typing.stopped(result.conversation.id), group="typing")

@@ -21,6 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from chatbot.desk.aio import unreachable
@@ -75,6 +76,16 @@ NOT_DONE_THERE = N_(
 )
 """Said in a notice when a move fails on the database after the agent left its conversation
 (Escape while it waited): the line above the reply box is out of sight."""
+NOT_DONE_BACK = N_(
+    "The desk's database can be reached again, but that was not done: try it again now."
+)
+"""Said in place of `NOT_DONE` once the desk answers again (see `_watch_for_desk`): "cannot be
+reached" stayed above the reply box long after it could be."""
+DESK_PROBE_S = 1.0
+"""How often the view reads its conversation while `NOT_DONE` is said, to tell when it is over."""
+DESK_STALL_S = 0.5
+"""A read still unanswered after this long waits on something (a table locked, a server gone
+silent): once one answers after it, that is over."""
 WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve.")
 """A resolve refused as the customer wrote after what was on screen (now shown, as the view
 reads the conversation again)."""
@@ -180,6 +191,11 @@ class ConversationView(Vertical):
         """Handlers of this view awaiting the desk now: its keys wait behind them."""
         self._slow = 0
         """Moves the agent made that have waited on the desk over `WAITING_SAID_S` by now."""
+        self._desk_probe: Timer | None = None
+        """Reads the conversation while `NOT_DONE` is said (see `_watch_for_desk`)."""
+        self._probing = False
+        self._desk_stalled = False
+        """A read since `NOT_DONE` was said failed, or waited over `DESK_STALL_S`."""
         self._reader = Rereader(self, self.reload, group="follow", done=lambda: self.closed)
         self.loaded = asyncio.Event()
         """Set once the conversation is first shown."""
@@ -907,6 +923,7 @@ class ConversationView(Vertical):
             # the agent reads one line here, and the console's line until it is back.
             self.say_why(self.t.gettext(NOT_DONE), lasting=True)
             self.post_message(DeskTrouble(True))
+            self._watch_for_desk()
             if self.closed:  # Left while it waited: the line here is out of sight.
                 number = f"#{self.conversation_id}"
                 said = self.t.gettext(NOT_DONE_THERE).format(number=number)
@@ -923,6 +940,47 @@ class ConversationView(Vertical):
             self.say_why(self._why_not(error.state, error.move, conversation.agent))
         else:
             self.say_why(_sentence(str(error)))
+
+    def _not_done_said(self) -> bool:
+        """The line above the box says a move failed as the database could not be reached."""
+        return self._lasting and self._why == self.t.gettext(NOT_DONE)
+
+    def _watch_for_desk(self) -> None:
+        """Read the conversation now and every `DESK_PROBE_S` while `NOT_DONE` is said, and say
+        `NOT_DONE_BACK` in its place once the desk shows it is back: a read that failed, or
+        waited over `DESK_STALL_S` (on a lock, a silent server), then one that answered. A read
+        answering at once tells nothing: a database can read while it cannot write (another
+        process holding SQLite's write lock)."""
+        self._desk_stalled = False
+        if self._desk_probe is None:
+            self._desk_probe = self.set_interval(DESK_PROBE_S, self._probe_desk)
+        self._probe_desk()
+
+    def _probe_desk(self) -> None:
+        if not self._not_done_said() or self.closed:
+            if self._desk_probe is not None:
+                self._desk_probe.stop()
+                self._desk_probe = None
+        elif not self._probing:
+            self._probing = True
+            self.run_worker(self._read_for_desk(), group="desk-probe")
+
+    async def _read_for_desk(self) -> None:
+        def stalled() -> None:
+            self._desk_stalled = True
+
+        # Not `set_timer`: a callback of the loop's own, whatever this view is busy with.
+        timer = asyncio.get_running_loop().call_later(DESK_STALL_S, stalled)
+        try:
+            await self.services.desk.conversation(self.conversation_id)
+        except HelpdeskError as error:
+            self._desk_stalled = self._desk_stalled or unreachable(error)
+            return
+        finally:
+            timer.cancel()
+            self._probing = False
+        if self._desk_stalled and self._not_done_said():
+            self.say_why(self.t.gettext(NOT_DONE_BACK))
 
     async def action_claim(self) -> None:
         if not named(self, self.services, self.action_claim):
