@@ -65,13 +65,13 @@ def test_a_note_hit_is_said_as_a_note_in_the_agents_language() -> None:
     from datetime import UTC, datetime
 
     from chatbot.desk.models import SearchHit
-    from chatbot.tui.screens.find import hit_line
+    from chatbot.tui.screens.find import hit_parts
 
     hit = SearchHit(conversation_id=7, state=State.CLAIMED, agent="ana",
                     updated_at=datetime(2026, 1, 5, tzinfo=UTC), entry_id=3,
                     text="repeat complainer", note_by="bo")  # fmt: skip
-    assert str(hit_line(hit)).endswith("Note from bo, for agents only: repeat complainer")
-    chinese = str(hit_line(hit, locale="zh"))
+    assert hit_parts(hit)[1].plain == "Note from bo, for agents only: repeat complainer"
+    chinese = hit_parts(hit, locale="zh")[1].plain
     assert "Note from" not in chinese and chinese.endswith(": repeat complainer")
     message = hit.model_copy(update={"note_by": None})
-    assert str(hit_line(message)).endswith(":00\n  repeat complainer")
+    assert hit_parts(message)[1].plain == "repeat complainer"

@@ -3,6 +3,10 @@ can then be reopened to follow up."""
 
 from __future__ import annotations
 
+import re
+
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -26,6 +30,8 @@ from chatbot.tui.widgets.queue_list import agent_error, one_line
 
 FOUND_CELLS = 110
 """How much of the message found a result shows: about two lines of the dialog."""
+LEAD_CELLS = 20
+"""Shown before a match that lies further into its message than twice this."""
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
 SEARCHING = N_("Searching…")
@@ -33,20 +39,41 @@ SEARCHING = N_("Searching…")
 timeout can be long) showed nothing new, and looked like a search that found nothing."""
 
 
-def hit_line(hit: SearchHit, *, locale: Locale = DEFAULT_LOCALE) -> Text:
+def hit_parts(
+    hit: SearchHit, *, query: str = "", locale: Locale = DEFAULT_LOCALE
+) -> tuple[Text, Text]:
+    """A hit as the results list shows it: the conversation's line (number, state, time), and
+    the words found, from a little before the first place they match `query` (marked)."""
     t = translations(locale)
     state = hit.state.value  # A code, shown as it is stored.
     if hit.agent and hit.state is not State.BOT:
         state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
     when = hit.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")  # Local, as elsewhere.
-    found = one_line(hit.text, FOUND_CELLS) or t.gettext("(no message)")
+    heading = Text.assemble((f"#{hit.conversation_id}", "bold"), f"  {state} · {when}")
+    flat = " ".join(printable(hit.text).split())
+    wanted = " ".join(printable(query).split())
+    if wanted.startswith("#") and wanted[1:].isdecimal():
+        wanted = wanted[1:]  # As the desk searches it: the number, in the words too.
+    matched = re.compile(re.escape(wanted), re.IGNORECASE) if wanted else None
+    at = match.start() if matched and (match := matched.search(flat)) else -1
+    if at > LEAD_CELLS * 2:
+        # A match far into a long message was cut off the end, and the hit said nothing of why
+        # it was found: shown from a little before it.
+        flat = "…" + flat[at - LEAD_CELLS :].lstrip()
+    found = Text(one_line(flat, FOUND_CELLS) or t.gettext("(no message)"))
     if hit.note_by is not None:  # Said as the transcript heads it, in the agent's language.
-        found = f"{note_heading(printable(hit.note_by), locale=locale)}: {found}"
-    # The words found on a line of their own, under the number: after the state and time they
-    # wrapped under them and were cut at 40 cells, in a box with room for far more.
-    return Text.assemble(
-        (f"#{hit.conversation_id}", "bold"), f"  {state} · {when}\n", ("  ", ""), found
-    )
+        found = Text.assemble(f"{note_heading(printable(hit.note_by), locale=locale)}: ", found)
+    if matched is not None:
+        found.highlight_regex(matched, "reverse")
+    return heading, found
+
+
+def hit_line(hit: SearchHit, *, query: str = "", locale: Locale = DEFAULT_LOCALE) -> Group:
+    """The words found on lines of their own, indented under the conversation's (a wrapped
+    second line too): after the state and time they wrapped under them and were cut at 40
+    cells, in a dialog with room for far more."""
+    heading, found = hit_parts(hit, query=query, locale=locale)
+    return Group(heading, Padding(found, (0, 0, 0, 2)))
 
 
 class FindScreen(Dialog[int | None]):
@@ -137,12 +164,12 @@ class FindScreen(Dialog[int | None]):
             if text != self.query_one("#find-input", Input).value:
                 return  # Typing went on meanwhile: its own search says how it went.
             # The results of other words go too: Enter opened one of them, as if found for these.
-            self._show([])
+            self._show([], text)
             status.update(Text(agent_error(error, locale)))
             return
         if text != self.query_one("#find-input", Input).value:
             return  # Typing went on meanwhile: its own search follows.
-        self._show(hits)
+        self._show(hits, text)
         if not hits:
             said = t.gettext("Nothing found.")
         else:
@@ -153,12 +180,12 @@ class FindScreen(Dialog[int | None]):
             said = t.gettext("{found}. Enter opens; ↓ to choose.").format(found=found)
         status.update(Text(said))
 
-    def _show(self, hits: list[SearchHit]) -> None:
+    def _show(self, hits: list[SearchHit], query: str) -> None:
         self.hits = hits
         results = self.query_one("#find-results", OptionList)
         results.clear_options()
         locale = self.services.locale
-        results.add_options([Option(hit_line(hit, locale=locale)) for hit in hits])
+        results.add_options([Option(hit_line(hit, query=query, locale=locale)) for hit in hits])
         if hits:
             results.highlighted = 0
 
