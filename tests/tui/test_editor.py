@@ -151,7 +151,7 @@ async def test_delete_asks_first_and_can_be_undone_from_history(
         await pilot.press("f8")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("n")  # Cancel: nothing happens.
+        await pilot.press("escape")  # Cancel: nothing happens.
         await pilot.pause()
         assert (kb_copy / "damage-fee.json").exists()
 
@@ -174,7 +174,7 @@ async def test_delete_asks_first_and_can_be_undone_from_history(
         await pilot.click("#history-restore")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)  # Restoring asks first.
-        await pilot.press("y")
+        await pilot.press("tab", "enter")  # Its button: no letter answers a confirmation.
         await settle(pilot)
         assert (kb_copy / "damage-fee.json").exists()
         assert "damage-fee" in {p.id for p in app.services.engine.passages}
@@ -194,7 +194,7 @@ async def test_restore_an_earlier_version(make_app: MakeApp, kb_copy: Path) -> N
         await pilot.click("#history-restore")  # The newest earlier version is highlighted.
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await settle(pilot)
         assert store.get("student-pass").passage == original.passage
         assert editor.query_one("#form-text", TextArea).text == original.passage.text
@@ -216,10 +216,12 @@ async def test_leaving_unsaved_changes_asks_first(make_app: MakeApp, kb_copy: Pa
         await pilot.press("escape")  # Leaving the editor asks too; this time, discard.
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        # The footer's Y says what the button says (it said "Yes" beside "Discard").
+        # No letter answers it (the `y` of a word typed on discarded): Escape cancels, and the
+        # Discard button, reached by Tab, discards.
         await footer_current(pilot)
-        assert "y Discard" in screen_text(app).splitlines()[-1]
-        await pilot.press("y")
+        footer = screen_text(app).splitlines()[-1]
+        assert "esc Cancel" in footer and "y " not in footer, footer
+        await pilot.press("tab", "enter")
         await pilot.pause()
         assert not isinstance(app.screen, EditorScreen | Confirm)
     assert "Unsaved words." not in (kb_copy / "card-charged-twice.json").read_text()
@@ -552,7 +554,7 @@ async def test_f2_never_stacks_a_second_editor_or_opens_over_a_dialog(make_app: 
         await pilot.press("f2")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("n")
+        await pilot.press("escape")
         await pilot.press("f2")
         await pilot.pause()
         assert sum(isinstance(s, EditorScreen) for s in app.screen_stack) == 1

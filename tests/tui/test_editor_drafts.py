@@ -225,7 +225,7 @@ async def test_a_new_passage_is_kept_and_back_with_its_line_breaks(
         # Leaving it asks, as for any unsaved work (New: an editor-only session has no Back).
         await pilot.press("ctrl+n")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("n")
+        await pilot.press("escape")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: (kb_copy / "lost.json").exists())
         assert json.loads((kb_copy / "lost.json").read_text())["text"] == TEXT
@@ -240,7 +240,7 @@ async def test_changes_thrown_away_are_not_kept(make_app: MakeApp, kept: Path) -
         await type_into(pilot, "#form-text", TEXT)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: not app.is_running)
     assert list(kept.glob("*.json")) == []
 
@@ -253,7 +253,7 @@ async def test_changes_thrown_away_are_not_kept(make_app: MakeApp, kept: Path) -
         await type_into(pilot, "#form-text", TEXT)
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, EditorScreen | Confirm))
         await session_ends(app, pilot)
     assert list(kept.glob("*.json")) == []

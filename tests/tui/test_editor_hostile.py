@@ -111,7 +111,7 @@ async def test_no_escape_from_outside_reaches_the_terminal(
         await pilot.click("#gap-write")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)  # The pasted edits are unsaved: discard them.
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await pilot.pause()
         form = editor.query_one(PassageForm)
         title = form.query_one("#form-title", Input).value
@@ -254,13 +254,13 @@ async def test_ctrl_q_with_unsaved_changes_asks_first(make_app: MakeApp, kb_copy
         await pilot.press("ctrl+q")
         await pilot.pause()
         assert app.is_running and isinstance(app.screen, Confirm)
-        await pilot.press("n")
+        await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, EditorScreen)
         assert app.screen.form.dirty  # Still there to be saved.
         await pilot.press("ctrl+q")
         await pilot.pause()
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await pilot.pause()
         assert not app.is_running
     assert "and more" not in (kb_copy / "card-charged-twice.json").read_text(encoding="utf-8")

@@ -111,7 +111,7 @@ async def test_unsaved_changes_stay_and_the_form_says_the_passage_changed(
         await pilot.press("ctrl+r")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await pilot.pause()
         assert text(editor) == THEIRS and not editor.form.dirty
         assert problem(editor) == ""

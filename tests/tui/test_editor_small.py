@@ -200,13 +200,14 @@ async def test_enter_on_a_history_row_asks_before_restoring(
         assert isinstance(app.screen, Confirm)
         assert "Restore version 1 of helmet?" in str(app.screen.question)
         line = await footer_line(pilot)  # The dialog's keys, not the editor's beneath it.
-        assert "y Restore" in line and "Save" not in line, line  # As its button says.
-        await pilot.press("n")
+        # Escape cancels; no letter answers it (its button, reached by Tab, restores).
+        assert "esc Cancel" in line and "y " not in line and "Save" not in line, line
+        await pilot.press("escape")
         await pilot.pause()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are free")
         await pilot.press("enter")
         await pilot.pause()
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await app.workers.wait_for_complete()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are not")
 
@@ -234,7 +235,7 @@ async def test_restore_is_in_the_command_palette(make_app: MakeApp, kb_copy: Pat
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await app.workers.wait_for_complete()
         assert PassageStore(kb_copy).get("helmet").passage.text.startswith("Helmets are not")
 
@@ -256,7 +257,9 @@ async def test_the_footer_greys_save_and_delete_as_their_buttons_are(make_app: M
         await footer_current(pilot)
         assert footer_offers(app, "save") and footer_offers(app, "delete") and agree()
 
-        await pilot.press("f8", "y")  # Delete the open passage: it stays open, read-only.
+        await pilot.press("f8")  # Delete the open passage: it stays open, read-only.
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: editor.form.deleted)
         await footer_current(pilot)
         assert save.disabled and delete.disabled

@@ -156,7 +156,7 @@ async def test_save_delete_and_restore_go_to_zh_and_the_bot_follows(
         # Delete: from zh/ only, after asking; the Chinese engine drops it.
         await pilot.press("f8")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: editor.form.deleted)
         assert not (kb_copy / "zh" / "damage-fee.json").exists()
         assert (kb_copy / "damage-fee.json").read_bytes() == english
@@ -166,7 +166,7 @@ async def test_save_delete_and_restore_go_to_zh_and_the_bot_follows(
         # Restore the edited version from zh/'s history.
         editor.action_restore()
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await wait_until(pilot, lambda: not editor.form.deleted)
         assert form_text(editor) == NEW_TEXT
         assert (kb_copy / "zh" / "damage-fee.json").exists()
@@ -202,14 +202,14 @@ async def test_unsaved_changes_are_asked_about_before_switching(
         await pilot.press("f9")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         assert shows(app, "放弃对 card-charged-twice 的未保存修改吗？")
-        await pilot.press("n")
+        await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is editor)
         assert editor.title == "知识库：English" and editor.edited == "en"
         assert form_text(editor) == "Mine, not saved."
 
         await pilot.press("f9")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await switched(pilot, editor, "知识库：中文 (zh/)")
         assert shows(app, "知识库：中文 (zh/)")
         assert not editor.form.dirty

@@ -7,22 +7,32 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from rich.text import Text
-from textual import on
+from textual import events, on
+from textual._time import get_time
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, Static, TextArea
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import ButtonRow, Dialog
+from chatbot.tui.screens.modal import ButtonRow, Dialog, handed_on, typing
+from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 
 ClaimsAnswer = Literal["hand-back", "hand-back-here", "keep"]
 """Every claim back to the queue, only those this console took, or none."""
+
+BURST_S = 1.0
+"""Keys typed this close to the name dialog opening, and to each other after that, were typed
+before it could be read: the reply the agent was writing when Ctrl+L (F6, Ctrl+N) asked."""
+
+BURST_KEYS = frozenset({"enter", "backspace"})
+"""Keys besides typing that go on with a burst (`NameDialog.hand_on_typed`): its Enter saved the
+reply's words as the agent's name, which customers see."""
 
 
 def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
@@ -48,7 +58,12 @@ def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
 
 
 class NameDialog(Dialog[str | None]):
-    """Asks for the agent's display name (the first time they claim or write a note)."""
+    """Asks for the agent's display name (the first time they claim or write a note).
+
+    It opens on a key an agent presses as they start a reply (Ctrl+L, then the words): those
+    typed on went into the name box, and their Enter made the reply's first words the name
+    customers see. Typing in a burst under way as it opens goes on to the box beneath instead
+    (`hand_on_typed`); a name typed once it has been read is the dialog's."""
 
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
@@ -66,6 +81,11 @@ class NameDialog(Dialog[str | None]):
         """Conversations claimed now, by the name they are claimed under: a name some console
         already works under is asked about before it is taken."""
         self._confirmed: str | None = None
+        self._burst: float | None = get_time()
+        """When the last key was handed on (at first, the dialog opening); None once a key is
+        the dialog's: the burst is over."""
+        self._handing_on = False
+        """Whether a key of the burst has been handed on (only typing starts one)."""
         localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
@@ -81,7 +101,7 @@ class NameDialog(Dialog[str | None]):
                 ),
                 classes="dialog-text",
             )
-            yield PlainInput(
+            yield _NameInput(
                 value=self.suggestion, placeholder=t.gettext("e.g. Ana"), id="name-input"
             )
             yield Static(id="name-error", classes="dialog-error")
@@ -89,6 +109,49 @@ class NameDialog(Dialog[str | None]):
 
     def on_mount(self) -> None:
         self.query_one("#name-error").display = False
+        if self._burst is not None and not self._handing_on:
+            self._burst = get_time()  # Shown now: a moment to read it from here.
+
+    def hand_on_typed(self, event: events.Event) -> bool:
+        """Whether `event` is a key of a burst the agent was typing as the dialog opened, and
+        was handed on to the field they typed it in (the reply box beneath): typing within
+        `BURST_S` of the opening starts it, typing (and Enter, Backspace) within `BURST_S` of
+        the key before goes on with it. Any other key, or a pause, ends it: the dialog takes
+        the keys from then on."""
+        if self._burst is None or not self.is_active:
+            return False
+        if not isinstance(event, events.Key | events.Paste):
+            return False  # Not a key (a click): the burst goes on.
+        field = self._typed_into()
+        if field is None:
+            self._burst = None  # Typed where nothing takes words (the queue): the name's.
+            return False
+        own = isinstance(event, events.Key) and event.key in self._bindings.key_to_bindings
+        goes_on = typing(event) or (
+            self._handing_on and isinstance(event, events.Key) and event.key in BURST_KEYS
+        )
+        if own or not goes_on or event.time - self._burst > BURST_S:
+            self._burst = None
+            return False
+        self._burst, self._handing_on = max(self._burst, event.time), True
+        field._forward_event(event)
+        return True
+
+    def _typed_into(self) -> Input | TextArea | None:
+        """The text box beneath the typing is for: the one with the focus, or a conversation's
+        reply box when a part of it has the focus (its transcript hands typing on to the box).
+        Not a transcript itself: the keys it leaves to the box's bindings (Enter) reached the
+        bindings of the dialog, and saved the name. None on the queue, where typing opens a
+        search."""
+        focused = self.app.screen_stack[-2].focused
+        if isinstance(focused, Input | TextArea):
+            return focused
+        for node in focused.ancestors if focused is not None else ():
+            if isinstance(node, ConversationView):
+                box = node.reply_input
+                box.focus()  # There when the dialog closes, as typing on the transcript does.
+                return box
+        return None
 
     @on(Input.Submitted, "#name-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -120,6 +183,14 @@ class NameDialog(Dialog[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class _NameInput(PlainInput):
+    """The name box: the keys of a burst typed for the box beneath go on (`handed_on`)."""
+
+    def _forward_event(self, event: events.Event) -> None:
+        if not handed_on(self, event):
+            super()._forward_event(event)
 
 
 class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):

@@ -58,7 +58,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.editor_home import EditorHomeScreen
-from chatbot.tui.screens.modal import ButtonRow, Dialog
+from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
@@ -81,12 +81,17 @@ FOCUS_ON_TAB = {
 
 
 class Confirm(Dialog[bool]):
-    """Asks before something is thrown away; answers True to go ahead. Cancel has the focus."""
+    """Asks before something is thrown away or overwritten; answers True to go ahead. Cancel has
+    the focus, and Enter pressed on it by habit, Escape, or typing cancel: only the yes button
+    (Tab to it, then Enter, or a click) goes ahead.
 
-    BINDINGS = [
-        Binding("y", "answer(True)", N_("Yes")),
-        Binding("n,escape", "answer(False)", N_("Cancel")),
-    ]
+    It opens on keys pressed mid-sentence (Ctrl+S over a version someone saved meanwhile, Ctrl+N,
+    F8, F9): its `y` answered yes, and "Replace their version?" took the `y` of "my" and saved
+    over the other editor's text, the words typed on lost. A character typed (or a paste) on it
+    now cancels and goes on to the field it was typed in, in turn (`Dialog.hand_on_typed`). Not
+    the opening key again either: Ctrl+S is the key pressed twice by habit."""
+
+    BINDINGS = [Binding("escape", "answer(False)", N_("Cancel"))]
 
     def __init__(self, question: str, *, yes: str, locale: Locale = DEFAULT_LOCALE) -> None:
         """`question` and `yes` are already in the reader's language; `locale` is for the rest."""
@@ -94,16 +99,15 @@ class Confirm(Dialog[bool]):
         self.question = question
         self.yes = yes
         self.locale: Locale = locale
-        # Y says what its button says ("Discard", "Delete"), not a "Yes" beside it.
-        localize_bindings(self, locale, **{"answer(True)": yes})
+        localize_bindings(self, locale)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog"):
             yield Static(printable(self.question), id="confirm-text", markup=False)
             # Wrapped to the next row in a narrow window, where one row cut Cancel off.
             with ButtonRow():
-                yield Button(self.yes, variant="error", id="confirm-yes")
-                yield Button(translations(self.locale).gettext("Cancel"), id="confirm-no")
+                yield DialogButton(self.yes, variant="error", id="confirm-yes")
+                yield DialogButton(translations(self.locale).gettext("Cancel"), id="confirm-no")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -115,6 +119,10 @@ class Confirm(Dialog[bool]):
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
+
+    def answer_typing(self) -> bool:
+        self.dismiss(False)  # Cancelled: off the stack at once, the words go on to the field.
+        return True
 
 
 class EditorScreen(Screen[None]):

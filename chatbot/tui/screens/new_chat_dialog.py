@@ -4,7 +4,7 @@ request stays in the queue, and the person's replies go to it, not to the new ch
 from __future__ import annotations
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -14,7 +14,7 @@ from chatbot.desk.models import State
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import ButtonRow, Dialog
+from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton
 from chatbot.tui.widgets.footer import Footer
 
 
@@ -47,7 +47,7 @@ class NewChatDialog(Dialog[bool]):
     It opens on Ctrl+B, which a customer may press by mistake while typing: no letter answers
     it. The `y` of "my bike has a flat tyre" started the new chat, the waiting conversation left
     behind and the words typed lost. A character typed (or a paste) on it answers "stay" and goes
-    on to the chat, in turn with the keys typed after it (`hand_on_typed`)."""
+    on to the chat, in turn with the keys typed after it (`Dialog.hand_on_typed`)."""
 
     BINDINGS = [
         # Ctrl+B again is the new chat the customer asked for, as Ctrl+Q again hands back on the
@@ -72,10 +72,10 @@ class NewChatDialog(Dialog[bool]):
                 id="new-chat-question",
             )
             with ButtonRow():
-                yield _Choice(
+                yield DialogButton(
                     t.gettext("Start a new chat (Ctrl+B)"), variant="warning", id="new-chat"
                 )
-                yield _Choice(t.gettext("Stay here (Esc)"), id="stay")
+                yield DialogButton(t.gettext("Stay here (Esc)"), id="stay")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -89,35 +89,6 @@ class NewChatDialog(Dialog[bool]):
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
 
-    def _forward_event(self, event: events.Event) -> None:
-        # A key handed to the dialog itself (nothing on it has the focus).
-        if not self.hand_on_typed(event):
-            super()._forward_event(event)
-
-    def hand_on_typed(self, event: events.Event) -> bool:
-        """Whether `event` is typing (a printable character, or a paste) meant for the chat the
-        dialog covers: if so the dialog is dismissed as "stay" and `event` handed on to the chat,
-        as the app hands a key to whatever has the focus. For the app's hand-on of each key
-        (`_forward_event`), in the order typed: once the dialog is off the stack, the keys after
-        it go to the chat by themselves, and a key handled later (once it had passed the
-        dialog's button) would have landed in the box after them."""
-        if isinstance(event, events.Key):
-            if not (event.is_printable and event.character):
-                return False
-        elif not isinstance(event, events.Paste):
-            return False
-        if not self.is_active:
-            return False  # Handed on already: the app no longer gives the dialog keys.
-        self.dismiss(False)  # Off the stack at once (the screen beneath is the app's screen).
-        target = self.app.focused or self.app.screen
-        target._forward_event(event)
+    def answer_typing(self) -> bool:
+        self.dismiss(False)  # Stay: off the stack at once, the words go on to the chat.
         return True
-
-
-class _Choice(Button):
-    """A button of the dialog: a character typed on it goes on to the chat (`hand_on_typed`)."""
-
-    def _forward_event(self, event: events.Event) -> None:
-        screen = self.screen
-        if not (isinstance(screen, NewChatDialog) and screen.hand_on_typed(event)):
-            super()._forward_event(event)
