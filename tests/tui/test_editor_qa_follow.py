@@ -254,6 +254,26 @@ async def test_unsaved_changes_to_a_passage_deleted_elsewhere_stay_and_it_is_sai
         await pilot.press("ctrl+r")
         await pilot.pause()
         assert isinstance(app.screen, Confirm)
-        await pilot.press("y")
+        await pilot.press("tab", "enter")
         await pilot.pause()
         assert editor.form.deleted and text(editor).startswith("Helmets are not included")
+
+
+async def test_a_long_deleted_id_gives_way_to_its_mark_on_one_line(
+    make_app: MakeApp, kb_copy: Path
+) -> None:
+    """A long id deleted put its mark on a line of its own (in Chinese, "（已" at the end of
+    one and "删除）" on the next, once Chinese broke between characters): the id is cut with …
+    and the mark stays whole beside it."""
+    PassageStore(kb_copy).delete("card-charged-twice")
+    app = make_app("agent")
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = await open_editor(pilot)
+        options = editor.query_one("#passage-options", OptionList)
+        editor.query_one("#passage-search", Input).focus()
+        await type_text(pilot, "card-charged")
+        await wait_until(pilot, lambda: "(deleted)" in screen_text(app, options))
+        lines = [line.strip(" ▊▎") for line in screen_text(app, options).splitlines()]
+        marked = next(line for line in lines if "(deleted)" in line)
+        assert marked.startswith("card-charged") and marked.endswith("  (deleted)"), lines
+        assert "…" in marked, lines  # 30 cells; the row had fewer.

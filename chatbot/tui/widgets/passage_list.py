@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.knowledge_base.models import Passage
+from chatbot.text import cells as cells_of
 from chatbot.text import clip, printable
 from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 
@@ -133,7 +134,14 @@ class PassageList(Vertical):
         options.add_options(rows)
         for passage_id, last, haystack in self._deleted:
             if matches(haystack, query):
-                deleted = t.gettext("{passage}  (deleted)").format(passage=printable(passage_id))
+                said = t.gettext("{passage}  (deleted)")
+                # The id gives way to the mark, which stays whole on the row: Chinese breaks
+                # between characters, and a long id put "（已" on one line and "删除）" on the next.
+                room = cells - cells_of(said.format(passage="")) if cells else 0
+                shown = printable(passage_id)
+                if room > 0 and cells_of(shown) > room:
+                    shown = clip(shown, room)
+                deleted = said.format(passage=shown)
                 label = Content.styled(deleted, "dim italic")
                 if last is not None and last.title:
                     title = Content.styled(shortened(last.title, cells), "dim italic")
