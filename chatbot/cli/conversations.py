@@ -9,6 +9,7 @@ could not tell them from local times otherwise.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from collections.abc import Iterator
@@ -137,91 +138,143 @@ def decision_json(stored: StoredDecision) -> dict[str, Any]:
 def full_json(desk: DeskService, conversation: Conversation) -> dict[str, Any]:
     """A conversation with its log (messages, events and agents' internal notes, each with the id
     that orders them) and every decision the bot made in it, candidates included."""
+    return _full(conversation, desk.entries(conversation.id), desk.decisions(conversation.id))
+
+
+def _full(
+    conversation: Conversation,
+    entries: list[ChatMessage | ChatEvent],
+    decisions: list[StoredDecision],
+) -> dict[str, Any]:
     from chatbot.desk.models import ChatEvent, ChatMessage
 
-    entries = desk.entries(conversation.id)
     return {
         **conversation_json(conversation),
         "messages": [message_json(e) for e in entries if isinstance(e, ChatMessage)],
         "events": [event_json(e) for e in entries if isinstance(e, ChatEvent) and not _is_note(e)],
         "notes": [note_json(e) for e in entries if isinstance(e, ChatEvent) and _is_note(e)],
-        "decisions": [decision_json(d) for d in desk.decisions(conversation.id)],
+        "decisions": [decision_json(d) for d in decisions],
     }
 
 
-def _all(
-    desk: DeskService, state: State | None, limit: int | None = None
-) -> Iterator[Conversation]:
+def _pages(
+    desk: DeskService, state: State | None, limit: int | None = None, upto: int | None = None
+) -> Iterator[list[Conversation]]:
     """Keyset pages, so a database of any size streams in constant memory. Only conversations
-    anything was written in: a browser's page starts one for each visitor, who may only look."""
+    anything was written in: a browser's page starts one for each visitor, who may only look.
+    With `upto`, none after that id (what an earlier pass over the same pages saw last)."""
     after, left = 0, limit
     while left is None or left > 0:
         page = desk.conversations(
             state=state, after_id=after, limit=min(PAGE, left or PAGE), include_empty=False
         )
-        yield from page
-        if len(page) < PAGE:
+        full = len(page) == PAGE
+        if upto is not None and page and page[-1].id > upto:
+            page, full = [c for c in page if c.id <= upto], False
+        if page:
+            yield page
+        if not full:
             return
         after = page[-1].id
         left = None if left is None else left - len(page)
 
 
+def _all(
+    desk: DeskService, state: State | None, limit: int | None = None, upto: int | None = None
+) -> Iterator[Conversation]:
+    for page in _pages(desk, state, limit, upto):
+        yield from page
+
+
+Row = tuple[str, str, str, str, str]
+
+
+def _row(conversation: Conversation) -> Row:
+    return (
+        str(conversation.id),
+        conversation.state.value,
+        "-" if conversation.agent is None else printable(conversation.agent),
+        "-" if conversation.reason is None else conversation.reason.value,
+        conversation.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+HEADER: Row = ("id", "state", "agent", "reason", "last change (UTC)")
+
+
 def run_list(args: argparse.Namespace) -> int:
+    """Rows are written as they are read, a page at a time, so memory does not grow with the
+    database. On a terminal the columns are as wide as what they hold: one pass over the pages
+    measures them (keeping only the widths), a second writes the rows that pass saw."""
     desk = _service(args)
     try:
         state = None if args.state is None else State(args.state)
-        conversations = list(_all(desk, state, args.limit))
+        if args.json:
+            _print_json_array(conversation_json(c) for c in _all(desk, state, args.limit))
+            return 0
+        width = terminal_width()
+        widths: list[int] | None = None
+        upto: int | None = None
+        if width is not None:
+            widths = [cells(name) for name in HEADER[:4]]
+            for conversation in _all(desk, state, args.limit):
+                row = _row(conversation)
+                widths = [max(w, cells(row[n])) for n, w in enumerate(widths)]
+                upto = conversation.id
+        shown = 0
+        if width is None or upto is not None:
+            rows = _all(desk, state, args.limit, upto)
+            for line, counts in _list_lines((_row(c) for c in rows), width, widths):
+                print(line)
+                shown += counts
     finally:
         desk.close()
-    if args.json:
-        print(json.dumps([conversation_json(c) for c in conversations], indent=2))
-        return 0
-    for line in _list_lines(conversations, terminal_width()):
-        print(line)
-    print(counted(len(conversations), "conversation"), file=sys.stderr)
+    print(counted(shown, "conversation"), file=sys.stderr)
     return 0
 
 
-def _list_lines(conversations: list[Conversation], width: int | None) -> list[str]:
-    """One line per conversation: id, state, agent, reason, last change. A pipe gets fixed columns
-    (the same on every machine); a terminal gets columns as wide as what they hold, and where even
-    those do not fit, the time goes on a line of its own below and a long agent's name is cut."""
-    rows = [
-        (
-            str(c.id),
-            c.state.value,
-            "-" if c.agent is None else printable(c.agent),
-            "-" if c.reason is None else c.reason.value,
-            c.updated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        )
-        for c in conversations
-    ]
+def _print_json_array(items: Iterator[dict[str, Any]]) -> None:
+    """What `print(json.dumps(list(items), indent=2))` prints, one item at a time."""
+    opened = False
+    for item in items:
+        body = json.dumps(item, indent=2)
+        print("[\n" if not opened else ",\n", end="")
+        print("\n".join("  " + line for line in body.split("\n")), end="")
+        opened = True
+    print("\n]" if opened else "[]")
+
+
+def _list_lines(
+    rows: Iterator[Row], width: int | None, widths: list[int] | None
+) -> Iterator[tuple[str, int]]:
+    """One line per conversation: id, state, agent, reason, last change, each with the number of
+    conversations it ends (1, or 0 for the header and a row's first line of two). A pipe gets
+    fixed columns (the same on every machine); a terminal gets columns as wide as what they hold
+    (`widths`, the header's included), and where even those do not fit, the time goes on a line
+    of its own below and a long agent's name is cut."""
     if width is None:
-        return [f"{i:>6}  {state:<8}  {agent:<12}  {reason:<14}  {updated}"
-                for i, state, agent, reason, updated in rows]  # fmt: skip
-    if not rows:
-        return []
+        for i, state, agent, reason, updated in rows:
+            yield f"{i:>6}  {state:<8}  {agent:<12}  {reason:<14}  {updated}", 1
+        return
+    assert widths is not None
     # A header row on a terminal, which a person reads; a pipe's lines are the rows alone, one
     # conversation each, for `grep`, `wc -l` and `cut` (and `--json` for anything more).
-    header = ("id", "state", "agent", "reason", "last change (UTC)")
-    id_w, state_w, agent_w, reason_w = (
-        max(cells(row[n]) for row in (header, *rows)) for n in range(4)
-    )
+    id_w, state_w, agent_w, reason_w = widths
     fixed = id_w + 2 + state_w + 2 + 2 + reason_w
     if fixed + agent_w + 2 + len("2026-01-05 09:00 UTC") <= width:
         below = None
     else:  # The time below, under the state; what is left of the line is the agent's.
         below = " " * (id_w + 2)
         agent_w = max(1, min(agent_w, width - fixed))
-    lines = []
-    for i, state, agent, reason, updated in (header, *rows):
+    for n, (i, state, agent, reason, updated) in enumerate(itertools.chain([HEADER], rows)):
+        counts = 0 if n == 0 else 1
         # Ids to the right, as numbers are; the header's over them too.
         line = f"{i:>{id_w}}  {state:<{state_w}}  {fit(agent, agent_w)}  {reason:<{reason_w}}"
         if below is None:
-            lines.append(f"{line}  {updated}")
+            yield f"{line}  {updated}", counts
         else:
-            lines += [line.rstrip(), below + updated]
-    return lines
+            yield line.rstrip(), 0
+            yield below + updated, counts
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -296,8 +349,14 @@ def run_export(args: argparse.Namespace) -> int:
     desk = _service(args)
     try:
         state = None if args.state is None else State(args.state)
-        for conversation in _all(desk, state):
-            print(json.dumps(full_json(desk, conversation), ensure_ascii=False))
+        # A page of conversations, then their logs and decisions in a query or two each: a
+        # handful of round trips per page on PostgreSQL, not a few per conversation.
+        for page in _pages(desk, state):
+            ids = [c.id for c in page]
+            entries, decisions = desk.entries_of(ids), desk.decisions_of(ids)
+            for conversation in page:
+                full = _full(conversation, entries[conversation.id], decisions[conversation.id])
+                print(json.dumps(full, ensure_ascii=False))
     finally:
         desk.close()
     return 0

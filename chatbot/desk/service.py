@@ -941,6 +941,10 @@ class DeskService:
         """The whole log, for exports and scripts; screens read pages."""
         return self.store.entries(conversation_id)
 
+    def entries_of(self, conversation_ids: Sequence[int]) -> dict[int, list[Entry]]:
+        """The whole logs of a page of conversations, read together (an export's)."""
+        return self.store.entries_of(conversation_ids)
+
     def messages(self, conversation_id: int) -> list[ChatMessage]:
         """The messages of the log alone."""
         return [e for e in self.store.entries(conversation_id) if isinstance(e, ChatMessage)]
@@ -950,6 +954,9 @@ class DeskService:
 
     def decisions(self, conversation_id: int) -> list[StoredDecision]:
         return self.store.decisions(conversation_id)
+
+    def decisions_of(self, conversation_ids: Sequence[int]) -> dict[int, list[StoredDecision]]:
+        return self.store.decisions_of(conversation_ids)
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         return self.store.latest_decision(conversation_id)

@@ -438,6 +438,12 @@ class ConversationStore(Protocol):
         end)."""
         ...
 
+    def entries_of(self, conversation_ids: Sequence[int]) -> dict[int, list[Entry]]:
+        """Each conversation's whole log, oldest first, as `entries` reads it, for a page of
+        conversations at once (an export's): a few queries, not one per conversation. Every id
+        asked for is a key; a conversation with no entries (or none at all) has an empty list."""
+        ...
+
     def count_entries(
         self, conversation_id: int, *, before_id: int, limit: int | None = None
     ) -> int:
@@ -457,6 +463,11 @@ class ConversationStore(Protocol):
     def decision(self, decision_id: int) -> StoredDecision: ...
 
     def decisions(self, conversation_id: int) -> list[StoredDecision]: ...
+
+    def decisions_of(self, conversation_ids: Sequence[int]) -> dict[int, list[StoredDecision]]:
+        """Each conversation's decisions in id order, as `decisions` reads them, for a page of
+        conversations at once; every id asked for is a key."""
+        ...
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None: ...
 

@@ -1388,6 +1388,15 @@ class PostgresStore:
             rows.reverse()
         return [self._to_entry(row) for row in rows]
 
+    def entries_of(self, conversation_ids: Sequence[int]) -> dict[int, list[Entry]]:
+        logs: dict[int, list[Entry]] = {id_: [] for id_ in conversation_ids}
+        rows = self._rows(
+            f"{self._ENTRY} WHERE e.conversation_id = ANY(%s) ORDER BY e.id", (list(logs),)
+        )
+        for row in rows:
+            logs[row[1]].append(self._to_entry(row))
+        return logs
+
     def count_entries(
         self, conversation_id: int, *, before_id: int, limit: int | None = None
     ) -> int:
@@ -1460,6 +1469,15 @@ class PostgresStore:
             f"{self._DECISION} WHERE conversation_id = %s ORDER BY id", (conversation_id,)
         )
         return self._to_decisions(rows)
+
+    def decisions_of(self, conversation_ids: Sequence[int]) -> dict[int, list[StoredDecision]]:
+        found: dict[int, list[StoredDecision]] = {id_: [] for id_ in conversation_ids}
+        rows = self._rows(
+            f"{self._DECISION} WHERE conversation_id = ANY(%s) ORDER BY id", (list(found),)
+        )
+        for stored in self._to_decisions(rows):
+            found[stored.conversation_id].append(stored)
+        return found
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         rows = self._rows(

@@ -1362,6 +1362,14 @@ class SQLiteStore:
             rows.reverse()
         return [self._to_entry(row) for row in rows]
 
+    def entries_of(self, conversation_ids: Sequence[int]) -> dict[int, list[Entry]]:
+        logs: dict[int, list[Entry]] = {id_: [] for id_ in conversation_ids}
+        # Ordered here, not in SQL, so the query plan is one index range per conversation.
+        rows = self._in_chunks(f"{self._ENTRY} WHERE e.conversation_id IN ({{}})", list(logs))
+        for row in sorted(rows, key=lambda row: row[0]):
+            logs[row[1]].append(self._to_entry(row))
+        return logs
+
     def count_entries(
         self, conversation_id: int, *, before_id: int, limit: int | None = None
     ) -> int:
@@ -1454,6 +1462,18 @@ class SQLiteStore:
             f"{self._DECISION} WHERE {self._OF_CONVERSATION} ORDER BY id", (conversation_id,)
         ).fetchall()
         return self._to_decisions(rows)
+
+    def decisions_of(self, conversation_ids: Sequence[int]) -> dict[int, list[StoredDecision]]:
+        found: dict[int, list[StoredDecision]] = {id_: [] for id_ in conversation_ids}
+        # As `decisions`: found from the conversations' questions, ordered here, not in SQL.
+        rows = self._in_chunks(
+            f"{self._DECISION} WHERE message_id IN (SELECT q.id FROM entries q"
+            " WHERE q.conversation_id IN ({}) AND q.author = 'customer')",
+            list(found),
+        )
+        for stored in self._to_decisions(sorted(rows, key=lambda row: row[0])):
+            found[stored.conversation_id].append(stored)
+        return found
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         rows = self._db.execute(
