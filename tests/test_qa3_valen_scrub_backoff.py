@@ -129,7 +129,7 @@ def test_short_secrets_keep_their_rules() -> None:
     assert Redactor([KEY])(prose) == prose
 
 
-LEAKS = {
+LEAKS: dict[str, Callable[[str], str]] = {
     "Bearer": lambda key: base64.b64encode(f"Bearer {key}".encode()).decode(),
     "x": lambda key: base64.b64encode(f"x{key}".encode()).decode(),
     "hex": lambda key: key.encode().hex(),

@@ -46,15 +46,15 @@ def _refuse_decisions(backend: Backend, *, refuse: bool) -> None:
                 conn.execute("DROP TRIGGER IF EXISTS refuse_decisions ON decisions")
                 conn.execute("DROP FUNCTION IF EXISTS refuse_decisions()")
         return
-    with sqlite3.connect(Path(backend.location), isolation_level=None) as conn:
+    with sqlite3.connect(Path(backend.location), isolation_level=None) as lite:
         if refuse:
-            conn.execute(
+            lite.execute(
                 "CREATE TRIGGER refuse_decisions BEFORE INSERT ON decisions"
                 " BEGIN SELECT RAISE(ABORT, 'table decisions is locked'); END"
             )
         else:
-            conn.execute("DROP TRIGGER IF EXISTS refuse_decisions")
-    conn.close()
+            lite.execute("DROP TRIGGER IF EXISTS refuse_decisions")
+    lite.close()
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ async def waiting_with_the_dialog_open(pilot: Pilot[None], other: DeskService) -
     """The customer asked for a person (the conversation waits), then pressed Ctrl+B: the
     new-chat dialog asks, its Stay button focused."""
     app = pilot.app
+    assert isinstance(app, HelpDeskApp)
     panel = await chat_panel_ready(pilot)
     await ask(pilot, "Where is my bike?", wait=False)
     await pilot.press("ctrl+t")
