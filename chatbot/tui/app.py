@@ -552,8 +552,9 @@ class HelpDeskApp(SafeApp):
         self._cache_records.append(record)
         if self._closing:
             return
+        said = record.getMessage()
         self.notify(
-            record.getMessage(),
+            said if said.endswith(".") else f"{said}.",  # A log line, said as a sentence here.
             title="Valen",
             severity="error" if record.msg == KEY_REFUSED else "warning",
             timeout=CACHE_NOTICE_S,

@@ -74,7 +74,7 @@ async def test_a_terminal_app_shows_a_rejected_key_once(
             await wait_until(pilot, lambda: bool(valen_notices(app)))
             [shown] = valen_notices(app)
             assert shown.severity == "error"
-            assert shown.message == WARNING
+            assert shown.message == f"{WARNING}."  # The log line, said as a sentence.
             # A toast on screen, not only in a list.
             await wait_until(pilot, lambda: "Valen rejected the API key" in screen_text(app))
             # Every question now escalates alike: said once, not for each.
