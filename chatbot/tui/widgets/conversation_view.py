@@ -1295,6 +1295,8 @@ class ConversationView(Vertical):
             return
         try:
             page = await self.services.desk.page(self.conversation_id, before_id=first, limit=PAGE)
+            # A `not-judged` escalation on this page is said from its decision, as on the first.
+            await self._read_decisions(page.entries)
         except HelpdeskError as error:
             await self._refuse(error)
             return

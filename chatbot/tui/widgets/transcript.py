@@ -11,8 +11,11 @@ from typing import Self
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.containers import Lines
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 from textual import events
+from textual.geometry import Size
+from textual.strip import Strip
 from textual.widgets import RichLog
 
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
@@ -61,11 +64,6 @@ class TranscriptText:
 
     def __str__(self) -> str:
         return self.text.plain
-
-    def under(self, line: str, style: str) -> TranscriptText:
-        """`line` (one line), a blank line, then this."""
-        text = Text.assemble((line, style), "\n\n", self.text)
-        return TranscriptText(text, frozenset(n + 2 for n in self.notes))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # As `Text.__rich_console__`, a note's rows aside.
@@ -178,7 +176,12 @@ def earlier_line(hidden: int, *, exact: bool = True, locale: Locale = DEFAULT_LO
 
 class Transcript(RichLog):
     """Shows a page of the newest entries, appends new ones as they arrive, and earlier pages on
-    request; never parses markup. It holds only what it shows: earlier pages come from the desk."""
+    request; never parses markup. It holds only what it shows: earlier pages come from the desk.
+
+    Each batch of entries is rendered once, when it is written (at the bottom as it arrives, at
+    the top for an earlier page), and again only when the width changes: an earlier page used to
+    render everything shown again, so each F3 froze the console longer than the last (~1.3 s
+    with 3,000 messages shown; `bench/transcript_f3.py`)."""
 
     def __init__(
         self,
@@ -196,8 +199,13 @@ class Transcript(RichLog):
         """The agent's language: events are said in it, messages shown as written."""
         self._entries: list[Entry] = []
         self._texts: list[TranscriptText] = []
-        """What is shown, as written (each message's time as of then): a log wraps its lines when
-        they are written, so a new width writes them all again (`_wrap`)."""
+        """What is shown, as written (each message's time as of then), oldest batch first, under
+        `_header`: a log wraps its lines when they are written, so a new width writes them all
+        again (`_wrap`)."""
+        self._header: TranscriptText | None = None
+        """The earlier-messages line and the blank line under it (None: nothing is hidden)."""
+        self._header_rows = 0
+        """The lines `_header` is wrapped to at the top of `lines` (0: not written)."""
         self._wrapped_at = 0
         """The width the lines shown are wrapped to (0: not laid out, or hidden)."""
         self._rows = 0
@@ -223,32 +231,48 @@ class Transcript(RichLog):
         self._entries = list(page.entries)
         self._hidden, self._exact = page.earlier, page.earlier_exact
         self.clear()
-        self._write(self._shown_text())
+        self._header = self._earlier_text()
+        self._texts = [self._text(page.entries)]
+        if self._wrap():
+            self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def add(self, entries: Sequence[Entry]) -> None:
         """Entries newer than any written."""
         if not entries:
             return
         self._entries.extend(entries)
-        self._write(
-            transcript_text(entries, locale=self.locale, now=self.clock(), decisions=self.decisions)
-        )
+        self._write(self._text(entries))
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
-        view where it was."""
+        view where it was. Only the page (and the earlier-messages line) is rendered: the lines
+        below it are the same at the same width."""
         lines_before, scroll_y = len(self.lines), self.scroll_y
         self._entries[:0] = page.entries
         self._hidden, self._exact = page.earlier, page.earlier_exact
-        self._texts = [self._shown_text()]
-        if not self._wrap():
+        self._header = self._earlier_text()
+        text = self._text(page.entries) if page.entries else None
+        if text is not None:
+            self._texts.insert(0, text)
+        width = self._width()
+        if not width:
             return  # Not laid out: wrapped, at the top, once it is.
+        if width != self._wrapped_at:
+            self._wrap()  # A new width: every line is new anyway.
+        else:
+            top = [] if self._header is None else self._strips(self._header, width)
+            rows = len(top)
+            if text is not None:
+                top += self._strips(text, width)
+            self._put(0, self._header_rows, top)  # The earlier line's old rows go.
+            self._header_rows = rows
         # Everything below the newly shown entries wraps as before, so the added lines are all
         # above the view: scroll down by as many.
         self.scroll_to(y=scroll_y + len(self.lines) - lines_before, animate=False)
 
     def clear(self) -> Self:
         self._texts = []
+        self._header, self._header_rows = None, 0
         super().clear()
         self._wrapped_at = self._width()  # No lines: as good as wrapped to the width there is.
         return self
@@ -283,9 +307,11 @@ class Transcript(RichLog):
         self._texts.append(text)
         width = self._width()
         if width and width == self._wrapped_at:
-            self.write(text, width=width)
+            end = len(self.lines)
+            self._put(end, end, self._strips(text, width))
         elif width:
             self._wrap()
+        if width:
             self.scroll_end(animate=False, immediate=False, x_axis=False)
 
     def _wrap(self) -> bool:
@@ -294,18 +320,44 @@ class Transcript(RichLog):
         width = self._width()
         if not width:
             return False
-        texts = self._texts
-        super().clear()
-        for text in texts:
-            self.write(text, width=width, scroll_end=False)
+        lines = [] if self._header is None else self._strips(self._header, width)
+        self._header_rows = len(lines)
+        for text in self._texts:
+            lines += self._strips(text, width)
+        self._widest_line_width = 0
+        self._put(0, len(self.lines), lines)
         self._wrapped_at = width
         return True
 
-    def _shown_text(self) -> TranscriptText:
-        text = transcript_text(
-            self._entries, locale=self.locale, now=self.clock(), decisions=self.decisions
+    def _strips(self, text: TranscriptText, width: int) -> list[Strip]:
+        """`text` as lines `width` wide, rendered as `RichLog.write` renders it. The transcript
+        puts its lines in place itself: `write` only appends, and until the log's first resize
+        it defers what it is given (the earlier-messages line's rows could not be counted)."""
+        console = self.app.console
+        lines = list(Segment.split_lines(console.render(text, console.options.update_width(width))))
+        return Strip.from_lines(lines) if lines else [Strip.blank(width)]
+
+    def _put(self, start: int, stop: int, strips: list[Strip]) -> None:
+        """Put `strips` in place of lines `start` to `stop` (an append when both are the end);
+        the lines around them stay as they are."""
+        moved = stop != len(self.lines) or start != stop
+        self.lines[start:stop] = strips
+        widest = max((strip.cell_length for strip in strips), default=0)
+        self._widest_line_width = max(self._widest_line_width, widest)
+        if moved:
+            self._line_cache.clear()  # Keyed by line number: the lines after `start` moved.
+        self.virtual_size = Size(self._widest_line_width, len(self.lines))
+        self.refresh()
+
+    def _text(self, entries: Sequence[Entry]) -> TranscriptText:
+        return transcript_text(
+            entries, locale=self.locale, now=self.clock(), decisions=self.decisions
         )
-        if self._hidden:
-            line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
-            text = text.under(line, NOTICE_STYLE)
-        return text
+
+    def _earlier_text(self) -> TranscriptText | None:
+        """The line above the entries shown that says how many are not, with a blank line under
+        it (None: every entry is shown)."""
+        if not self._hidden:
+            return None
+        line = earlier_line(self._hidden, exact=self._exact, locale=self.locale)
+        return TranscriptText(Text.assemble((line, NOTICE_STYLE), "\n"))
