@@ -1,7 +1,8 @@
 """On a narrow screen (a phone's browser) the chat's footer shows every key that fits, measured
-in the chat's language. Chinese labels are short: all six of the chat's keys take 57 columns
-(five of 9 cells, `^y 有帮助`, Quit's 7, a blank between each), so from 57 columns Helpful and Not
-helpful show, where a fixed 60-column rule used to leave them out; below, they give way first.
+in the chat's language. Chinese labels are short: all five of the chat's keys take 47 columns
+(four of 9 cells, `^y 有帮助`, Quit's 7, a blank between each; the customer's app offers no
+editor), so from 47 columns Helpful and Not helpful show, where a fixed 60-column rule used to
+leave them out; below, they give way first.
 In English at 50 columns the keys that show are whole, Quit among them."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tests.tui.conftest import MakeApp
 from tests.tui.helpers import footer_current, screen_text, wait_until
 
 HEIGHT = 20
-ALL_SIX_IN_CHINESE = 57
+ALL_FIVE_IN_CHINESE = 47
 
 
 def keys(app: HelpDeskApp) -> list[FooterKey]:
@@ -44,15 +45,15 @@ async def test_the_chinese_chat_offers_helpful_and_not_helpful_wherever_they_fit
     make_app: MakeApp,
 ) -> None:
     app = make_app("chat")
-    async with app.run_test(size=(50, HEIGHT)) as pilot:
+    async with app.run_test(size=(44, HEIGHT)) as pilot:
         panel = app.screen.query_one(ChatPanel)
         await wait_until(pilot, lambda: any(key.action == "quit" for key in keys(app)))
         await pilot.press("f9")  # The chat in Chinese: its keys and the app's.
         await wait_until(pilot, lambda: panel.locale == "zh")
-        for width in range(50, 61):
+        for width in range(44, 53):
             await resized(pilot, width)
             shown = {key.action: key.description for key in keys(app)}
-            fits = width >= ALL_SIX_IN_CHINESE
+            fits = width >= ALL_FIVE_IN_CHINESE
             assert all((action in shown) is fits for action in FEEDBACK_ACTIONS), (width, shown)
             assert "quit" in shown and whole(app), width
             # Drawn whole: each label is on the bottom line (a Chinese character takes two cells,
