@@ -284,6 +284,8 @@ class HelpDeskApp(SafeApp):
         self._closing = False
         self._app_log = _AppLog(self)
         self._cache_log: _CacheWarnings | None = None
+        self._bot_log: _CacheWarnings | None = None
+        """Shows the embedded bot's one-time warnings about Valen (see `_bot_warning`)."""
         self._cache_said: set[str] = set()
         """The replay cache's warnings shown, by their text: each once (until it recovers)."""
         self._cache_records: list[logging.LogRecord] = []
@@ -545,9 +547,9 @@ class HelpDeskApp(SafeApp):
         """Show the embedded bot's warnings about Valen (a refused key, a wait longer than the
         client honours), each said once by the bot, as the replay cache's are: a toast for
         whoever can act on them, and on the terminal again once the app ends."""
-        from chatbot.desk.bot import KEY_REFUSED, LONG_WAIT
+        from chatbot.desk.bot import KEY_REFUSED
 
-        if record.msg not in (KEY_REFUSED, LONG_WAIT) or not self._tells_cache_problems():
+        if not self._tells_cache_problems():
             return
         self._cache_records.append(record)
         if self._closing:
@@ -591,8 +593,12 @@ class HelpDeskApp(SafeApp):
             self.bot.log.addHandler(self._app_log)
             # Its one-time warnings about Valen went only to that log: with a refused key every
             # question went to a person and nothing on screen said why.
-            loop = asyncio.get_running_loop()
-            self.bot.log.addHandler(_CacheWarnings(loop, self._bot_warning))
+            from chatbot.desk.bot import KEY_REFUSED, LONG_WAIT  # Loaded by `make_bot`.
+
+            # Only those two: the logger is the process's, and its other lines need no toast.
+            self._bot_log = _CacheWarnings(asyncio.get_running_loop(), self._bot_warning)
+            self._bot_log.addFilter(lambda record: record.msg in (KEY_REFUSED, LONG_WAIT))
+            self.bot.log.addHandler(self._bot_log)
             self._bot_task = asyncio.create_task(self.bot.run(), name="embedded bot worker")
         if self.services.suggestions and self.is_running:  # Not while quitting early.
             self._decide_suggestions()
@@ -777,6 +783,11 @@ class HelpDeskApp(SafeApp):
             root.removeHandler(self._app_log)
             if self._cache_log is not None:
                 logging.getLogger(CACHE_LOGGER).removeHandler(self._cache_log)
+            if self.bot is not None:
+                # The worker's logger is the process's: the next app (a test's) adds its own.
+                self.bot.log.removeHandler(self._app_log)
+                if self._bot_log is not None:
+                    self.bot.log.removeHandler(self._bot_log)
             for handler in self._terminal_logs:
                 root.addHandler(handler)
                 # What the app showed of the replay cache is still true after it: said where

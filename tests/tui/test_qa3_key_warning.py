@@ -81,7 +81,11 @@ async def test_a_terminal_app_shows_a_rejected_key_once(
             await ask(pilot, Q3)
             await pilot.pause()
             assert len(valen_notices(app)) == 1
+            bot_log, worker = app._bot_log, app.bot
+            assert worker is not None and bot_log is not None and bot_log in worker.log.handlers
     assert valen_server.received
+    # The worker's logger is the process's: an app that ended leaves none of its handlers on it.
+    assert bot_log not in worker.log.handlers and app._app_log not in worker.log.handlers
 
 
 async def test_what_the_app_showed_is_on_the_terminal_once_it_ends(
