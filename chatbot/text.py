@@ -105,6 +105,11 @@ def first_control(text: str, *, one_line: bool = False) -> str | None:
     return None if match is None else _visible(match)
 
 
+def seconds(value: float) -> str:
+    """Seconds for a message: one decimal, none when whole ("50", "44.4")."""
+    return f"{value:.1f}".removesuffix(".0")
+
+
 def counted(count: int, singular: str, plural: str | None = None) -> str:
     """`1 passage`, `10 passages`, `1,283 questions`: a count with its noun agreeing (English;
     the app's screens use the catalogs' plural forms instead)."""
@@ -145,7 +150,7 @@ def fit(text: str, width: int) -> str:
 _SPACES = re.compile(r"(\s+)")
 
 
-def _pieces(text: str) -> Iterator[str]:
+def pieces(text: str) -> Iterator[str]:
     """`text` cut where a line may break: runs of spaces, and words, a wide character (Chinese,
     which has no spaces) being a word of its own. Wide by its cells, not by a range of code
     points: "don’t" and "café—bar" are one word each."""
@@ -182,7 +187,7 @@ def wrap(text: str, width: int | None, indent: str = "", first: str | None = Non
         lines.append(prefix + text)
         prefix, room = indent, max(width - cells(indent), 10)
 
-    for piece in _pieces(text):
+    for piece in pieces(text):
         if piece.isspace():
             space = bool(line)
             continue

@@ -76,8 +76,8 @@ class Asking(Progress):
         self.show()
 
     def done(self) -> None:
+        """Valen has answered (the line went as the judging ended)."""
         self.answered = True
-        self.clear()
 
     def interrupted(self) -> str:
         """Where the question was when interrupted: `helpdesk ask: interrupted {this}`."""

@@ -33,7 +33,7 @@ from chatbot.engine.models import Decision, Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import unreachable
-from chatbot.text import counted
+from chatbot.text import counted, seconds
 
 STORE_RETRY_FIRST_S = 0.5
 STORE_RETRY_MAX_S = 5.0
@@ -82,11 +82,6 @@ def settled(outcome: str, decision: Decision | None, *, reason: Reason | None = 
     if unjudged:
         line += " (" + ", ".join(f"{kind} ×{n}" for kind, n in unjudged.most_common()) + ")"
     return line
-
-
-def _seconds(seconds: float) -> str:
-    """Seconds for a warning: one decimal, none when whole ("3600", "44.4")."""
-    return f"{seconds:.1f}".removesuffix(".0")
 
 
 def worker_name() -> str:
@@ -370,8 +365,8 @@ class BotWorker:
         if self._long_wait_said or client is None or client.longest_refused_wait_s is None:
             return
         self._long_wait_said = True
-        held = _seconds(client.retry.max_wait_s)
-        self.log.warning(LONG_WAIT, _seconds(client.longest_refused_wait_s), held, held)
+        held = seconds(client.retry.max_wait_s)
+        self.log.warning(LONG_WAIT, seconds(client.longest_refused_wait_s), held, held)
 
     async def _store(
         self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]

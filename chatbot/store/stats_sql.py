@@ -262,7 +262,7 @@ def no_gap(d: Dialect, gap: str) -> str:
         # The repeat the desk recognised: the entry right after the question is its offer. Looked
         # for only in a conversation with an offer (one probe of an index of events).
         f" OR (EXISTS (SELECT 1 FROM entries o WHERE o.conversation_id = {gap}.conversation_id"
-        "  AND o.event = 'person-offered' AND o.event <> 'decided')"
+        "  AND o.event = 'person-offered')"
         " AND coalesce((SELECT n.event FROM entries n"
         f"  WHERE n.conversation_id = {gap}.conversation_id AND n.id > {d.gap_entry(gap)}"
         "  ORDER BY n.id LIMIT 1), '') = 'person-offered'))"

@@ -31,6 +31,7 @@ from urllib.parse import urljoin
 import httpx
 from pydantic import SecretStr
 
+from chatbot.text import seconds as _s
 from chatbot.valen.errors import (
     AuthenticationError,
     BadRequestError,
@@ -701,8 +702,3 @@ def _copy(error: ValenError) -> ValenError:
     copy = type(error)(error.message, status=error.status)
     copy.wait_s = error.wait_s
     return copy
-
-
-def _s(seconds: float) -> str:
-    """Seconds for a message: one decimal, none when whole ("50", "44.4")."""
-    return f"{seconds:.1f}".removesuffix(".0")

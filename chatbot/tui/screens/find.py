@@ -30,8 +30,8 @@ from chatbot.tui.widgets.queue_list import agent_error, one_line
 
 FOUND_CELLS = 110
 """How much of the message found a result shows: about two lines of the dialog."""
-LEAD_CELLS = 20
-"""Shown before a match that lies further into its message than twice this."""
+LEAD_CHARS = 20
+"""Characters shown before a match that lies further into its message than twice this."""
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
 SEARCHING = N_("Searching…")
@@ -56,10 +56,10 @@ def hit_parts(
         wanted = wanted[1:]  # As the desk searches it: the number, in the words too.
     matched = re.compile(re.escape(wanted), re.IGNORECASE) if wanted else None
     at = match.start() if matched and (match := matched.search(flat)) else -1
-    if at > LEAD_CELLS * 2:
+    if at > LEAD_CHARS * 2:
         # A match far into a long message was cut off the end, and the hit said nothing of why
         # it was found: shown from a little before it.
-        flat = "…" + flat[at - LEAD_CELLS :].lstrip()
+        flat = "…" + flat[at - LEAD_CHARS :].lstrip()
     found = Text(one_line(flat, FOUND_CELLS) or t.gettext("(no message)"))
     if hit.note_by is not None:  # Said as the transcript heads it, in the agent's language.
         found = Text.assemble(f"{note_heading(printable(hit.note_by), locale=locale)}: ", found)

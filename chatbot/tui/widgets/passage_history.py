@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,30 +18,8 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from chatbot.knowledge_base.store import Version
-from chatbot.text import printable
+from chatbot.text import cells, pieces, printable
 
-_CJK = (
-    "\u1100-\u11ff"  # Hangul jamo
-    "\u2e80-\u2fff"  # CJK and Kangxi radicals, ideographic description characters
-    "\u3000-\u303f"  # CJK symbols and punctuation: 。、「」
-    "\u3040-\u30ff"  # Hiragana, katakana
-    "\u3100-\u31ff"  # Bopomofo, Hangul compatibility jamo, kanbun, strokes, small katakana
-    "\u3200-\u4dbf"  # Enclosed and compatibility CJK, CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\ua960-\ua97f"  # Hangul jamo extended A
-    "\uac00-\ud7ff"  # Hangul syllables, jamo extended B
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\ufe30-\ufe4f"  # CJK compatibility forms (vertical punctuation)
-    "\uff00-\uffef"  # Fullwidth punctuation (，！？：), halfwidth katakana and Hangul
-    "\U0001b000-\U0001b16f"  # Kana supplement and extensions
-    "\U00020000-\U0003ffff"  # CJK extensions B and on
-)
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
-_TOKEN = re.compile(rf"\s+|[{_CJK}]|[^\s{_CJK}]+")
-"""What the diff compares: runs of whitespace, words, and each CJK character (ideograph, kana,
-Hangul, CJK punctuation) on its own. Chinese and Japanese have no spaces between words: split on
-whitespace alone, a Chinese passage was one word, and a sentence appended to it showed the whole
-passage removed and the whole passage added."""
 _CONTEXT = 10
 """Tokens kept either side of a change; the rest of an unchanged stretch is elided."""
 
@@ -117,8 +94,11 @@ def passage_diff(
 
 
 def diff_tokens(text: str) -> list[str]:
-    """`text` as the word diff compares it (`_TOKEN`); joined, they are `text` again."""
-    return _TOKEN.findall(text)
+    """`text` as the word diff compares it: runs of spaces, words, and each wide (CJK) character
+    on its own, as lines break (`chatbot.text.pieces`); joined, they are `text` again. Chinese
+    has no spaces between words: split on spaces alone, a Chinese passage was one word, and a
+    sentence appended to it showed the whole passage removed and the whole passage added."""
+    return list(pieces(text))
 
 
 def word_diff(current: str, version: str, *, locale: Locale = DEFAULT_LOCALE) -> Text:
@@ -171,7 +151,7 @@ def _phrases(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
 def _joins(same: list[str]) -> bool:
     """Whether an unchanged stretch between two changes is too little to part them: only
     whitespace, or a single CJK character."""
-    return "".join(same).isspace() or (len(same) == 1 and _CJK_CHAR.fullmatch(same[0]) is not None)
+    return "".join(same).isspace() or (len(same) == 1 and cells(same[0]) > 1)
 
 
 def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:

@@ -137,11 +137,8 @@ class PassageList(Vertical):
                 said = t.gettext("{passage}  (deleted)")
                 # The id gives way to the mark, which stays whole on the row: Chinese breaks
                 # between characters, and a long id put "（已" on one line and "删除）" on the next.
-                room = cells - cells_of(said.format(passage="")) if cells else 0
-                shown = printable(passage_id)
-                if room > 0 and cells_of(shown) > room:
-                    shown = clip(shown, room)
-                deleted = said.format(passage=shown)
+                room = max(cells - cells_of(said.format(passage="")), 0) if cells else 0
+                deleted = said.format(passage=shortened(passage_id, room))
                 label = Content.styled(deleted, "dim italic")
                 if last is not None and last.title:
                     title = Content.styled(shortened(last.title, cells), "dim italic")

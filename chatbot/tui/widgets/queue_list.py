@@ -40,7 +40,7 @@ from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import bots_stalled, claimed_for, waiting_for
-from chatbot.text import printable
+from chatbot.text import clip, printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 
@@ -146,7 +146,7 @@ def status(
             if short and away is None and width - rest < 1:
                 return "…" + duration  # No cell left for the name: the time stays.
             # Without `fit`'s padding: a wide character cut leaves a blank cell after the `…`.
-            agent = fit(agent, max(1, width - rest)).rstrip()
+            agent = clip(agent, max(1, width - rest))
             shown = claimed_for(agent, duration, short=short, locale=locale, away=away)
         return shown
     return waiting_for(wait_time(item.waiting_since, now), short=short, locale=locale)
