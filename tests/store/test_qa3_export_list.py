@@ -329,17 +329,12 @@ def peak_kib(db: Path, *arguments: str, columns: str | None = None) -> int:
     return int(done.stdout)
 
 
-@pytest.mark.parametrize(
-    ("arguments", "columns"),
-    [(("list",), None), (("list",), "100"), (("list", "--json"), None), (("export",), None)],
-    ids=["list", "list-terminal", "list-json", "export"],
-)
-def test_memory_does_not_grow_with_the_conversations(
-    tmp_path: Path, arguments: tuple[str, ...], columns: str | None
-) -> None:
-    """2,000 conversations and 20,000: the same peak, within a few MB (all 20,000 held at once
-    was ~5 KB each, ~90 MB more, for `list --json`; ~45 MB more for `list`)."""
-    small, large = tmp_path / "small.sqlite3", tmp_path / "large.sqlite3"
+@pytest.fixture(scope="module")
+def sizes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """2,000 listed conversations and 20,000 (ten copies), built once for the four commands
+    measured below (they run on one worker: `xdist_group`)."""
+    folder = tmp_path_factory.mktemp("sizes")
+    small, large = folder / "small.sqlite3", folder / "large.sqlite3"
     clock = FakeClock()
     desk = Backend("sqlite", small).service(clock)
     try:
@@ -354,5 +349,19 @@ def test_memory_does_not_grow_with_the_conversations(
         env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
     ).stdout  # fmt: skip
     assert len(listed.splitlines()) == 20_000
-    peaks = [peak_kib(db, *arguments, columns=columns) for db in (small, large)]
+    return small, large
+
+
+@pytest.mark.xdist_group("export-memory")
+@pytest.mark.parametrize(
+    ("arguments", "columns"),
+    [(("list",), None), (("list",), "100"), (("list", "--json"), None), (("export",), None)],
+    ids=["list", "list-terminal", "list-json", "export"],
+)
+def test_memory_does_not_grow_with_the_conversations(
+    sizes: tuple[Path, Path], arguments: tuple[str, ...], columns: str | None
+) -> None:
+    """2,000 conversations and 20,000: the same peak, within a few MB (all 20,000 held at once
+    was ~5 KB each, ~90 MB more, for `list --json`; ~45 MB more for `list`)."""
+    peaks = [peak_kib(db, *arguments, columns=columns) for db in sizes]
     assert peaks[1] - peaks[0] < 8 * 1024, peaks
