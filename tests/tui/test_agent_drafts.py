@@ -23,6 +23,7 @@ from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
+from tests.tui.test_qa4_dialog_bursts import read
 
 REPLY = "Your [bold]refund[/bold] of 50% is on its way"
 """Typed, not sent: with markup that must stay as typed."""
@@ -90,6 +91,7 @@ async def test_unsent_replies_and_notes_are_back_for_their_agent_after_the_conso
         assert view.reply_input.value == OTHER_REPLY
         await pilot.press("ctrl+q")  # The terminal's quit: claims asked about, then kept.
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
         await pilot.press("k")
         await wait_until(pilot, lambda: not app.is_running)
 
@@ -183,6 +185,7 @@ async def test_helpdesk_agent_in_a_terminal_keeps_the_reply_across_a_quit(
         await type_text(pilot, REPLY)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
         await pilot.press("k")
         await wait_until(pilot, lambda: not app.is_running)
     assert drafts.agent_drafts == drafts_for(str(db_path))

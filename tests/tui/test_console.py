@@ -45,6 +45,7 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
+from tests.tui.test_qa4_dialog_bursts import read
 
 
 def view_text(app: HelpDeskApp) -> str:
@@ -490,6 +491,7 @@ async def test_quitting_offers_to_hand_claims_back(
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         assert "You hold 2 claimed conversations. Hand them back" in flat(screen_text(app))
         assert "Hand back (h, Ctrl+Q)" in flat(screen_text(app))  # Ctrl+Q again is said.
+        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
         await pilot.press(answer)
         await wait_until(pilot, lambda: app.return_code is not None)
     state = State.WAITING if released else State.CLAIMED
@@ -514,6 +516,7 @@ async def test_cancel_stays_and_the_palette_quit_asks_too(
         await palette_ready(pilot, "quit")
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        read(app.screen)
         await pilot.press("h")
         await wait_until(pilot, lambda: app.return_code is not None)
     assert other.conversation(conversation).state is State.WAITING

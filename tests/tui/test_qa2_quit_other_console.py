@@ -25,6 +25,7 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from tests.tui.conftest import FrozenClock
 from tests.tui.helpers import flat, footer_line, palette_ready, screen_text, type_text, wait_until
+from tests.tui.test_qa4_dialog_bursts import read
 
 SIZE = (80, 24)
 ANOTHER = "another of your consoles is still open"
@@ -122,6 +123,7 @@ async def test_h_hands_back_only_what_this_console_took_and_a_all(
                 await wait_until(pilot, lambda: other.conversation(third).agent == "ben")
             await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: isinstance(two.screen, ClaimsOnQuit))
+            read(two.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
             await pilot.press(key)
             await wait_until(pilot, lambda: two.return_code is not None)
 
@@ -150,6 +152,7 @@ async def test_a_second_console_that_took_nothing_offers_no_h(
             await pilot_two.pause()
             assert "Hand back only" not in question(two)
             assert "This console took" not in question(two)
+            read(two.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
             await pilot_two.press("h")  # The old dialog's key: hands back nothing now.
             await pilot_two.pause()
             assert isinstance(two.screen, ClaimsOnQuit)
@@ -172,6 +175,7 @@ async def test_with_the_other_console_gone_the_question_is_as_before(
             await pilot_one.press("ctrl+q")
             await wait_until(pilot_one, lambda: isinstance(one.screen, ClaimsOnQuit))
             assert ANOTHER in question(one)
+            read(one.screen)
             await pilot_one.press("k")
             await wait_until(pilot_one, lambda: one.return_code is not None)
             assert consoles_open(other) == 1

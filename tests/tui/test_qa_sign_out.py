@@ -15,6 +15,7 @@ from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import palette_ready, type_text, wait_until
 from tests.tui.test_paste import asked_for_a_person, claim
+from tests.tui.test_qa4_dialog_bursts import read
 
 SIGN_OUT_URL = "/signout"
 
@@ -52,6 +53,7 @@ async def test_sign_out_hands_the_claims_back_then_opens_the_sign_out_page(
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         assert driver.opened == []  # Not before the agent has answered.
+        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
         await pilot.press("h")
         await wait_until(pilot, lambda: driver.opened == [(SIGN_OUT_URL, False)])
         assert other.conversation(conversation).agent is None  # Back in the queue.

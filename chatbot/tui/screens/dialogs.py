@@ -18,7 +18,7 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import ButtonRow, Dialog, handed_on, typing
+from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton, handed_on, typing
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
@@ -27,8 +27,9 @@ ClaimsAnswer = Literal["hand-back", "hand-back-here", "keep"]
 """Every claim back to the queue, only those this console took, or none."""
 
 BURST_S = 1.0
-"""Keys typed this close to the name dialog opening, and to each other after that, were typed
-before it could be read: the reply the agent was writing when Ctrl+L (F6, Ctrl+N) asked."""
+"""Keys typed this close to a dialog opening, and to each other after that, were typed before it
+could be read: the reply the agent was writing when Ctrl+L (F6, Ctrl+N) asked their name, or when
+Ctrl+Q, pressed by mistake, asked about their claims."""
 
 BURST_KEYS = frozenset({"enter", "backspace"})
 """Keys besides typing that go on with a burst (`NameDialog.hand_on_typed`): its Enter saved the
@@ -200,7 +201,13 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
     work too (one agent's consoles share them): keeping is the first choice, handing back all an
     explicit one, and handing back only the ones this console took (`here`) a third when some,
     not all, are. Handing back by default told the customer of a conversation open in the other
-    console that the agent had stepped away, and took it from under them."""
+    console that the agent had stepped away, and took it from under them.
+
+    Ctrl+Q pressed by mistake mid-reply, the reply typed on ("thanks, have a nice day") answered
+    it with its `h`, `a` or `k`: every claim handed back (each customer told the agent stepped
+    away) or kept, and the app quit with the words lost. Typing in a burst under way as it opens
+    (`BURST_S`, as the name dialog reckons one) cancels it now, and goes on to the field it was
+    typed in (`hand_on_typed`); a letter pressed once it has been read is its button's key."""
 
     BINDINGS = [
         Binding("h", "hand_back", N_("Hand back")),
@@ -224,6 +231,9 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
         """Other consoles of the agent's open now (0: none, the question as it always was)."""
         self.here = list(here)
         """The held claims this console took."""
+        self._burst: float | None = get_time()
+        """When the dialog opened, while a key typed now would be part of a burst under way;
+        None once a key has reached it: the burst, if any, is over."""
         t = translations(locale)
         if others:
             # The footer names what each key does as its button does: a bare "this console's"
@@ -257,25 +267,25 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
             yield Static(Text(self._question()), classes="dialog-text")
             with ButtonRow():
                 if not self.others:
-                    yield Button(
+                    yield DialogButton(
                         t.gettext("Hand back (h, Ctrl+Q)"), variant="primary", id="hand-back"
                     )
-                    yield Button(t.gettext("Keep (k)"), id="keep")
+                    yield DialogButton(t.gettext("Keep (k)"), id="keep")
                 else:
-                    yield Button(t.gettext("Keep (k, Ctrl+Q)"), variant="primary", id="keep")
+                    yield DialogButton(t.gettext("Keep (k, Ctrl+Q)"), variant="primary", id="keep")
                     if self._some_here:
-                        yield Button(
+                        yield DialogButton(
                             t.gettext("Hand back only {numbers} (h)").format(
                                 numbers=self._numbers()
                             ),
                             id="hand-back-here",
                         )
-                    yield Button(
+                    yield DialogButton(
                         t.ngettext("Hand it back (a)", "Hand back all {count} (a)", self.count)
                         .format(count=self.count),
                         id="hand-back",
                     )  # fmt: skip
-                yield Button(t.gettext("Cancel (Esc)"), id="cancel")
+                yield DialogButton(t.gettext("Cancel (Esc)"), id="cancel")
         yield Footer()
 
     def _numbers(self) -> str:
@@ -300,6 +310,25 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
 
     def on_mount(self) -> None:
         self.query_one(f"#{self.first}", Button).focus()
+        if self._burst is not None:
+            self._burst = get_time()  # Shown now: a moment to read it from here.
+
+    def hand_on_typed(self, event: events.Event) -> bool:
+        """Whether `event` is typing within `BURST_S` of the dialog opening: the reply the agent
+        was writing as Ctrl+Q asked. If so it cancels the dialog and goes on to the field it was
+        typed in (`Dialog.hand_on_typed`), and the keys after it, the dialog gone, follow it
+        there by themselves. The first key to reach the dialog ends the burst either way: a
+        letter after a pause, or after a key of the dialog's own (Tab, an arrow), answers."""
+        if self._burst is None or not isinstance(event, events.Key | events.Paste):
+            return False  # Not a key (a click): a burst may still go on.
+        opened, self._burst = self._burst, None
+        if not typing(event) or event.time - opened > BURST_S:
+            return False
+        return super().hand_on_typed(event)
+
+    def answer_typing(self) -> bool:
+        self.dismiss(None)  # Stay: nothing handed back, no quit; the words go on to the field.
+        return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "hand_back":  # h: every claim, or with another console open, this one's.

@@ -1026,8 +1026,29 @@ class ConversationView(Vertical):
             self.say_why(self.t.gettext("It changed meanwhile: it is no longer resolved."))
 
     async def action_toggle_note(self) -> None:
-        if not self.note_mode and not named(self, self.services, self.action_toggle_note):
+        if not self.note_mode and self.services.agent is None:
+            # A note is signed: the name is asked first, the box the note's already. Switched
+            # once the name was given, the note typed on in a burst as the dialog opened went on
+            # into the box beneath (`NameDialog.hand_on_typed`) as the reply's, and stayed in
+            # the reply's draft while the note the agent had asked for opened empty.
+            ask: Callable[[], Awaitable[bool]] | None = getattr(self.app, "ask_agent_name", None)
+            if ask is not None:
+                self._toggle_note()
+                self.run_worker(self._name_for_note(ask), group="agent-name", exclusive=True)
             return
+        self._toggle_note()
+
+    async def _name_for_note(self, ask: Callable[[], Awaitable[bool]]) -> None:
+        """Ask for the agent's name with the note's box open; cancelled, back to the reply (what
+        was typed in the note stays the note's draft, never the reply's)."""
+        given = await ask()
+        if self.note_mode and not given:
+            self._toggle_note()
+        elif given:
+            self._show_reply_state()
+            self.refresh_bindings()
+
+    def _toggle_note(self) -> None:
         field = self.reply_input
         self._drafts[self.note_mode] = field.value
         self.note_mode = not self.note_mode
@@ -1069,6 +1090,11 @@ class ConversationView(Vertical):
         # repeat, or for words put away since (a note's words never go again, as a reply).
         words = field.words(event)
         if words is None:
+            return
+        if self.note_mode and self.services.agent is None:
+            # Typed on with the note as its name is asked (Ctrl+N): nothing goes before the
+            # name is known. The note stays in the box, for its own Enter after.
+            field.kept(words)
             return
         if refused is not None:
             if self._why is None:
