@@ -495,9 +495,11 @@ class HelpDeskApp(SafeApp):
         # The screen and its panels are up: resume the garbage collection `helpdesk` paused for
         # start-up (the settings' imports included).
         gc.enable()
+        assert self._prepared is not None
+        if not self._reads_engine():
+            return
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
-        assert self._prepared is not None
         build = built = self._prepared.build_engines
         if self._tells_cache_problems():
 
@@ -513,6 +515,18 @@ class HelpDeskApp(SafeApp):
             build = build_and_check
         self._engines = asyncio.ensure_future(asyncio.to_thread(build))
         self.run_worker(self._build_and_start(self._engines), name="build the engine")
+
+    def _reads_engine(self) -> bool:
+        """Whether anything in this app reads the engine. A customer's chat with no bot of its
+        own (a browser's, `--no-bot`) asking Valen live has nothing that does: its questions go
+        to the desk's bots, and there are no recorded questions to decide. Building it anyway
+        cost each such session its index, its HTTP client and a few tenths of a second."""
+        assert self._prepared is not None
+        return (
+            self.mode_name != "chat"
+            or self._prepared.make_bot is not None
+            or bool(self.services.suggestions)
+        )
 
     def _tells_cache_problems(self) -> bool:
         """The replay cache's problems are shown to whoever can act on them: a terminal's user,
