@@ -226,3 +226,14 @@ def wrap_lines(
         start = first if number == 0 and first is not None else indent
         lines += wrap(body, width, indent + lead, first=start + lead)
     return lines
+
+
+def number_pattern(digits: str) -> re.Pattern[str]:
+    """Where the number `digits` stands alone in a text, as a search for `#12` finds it: with no
+    digit just before or after, so not in "2012" or "120 km" (letters may touch it: "ZQ12")."""
+    return re.compile(rf"(?<!\d){re.escape(digits)}(?!\d)")
+
+
+def has_number(text: str | None, digits: str) -> bool:
+    """Whether the number `digits` stands alone somewhere in `text` (`number_pattern`)."""
+    return text is not None and number_pattern(digits).search(text) is not None

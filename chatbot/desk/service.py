@@ -981,7 +981,10 @@ class DeskService:
         `12` also finds conversation 12 itself, first, if anything was written in it."""
         query = text.strip()
         number = query.removeprefix("#")
-        hits = self.store.search(number if number.isdecimal() else query, state=state, limit=limit)
+        if number.isdecimal():  # The number standing alone in the words, not inside another.
+            hits = self.store.search(number, state=state, limit=limit, number=True)
+        else:
+            hits = self.store.search(query, state=state, limit=limit)
         if number.isdecimal() and len(number) < 19:
             try:
                 found = self.store.conversation(int(number))

@@ -497,10 +497,14 @@ class ConversationStore(Protocol):
         view); `read_entry` is 0."""
         ...
 
-    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+    def search(
+        self, text: str, *, state: State | None = None, limit: int = 50, number: bool = False
+    ) -> list[SearchHit]:
         """Conversations (only those in `state`, if given) with a customer or agent message that
         contains `text` literally, ignoring case (no wildcards; "" matches every message), most
-        recently active first, at most `limit`, each with its newest matching message."""
+        recently active first, at most `limit`, each with its newest matching message. With
+        `number`, `text` is digits and matches only where no digit stands next to it: #12 is
+        not found in "2012" or "120 km"."""
         ...
 
     # -- analytics --------------------------------------------------------------------------------

@@ -1580,20 +1580,26 @@ class PostgresStore:
         )
         return self._to_items(rows)
 
-    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+    def search(
+        self, text: str, *, state: State | None = None, limit: int = 50, number: bool = False
+    ) -> list[SearchHit]:
         # The customer's and agents' messages (`folded`), and agents' internal notes (only
         # agents search), whose text is in the event's JSON, read only for notes (CASE). A note
         # has no `folded` text: it is lowered here, and matched against the words both case-folded
         # and lowered, so "straße" finds "Straße" in a note, though "strasse" does not.
         note = "lower(CASE WHEN e.event = 'note' THEN e.params::json ->> 'text' END)"
+        if number:  # Digits with no digit either side (`chatbot.text.number_pattern`).
+            said = "strpos(e.folded, %(text)s) > 0 AND e.folded ~ %(alone)s"
+            noted = f"strpos({note}, %(text)s) > 0 AND {note} ~ %(alone)s"
+        else:
+            said = "strpos(e.folded, %(text)s) > 0"
+            noted = f"(strpos({note}, %(text)s) > 0 OR strpos({note}, %(lowered)s) > 0)"
         rows = self._rows(
             "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text,"
             " CASE WHEN e.event = 'note' THEN e.params END FROM"
             " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
             "  JOIN conversations c ON c.id = e.conversation_id"
-            "  WHERE (e.folded IS NOT NULL AND strpos(e.folded, %(text)s) > 0"
-            f"   OR e.event = 'note' AND (strpos({note}, %(text)s) > 0"
-            f"   OR strpos({note}, %(lowered)s) > 0))"
+            f"  WHERE (e.folded IS NOT NULL AND {said} OR e.event = 'note' AND {noted})"
             "  AND (%(state)s::text IS NULL OR c.state = %(state)s)"
             "  GROUP BY e.conversation_id) m"
             " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
@@ -1602,6 +1608,7 @@ class PostgresStore:
                 "state": None if state is None else state.value,
                 "text": text.casefold(),
                 "lowered": text.lower(),
+                "alone": f"(^|[^[:digit:]]){text}([^[:digit:]]|$)",  # Digits: nothing to escape.
                 "limit": limit,
             },
         )

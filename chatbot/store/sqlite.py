@@ -64,6 +64,7 @@ from chatbot.store.interface import (
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
 from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, no_gap, question_key
+from chatbot.text import has_number
 
 BUSY_TIMEOUT_MS = 5000
 _LOCALE = (
@@ -394,6 +395,7 @@ class SQLiteStore:
             connection.execute("PRAGMA synchronous = NORMAL")
             connection.execute("PRAGMA foreign_keys = ON")
             connection.create_function("casefold", 1, _casefold, deterministic=True)
+            connection.create_function("has_number", 2, has_number, deterministic=True)
             # The figures' and the content gaps' comparison of questions (`SQLiteDialect`).
             connection.create_function("question_key", 1, question_key, deterministic=True)
             if migrate:
@@ -1568,18 +1570,26 @@ class SQLiteStore:
         ).fetchall()
         return self._to_items(rows)
 
-    def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
+    def search(
+        self, text: str, *, state: State | None = None, limit: int = 50, number: bool = False
+    ) -> list[SearchHit]:
         # The customer's and agents' messages, and agents' internal notes (only agents search):
         # a note's text is in its event's JSON, read only for notes (CASE: never parsed for
         # another event, whose parameters need not be JSON).
+        note = "CASE WHEN e.event = 'note' THEN json_extract(e.params, '$.text') END"
+        if number:  # Digits have no case; `instr` first, as the cheap test.
+            said = "instr(e.text, :text) > 0 AND has_number(e.text, :text)"
+            noted = f"instr({note}, :text) > 0 AND has_number({note}, :text)"
+        else:
+            said = "instr(casefold(e.text), :text) > 0"
+            noted = f"instr(casefold({note}), :text) > 0"
         rows = self._db.execute(
             "SELECT c.id, c.state, c.agent, c.updated_at, m.entry, e.text,"
             " CASE WHEN e.event = 'note' THEN e.params END FROM"
             " (SELECT e.conversation_id AS conversation, max(e.id) AS entry FROM entries e"
             "  JOIN conversations c ON c.id = e.conversation_id"
             "  WHERE (e.author IN ('customer', 'agent') AND e.text IS NOT NULL"
-            "   AND instr(casefold(e.text), :text) > 0 OR e.event = 'note' AND instr(casefold("
-            "   CASE WHEN e.event = 'note' THEN json_extract(e.params, '$.text') END), :text) > 0)"
+            f"   AND {said} OR e.event = 'note' AND {noted})"
             "  AND (:state IS NULL OR c.state = :state) GROUP BY e.conversation_id) m"
             " JOIN conversations c ON c.id = m.conversation JOIN entries e ON e.id = m.entry"
             " ORDER BY c.updated_at DESC, c.id DESC LIMIT :limit",

@@ -375,6 +375,27 @@ def test_search_by_number_puts_that_conversation_first(desk: DeskService) -> Non
     assert desk.search("#99999") == [] and desk.search("9" * 40) == []
 
 
+def test_a_number_is_found_standing_alone_not_inside_another(desk: DeskService) -> None:
+    """`#12` found "12" in "2012" and "120 km" too: now only where no digit touches it, in
+    messages and in notes; letters may ("ZQ12" is an order's number)."""
+    said = {}
+    for text in ("Order 12 is late", "Since 2012, 120 km", "Ticket ZQ12 open", "no 1 2 here"):
+        conversation = desk.ask(None, text).conversation.id
+        said[conversation] = text
+    noted = in_state(desk, State.CLAIMED)
+    desk.add_note(noted, agent="ana", text="Same as #12, refunded")
+    inside = in_state(desk, State.CLAIMED)
+    desk.add_note(inside, agent="ana", text="Refund 1234 done")
+    found = {hit.conversation_id for hit in desk.search("#12")}
+    wanted = {c for c, text in said.items() if text in ("Order 12 is late", "Ticket ZQ12 open")}
+    assert found - {12} == wanted | {noted}
+    assert {h.conversation_id for h in desk.search("20")} - {20} == set()  # Only inside others.
+    # Words that are not a number are found anywhere, as before.
+    assert {h.conversation_id for h in desk.search("km")} == {
+        c for c, text in said.items() if "km" in text
+    }
+
+
 def test_a_page_counts_what_lies_before_it_up_to_a_cap(desk: DeskService) -> None:
     from chatbot.desk.service import EARLIER_COUNTED
 

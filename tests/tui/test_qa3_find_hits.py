@@ -64,3 +64,17 @@ def test_a_number_searched_marks_it_in_the_words() -> None:
     console = Console(width=40, record=True, color_system=None)
     console.print(hit_line(hit, query="#12345"))
     assert console.export_text().splitlines()[1].rstrip() == "  order AB12345 twice"
+
+
+def test_a_number_is_marked_where_it_stands_alone() -> None:
+    """`#12` marks the 12 the desk found it by, not the one inside "2012" before it."""
+    from datetime import UTC, datetime
+
+    from chatbot.desk.models import SearchHit, State
+
+    when = datetime(2026, 1, 5, tzinfo=UTC)
+    hit = SearchHit(conversation_id=3, state=State.WAITING, agent=None, entry_id=1,
+                    updated_at=when, text="Since 2012: order 12, 120 km")  # fmt: skip
+    found = hit_parts(hit, query="#12")[1]
+    assert [(s.start, s.end) for s in found.spans] == [(18, 20)]
+    assert found.plain[18:20] == "12"

@@ -20,7 +20,7 @@ from chatbot.desk.models import SearchHit, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading
-from chatbot.text import printable
+from chatbot.text import number_pattern, printable
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
@@ -52,9 +52,12 @@ def hit_parts(
     heading = Text.assemble((f"#{hit.conversation_id}", "bold"), f"  {state} · {when}")
     flat = " ".join(printable(hit.text).split())
     wanted = " ".join(printable(query).split())
-    if wanted.startswith("#") and wanted[1:].isdecimal():
-        wanted = wanted[1:]  # As the desk searches it: the number, in the words too.
-    matched = re.compile(re.escape(wanted), re.IGNORECASE) if wanted else None
+    number = wanted.removeprefix("#")
+    matched: re.Pattern[str] | None
+    if number.isdecimal():  # As the desk searches it: the number standing alone, in the words too.
+        matched = number_pattern(number)
+    else:
+        matched = re.compile(re.escape(wanted), re.IGNORECASE) if wanted else None
     at = match.start() if matched and (match := matched.search(flat)) else -1
     if at > LEAD_CHARS * 2:
         # A match far into a long message was cut off the end, and the hit said nothing of why
