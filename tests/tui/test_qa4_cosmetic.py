@@ -30,6 +30,9 @@ from tests.tui.helpers import flat, queue_rows, screen_text, wait_until
 # -- the status line beside the queue at 60x20 --------------------------------------------------
 
 
+LONG = "Alexandra Wilhelmina"
+
+
 def status_shown(panel: ChatPanel) -> str:
     """The status line as drawn, without whitespace: a Chinese character takes two cells, which
     the screenshot's text runs do not show as two characters, and lines break anywhere in it."""
@@ -75,8 +78,9 @@ async def test_beside_the_queue_at_60x20_every_status_is_whole(
         steps: list[tuple[str, Callable[[], object]]] = [
             (say(State.WAITING, count=2), lambda: None),
             (say(State.WAITING, count=0), lambda: [other.claim(c, agent="ben") for c in ahead]),
-            (say(State.CLAIMED, "ben"), lambda: other.claim(cid, agent="ben")),
-            (say(State.RESOLVED), lambda: other.resolve(cid, agent="ben")),
+            # A tester's 20-character name was cut at three lines ("(support agent) i…").
+            (say(State.CLAIMED, LONG), lambda: other.claim(cid, agent=LONG)),
+            (say(State.RESOLVED), lambda: other.resolve(cid, agent=LONG)),
         ]
         if locale == "zh":
             assert steps[1][0] == "下一位就是您：客服人员会在这里回复您。"

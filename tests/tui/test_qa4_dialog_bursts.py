@@ -135,6 +135,51 @@ async def test_a_key_of_the_dialogs_own_ends_the_burst(
     assert [other.conversation(c).state for c in claims] == [State.CLAIMED] * 2
 
 
+async def test_a_backspace_mending_the_reply_after_ctrl_q_goes_on_in_the_box(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """A tester's first key after the slip was Backspace (a typo mended): the burst was over,
+    and the `h` after it handed the claims back and quit, the words going to the shell."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        claims, reply = await quit_asked_mid_reply(pilot, other)
+        await burst(pilot, "backspace", *"! have a nice day")
+        await wait_until(pilot, lambda: reply.value == STARTED[:-1] + "! have a nice day")
+        assert not isinstance(app.screen, ClaimsOnQuit) and app.return_code is None
+        assert [other.conversation(c).state for c in claims] == [State.CLAIMED] * 2
+
+
+async def test_an_enter_sending_the_reply_after_ctrl_q_sends_it_and_hands_nothing_back(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """Enter pressed at once pressed the dialog's first button: every claim handed back, the
+    app quit, the reply never sent."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        claims, reply = await quit_asked_mid_reply(pilot, other)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: agent_words(other, claims[0]) == [STARTED])
+        assert not isinstance(app.screen, ClaimsOnQuit) and app.return_code is None
+        assert [other.conversation(c).state for c in claims] == [State.CLAIMED] * 2
+
+
+async def test_on_the_queue_an_enter_at_once_still_answers(
+    make_app: MakeApp, other: DeskService
+) -> None:
+    """With nothing being typed (the queue has the focus), Ctrl+Q then Enter is the agent
+    quitting: the first choice, at once."""
+    app = make_app("agent", bot=False)
+    async with app.run_test(size=SIZE) as pilot:
+        claims = [waiting(other)]
+        assert other.claim(claims[0], agent="ana").won
+        await wait_until(pilot, lambda: app.focused is not None)
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.return_code is not None)
+    assert other.conversation(claims[0]).state is State.WAITING
+
+
 # A note asked for before the agent has a name ---------------------------------------------------
 
 NOTE = "Customer is upset, refund twice"

@@ -4,7 +4,7 @@ when they quit. Centred over the screen they ask about (app.tcss)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from rich.text import Text
 from textual import events, on
@@ -56,6 +56,23 @@ def check_name(name: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
         return check_display_name(name)
     except HelpdeskError as error:  # Nothing the lines above leave through; in English if so.
         raise ValueError(str(error)) from None
+
+
+def typed_into(dialog: Dialog[Any]) -> Input | TextArea | None:
+    """The text box beneath `dialog` that typing is for: the one with the focus, or a
+    conversation's reply box when a part of it has the focus (its transcript hands typing on to
+    the box). Not a transcript itself: the keys it leaves to the box's bindings (Enter) reached
+    the bindings of the dialog, and saved the name. None on the queue, where typing opens a
+    search."""
+    focused = dialog.app.screen_stack[-2].focused
+    if isinstance(focused, Input | TextArea):
+        return focused
+    for node in focused.ancestors if focused is not None else ():
+        if isinstance(node, ConversationView):
+            box = node.reply_input
+            box.focus()  # There when the dialog closes, as typing on the transcript does.
+            return box
+    return None
 
 
 class NameDialog(Dialog[str | None]):
@@ -123,7 +140,7 @@ class NameDialog(Dialog[str | None]):
             return False
         if not isinstance(event, events.Key | events.Paste):
             return False  # Not a key (a click): the burst goes on.
-        field = self._typed_into()
+        field = typed_into(self)
         if field is None:
             self._burst = None  # Typed where nothing takes words (the queue): the name's.
             return False
@@ -137,22 +154,6 @@ class NameDialog(Dialog[str | None]):
         self._burst, self._handing_on = max(self._burst, event.time), True
         field._forward_event(event)
         return True
-
-    def _typed_into(self) -> Input | TextArea | None:
-        """The text box beneath the typing is for: the one with the focus, or a conversation's
-        reply box when a part of it has the focus (its transcript hands typing on to the box).
-        Not a transcript itself: the keys it leaves to the box's bindings (Enter) reached the
-        bindings of the dialog, and saved the name. None on the queue, where typing opens a
-        search."""
-        focused = self.app.screen_stack[-2].focused
-        if isinstance(focused, Input | TextArea):
-            return focused
-        for node in focused.ancestors if focused is not None else ():
-            if isinstance(node, ConversationView):
-                box = node.reply_input
-                box.focus()  # There when the dialog closes, as typing on the transcript does.
-                return box
-        return None
 
     @on(Input.Submitted, "#name-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -322,9 +323,14 @@ class ClaimsOnQuit(Dialog[ClaimsAnswer | None]):
         if self._burst is None or not isinstance(event, events.Key | events.Paste):
             return False  # Not a key (a click): a burst may still go on.
         opened, self._burst = self._burst, None
-        if not typing(event) or event.time - opened > BURST_S:
+        if event.time - opened > BURST_S:
             return False
-        return super().hand_on_typed(event)
+        if typing(event):
+            return super().hand_on_typed(event)
+        # Backspace mending a typo, Enter sending the reply: the burst's too, where a text box
+        # takes them (on the queue, Enter at once is still the dialog's).
+        key = isinstance(event, events.Key) and event.key in BURST_KEYS
+        return key and typed_into(self) is not None and self.hand_on(event)
 
     def answer_typing(self) -> bool:
         self.dismiss(None)  # Stay: nothing handed back, no quit; the words go on to the field.

@@ -45,7 +45,12 @@ class Dialog(ModalScreen[ResultT]):
         app's hand-on of each key (`_forward_event`), in the order typed: once the dialog is off
         the stack, the keys after it go to the field by themselves, and a key handled later
         (once it had passed the dialog's button) would have landed in the field after them."""
-        if not (typing(event) and self.is_active and self.answer_typing()):
+        return typing(event) and self.hand_on(event)
+
+    def hand_on(self, event: events.Event) -> bool:
+        """Close the dialog as typing answers it (`answer_typing`) and hand `event` on to what
+        has the focus beneath; whether it did."""
+        if not (self.is_active and self.answer_typing()):
             return False  # Not active: handed on already, the app no longer gives it keys.
         target = self.app.focused or self.app.screen  # The screen beneath's, the dialog gone.
         target._forward_event(event)
