@@ -91,6 +91,11 @@ MIGRATE_LOCK = 0x68656C71
 CONNECT_TIMEOUT_S = 5
 BEGIN_APPENDING = f"BEGIN; SELECT pg_advisory_xact_lock({APPEND_LOCK})".encode()
 NOTIFY_AND_COMMIT = f"NOTIFY {CHANNEL}; COMMIT".encode()
+NO_FLUSH = b"; SET LOCAL synchronous_commit = off"
+"""For a transaction whose loss in a server crash costs nothing (a console's presence, said again
+every half minute): its commit returns without waiting for the write-ahead log to reach the disk
+(1-100 ms on a busy test machine, more on a loaded disk), which the console's first queue waited
+behind."""
 SESSION_SETTINGS = {"jit": "off"}
 """Set on every connection, with the deadline's settings (no round trip of their own). No JIT:
 the desk's queries run in milliseconds to a second, and their correlated subqueries cost
@@ -244,8 +249,31 @@ def _require_no_clash(link: Link, conn: psycopg.Connection[Any]) -> None:
         )
 
 
+def _up_to_date(link: Link) -> bool:
+    """Whether the schema is already this code's, as it is at every start but a database's first
+    and an upgrade's: read in two statements, with no transaction, lock or write. Every start
+    (each console, bot and browser session) took the migration lock and wrote the version back,
+    eight round trips and a commit waiting for the server's disk, before its first read."""
+    conn = link.connection()
+    try:
+        with link.watched(conn):
+            ours = conn.execute(VERSIONS_SHAPE.encode()).fetchone()
+            if ours is None or not ours[0]:
+                return False  # No table yet, or not ours: `migrate` says which, under its lock.
+            row = conn.execute(
+                "SELECT version FROM schema_versions WHERE component = %s", (COMPONENT,)
+            ).fetchone()
+    except psycopg.Error as error:
+        if conn.broken or conn.closed:
+            link.drop()
+        raise link.fail(error, "cannot set up the database") from None
+    return row is not None and int(row[0]) == len(MIGRATIONS)
+
+
 def migrate(link: Link) -> int:
     """Create or bring the schema up to date; refuse one newer than this code. Its version."""
+    if _up_to_date(link):
+        return len(MIGRATIONS)
     conn = link.connection()
     try:
         with conn.transaction():
@@ -427,15 +455,18 @@ class PostgresStore:
 
     @contextmanager
     def _write(
-        self, *, append: bool = True, notify: bool = True
+        self, *, append: bool = True, notify: bool = True, flush: bool = True
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction that announces itself on commit (unless not `notify`: a write nobody
         needs waking for). With `append` it first takes the lock that keeps log ids in commit
-        order (first, so it never waits while holding a row)."""
+        order (first, so it never waits while holding a row). Without `flush`, its commit does
+        not wait for the server's disk (a write the next one soon makes again, as presence)."""
         link = self._link
         # One round trip each to begin (and lock) and to announce and commit: several statements
         # in one simple query.
         begin = BEGIN_APPENDING if append else b"BEGIN"
+        if not flush:
+            begin += NO_FLUSH
         conn = link.connection()
         try:
             with link.watched(conn):
@@ -1000,7 +1031,7 @@ class PostgresStore:
         # No NOTIFY: presence is read on the consoles' own timer, and announcing each console's
         # tick woke every listener on every host to read `changes` and find nothing.
         now = self._now()
-        with self._write(append=False, notify=False) as conn:
+        with self._write(append=False, notify=False, flush=False) as conn:
             conn.execute(
                 "INSERT INTO presence (agent, last_seen) VALUES (%s, %s)"
                 " ON CONFLICT (agent)"
