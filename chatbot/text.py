@@ -230,8 +230,10 @@ def wrap_lines(
 
 def number_pattern(digits: str) -> re.Pattern[str]:
     """Where the number `digits` stands alone in a text, as a search for `#12` finds it: with no
-    digit just before or after, so not in "2012" or "120 km" (letters may touch it: "ZQ12")."""
-    return re.compile(rf"(?<!\d){re.escape(digits)}(?!\d)")
+    digit just before or after, nor a decimal point or comma between it and one, so not in
+    "2012", "120 km", "1.12" or "12,50" (letters may touch it: "ZQ12"; a full stop ends it:
+    "ticket 12.")."""
+    return re.compile(rf"(?<!\d)(?<!\d[.,]){re.escape(digits)}(?!\d)(?![.,]\d)")
 
 
 def has_number(text: str | None, digits: str) -> bool:

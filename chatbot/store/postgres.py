@@ -1639,7 +1639,9 @@ class PostgresStore:
                 "state": None if state is None else state.value,
                 "text": text.casefold(),
                 "lowered": text.lower(),
-                "alone": f"(^|[^[:digit:]]){text}([^[:digit:]]|$)",  # Digits: nothing to escape.
+                # Digits, nothing to escape; as `number_pattern` (PostgreSQL's lookbehinds).
+                "alone": f"(?<![[:digit:]])(?<![[:digit:]][.,]){text}"
+                "(?![[:digit:]])(?![.,][[:digit:]])",
                 "limit": limit,
             },
         )
