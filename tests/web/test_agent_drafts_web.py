@@ -85,7 +85,7 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
         try:
             page.goto(served.url + "/agent")  # The same browser: its cookie signs ana in.
             page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-            # Drawn before the first click: keys sent while the session's app was still
+            # Drawn before the first key: keys sent while the session's app was still
             # starting, on a loaded machine, never opened the conversation in 60 s. (Never still:
             # the queue's wait times tick.)
             page.wait_for_function(
@@ -95,11 +95,19 @@ def test_an_unsent_reply_is_back_after_serve_restarts(
             def sent_or_open_and_press_enter() -> bool:
                 if agent_replies(db, first) == [(AGENT, REPLY)]:
                     return True
-                # The first conversation (the queue's first row, the longest claimed) opens with
-                # its kept reply back in the box, which has the focus (Ctrl+L, her own claim
-                # already, only says so); Enter sends it. The keys after the Enter that opens it
-                # wait for it: again only until the page has the app.
-                claim_first_row(page)
+                # Keys only, from the start, where the terminal has the keyboard: Enter opens the
+                # queue's first row (the first conversation, the longest claimed), with its kept
+                # reply back in the box, which has the focus once it shows her claim (Ctrl+L, her
+                # own claim already, only says so; released meanwhile, it claims it again and
+                # the box has the focus then); the next Enter sends it. The keys after the Enter
+                # that opens it wait for it. Each key is harmless wherever it lands: before the
+                # queue has rows, on the box once the reply has gone (it says to type one first).
+                # Not the queue row's click again: on a loaded machine a click landed on the
+                # conversation that had just opened, on its transcript, which took the focus
+                # from the box for good (an Enter there sends nothing, and a claim already hers
+                # moves no focus), and every later Enter went to the transcript.
+                page.keyboard.press("Enter")
+                page.keyboard.press("Control+l")
                 page.keyboard.press("Enter")
                 return False
 
