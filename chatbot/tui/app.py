@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
-from textual import events
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.command import CommandPalette
@@ -618,20 +618,19 @@ class HelpDeskApp(SafeApp):
             self._decide_suggestions()
             index.rebuilt.subscribe(self, lambda _count: self._decide_suggestions())
 
-    def _decide_suggestions(self) -> None:
+    # Exclusive: a newer knowledge base's verdicts replace an older one's still on the way. A
+    # worker (`@work` makes the coroutine when it starts): one made for a worker the quitting
+    # app never started was never awaited, and warned about when collected.
+    @work(group="suggestions", exclusive=True, name="decide suggestions")
+    async def _decide_suggestions(self) -> None:
         """Mark the suggested questions as the engine of this moment decides them."""
+        from chatbot.tui.suggestions import decided
 
-        async def decide() -> None:
-            from chatbot.tui.suggestions import decided
-
-            services = self.services
-            fresh = await decided(services.suggestions, services.live.engine)
-            if fresh != services.suggestions:
-                services.suggestions = fresh
-                services.suggestions_changed.publish(fresh)
-
-        # Exclusive: a newer knowledge base's verdicts replace an older one's still on the way.
-        self.run_worker(decide(), group="suggestions", exclusive=True, name="decide suggestions")
+        services = self.services
+        fresh = await decided(services.suggestions, services.live.engine)
+        if fresh != services.suggestions:
+            services.suggestions = fresh
+            services.suggestions_changed.publish(fresh)
 
     def on_queue_list_loaded(self, _event: QueueList.Loaded) -> None:
         # Everything alive now (the app, its widgets, the queue's rows) lives as long as the
