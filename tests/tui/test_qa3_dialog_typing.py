@@ -51,7 +51,11 @@ async def confirm_open(pilot: Pilot[None]) -> Confirm:
     await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
     dialog = app.screen
     assert isinstance(dialog, Confirm)
-    await wait_until(pilot, lambda: focus_of(app) is dialog.query_one("#confirm-no"))
+    # Its buttons once composed: the screen is on the stack a moment before (a query then found
+    # nothing, and raised, on a loaded machine).
+    await wait_until(
+        pilot, lambda: bool(no := dialog.query("#confirm-no")) and focus_of(app) is no.first()
+    )
     return dialog
 
 

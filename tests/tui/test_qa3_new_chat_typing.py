@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Button
 
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
@@ -52,7 +51,10 @@ async def waiting_with_the_dialog_open(pilot: Pilot[None], other: DeskService) -
                      and panel.conversation.state is State.WAITING)  # fmt: skip
     await pilot.press("ctrl+b")
     await wait_until(pilot, lambda: isinstance(app.screen, NewChatDialog))
-    await wait_until(pilot, lambda: focus_of(app) is app.screen.query_one("#stay", Button))
+    # Its button once composed (a query a moment before found nothing, and raised).
+    await wait_until(
+        pilot, lambda: bool(stay := app.screen.query("#stay")) and focus_of(app) is stay.first()
+    )
     return panel
 
 
