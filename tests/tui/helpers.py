@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from textual import events
+from textual.css.query import NoMatches
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.keys import _character_to_key
 from textual.pilot import Pilot
@@ -127,14 +128,23 @@ def flat(text: str) -> str:
 async def wait_until(
     pilot: Pilot[None], condition: Callable[[], bool], *, timeout: float = 5.0
 ) -> float:
-    """Let the app run until `condition` holds; returns the seconds it took."""
+    """Let the app run until `condition` holds; returns the seconds it took. A widget the
+    condition queries that is not there yet (a screen on the stack a moment before its children
+    are composed) is the condition not met yet, not an error."""
     loop = asyncio.get_running_loop()
     started = loop.time()
-    while not condition():
+    while not _holds(condition):
         if loop.time() - started > timeout:
             raise AssertionError(f"condition not met within {timeout} s")
         await pilot.pause(0.02)
     return loop.time() - started
+
+
+def _holds(condition: Callable[[], bool]) -> bool:
+    try:
+        return condition()
+    except NoMatches:
+        return False
 
 
 class RecordingDriver(HeadlessDriver):
