@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import itemgetter
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -327,7 +328,8 @@ class QueueTable(ScrollView, can_focus=True):
         self._keys: list[tuple[int, float, int]] = []
         self._by_id: dict[int, QueueItem] = {}
         self._questions: dict[int, str] = {}
-        """Each question flattened and made literal once, not on every redraw."""
+        """Each question flattened and made literal once, when its row is first drawn: not on
+        every redraw, nor for the thousands of rows never scrolled to."""
         self._reasons: Counter[str] = Counter()
         """How many rows show each reason: the column is as wide as the longest one shown, so a
         queue of `low-score` leaves the question five more cells."""
@@ -373,10 +375,13 @@ class QueueTable(ScrollView, can_focus=True):
     def replace_all(self, items: Sequence[QueueItem]) -> None:
         """The whole queue, as read in one go."""
         selected = self.selected_id
-        self._rows = sorted(items, key=order)
-        self._keys = [order(item) for item in self._rows]
+        # Each row's key worked out once, and its question flattened only once drawn: at 10,000
+        # waiting, flattening them all took more than half of this (on the UI thread).
+        keyed = sorted([(order(item), item) for item in items], key=itemgetter(0))
+        self._rows = [item for _, item in keyed]
+        self._keys = [key for key, _ in keyed]
         self._by_id = {item.conversation_id: item for item in self._rows}
-        self._questions = {item.conversation_id: self._flat(item) for item in self._rows}
+        self._questions = {}
         self._claimed = sum(item.state is State.CLAIMED for item in self._rows)
         self._id_width = len(str(max(self._by_id, default=1)))
         self._reasons = Counter(_reason(item) for item in self._rows)
@@ -394,7 +399,6 @@ class QueueTable(ScrollView, can_focus=True):
                 self._keys.insert(at, key)
                 self._rows.insert(at, item)
                 self._by_id[conversation_id] = item
-                self._questions[conversation_id] = self._flat(item)
                 self._claimed += item.state is State.CLAIMED
                 self._id_width = max(self._id_width, len(str(conversation_id)))
                 self._reasons[_reason(item)] += 1
@@ -416,12 +420,17 @@ class QueueTable(ScrollView, can_focus=True):
         at = bisect.bisect_left(self._keys, order(old))
         del self._keys[at]
         del self._rows[at]
-        del self._questions[conversation_id]
+        self._questions.pop(conversation_id, None)  # Flattened only if it was drawn.
         self._claimed -= old.state is State.CLAIMED
         self._reasons[_reason(old)] -= 1
 
     def _flat(self, item: QueueItem) -> str:
-        return " ".join(printable(item.question).split()) or self._no_question
+        """The row's question on one line, every character literal: worked out once per row."""
+        flat = self._questions.get(item.conversation_id)
+        if flat is None:
+            flat = " ".join(printable(item.question).split()) or self._no_question
+            self._questions[item.conversation_id] = flat
+        return flat
 
     def _settle(self, selected: int | None) -> None:
         """After rows moved: keep the cursor on the conversation it was on, resize, redraw."""
@@ -558,7 +567,7 @@ class QueueTable(ScrollView, can_focus=True):
             gap,
             Segment(fit(top, columns.top), base),
             gap,
-            Segment(fit(self._questions[item.conversation_id], columns.question), text_style),
+            Segment(fit(self._flat(item), columns.question), text_style),
         ]
         return Strip(segments).adjust_cell_length(width, base)
 
