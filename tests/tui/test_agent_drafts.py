@@ -22,8 +22,7 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.test_qa4_dialog_bursts import read
+from tests.tui.helpers import flat, read, screen_text, type_text, wait_until
 
 REPLY = "Your [bold]refund[/bold] of 50% is on its way"
 """Typed, not sent: with markup that must stay as typed."""

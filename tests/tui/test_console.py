@@ -40,12 +40,12 @@ from tests.tui.helpers import (
     footer_offers,
     palette_ready,
     queue_rows,
+    read,
     screen_text,
     type_into,
     type_text,
     wait_until,
 )
-from tests.tui.test_qa4_dialog_bursts import read
 
 
 def view_text(app: HelpDeskApp) -> str:

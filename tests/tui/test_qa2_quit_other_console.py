@@ -24,8 +24,15 @@ from chatbot.desk.service import AWAY_AFTER_S, DeskService
 from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from tests.tui.conftest import FrozenClock
-from tests.tui.helpers import flat, footer_line, palette_ready, screen_text, type_text, wait_until
-from tests.tui.test_qa4_dialog_bursts import read
+from tests.tui.helpers import (
+    flat,
+    footer_line,
+    palette_ready,
+    read,
+    screen_text,
+    type_text,
+    wait_until,
+)
 
 SIZE = (80, 24)
 ANOTHER = "another of your consoles is still open"

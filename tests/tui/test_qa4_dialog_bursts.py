@@ -13,35 +13,24 @@ after the fixes of test_qa3_dialog_typing:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from textual.pilot import Pilot
-from textual.screen import Screen
 from textual.widgets import Input
 
-from chatbot.config import load_settings
-from chatbot.desk.models import Author, ChatEvent, Note, State
+from chatbot.desk.models import ChatEvent, Note, State
 from chatbot.desk.service import DeskService
-from chatbot.tui import HelpDeskApp, create_app
-from chatbot.tui.screens.dialogs import BURST_S, ClaimsOnQuit, NameDialog
+from chatbot.tui import HelpDeskApp
+from chatbot.tui.screens.dialogs import ClaimsOnQuit, NameDialog
 from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import type_text, wait_until
+from tests.tui.helpers import read, type_text, wait_until
+from tests.tui.test_qa3_dialog_typing import agent_words, unnamed_agent
 from tests.tui.test_qa_chat_newcomer import burst, focus_of
 
 SIZE = (80, 24)
 STARTED = "Your refund is on its way, "
-
-
-def read(dialog: Screen[Any]) -> None:
-    """As if the agent read the dialog before pressing a key (a letter pressed at once is typing
-    a burst goes on with): its opening (or the burst's last key) moved back in time past a
-    burst's gap, rather than the test waiting a second out. For other test files too."""
-    assert isinstance(dialog, ClaimsOnQuit | NameDialog)
-    if dialog._burst is not None:
-        dialog._burst -= BURST_S + 0.1
 
 
 def waiting(desk: DeskService, question: str = "Where is my refund?") -> int:
@@ -50,17 +39,6 @@ def waiting(desk: DeskService, question: str = "Where is my refund?") -> int:
     desk.talk_to_person(conversation)
     desk.ask(conversation, question)
     return conversation
-
-
-def unnamed_agent(tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock) -> HelpDeskApp:
-    """The agent console of someone who has not given their name yet."""
-    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
-    assert settings.agent.name is None
-    return create_app(settings, mode="agent", http=http, clock=clock, timings=False)
-
-
-def agent_words(desk: DeskService, conversation: int) -> list[str]:
-    return [m.text for m in desk.messages(conversation) if m.author is Author.AGENT]
 
 
 def notes(desk: DeskService, conversation: int) -> list[Note]:
