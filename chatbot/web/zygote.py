@@ -108,8 +108,9 @@ def preload() -> None:
     collector's reach so that collections in the forks do not copy their pages."""
     import textual.drivers.web_driver  # noqa: F401
 
-    # The engine (numpy, the index) too: a session builds one after its first screen, and the
-    # modules are shared from here instead of imported again in every fork.
+    # The engine (numpy, the index) too: most sessions build one after their first screen (not
+    # a live-mode customer's, which reads none), and the modules are shared from here instead of
+    # imported again in every fork.
     import chatbot.engine.engine  # noqa: F401
     import chatbot.tui.app  # noqa: F401
     import chatbot.tui.screens.editor  # noqa: F401
