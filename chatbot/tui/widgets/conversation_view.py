@@ -1026,27 +1026,25 @@ class ConversationView(Vertical):
             self.say_why(self.t.gettext("It changed meanwhile: it is no longer resolved."))
 
     async def action_toggle_note(self) -> None:
-        if not self.note_mode and self.services.agent is None:
-            # A note is signed: the name is asked first, the box the note's already. Switched
-            # once the name was given, the note typed on in a burst as the dialog opened went on
-            # into the box beneath (`NameDialog.hand_on_typed`) as the reply's, and stayed in
-            # the reply's draft while the note the agent had asked for opened empty.
-            ask: Callable[[], Awaitable[bool]] | None = getattr(self.app, "ask_agent_name", None)
-            if ask is not None:
-                self._toggle_note()
-                self.run_worker(self._name_for_note(ask), group="agent-name", exclusive=True)
-            return
-        self._toggle_note()
-
-    async def _name_for_note(self, ask: Callable[[], Awaitable[bool]]) -> None:
-        """Ask for the agent's name with the note's box open; cancelled, back to the reply (what
-        was typed in the note stays the note's draft, never the reply's)."""
-        given = await ask()
-        if self.note_mode and not given:
+        # A note is signed: the name is asked first, the box the note's already (`before`).
+        # Switched once the name was given, the note typed on in a burst as the dialog opened
+        # went on into the box beneath (`NameDialog.hand_on_typed`) as the reply's, and stayed
+        # in the reply's draft while the note the agent had asked for opened empty.
+        if self.note_mode or named(
+            self, self.services, self._note_named, before=self._toggle_note,
+            cancelled=self._note_unnamed,
+        ):  # fmt: skip
             self._toggle_note()
-        elif given:
-            self._show_reply_state()
-            self.refresh_bindings()
+
+    async def _note_named(self) -> None:
+        self._show_reply_state()  # The note's box, now able to send.
+        self.refresh_bindings()
+
+    def _note_unnamed(self) -> None:
+        """No name given: back to the reply (what was typed in the note stays the note's draft,
+        never the reply's)."""
+        if self.note_mode:
+            self._toggle_note()
 
     def _toggle_note(self) -> None:
         field = self.reply_input
