@@ -228,6 +228,12 @@ def wrap_lines(
     return lines
 
 
+def searched_number(query: str) -> str | None:
+    """The number a search for `#12` (or `12`) asks for, as digits; None for words."""
+    number = query.strip().removeprefix("#")
+    return number if number.isdecimal() else None
+
+
 def number_pattern(digits: str) -> re.Pattern[str]:
     """Where the number `digits` stands alone in a text, as a search for `#12` finds it: with no
     digit just before or after, nor a decimal point or comma between it and one, so not in

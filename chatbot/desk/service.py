@@ -65,7 +65,7 @@ from chatbot.store.interface import (
     StoreError,
     UnseenMessage,
 )
-from chatbot.text import is_blank
+from chatbot.text import is_blank, searched_number
 
 if TYPE_CHECKING:
     from chatbot.knowledge_base.models import Passage
@@ -979,13 +979,12 @@ class DeskService:
     def search(self, text: str, *, state: State | None = None, limit: int = 50) -> list[SearchHit]:
         """Conversations whose messages contain `text` (ignoring case), newest first; `#12` or
         `12` also finds conversation 12 itself, first, if anything was written in it."""
-        query = text.strip()
-        number = query.removeprefix("#")
-        if number.isdecimal():  # The number standing alone in the words, not inside another.
-            hits = self.store.search(number, state=state, limit=limit, number=True)
-        else:
-            hits = self.store.search(query, state=state, limit=limit)
-        if number.isdecimal() and len(number) < 19:
+        number = searched_number(text)
+        if number is None:
+            return self.store.search(text.strip(), state=state, limit=limit)
+        # The number standing alone in the words, not inside another.
+        hits = self.store.search(number, state=state, limit=limit, number=True)
+        if len(number) < 19:
             try:
                 found = self.store.conversation(int(number))
             except ConversationNotFound:

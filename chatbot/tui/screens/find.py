@@ -20,7 +20,7 @@ from chatbot.desk.models import SearchHit, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading
-from chatbot.text import number_pattern, printable
+from chatbot.text import number_pattern, printable, searched_number
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
@@ -52,9 +52,8 @@ def hit_parts(
     heading = Text.assemble((f"#{hit.conversation_id}", "bold"), f"  {state} · {when}")
     flat = " ".join(printable(hit.text).split())
     wanted = " ".join(printable(query).split())
-    number = wanted.removeprefix("#")
     matched: re.Pattern[str] | None
-    if number.isdecimal():  # As the desk searches it: the number standing alone, in the words too.
+    if (number := searched_number(wanted)) is not None:  # As the desk searches it.
         matched = number_pattern(number)
     else:
         matched = re.compile(re.escape(wanted), re.IGNORECASE) if wanted else None
