@@ -25,7 +25,6 @@ import pytest
 from pydantic import SecretStr
 
 from chatbot.assembly import build_engine, make_http_client
-from chatbot.config import load_settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from chatbot.valen.client import RetryPolicy, ValenClient
@@ -34,7 +33,7 @@ from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question
 from chatbot.valen.redact import REDACTED, Redactor, scrub_key
 from tests.backends import Backend
 from tests.cli_run import run_cli
-from tests.test_valen_faults import FAST, QUESTION
+from tests.test_valen_faults import QUESTION, settings_for
 from tests.valen_server import (
     ManualClock,
     Received,
@@ -217,16 +216,7 @@ async def test_a_bot_stores_no_echo(
     valen_server.responder = echo()
     monkeypatch.setenv("VALEN_API_KEY", KEY)
     db = tmp_path / "desk.sqlite3"
-    settings = load_settings(
-        store={"db": db},
-        valen={
-            "replay": "off",
-            "base_url": valen_server.base_url,
-            "cache": tmp_path / "c.json",
-            **FAST,
-        },  # fmt: skip
-        engine={"k": 2},
-    )
+    settings = settings_for(valen_server.base_url, tmp_path, db=db, k=2)
     desk = AsyncDesk.open(Backend("sqlite", db).service)
     try:
         async with make_http_client(settings) as http:
@@ -307,16 +297,7 @@ async def test_a_running_bot_asks_again_after_the_cap_and_says_so_once(
     valen_server.responder = limited_once()
     monkeypatch.setenv("VALEN_API_KEY", "sk-bot-0123456789")
     db = tmp_path / "desk.sqlite3"
-    settings = load_settings(
-        store={"db": db},
-        valen={
-            "replay": "off",
-            "base_url": valen_server.base_url,
-            "cache": tmp_path / "c.json",
-            **{**FAST, "budget_s": 20.0},
-        },  # fmt: skip
-        engine={"k": 1},
-    )
+    settings = settings_for(valen_server.base_url, tmp_path, db=db, k=1, budget_s=20.0)
     clock = ManualClock()
     desk = AsyncDesk.open(Backend("sqlite", db).service)
     try:

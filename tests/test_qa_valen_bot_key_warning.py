@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from chatbot.assembly import build_engine, make_http_client
-from chatbot.config import load_settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from tests.backends import Backend
-from tests.test_valen_faults import FAST, QUESTION
+from tests.test_valen_faults import QUESTION, settings_for
 from tests.valen_server import Reply, ValenTestServer, constant, fixed
 
 
@@ -28,16 +27,7 @@ async def test_the_warning_says_the_worker_answers_again_once_the_key_is_accepte
     valen_server.responder = fixed(Reply(status=401, body={"error": "key disabled"}))
     monkeypatch.setenv("VALEN_API_KEY", "sk-bot-0123456789")
     db = tmp_path / "desk.sqlite3"
-    settings = load_settings(
-        store={"db": db},
-        valen={
-            "replay": "off",
-            "base_url": valen_server.base_url,
-            "cache": tmp_path / "c.json",
-            **FAST,
-        },  # fmt: skip
-        engine={"k": 2},
-    )
+    settings = settings_for(valen_server.base_url, tmp_path, db=db, k=2)
     desk = AsyncDesk.open(Backend("sqlite", db).service)
     try:
         async with make_http_client(settings) as http:

@@ -21,7 +21,6 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from chatbot.config import load_settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from chatbot.valen.client import RetryPolicy, ValenClient
@@ -30,7 +29,7 @@ from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question
 from chatbot.valen.redact import REDACTED, Redactor, display_url, scrub_key, url_secrets
 from tests.backends import Backend
 from tests.cli_run import run_cli
-from tests.test_valen_faults import FAST, QUESTION
+from tests.test_valen_faults import QUESTION, settings_for
 from tests.valen_server import Received, Reply, ValenTestServer
 
 KEYS = ["sk a b", 'sk q"x%y', "sk-live/0123+abc~d!e"]
@@ -157,16 +156,7 @@ async def test_a_bot_keeps_no_encoded_key_in_the_database(
     valen_server.responder = echo(quote)
     monkeypatch.setenv("VALEN_API_KEY", key)
     db = tmp_path / "desk.sqlite3"
-    settings = load_settings(
-        store={"db": db},
-        valen={
-            "replay": "off",
-            "base_url": valen_server.base_url,
-            "cache": tmp_path / "c.json",
-            **FAST,
-        },  # fmt: skip
-        engine={"k": 2},
-    )
+    settings = settings_for(valen_server.base_url, tmp_path, db=db, k=2)
     desk = AsyncDesk.open(Backend("sqlite", db).service)
     try:
         async with make_http_client(settings) as http:

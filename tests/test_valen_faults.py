@@ -249,10 +249,13 @@ def cases() -> list[Any]:
 
 
 def settings_for(base_url: str, tmp_path: Path, *, dialect: str = "decisions", k: int = K,
-                 **valen: Any) -> Any:  # fmt: skip
+                 db: Path | None = None, **valen: Any) -> Any:  # fmt: skip
+    """Live Valen at `base_url` with tiny waits, `k` passages a question, a cache of the test's
+    own; the desk's database `db` if given."""
     values = {"base_url": base_url, "dialect": dialect, "replay": "off",
               "cache": tmp_path / "cache.json", **FAST, **valen}  # fmt: skip
-    return load_settings(valen=values, engine={"k": k})
+    store = {} if db is None else {"store": {"db": db}}
+    return load_settings(valen=values, engine={"k": k}, **store)
 
 
 async def ask(settings: Any, question: str = QUESTION, *, clock: Clock | None = None
