@@ -58,34 +58,38 @@ NEXT_NOT_DONE = N_(
 as its reads work, which they may while claims cannot (a lock on the conversations)."""
 
 
-class TroubleLine(Static):
-    """One line above the queue and the conversation, shown while the database cannot be
-    reached: gone once a read works again."""
+class ConsoleLine(Static):
+    """One line above the queue and the conversation, hidden until it has something to say."""
 
     DEFAULT_CSS = """
-    TroubleLine {
+    ConsoleLine {
         display: none;
         height: auto;
         padding: 0 1;
-        background: $error 20%;
-        color: $text-error;
         text-style: bold;
     }
     """
 
 
-class NextLine(Static):
-    """One line above the queue and the conversation, about the F6 in progress or just failed
-    (`NEXT_WAITING`, `NEXT_NOT_DONE`): gone with the next F6, or once a conversation opens."""
+class TroubleLine(ConsoleLine):
+    """Shown while the database cannot be reached: gone once a read works again."""
+
+    DEFAULT_CSS = """
+    TroubleLine {
+        background: $error 20%;
+        color: $text-error;
+    }
+    """
+
+
+class NextLine(ConsoleLine):
+    """About the F6 in progress or just failed (`NEXT_WAITING`, `NEXT_NOT_DONE`): gone with the
+    next F6, or once a conversation opens."""
 
     DEFAULT_CSS = """
     NextLine {
-        display: none;
-        height: auto;
-        padding: 0 1;
         background: $warning 20%;
         color: $text-warning;
-        text-style: bold;
     }
     """
 
