@@ -3,7 +3,6 @@ claims and a search over every conversation, each a key away."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -25,6 +24,7 @@ from chatbot.tui.agent_name import named
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.slow import if_longer
 from chatbot.tui.widgets.chat_log import EDITING_KEYS
 from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import DESK_TROUBLE, DeskTrouble, QueueList, desk_error
@@ -286,12 +286,9 @@ class AgentConsole(Vertical):
         # As the queue showed them when the key was pressed: the ones a colleague may take first.
         shown = [item.conversation_id for item in self.queue.items if item.state is State.WAITING]
         self._say_next(None)
-        # Not `set_timer`: its callback would wait for this console, whose handler is the one
-        # waiting on the desk here.
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(NEXT_WAITING_SAID_S, self._say_next, NEXT_WAITING)
         try:
-            result = await self.services.desk.take_next(agent=agent)
+            with if_longer(NEXT_WAITING_SAID_S, self._say_next, NEXT_WAITING):
+                result = await self.services.desk.take_next(agent=agent)
         except HelpdeskError as error:
             # Said where the agent looks, and for as long as it is true: the console's line goes
             # once a read works, which it may while a claim cannot.
@@ -299,7 +296,6 @@ class AgentConsole(Vertical):
             desk_error(self, error)
             return False
         finally:
-            timer.cancel()
             if self._next_said == NEXT_WAITING:
                 self._say_next(None)
         if result is None:

@@ -47,6 +47,7 @@ from chatbot.text import is_blank, printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
+from chatbot.tui.slow import DESK_STALL_S, if_longer
 from chatbot.tui.suggestions import Suggestion
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.bot_working import BotWorking
@@ -89,12 +90,6 @@ DESK_POLL_S = 1.0
 store is unsent: a server that went silent, then answers again, sends no change notice, nor does a
 lock that ends, and their lines stayed until something else changed (or the customer pressed
 Enter again)."""
-DESK_STALL_S = 0.5
-"""A read still unanswered after this long waits on something (a table locked, a server gone
-silent): once it answers, that is over. With a message unsent, it tells that the desk is back
-where no read failed and nobody else wrote (a lock held a few seconds past the send's deadline).
-A read answering at once tells nothing: a database can read while it cannot write (another
-process holding SQLite's write lock)."""
 SENDING = N_(
     "Sending… The help desk is slow to answer: what you typed stays here until it is saved."
 )
@@ -454,12 +449,10 @@ class ChatPanel(Vertical):
             if self._unsent:
                 self._stalled = True
 
-        # Not `set_timer`: a callback of the loop's own, whatever this panel is busy with.
-        timer = asyncio.get_running_loop().call_later(DESK_STALL_S, stalled)
-        try:
+        # With a message unsent, a stall that ends tells that the desk is back where no read
+        # failed and nobody else wrote (a lock held a few seconds past the send's deadline).
+        with if_longer(DESK_STALL_S, stalled):
             yield
-        finally:
-            timer.cancel()
 
     @contextmanager
     def _sending_said(self) -> Iterator[None]:
@@ -470,13 +463,10 @@ class ChatPanel(Vertical):
             # it is still on its way (it said so over a message stored only seconds later).
             self._hide_error()
         self._sends += 1
-        # Not `set_timer`: its callback would wait for this panel, whose handler is the one
-        # waiting on the desk here.
-        timer = asyncio.get_running_loop().call_later(SENDING_SAID_S, self._say_sending)
         try:
-            yield
+            with if_longer(SENDING_SAID_S, self._say_sending):
+                yield
         finally:
-            timer.cancel()
             self._sends -= 1
             if self._error_said == SENDING:
                 self.error.display = False

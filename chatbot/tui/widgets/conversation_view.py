@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.rereader import Rereader
 from chatbot.tui.send_guard import after
 from chatbot.tui.services import Services
+from chatbot.tui.slow import DESK_STALL_S, if_longer
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.chat_log import ChatLog
@@ -83,9 +84,6 @@ NOT_DONE_BACK = N_(
 reached" stayed above the reply box long after it could be."""
 DESK_PROBE_S = 1.0
 """How often the view reads its conversation while `NOT_DONE` is said, to tell when it is over."""
-DESK_STALL_S = 0.5
-"""A read still unanswered after this long waits on something (a table locked, a server gone
-silent): once one answers after it, that is over."""
 WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve.")
 """A resolve refused as the customer wrote after what was on screen (now shown, as the view
 reads the conversation again)."""
@@ -450,16 +448,11 @@ class ConversationView(Vertical):
             self._show_reply_state()
 
         self._waiting += 1
-        # Not `set_timer`: its callback is a message to this view, which the handler waiting
-        # here keeps from being read until the desk has answered.
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(WAITING_SAID_S, waited) if said else None
         try:
-            yield
+            with if_longer(WAITING_SAID_S, waited) if said else nullcontext():
+                yield
         finally:
             self._waiting -= 1
-            if timer is not None:
-                timer.cancel()
             if slow:
                 self._slow -= 1
                 self._show_reply_state()
@@ -969,15 +962,13 @@ class ConversationView(Vertical):
         def stalled() -> None:
             self._desk_stalled = True
 
-        # Not `set_timer`: a callback of the loop's own, whatever this view is busy with.
-        timer = asyncio.get_running_loop().call_later(DESK_STALL_S, stalled)
         try:
-            await self.services.desk.conversation(self.conversation_id)
+            with if_longer(DESK_STALL_S, stalled):
+                await self.services.desk.conversation(self.conversation_id)
         except HelpdeskError as error:
             self._desk_stalled = self._desk_stalled or unreachable(error)
             return
         finally:
-            timer.cancel()
             self._probing = False
         if self._desk_stalled and self._not_done_said():
             self.say_why(self.t.gettext(NOT_DONE_BACK))
