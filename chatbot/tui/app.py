@@ -118,7 +118,7 @@ class Engines:
 
     engine: Engine
     translated: dict[Locale, LiveEngine]
-    """Engines over translated knowledge bases (see `HelpDeskApp.translated`)."""
+    """Engines over translated knowledge bases (see `Services.translated`)."""
     http: httpx.AsyncClient | None
     """The HTTP client for Valen: the caller's, or one made for this app (None when replaying
     recorded answers only, which makes no request)."""
@@ -247,9 +247,6 @@ class HelpDeskApp(SafeApp):
         self.sign_out_url = sign_out_url
         """The page that signs this browser out, for a signed-in account's browser session (the
         command palette offers Sign out); None: nobody signed in here."""
-        self.translated: dict[Locale, LiveEngine] = {}
-        """Engines over translated knowledge bases, for conversations in those languages; kept
-        in step with their folders like the main one (filled once the engines are built)."""
         self.mode_name: Mode = mode
         self.sub_title = translations(DEFAULT_LOCALE).gettext(SUBTITLES[mode])
         self.http: httpx.AsyncClient | None = None
@@ -599,8 +596,8 @@ class HelpDeskApp(SafeApp):
         self._kb_follow = asyncio.create_task(index.follow(), name="follow the KB")
         if not live.ready:  # Else a test's stand-in engine, put in meanwhile, stays.
             live.engine = engines.engine
-        self.translated = dict(engines.translated)
-        for translated in self.translated.values():
+        self.services.translated.update(engines.translated)
+        for translated in self.services.translated.values():
             self.set_interval(KB_POLL_S, translated.poll)
         if self._prepared is not None and self._prepared.make_bot is not None:
             self.bot = self._prepared.make_bot(engines)
@@ -837,7 +834,7 @@ class HelpDeskApp(SafeApp):
             self.bot.stop()
             await asyncio.gather(self._bot_task, return_exceptions=True)
         await self.services.desk.aclose()
-        for live in (self.services.live, *self.translated.values()):
+        for live in (self.services.live, *self.services.translated.values()):
             if live.passages is not None:
                 live.passages.close()
         if self._owns_http and self.http is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from chatbot.i18n import DEFAULT_LOCALE, Locale
@@ -60,6 +60,9 @@ class Services:
     """This app runs a bot worker of its own, with its settings (replay mode or live). False
     (`--no-bot`, a browser session): other processes answer, and only a browser's (`serve`'s
     bots, on the same settings) are known to judge as these settings say."""
+    translated: dict[Locale, LiveEngine] = field(default_factory=dict)
+    """Engines over translated knowledge bases (`zh/`), for conversations in those languages:
+    kept in step with their folders like `live` (filled once the engines are built)."""
 
     @property
     def engine(self) -> Engine:

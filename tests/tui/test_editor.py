@@ -273,7 +273,7 @@ async def test_try_it_asks_a_chinese_question_of_the_chinese_passages(make_app: 
     answered: list[Decision] = []
     async with app.run_test(size=SIZE, message_hook=lambda m: answered.append(m.decision)
                             if isinstance(m, TryItPanel.Answered) else None) as pilot:  # fmt: skip
-        await wait_until(pilot, lambda: "zh" in app.translated)
+        await wait_until(pilot, lambda: "zh" in app.services.translated)
         await open_editor(pilot)
         await try_question(pilot, "我的车坏了，怎么办？")
         await wait_until(pilot, lambda: bool(answered))

@@ -107,7 +107,7 @@ async def test_a_group_is_judged_by_the_passages_its_language_searches(
     )
     app = make_app("editor")
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: "zh" in app.translated)
+        await wait_until(pilot, lambda: "zh" in app.services.translated)
         await settle(pilot)
         await pilot.press("ctrl+o")
         panel = app.screen.query_one(SynonymsPanel)

@@ -83,7 +83,7 @@ async def switched(pilot: Pilot[None], editor: EditorScreen, title: str) -> None
 
 def zh_engine_text(app: HelpDeskApp, passage_id: str) -> str | None:
     """The text the bot answers a Chinese conversation with for `passage_id` (None: none)."""
-    engine = app.translated["zh"].engine
+    engine = app.services.translated["zh"].engine
     return next((p.text for p in engine.passages if p.id == passage_id), None)
 
 

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -237,15 +236,15 @@ class EditorScreen(Screen[None]):
         if question is not None:
             from chatbot.i18n import detect_locale
 
-            translated = getattr(self.app, "translated", {})
+            translated = self.services.translated
             if (live := translated.get(detect_locale(question))) is not None:
-                return cast(Engine, live.engine)
+                return live.engine
         return self.services.engine
 
     def _searched_passages(self) -> dict[Locale, Sequence[Passage]]:
         """For each language, the passages its questions are searched in now: its translation's
         engine's, or the configured knowledge base's for a language without one."""
-        translated = getattr(self.app, "translated", {})
+        translated = self.services.translated
         return {
             locale: (
                 live.engine.passages
@@ -951,7 +950,7 @@ class EditorScreen(Screen[None]):
         if self.passages is self.index.passages:
             self.index.rebuild()
             return
-        translated = getattr(self.app, "translated", {})
+        translated = self.services.translated
         if (live := translated.get(self.edited)) is not None:
             self.app.run_worker(
                 live.rebuild(), group=f"knowledge-base-index-{self.edited}", name="rebuild an index"

@@ -4,7 +4,7 @@ the bot's candidates first, narrowed by what the agent types."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,9 +26,7 @@ from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 
 if TYPE_CHECKING:
-    from textual.app import App
-
-    from chatbot.engine.live import LiveEngine
+    from chatbot.tui.services import Services
 
 PREVIEW_CHARS = 110
 NOTHING_MATCHES = N_("No passage has “{words}” in its id, title or text.")
@@ -53,17 +51,14 @@ class PickerItem:
         return all(word in self.searched for word in words)
 
 
-async def answering_passages(
-    app: App[object], live: LiveEngine, locale: Locale | None
-) -> Sequence[Passage]:
+async def answering_passages(services: Services, locale: Locale | None) -> Sequence[Passage]:
     """The passages a conversation in `locale` is answered from now, as the bot answers it: its
     translation's engine's (the `zh/` folder's, with the main knowledge base's passages written
     in Chinese, a `zh/` one of the same id winning), or the main engine's for English or a
     language with no translation. Waits for the app's first engine (the translations' are put
     in place with it)."""
-    main = await live.wait_ready()
-    translated: Mapping[Locale, LiveEngine] = getattr(app, "translated", {})
-    engine = translated.get(locale) if locale is not None else None
+    main = await services.live.wait_ready()
+    engine = services.translated.get(locale) if locale is not None else None
     return main.passages if engine is None else engine.engine.passages
 
 

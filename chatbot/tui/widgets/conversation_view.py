@@ -1228,7 +1228,7 @@ class ConversationView(Vertical):
         scores = {} if latest is None else {
             c.id: c.probability for c in latest.decision.candidates
         }  # fmt: skip
-        passages = list(await answering_passages(self.app, self.services.live, conversation.locale))
+        passages = list(await answering_passages(self.services, conversation.locale))
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
         self.app.push_screen(PassagePicker(items, locale=self.services.locale), self.use_passage)
