@@ -158,10 +158,10 @@ async def test_at_80_columns_the_question_is_shortened_and_the_footer_whole(
         assert footer(app).endswith("^p palette")
 
         view = await app.open_conversation(mine)
-        await wait_until(pilot, lambda: view.is_mine and "^r" in footer(app))
-        assert footer(app).startswith(
-            "^o Passage ^n Note ^r Resolve ^g To bot esc Back ^q Quit f2 Editor"
-        )
+        # The footer is redrawn as the claim's keys arrive, one refresh after another: wait for
+        # the whole line, not its first key.
+        whole = "^o Passage ^n Note ^r Resolve ^g To bot esc Back ^q Quit f2 Editor"
+        await wait_until(pilot, lambda: view.is_mine and footer(app).startswith(whole))
         assert "You own this conversation: the bot is silent." in view_text(app)
 
 
