@@ -84,25 +84,6 @@ async def test_enter_and_backspace_in_the_burst_act_in_the_text_in_turn(
         assert editor.form.dirty  # Not saved: Enter pressed no button.
 
 
-async def test_a_space_typed_on_a_button_alone_stays_the_buttons(make_app: MakeApp) -> None:
-    """Only keys typed behind a character already put in the text follow it: a space on a
-    button before any, or once the focus has left the text again, is not text."""
-    app = make_app("agent")
-    async with app.run_test(size=SIZE) as pilot:
-        editor, text = await on_form_button(pilot, "#form-new")
-        before = text.text
-        await pilot.press("space")
-        await pilot.press("x", "y")
-        await wait_until(pilot, lambda: text.text.endswith("xy"))
-        assert text.text == before + "xy" and app.focused is text
-        await pilot.press("tab")  # Back on Save: the burst is over.
-        assert app.focused is editor.query_one("#form-save")
-        await pilot.press("space")
-        await pilot.pause()
-        assert text.text == before + "xy"
-        assert app.focused is editor.query_one("#form-save")
-
-
 async def test_a_burst_typed_on_the_synonyms_save_keeps_its_spaces(make_app: MakeApp) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:

@@ -61,18 +61,20 @@ class PlainTextArea(TextArea):
 
     async def take_typed(self, event: events.Key) -> None:
         """Take a character typed on a button beside this box (Tab from the box lands there),
-        which would be lost without a word: it goes in at the cursor, with the focus. Called from
-        the container the key reached, where it came because the button had the focus, not by
-        where the focus is now: the first key of a burst moves it here while the rest are still
-        on their way to the button, and those are all taken, in turn (`_typed_aside`). A space
-        or Enter typed on the button before any character stays the button's; a read-only box
-        (a deleted passage's last version) takes nothing."""
+        which would be lost without a word: it goes in at the cursor, with the focus. A space
+        too: a button binds only Enter, so the first space typed after Tab vanished and the
+        words were saved glued (`collected.If the hold`). Called from the container the key
+        reached, where it came because the button had the focus, not by where the focus is now:
+        the first key of a burst moves it here while the rest are still on their way to the
+        button, and those are all taken, in turn (`_typed_aside`). An Enter typed on the button
+        before any character stays the button's (it presses it); a read-only box (a deleted
+        passage's last version) takes nothing."""
         if self.read_only:
             return
         if self._typed_aside:
             await self._type_here(event)
             return
-        if event.key == "space" or not (event.is_printable and event.character):
+        if not (event.is_printable and event.character):
             return
         self._typed_aside = True
         event.stop()
@@ -93,6 +95,6 @@ class PlainTextArea(TextArea):
             await self._on_key(event)
 
     def _on_blur(self, event: events.Blur) -> None:
-        # The burst is over once the focus leaves (Tab back to the buttons): a space typed on
-        # a button then is the button's again.
+        # The burst is over once the focus leaves (Tab back to the buttons): an Enter typed on
+        # a button then presses it again.
         self._typed_aside = False
