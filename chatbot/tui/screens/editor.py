@@ -1014,8 +1014,10 @@ class EditorScreen(Screen[None]):
             return
         tabs.active = tab
         # TabbedContent follows the focus: were it left on a widget of the old tab, the focus
-        # would move to a sibling there and switch the tab straight back.
-        self.query_one(FOCUS_ON_TAB[tab]).focus()
+        # would move to a sibling there and switch the tab straight back. Moved at once: left
+        # to the next idle, `_tab_shown` found it still on the old tab and sent it to the search
+        # after the gap's draft had put it in its text (the draft opened after Discard).
+        self.set_focus(self.query_one(FOCUS_ON_TAB[tab]))
 
     @on(TabbedContent.TabActivated)
     async def _tab_shown(self, event: TabbedContent.TabActivated) -> None:

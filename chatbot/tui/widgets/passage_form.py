@@ -175,7 +175,9 @@ class PassageForm(Vertical):
     ) -> None:
         """Show `passage` (stored, with its revision; a draft from a gap; or, with `deleted`, a
         deleted passage's last version, read-only), or an empty form. With `focus`, the cursor
-        goes into the form: the editor opened this passage (or a new one) to write in it."""
+        goes into the form: the editor opened this passage (or a new one) to write in it. It
+        goes to Id only while that is to be typed (an empty new form), else to the end of the
+        text: a gap's draft comes with its id and title, and its answer is what is left."""
         self._loading = True
         self.generation += 1
         self.changed_elsewhere = ""
@@ -212,7 +214,8 @@ class PassageForm(Vertical):
         self.validate_form()
         self.refresh_bindings()  # The screen greys keys in the footer as their buttons are.
         if focus:
-            (text if revision is not None or deleted else self.query_one("#form-id")).focus()
+            id_box = self.query_one("#form-id", Input)
+            (id_box if not id_box.disabled and not id_box.value else text).focus()
 
     def _values(self) -> tuple[str, ...]:
         assert self._fields is not None, "the form is not composed yet"
