@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import getpass
 import logging
 import sys
 from collections import Counter
@@ -863,9 +862,7 @@ class HelpDeskApp(SafeApp):
                     holding[item.agent] += 1
         except HelpdeskError:
             pass  # Asked without the warning: the claim that follows says what is wrong.
-        name = await self.push_screen_wait(
-            NameDialog(default_agent_name(), locale=locale, holding=holding)
-        )
+        name = await self.push_screen_wait(NameDialog(locale=locale, holding=holding))
         if name is None:
             return False
         self.services.agent = name
@@ -993,13 +990,6 @@ async def _handled_so_far(widget: MessagePump) -> None:
     handled = asyncio.Event()
     if widget.call_later(handled.set):
         await handled.wait()
-
-
-def default_agent_name() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # No user name in the environment or the password database.
-        return "agent"
 
 
 def create_app(

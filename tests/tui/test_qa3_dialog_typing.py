@@ -23,7 +23,6 @@ from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp, create_app
-from chatbot.tui.app import default_agent_name
 from chatbot.tui.screens.dialogs import BURST_S, NameDialog
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import FrozenClock, MakeApp, editor_settings
@@ -192,7 +191,7 @@ async def test_a_reply_typed_on_after_ctrl_l_goes_to_the_reply_box_not_the_name(
         # name (nor sent: the conversation is not theirs yet).
         await burst(pilot, *"Hi, I'm on it", "enter")
         await wait_until(pilot, lambda: reply.value == "Hi, I'm on it")
-        assert dialog.is_active and name_box.value == default_agent_name()
+        assert dialog.is_active and name_box.value == ""
         assert other.conversation(conversation).state is State.WAITING
         assert agent_words(other, conversation) == []
         # Read (a pause in the typing), the dialog takes the name.

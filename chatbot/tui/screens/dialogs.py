@@ -86,14 +86,9 @@ class NameDialog(Dialog[str | None]):
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
     def __init__(
-        self,
-        suggestion: str = "",
-        *,
-        locale: Locale = DEFAULT_LOCALE,
-        holding: Mapping[str, int] | None = None,
+        self, *, locale: Locale = DEFAULT_LOCALE, holding: Mapping[str, int] | None = None
     ) -> None:
         super().__init__()
-        self.suggestion = suggestion
         self.locale: Locale = locale
         self.holding = dict(holding or {})
         """Conversations claimed now, by the name they are claimed under: a name some console
@@ -119,9 +114,8 @@ class NameDialog(Dialog[str | None]):
                 ),
                 classes="dialog-text",
             )
-            yield _NameInput(
-                value=self.suggestion, placeholder=t.gettext("e.g. Ana"), id="name-input"
-            )
+            # Empty, not the OS login: an Enter took "root" as the name customers see.
+            yield _NameInput(placeholder=t.gettext("e.g. Ana"), id="name-input")
             yield Static(id="name-error", classes="dialog-error")
         yield Footer()
 

@@ -85,8 +85,17 @@ class ChatLog(VerticalScroll):
         # are.
         self.call_after_refresh(self._follow_if_overflowing)
 
+    def greeting_only(self) -> bool:
+        """Nothing but the greeting (and the suggested questions, `.welcome` both) is shown."""
+        return all(child.has_class("welcome") for child in self.children)
+
     def _follow_if_overflowing(self) -> None:
-        if self.max_scroll_y > 0 and not self.is_anchored:
+        # Not while it holds only the greeting: at 80x24 beside the queue the chat opened
+        # scrolled to the greeting's end, its first line "cannot.", the tail of a sentence.
+        if self.greeting_only():
+            if self.is_anchored:
+                self.anchor(False)
+        elif self.max_scroll_y > 0 and not self.is_anchored:
             self.anchor()
         elif self.max_scroll_y == 0 and self.is_anchored:
             self.anchor(False)

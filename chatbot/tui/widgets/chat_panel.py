@@ -35,6 +35,7 @@ from chatbot.desk.models import (
     FeedbackGiven,
     LocaleSet,
     PersonOffered,
+    Rated,
     Resolved,
     State,
 )
@@ -116,7 +117,11 @@ conversation, took the prompt away and put a `5` in the agents' queue."""
 RATED_ALREADY = N_(
     "This conversation is rated already, thank you. To ask something, write your question."
 )
-"""Said for a lone digit typed once the rating is given: not sent as a message."""
+"""Said for a lone digit typed once the rating is given, if the rating is not known here: not
+sent as a message."""
+RATED_ALREADY_AS = N_("You already rated this conversation {rating} out of 5.")
+"""Said for a lone digit typed once the rating is given, above the question box: the box emptied
+and nothing else showed."""
 WITH_A_PERSON = N_(
     "This conversation is with a person now: Helpful and Not helpful are for the bot's answers. "
     "Write here what you need."
@@ -301,6 +306,11 @@ class ChatPanel(Vertical):
         self._refused = False
         """The error line says why what was typed could not be sent (blank, too long): it goes
         once the box is cleared or within the limit again, or when the conversation moves on."""
+        self._given: int | None = None
+        """The rating of the conversation's latest resolution, as its transcript shows it."""
+        self._told_rated = False
+        """The error line says the conversation is rated already (a lone digit was typed): it
+        goes as the customer types on, sends something else, or the conversation moves on."""
         self._error_said: str | None = None
         """The message id the error line says (in the chat's language), to say it again in
         another; None: it says the desk's own words, or a refusal (`_refused`)."""
@@ -543,6 +553,8 @@ class ChatPanel(Vertical):
                 self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
             else:
                 self._hide_rating()
+            if conversation.state is not State.RESOLVED or self.rating.display:
+                self._hide_told_rated()  # Reopened, or resolved again: no longer rated.
             if entries:
                 self._last_entry = entries[-1].id
                 if self._last_entry > shown_before:  # Not the same ones again, in a new language.
@@ -760,6 +772,8 @@ class ChatPanel(Vertical):
                 self._chosen = event.locale if event.chosen_by_customer else None
             if isinstance(event, FeedbackGiven) and event.entry in self._answers:
                 await self._answers[event.entry].show_feedback(event.value)
+            if isinstance(event, Resolved | Rated):
+                self._given = event.rating if isinstance(event, Rated) else None
             text = notice(
                 event,
                 reader="customer",
@@ -784,6 +798,8 @@ class ChatPanel(Vertical):
             # already had.
             await self._latest_answer.retire()
         await self.log_view.mount_all(new)
+        if self.log_view.greeting_only():
+            return  # Entries the customer is not shown (a language set): the greeting stays.
         self.log_view.scroll_end(animate=False)
         self.log_view.call_after_refresh(self._keep_newest_in_view)
 
@@ -792,7 +808,7 @@ class ChatPanel(Vertical):
         scrolls up): bubbles can settle their height after the scroll, and a notice wrapping to
         a second line was left half below the fold. Not before: an anchored log that does not
         fill the pane sits at its bottom."""
-        if self.log_view.max_scroll_y > 0:
+        if self.log_view.max_scroll_y > 0 and not self.log_view.greeting_only():
             self.log_view.anchor()
 
     def _show_error(self, text: str) -> None:
@@ -800,6 +816,7 @@ class ChatPanel(Vertical):
         self.error.display = True
         self._desk_trouble = False
         self._refused = False
+        self._told_rated = False
         self._error_said = None
 
     def _say_error(self, message: str) -> None:
@@ -814,7 +831,9 @@ class ChatPanel(Vertical):
         as they are. A Chinese refusal stayed, in Chinese, over the chat switched to English."""
         if not self.error.display:
             return
-        if self._refused:
+        if self._told_rated:
+            self._say_rated()
+        elif self._refused:
             if (refusal := self._refusal(self.question.value)) is None:
                 self._hide_refusal()
             else:
@@ -829,10 +848,26 @@ class ChatPanel(Vertical):
             self.error.display = False
             self._refused = False
 
+    def _hide_told_rated(self) -> None:
+        """Take `_say_rated`'s line away, and only it."""
+        if self._told_rated:
+            self.error.display = False
+            self._told_rated = False
+            self._error_said = None
+
+    def _say_rated(self) -> None:
+        """Say, on the error line, that the conversation is rated already (with its rating)."""
+        if self._given is None:
+            self._say_error(RATED_ALREADY)
+        else:
+            self._show_error(self.gettext(RATED_ALREADY_AS).format(rating=self._given))
+        self._told_rated = True
+
     def _hide_error(self) -> None:
         self.error.display = False
         self._desk_trouble = False
         self._refused = False
+        self._told_rated = False
         self._error_said = None
         self._unsent = False
         self._unsent_words = None
@@ -878,6 +913,8 @@ class ChatPanel(Vertical):
 
     @on(Input.Changed, "#question")
     def _typing_question(self, event: Input.Changed) -> None:
+        if event.value:
+            self._hide_told_rated()  # Typed on (the box emptied by Enter keeps it).
         if self._refused and (is_blank(event.value) or self._refusal(event.value) is None):
             # Cleared, or cut to within the limit: what the line said is over. ("Shorten it"
             # stayed under the transcript through an agent's replies until the next Enter.)
@@ -917,7 +954,7 @@ class ChatPanel(Vertical):
         if self._rated_already(words):
             # A second rating, or a correction: sent, it reopened the rated conversation and put
             # a lone digit in the agents' queue.
-            self.notify(self.gettext(RATED_ALREADY))
+            self._say_rated()
             field.take(words)
             return
         if not await self._store(words):
@@ -1108,8 +1145,10 @@ class ChatPanel(Vertical):
             self._last_entry = 0
             self._answers.clear()
             self._latest_answer = None
+            self._given = None
             await self.log_view.query_children().exclude(".welcome").remove()
             self.log_view.anchor(False)
+            self.log_view.scroll_home(animate=False, force=True)  # The greeting from its start.
             self._acknowledgement = None
             self._newest_is_customer = False
             # The new chat goes on in the language shown: one the customer picked stays their
