@@ -181,6 +181,10 @@ def footer_offers(app: HelpDeskApp, action: str) -> bool:
 
 
 def at_end(log: ChatLog) -> bool:
+    """Where a chat settles: at its newest entry, or at its start while it shows only its
+    greeting (which it does not follow to the end)."""
+    if log.greeting_only():
+        return log.scroll_y == 0
     return log.scroll_y == log.max_scroll_y
 
 
