@@ -58,6 +58,24 @@ REPLAY_MISS_NOTICE = N_(
 """A replay miss, said as one: in replay mode a passage without a recorded answer is never
 judged, and the customer deserves to know that is why a person is coming. Said only when every
 passage left unjudged was a replay miss (`not_judged_notice`)."""
+# Agents' own words for the same escalations (their transcript, `conversations show`): "A person
+# will reply here" is said to the customer, and told an agent nothing of why it came to them.
+ASKED_FOR_AGENTS = N_("The customer asked for a person.")
+NOT_HELPFUL_FOR_AGENTS = N_("The answer did not help: the customer asked for a person.")
+ESCALATED_FOR_AGENTS = N_("The bot could not answer this from the help center.")
+NOT_CHECKED_FOR_AGENTS = N_("The bot could not check the help center just now.")
+NOT_JUDGED_FOR_AGENTS = N_("The bot could not check every help-center passage for this question.")
+REPLAY_MISS_FOR_AGENTS = N_(
+    "The bot could not check every help-center passage for this question (replay mode, no "
+    "network: some have no recorded judgment)."
+)
+_FOR_AGENTS = {
+    ESCALATED_NOTICE: ESCALATED_FOR_AGENTS,
+    NOT_CHECKED_NOTICE: NOT_CHECKED_FOR_AGENTS,
+    NOT_JUDGED_NOTICE: NOT_JUDGED_FOR_AGENTS,
+    REPLAY_MISS_NOTICE: REPLAY_MISS_FOR_AGENTS,
+}
+"""Each escalation's sentence for the customer, and the one for agents."""
 REPEAT_NOTICE = N_(
     "You asked this before: the answer above is what the help center says. If it did not help, "
     "talk to a person (Ctrl+T) and they will reply here."
@@ -117,15 +135,23 @@ def notice(
     match event:
         case Escalated(reason=reason, question_entry=question):
             if reason in _ASKED:
-                return t.gettext(ASKED_NOTICE)
+                if reader == "customer":
+                    return t.gettext(ASKED_NOTICE)
+                if reason is Reason.NOT_HELPFUL:
+                    return t.gettext(NOT_HELPFUL_FOR_AGENTS)
+                return t.gettext(ASKED_FOR_AGENTS)
             if reason is Reason.NOT_JUDGED:
                 decision = None
                 if decisions is not None and question is not None:
                     decision = decisions.get(question)
-                return t.gettext(not_judged_notice(decision))
-            if reason in _NOT_CHECKED:
-                return t.gettext(NOT_CHECKED_NOTICE)
-            return t.gettext(ESCALATED_NOTICE)
+                said = not_judged_notice(decision)
+            elif reason in _NOT_CHECKED:
+                said = NOT_CHECKED_NOTICE
+            else:
+                said = ESCALATED_NOTICE
+            if reader == "agent":
+                said = _FOR_AGENTS[said]
+            return t.gettext(said)
         case Claimed(agent=agent):
             return t.gettext("{agent} joined the conversation.").format(agent=agent)
         case Released(agent=agent, by=by, away=away):
@@ -143,9 +169,11 @@ def notice(
                 )
             return t.gettext("{agent} put the conversation back in the queue.").format(agent=agent)
         case Resolved(agent=agent):
-            return t.gettext("{agent} marked this resolved. Write again any time.").format(
-                agent=agent
-            )
+            if reader == "customer":
+                return t.gettext("{agent} marked this resolved. Write again any time.").format(
+                    agent=agent
+                )
+            return t.gettext("{agent} marked the conversation resolved.").format(agent=agent)
         case HandedBack(agent=agent):
             return t.gettext("{agent} handed the conversation back to the bot.").format(agent=agent)
         case Reopened():

@@ -150,7 +150,7 @@ def test_text_output_is_literal(db: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = run(capsys, "show", "3", "--db", str(db))
     assert code == 0
     assert "\x1b" not in out and "my bike \\x1b[31mis red\\x1b[0m" in out
-    assert "ana joined the conversation." in out and "A person will reply here." in out
+    assert "ana joined the conversation." in out and "The customer asked for a person." in out
 
 
 def test_an_unknown_conversation_is_one_line(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,7 +128,7 @@ def _bar_width(width: int | None, used: int) -> int:
 
 def _since(text: str, now: datetime, parse: Callable[[str, datetime], datetime]) -> datetime:
     """`--since` as `parse` reads it, but a date that is not one (`2026-02-30`) said so: "expected
-    … a date like 2026-11-01" answered something written as one."""
+    … a date like 2026-11-01" answered something written as one; and a span of zero refused."""
     import re
 
     value = text.strip()
@@ -139,7 +139,13 @@ def _since(text: str, now: datetime, parse: Callable[[str, datetime], datetime])
             # "day is out of range for month", "month must be in 1..12", "hour must be in 0..23"
             if "range" in str(error) or "must be in" in str(error):
                 raise HelpdeskError(f"--since {text!r}: no such date ({error})") from None
-    return parse(text, now)
+    since = parse(text, now)
+    if since >= now:
+        # `0d`, `0h`, `0w`: a window of no time, which counted nothing and printed as a report.
+        raise HelpdeskError(
+            f"--since {text!r}: that is no time at all; write a span like 24h, 7d or 2w"
+        )
+    return since
 
 
 def report(

@@ -278,7 +278,7 @@ async def test_agents_keep_their_own_language(
         await wait_until(pilot, lambda: "接手" in footer_text(app))
         text = flat(screen_text(app))
         assert Q1_ZH in text  # The customer's words, as typed.
-        assert "客服人员会在这里回复您" in text  # Their escalation, said in the agent's language.
+        assert "客户要求转人工。" in text  # Their escalation, said in the agent's language.
         assert "The customer writes" not in text  # Chinese is this agent's own language.
         assert "退出" in footer_text(app) and "返回" in footer_text(app)
         # The palette's key too, which Textual's app adds to itself when it is built.
@@ -293,7 +293,7 @@ async def test_agents_keep_their_own_language(
         text = flat(screen_text(english))
         assert Q1_ZH in text
         assert "The customer writes 中文; their chat is in it." in text
-        assert "A person will reply here." in text
+        assert "The customer asked for a person." in text
 
 
 async def test_the_desk_keeps_the_agents_language_beside_a_customers(

@@ -79,7 +79,7 @@ async def test_each_f3_renders_only_the_page_it_adds_and_keeps_the_order(
                 assert every.count(flat(first)) == 1
         assert presses == (MESSAGES - 1) // PAGE
         assert shown_messages(transcript) == texts
-        assert written(transcript)[:3] == ["— A person will reply here.", "Customer  09:00",
+        assert written(transcript)[:3] == ["— The customer asked for a person.", "Customer  09:00",
                                            "Message 1: my bike will not unlock."]  # fmt: skip
         assert not [line for line in written(transcript) if "earlier message" in line]
 

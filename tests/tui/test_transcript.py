@@ -81,7 +81,7 @@ async def test_older_messages_are_hidden_on_open_and_shown_on_request(
         await pilot.press("f3")
         await pilot.pause()
         lines = written(transcript)
-        assert lines[:3] == ["— A person will reply here.", "Customer  09:00",
+        assert lines[:3] == ["— The customer asked for a person.", "Customer  09:00",
                              "Message 1: my bike will not unlock."]  # fmt: skip
         assert [line for line in lines if "earlier message" in line] == []
         assert all(text in lines for text in texts)
@@ -122,7 +122,7 @@ async def test_a_short_conversation_shows_everything_and_offers_nothing_earlier(
         view = await app.open_conversation(conversation)
         await pilot.pause()
         lines = written(view.query_one(Transcript))
-        assert lines[:3] == ["— A person will reply here.", "Customer  09:00",
+        assert lines[:3] == ["— The customer asked for a person.", "Customer  09:00",
                              "Message 1: my bike will not unlock."]  # fmt: skip
         assert "f3 Earlier" not in await footer_line(pilot)
         assert not view.check_action("show_earlier", ())

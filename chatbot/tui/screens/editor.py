@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import (
     Button,
     Header,
@@ -44,13 +45,14 @@ from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, tr
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.interface import (
     ConflictError,
+    DuplicatePassageError,
     KnowledgeBaseStore,
     PassageNotFoundError,
     StoredPassage,
 )
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
-from chatbot.knowledge_base.store import Version
+from chatbot.knowledge_base.store import PassageStore, Version
 from chatbot.knowledge_base.translated import translation_stores
 from chatbot.text import printable
 from chatbot.tui.commands import PaletteCommand
@@ -70,6 +72,21 @@ from chatbot.tui.widgets.try_it import TryItPanel
 log = logging.getLogger(__name__)
 
 EDITOR_TITLE = N_("Knowledge base")
+
+# Said in place of the driver's error (the database's address, FATAL and all) while a knowledge
+# base on a server cannot be reached, then, once it can be, in place of that (`_check_back`).
+KB_AWAY_SAVE = N_(
+    "Not saved: the knowledge base cannot be reached. Your changes stay here: press Ctrl+S again "
+    "in a moment."
+)
+KB_BACK_SAVE = N_(
+    "The knowledge base can be reached again, but your changes are not saved yet: press Ctrl+S "
+    "to save them."
+)
+KB_AWAY_DONE = N_("Not done: the knowledge base cannot be reached. Try again in a moment.")
+KB_BACK_DONE = N_(
+    "The knowledge base can be reached again, but that was not done: try it again now."
+)
 
 FOCUS_ON_TAB = {
     "passages": "#passage-search",
@@ -181,6 +198,10 @@ class EditorScreen(Screen[None]):
         # change, and a query walks the whole screen (a tenth of the editor tests' CPU).
         self._tabs: TabbedContent | None = None
         self._synonyms_panel: SynonymsPanel | None = None
+        self._away: tuple[str, str] | None = None
+        """While a write failed because the knowledge base could not be reached: the line said,
+        and the one that replaces it once the knowledge base answers again (`_check_back`)."""
+        self._back_timer: Timer | None = None
 
     def gettext(self, message: str) -> str:
         """`message` in the editor's language (`--locale`)."""
@@ -818,7 +839,7 @@ class EditorScreen(Screen[None]):
                 self._conflict_found(passage.id, error)
             return
         except KnowledgeBaseError as error:
-            self._refused(str(error))
+            self._refused(await self._failure(error, saving=True))
             return
         except HelpdeskError as error:  # The passage is saved; only marking the gap failed.
             message = self.gettext("Saved {passage}, but the gap is still listed: {error}")
@@ -867,6 +888,47 @@ class EditorScreen(Screen[None]):
         self.form.problem = message
         self.notify(message, severity="error", markup=False)
 
+    async def _failure(
+        self, error: KnowledgeBaseError, *, saving: bool, store: KnowledgeBaseStore | None = None
+    ) -> str:
+        """What to say of a write `store` (the edited passages') did not make: its own words,
+        unless it is a server that cannot be reached (its stamp cannot be read), said plainly in
+        the editor's language. A folder's errors stay as they are: they name what to mend."""
+        store = self.passages if store is None else store
+        refusal = ConflictError | PassageNotFoundError | DuplicatePassageError
+        if isinstance(store, PassageStore) or isinstance(error, refusal):
+            return str(error)
+        if await asyncio.to_thread(store.stamp) is not None:
+            return str(error)  # It answers: the error is about this write, in its words.
+        away, back = (KB_AWAY_SAVE, KB_BACK_SAVE) if saving else (KB_AWAY_DONE, KB_BACK_DONE)
+        self._away = (self.gettext(away), self.gettext(back))
+        if self._back_timer is None:
+            self._back_timer = self.set_interval(POLL_S, self._check_back)
+        return self._away[0]
+
+    @work(group="editor-write-failed", exit_on_error=False)
+    async def _write_failed(self, error: KnowledgeBaseError) -> None:
+        """A delete or a restore the store did not make, said as `_failure` says it."""
+        self._refused(await self._failure(error, saving=False))
+
+    async def _check_back(self) -> None:
+        """Once the knowledge base answers again, the line that said it could not be reached
+        (unless typing replaced it) says so, as the console's does for the desk; before, it
+        stayed until the next save."""
+        if self._away is None or await asyncio.to_thread(self.passages.stamp) is None:
+            return
+        (away, back), self._away = self._away, None
+        if self._back_timer is not None:
+            self._back_timer.stop()
+            self._back_timer = None
+        if self._form is not None and self._form.problem == away:
+            self._form.problem = back
+        if self._synonyms_panel is not None:
+            shown = self._synonyms_panel.query_one("#synonyms-problem", Static)
+            if str(shown.render()) == away:
+                self._synonyms_panel.refuse(back)
+        self.notify(back, markup=False)
+
     @on(PassageForm.DeleteRequested)
     def _delete_requested(self, event: PassageForm.DeleteRequested) -> None:
         def confirmed(answer: bool | None) -> None:
@@ -875,7 +937,7 @@ class EditorScreen(Screen[None]):
             try:
                 version = self.passages.delete(event.passage_id, based_on=event.based_on)
             except KnowledgeBaseError as error:
-                self._refused(str(error))
+                self._write_failed(error)
                 return
             message = self.gettext(
                 "Deleted {passage} (kept as version {version}; restore it from its history)."
@@ -926,7 +988,7 @@ class EditorScreen(Screen[None]):
         try:
             self.passages.restore(passage_id, version=version, based_on=based_on)
         except KnowledgeBaseError as error:
-            self._refused(str(error))
+            self._write_failed(error)
             return
         message = self.gettext("Restored version {version} of {passage}.")
         self.notify(message.format(version=version, passage=passage_id), markup=False)
@@ -990,12 +1052,13 @@ class EditorScreen(Screen[None]):
         self.refresh_bindings()
 
     @on(SynonymsPanel.SaveRequested)
-    def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
+    async def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
         try:
             revision = self.index.passages.save_synonyms(event.groups, based_on=event.based_on)
         except KnowledgeBaseError as error:
-            self.synonyms.refuse(str(error))
-            self.notify(str(error), severity="error", markup=False)
+            message = await self._failure(error, saving=True, store=self.index.passages)
+            self.synonyms.refuse(message)
+            self.notify(message, severity="error", markup=False)
             return
         self.synonyms.load(event.groups, revision=revision)
         count = len(event.groups)
