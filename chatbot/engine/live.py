@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.errors import KnowledgeBaseUnreachable
 
 # Types only: an app imports this module before its first screen, the engine (numpy) after it.
 if TYPE_CHECKING:
@@ -37,6 +38,12 @@ POLL_S = 1.0
 
 class EngineNotReady(HelpdeskError):
     """The first engine is still being built."""
+
+
+class Unreachable(str):
+    """A line told to `on_problem` when a rebuild found the knowledge base out of reach (its
+    server away), not broken: nothing to mend, and it passes by itself. A plain `str` to a caller
+    that logs it; one that shows it to a person may say it plainly instead."""
 
 
 class LiveEngine:
@@ -59,7 +66,8 @@ class LiveEngine:
         """Where the passages live; None: a fixed engine that never rebuilds."""
         self.on_problem = on_problem
         """Told (one line each) why a rebuild was refused, the last good engine staying, or
-        which entries it skipped; a problem that persists is told once, not at every poll."""
+        which entries it skipped; a problem that persists is told once, not at every poll, and
+        an outage once however its words change (an `Unreachable` line)."""
         self.on_rebuilt = on_rebuilt
         """Told of each new engine once it is in place."""
         self._stamp = None if self.passages is None else self.passages.stamp()
@@ -138,6 +146,9 @@ class LiveEngine:
         # keeps answering, and the problem is told.
         try:
             engine, skipped = await asyncio.to_thread(build)
+        except KnowledgeBaseUnreachable as error:
+            self._tell((Unreachable(f"Knowledge base not reloaded: {error}"),))
+            return None
         except HelpdeskError as error:  # A broken file, named in the message.
             self._tell((f"Knowledge base not reloaded: {error}",))
             return None
@@ -159,7 +170,9 @@ class LiveEngine:
         return engine
 
     def _tell(self, problems: tuple[str, ...]) -> None:
-        if problems and problems != self._told and self.on_problem is not None:
+        told, self._told = self._told, problems
+        # One outage, told once: its words change (a connection ended, then ones refused).
+        outage = bool(told) and all(isinstance(line, Unreachable) for line in (*told, *problems))
+        if problems and problems != told and not outage and self.on_problem is not None:
             for problem in problems:
                 self.on_problem(problem)
-        self._told = problems

@@ -14,6 +14,12 @@ class KnowledgeBaseError(HelpdeskError):
     """A knowledge-base file or passage that cannot be used."""
 
 
+class KnowledgeBaseUnreachable(KnowledgeBaseError):
+    """The knowledge base's server cannot be reached just now (a connection failed, ended, or
+    went unanswered): nothing in the knowledge base is wrong, and it passes once the server is
+    back. Its message keeps the detail (never a password), for a log."""
+
+
 def shipped_knowledge_base() -> Path:
     """The bike-share help center that ships with the package (read-only: seed copies from it)."""
     return shipped("knowledge_base")

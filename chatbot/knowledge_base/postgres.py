@@ -26,6 +26,7 @@ import psycopg
 from psycopg import sql
 
 from chatbot.dburl import display, postgres_url_problem, redact
+from chatbot.knowledge_base.errors import KnowledgeBaseUnreachable
 from chatbot.knowledge_base.interface import (
     CheckReport,
     ConflictError,
@@ -144,11 +145,15 @@ class PostgresPassageStore:
 
     # Connections --------------------------------------------------------------------------------
 
-    def _fail(self, what: str, error: BaseException | str) -> KnowledgeBaseError:
-        """One line naming the database (never its password) and what went wrong."""
+    def _fail(
+        self, what: str, error: BaseException | str, *, unreachable: bool = False
+    ) -> KnowledgeBaseError:
+        """One line naming the database (never its password) and what went wrong; `unreachable`:
+        the server is away, not refusing this call (`KnowledgeBaseUnreachable`)."""
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         reason = redact(reason, self._url)
-        return KnowledgeBaseError(f"{self._location}: {what}: {reason}")
+        kind = KnowledgeBaseUnreachable if unreachable else KnowledgeBaseError
+        return kind(f"{self._location}: {what}: {reason}")
 
     def connect(self, **options: Any) -> psycopg.Connection[Any]:
         try:
@@ -158,7 +163,11 @@ class PostgresPassageStore:
             if no_connection_to_spare(reason):  # Said as such: not an outage, nor a bad setting.
                 said = redact(f"{self._location}: knowledge base: {full_reason(reason)}", self._url)
                 raise KnowledgeBaseFull(said) from None
-            raise self._fail("cannot connect to the knowledge base", error) from None
+            # libpq's failures to connect are OperationalErrors; others (a bad option) are not.
+            unreachable = isinstance(error, psycopg.OperationalError)
+            raise self._fail(
+                "cannot connect to the knowledge base", error, unreachable=unreachable
+            ) from None
 
     def _connection(self) -> psycopg.Connection[Any]:
         with self._lock:
@@ -183,7 +192,10 @@ class PostgresPassageStore:
                 conn.execute("; ".join(f"SET {k} = {v}" for k, v in settings.items()).encode())
                 conn.commit()  # Not autocommit: a SET rolled back with its transaction is undone.
         except psycopg.Error as error:
-            raise self._fail("cannot connect to the knowledge base", error) from None
+            unreachable = _gone(conn, error)
+            raise self._fail(
+                "cannot connect to the knowledge base", error, unreachable=unreachable
+            ) from None
 
     def _ensure_schema(self, conn: psycopg.Connection[Any]) -> None:
         try:
@@ -208,7 +220,10 @@ class PostgresPassageStore:
                     conn.execute(cast(Any, statement))
                 conn.execute("INSERT INTO kb_meta (schema_version) VALUES (%s)", (SCHEMA_VERSION,))
         except psycopg.Error as error:
-            raise self._fail("cannot prepare the knowledge base's tables", error) from None
+            unreachable = _gone(conn, error)
+            raise self._fail(
+                "cannot prepare the knowledge base's tables", error, unreachable=unreachable
+            ) from None
 
     def _run(
         self, what: str, work: Callable[[psycopg.Connection[Any]], T], *, read: bool = False
@@ -232,12 +247,14 @@ class PostgresPassageStore:
                 except psycopg.OperationalError as error:
                     # The connection may be dead even if psycopg has not marked it so: the next
                     # use opens a new one.
+                    gone = _gone(conn, error)
                     self._drop(conn)
                     if deadline is not None and deadline.expired:  # The server is not answering.
-                        raise self._fail(what, f"no answer in {self._timeout_s:g} s") from None
+                        silent = f"no answer in {self._timeout_s:g} s"
+                        raise self._fail(what, silent, unreachable=True) from None
                     if read and attempt == 1:
                         continue
-                    raise self._fail(what, error) from None
+                    raise self._fail(what, error, unreachable=gone) from None
                 except psycopg.Error as error:
                     raise self._fail(what, error) from None
             raise AssertionError("unreachable")
@@ -675,6 +692,14 @@ class PostgresWatch:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _gone(conn: psycopg.Connection[Any], error: psycopg.Error) -> bool:
+    """Whether `error` is the connection ending (the server went away, shut down or ended this
+    backend), as opposed to the server refusing one statement (a full disk, say)."""
+    if conn.closed or conn.broken or error.sqlstate is None:  # None: libpq's own, the link's.
+        return True
+    return error.sqlstate.startswith(("08", "57P"))  # Connection exception; shutdown, terminated.
 
 
 def _synonyms_revision(groups: tuple[SynonymGroup, ...]) -> str | None:

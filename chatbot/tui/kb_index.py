@@ -12,24 +12,32 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from textual.app import App
 from textual.signal import Signal
 
-from chatbot.engine.live import POLL_S, LiveEngine
+from chatbot.engine.live import POLL_S, LiveEngine, Unreachable
+from chatbot.i18n import N_, translations
 
 if TYPE_CHECKING:
     from chatbot.engine.engine import Engine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
+    from chatbot.tui.app import HelpDeskApp
 
 POLL_SECONDS = POLL_S
 
 log = logging.getLogger(__name__)
 
+KB_AWAY = N_(
+    "The knowledge base cannot be reached just now: the bot answers from the passages it had. "
+    "Nothing is lost."
+)
+"""Said once per outage in place of the driver's line; nothing is said when it is back: the
+editor says that itself of a write it could not make, and the bot simply answers as before."""
+
 
 class KnowledgeBaseIndex:
     """Rebuilds the app's engine from the knowledge base when it changes."""
 
-    def __init__(self, app: App[None], live: LiveEngine, *, editing: bool = True) -> None:
+    def __init__(self, app: HelpDeskApp, live: LiveEngine, *, editing: bool = True) -> None:
         """`editing`: this session may edit the knowledge base (it offers the editor)."""
         assert live.passages is not None, "the index follows a knowledge base"
         self.app = app
@@ -81,10 +89,15 @@ class KnowledgeBaseIndex:
     def _problem(self, message: str) -> None:
         # A hand-broken file: the last good index keeps answering; say why it was not reloaded,
         # to whoever can mend it. A customer cannot, and the bots say it in their log.
-        if self.editing:
-            self.app.notify(message, severity="error", markup=False)
-        else:
+        if not self.editing:
             log.info("%s", message)
+        elif isinstance(message, Unreachable):
+            # An outage: nothing to mend, and the driver's line (address, FATAL) helps no editor.
+            log.info("%s", message)
+            plain = translations(self.app.ui_locale).gettext(KB_AWAY)
+            self.app.notify(plain, severity="warning", markup=False)
+        else:
+            self.app.notify(message, severity="error", markup=False)
 
     def _rebuilt(self, engine: Engine) -> None:
         self.rebuilt.publish(len(engine.passages))

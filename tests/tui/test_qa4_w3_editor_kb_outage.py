@@ -116,8 +116,9 @@ def outage(kb_url: str) -> Iterator[Outage]:
 
 def notices(editor: EditorScreen) -> list[str]:
     """The editor's notifications. Not the index's "Knowledge base not reloaded: …", which the
-    app's follower of the knowledge base says of its failed rebuild (`chatbot.tui.kb_index`),
-    with or without the editor: another part's wording, and still the driver's."""
+    app's follower of the knowledge base says of a failed rebuild (`chatbot.tui.kb_index`), with
+    or without the editor: another part's wording (an outage it says plainly, once: see
+    test_qa4_w4_kb_outage_notice)."""
     said = [notification.message for notification in editor.app._notifications]
     return [line for line in said if not line.startswith("Knowledge base not reloaded: ")]
 
