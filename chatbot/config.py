@@ -259,7 +259,8 @@ class WebSettings(Section):
     """How long a customer's browser keeps their conversation."""
     session_check_s: float = Field(default=15.0, gt=0, le=3600)
     """How often each open agent or editor session is checked against its account: a new
-    password, a new role or a removed account closes it within this many seconds."""
+    password, a new role, a removed account or a sign-out on another server closes it within
+    this many seconds."""
     max_sessions: int = Field(default=200, ge=1)
     """Browser sessions (one app process each) at once, for the whole server."""
     max_sessions_per_address: int = Field(default=8, ge=1)

@@ -128,9 +128,10 @@ class PostgresServer:
         self._conn.close()
 
 
-EMPTIED = ("presence_sessions", "sign_in_failures", "presence", "read_markers", "questions",
-           "judgment_errors", "decisions", "escalations", "entries", "passage_revisions",
-           "passage_texts", "conversations", "accounts", "server_secrets")  # fmt: skip
+EMPTIED = ("revoked_sessions", "presence_sessions", "sign_in_failures", "presence",
+           "read_markers", "questions", "judgment_errors", "decisions", "escalations", "entries",
+           "passage_revisions", "passage_texts", "conversations", "accounts",
+           "server_secrets")  # fmt: skip
 """Every table of the conversation schema, children first."""
 NUMBERED = ("conversations", "entries", "decisions", "escalations", "passage_revisions")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
@@ -52,6 +52,12 @@ class AsyncAccounts:
 
     async def account(self, name: str) -> Account | None:
         return await self._run(self._service.account, name)
+
+    async def sign_out(self, digest: str, *, expires_at: float) -> None:
+        await self._run(self._service.sign_out, digest, expires_at=expires_at)
+
+    async def signed_out(self, digests: Collection[str]) -> set[str]:
+        return await self._run(self._service.signed_out, digests)
 
     def close(self) -> None:
         self._executor.submit(self._service.close).result()

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -26,7 +29,14 @@ from chatbot.accounts.models import (
 from chatbot.accounts.ratelimit import MAX_FAILURES, WINDOW_S, wait_s
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.errors import HelpdeskError
+from chatbot.store.interface import StoreError, unreachable
 from chatbot.store.users import AccountNotFound, UserStore
+
+T = TypeVar("T")
+
+QUICK_FAILURE_S = 1.0
+"""A read that failed sooner than this met a connection the database had ended while it sat idle
+(a restart, an outage now over): it is tried once more, on a new one (`AccountService._read`)."""
 
 
 @dataclass(frozen=True)
@@ -80,12 +90,24 @@ class AccountService:
     def accounts(self) -> list[Account]:
         return self.store.accounts()
 
+    def sign_out(self, digest: str, *, expires_at: float) -> None:
+        """The sign-in cookie with this digest is signed out: every process sharing the database
+        refuses it, and closes its consoles, until it runs out (`expires_at`) anyway."""
+        now = self._clock().timestamp()
+        self.store.revoke_session(digest, expires_at=expires_at, forget_before=now)
+
+    def signed_out(self, digests: Collection[str]) -> set[str]:
+        """Which of these sign-in cookies' digests were signed out (one query for them all)."""
+        if not digests:
+            return set()
+        return self._read(lambda: self.store.revoked_sessions(digests))
+
     def account(self, name: str) -> Account | None:
         try:
             name = check_name(name)
         except HelpdeskError:
             return None
-        stored = self.store.get_account(name)
+        stored = self._read(lambda: self.store.get_account(name))
         return None if stored is None else stored.account
 
     def remove(self, name: str) -> None:
@@ -137,7 +159,7 @@ class AccountService:
             name = check_name(name)
         except HelpdeskError:
             name = ""
-        stored = self.store.get_account(name) if name else None
+        stored = self._read(lambda: self.store.get_account(name)) if name else None
         if stored is None or len(password) > MAX_PASSWORD:
             self._verify(self._decoy_hash, password[:MAX_PASSWORD])
             return None
@@ -178,15 +200,14 @@ class AccountService:
 
     def _wait(self, key: str) -> float:
         now = self._clock().timestamp()
-        failures = self.store.failed_sign_ins(
-            key, since=now - self.window_s, limit=self.max_failures
-        )
+        since, limit = now - self.window_s, self.max_failures
+        failures = self._read(lambda: self.store.failed_sign_ins(key, since=since, limit=limit))
         return wait_s(failures, now=now, max_failures=self.max_failures, window_s=self.window_s)
 
     @cached_property
     def _limit_secret(self) -> bytes:
         # Derived from the database's own secret, so every process counts a name under one key.
-        return hmac.digest(self.store.session_secret(), b"helpdesk sign-in failures", "sha256")
+        return hmac.digest(self.session_secret(), b"helpdesk sign-in failures", "sha256")
 
     def _limit_key(self, name: str) -> str | None:
         """What the database counts a name's failures under: a keyed hash, never the text typed
@@ -205,4 +226,18 @@ class AccountService:
             return False
 
     def session_secret(self) -> bytes:
-        return self.store.session_secret()
+        # Made once, then only read: safe to try again.
+        return self._read(self.store.session_secret)
+
+    def _read(self, read: Callable[[], T]) -> T:
+        """`read()`, tried once more if it failed at once on the database: the first use of a
+        connection the server ended while it sat idle fails so, and the store connects again
+        for the next. A failure that took its time (no answer) is not repeated: nobody waits out
+        an outage twice."""
+        started = time.monotonic()
+        try:
+            return read()
+        except StoreError as error:
+            if not unreachable(error) or time.monotonic() - started >= QUICK_FAILURE_S:
+                raise
+        return read()

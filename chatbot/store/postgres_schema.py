@@ -223,4 +223,14 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )
         """,
     ),
+    # 8: sign-in cookies signed out before they run out, by digest, as SQLite's version 12.
+    (
+        """
+        CREATE TABLE revoked_sessions (
+            digest     text PRIMARY KEY,
+            expires_at double precision NOT NULL
+        )
+        """,
+        "CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at)",
+    ),
 ]

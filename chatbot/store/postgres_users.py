@@ -7,7 +7,7 @@ this store migrates the database as the conversation store does.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -158,3 +158,23 @@ class PostgresUserStore:
     def forget_failed_sign_ins(self, name_key: str) -> None:
         with self._transaction() as conn:
             conn.execute("DELETE FROM sign_in_failures WHERE name_key = %s", (name_key,))
+
+    def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM revoked_sessions WHERE expires_at < %s", (forget_before,))
+            conn.execute(
+                "INSERT INTO revoked_sessions (digest, expires_at) VALUES (%s, %s)"
+                " ON CONFLICT (digest) DO UPDATE SET"
+                " expires_at = greatest(revoked_sessions.expires_at, excluded.expires_at)",
+                (digest, expires_at),
+            )
+
+    def revoked_sessions(self, digests: Collection[str]) -> set[str]:
+        wanted = sorted(set(digests))
+        if not wanted:
+            return set()
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT digest FROM revoked_sessions WHERE digest = ANY(%s)", (wanted,)
+            ).fetchall()
+        return {digest for (digest,) in rows}

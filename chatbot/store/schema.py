@@ -525,3 +525,19 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# 12: sign-in cookies signed out before they run out (`UserStore.revoke_session`), so every
+# `helpdesk serve` on one database refuses a cookie signed out on another, and closes its consoles.
+# A row holds a digest of the cookie, never the cookie, and when the cookie runs out anyway: rows
+# past that are deleted as others are added.
+MIGRATIONS.append(
+    (
+        """
+        CREATE TABLE revoked_sessions (
+            digest     TEXT PRIMARY KEY,
+            expires_at REAL NOT NULL
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at)",
+    )
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from chatbot.store.sqlite import BUSY_TIMEOUT_MS, SQLiteStore, _connect
 from chatbot.store.users import AccountExists, AccountNotFound, StoredAccount
 
 SECRET_BYTES = 32
+REVOKED_PER_QUERY = 500
 
 _COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash"
 
@@ -176,3 +177,30 @@ class SQLiteUserStore:
     def forget_failed_sign_ins(self, name_key: str) -> None:
         with self._write() as db:
             db.execute("DELETE FROM sign_in_failures WHERE name_key = ?", (name_key,))
+
+    def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:
+        with self._write() as db:
+            db.execute("DELETE FROM revoked_sessions WHERE expires_at < ?", (forget_before,))
+            db.execute(
+                "INSERT INTO revoked_sessions (digest, expires_at) VALUES (?, ?)"
+                " ON CONFLICT (digest) DO UPDATE SET"
+                " expires_at = max(expires_at, excluded.expires_at)",
+                (digest, expires_at),
+            )
+
+    def revoked_sessions(self, digests: Collection[str]) -> set[str]:
+        wanted = sorted(set(digests))
+        found: set[str] = set()
+        try:
+            # In pieces under SQLite's older limit of 999 parameters: one query up to 500.
+            for start in range(0, len(wanted), REVOKED_PER_QUERY):
+                piece = wanted[start : start + REVOKED_PER_QUERY]
+                rows = self._db.execute(
+                    "SELECT digest FROM revoked_sessions"
+                    f" WHERE digest IN ({', '.join('?' * len(piece))})",
+                    piece,
+                ).fetchall()
+                found.update(digest for (digest,) in rows)
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: {error}") from None
+        return found

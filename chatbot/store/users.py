@@ -6,6 +6,7 @@ PostgreSQL server hold everything. Backend-neutral: no SQL types, no connections
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -81,6 +82,17 @@ class UserStore(Protocol):
 
     def forget_failed_sign_ins(self, name_key: str) -> None:
         """A right password: the failures under `name_key` no longer count."""
+        ...
+
+    def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:
+        """A sign-in signed out: the cookie with this digest is refused from now on, by every
+        process sharing the database, until `expires_at` (when it runs out anyway). Revocations
+        that expired before `forget_before` are deleted on the way."""
+        ...
+
+    def revoked_sessions(self, digests: Collection[str]) -> set[str]:
+        """Which of `digests` are revoked: one query, however many (a round of session checks
+        asks for every open console at once)."""
         ...
 
 

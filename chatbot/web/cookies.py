@@ -14,6 +14,9 @@ Each kind of cookie has its own salt, so one can never stand in for the other.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,12 +32,23 @@ MAX_COOKIE_CHARS = 512
 
 @dataclass(frozen=True)
 class AccountClaim:
-    """Who a session cookie says signed in, the account's session epoch at the time, and when
-    the sign-in ends (the cookie's age limit: an open console is closed then too)."""
+    """Who a session cookie says signed in, the account's session epoch at the time, when
+    the sign-in ends (the cookie's age limit: an open console is closed then too), and the
+    cookie's digest (`cookie_digest`), under which signing out revokes it."""
 
     name: str
     epoch: int
     until: float
+    digest: str
+
+
+def cookie_digest(data: dict[str, Any], signed_at: float) -> str:
+    """What the database keeps of a signed-out cookie: a SHA-256 of what it signs (the claim and
+    when it was signed), never the cookie itself. Not of the cookie's text: its signature's last
+    base64 character has bits no decoder reads, so a copy with another character there is the
+    same valid cookie, and would have gone round a revocation of the first."""
+    signed = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(f"{signed}\n{signed_at!r}".encode()).hexdigest()
 
 
 class CookieSigner:
@@ -80,7 +94,9 @@ class CookieSigner:
         return conversation
 
     def account(self, name: str, epoch: int) -> str:
-        return self._account.dumps({"a": name, "e": epoch})
+        # A nonce of its own: two browsers signing in to one account within a second got the
+        # same cookie, and signing one out (revoking its digest) signed out the other too.
+        return self._account.dumps({"a": name, "e": epoch, "n": secrets.token_urlsafe(9)})
 
     def read_account(self, value: str | None) -> AccountClaim | None:
         loaded = _load_stamped(self._account, value, self.account_max_age_s)
@@ -90,7 +106,9 @@ class CookieSigner:
         name, epoch = data.get("a"), data.get("e")
         if not isinstance(name, str) or type(epoch) is not int:
             return None
-        return AccountClaim(name=name, epoch=epoch, until=signed_at + int(self.account_max_age_s))
+        until = signed_at + int(self.account_max_age_s)
+        digest = cookie_digest(data, signed_at)
+        return AccountClaim(name=name, epoch=epoch, until=until, digest=digest)
 
 
 def _load(serializer: URLSafeTimedSerializer, value: str | None, max_age: float) -> Any:

@@ -76,6 +76,12 @@ def app_page(
         # (and nothing was sent, let alone saved).
         failed_to_start=t.gettext("The help desk cannot open now"),
         try_again=t.gettext("Try again"),
+        retrying=t.gettext("This page tries again by itself in a minute."),
+        # Why "Start again" waits, when the server says its database is out (`/healthz`).
+        database_out=t.gettext(
+            "The help desk cannot reach its database just now. This page goes on by itself once "
+            "it can."
+        ),
         saved=t.gettext(SAVED[area]),
         start_again=t.gettext("Start again"),
         start=t.gettext("Start"),

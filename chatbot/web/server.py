@@ -41,6 +41,7 @@ from chatbot.accounts.aio import AsyncAccounts
 from chatbot.accounts.models import Account, Area
 from chatbot.accounts.ratelimit import AddressLimiter
 from chatbot.config import WebSettings
+from chatbot.desk.aio import unreachable
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
@@ -173,6 +174,79 @@ class Refusal(StrEnum):
         "Too many help-desk pages are open from your address. Close one: this page tries again "
         "by itself in a minute."
     )
+    DATABASE_UNREACHABLE = N_(
+        "The help desk cannot reach its database just now. This page tries again by itself in a "
+        "minute."
+    )
+
+
+DATABASE_OUT = N_("The help desk cannot reach its database just now. Try again in a moment.")
+"""Said on the sign-in form when the sign-in could not be checked (no password was)."""
+HEALTH_TIMEOUT_S = 2.0
+"""How long `/healthz` waits for the database to answer before saying it does not: a load
+balancer's probe must not hang on a database that stopped answering."""
+HEALTH_FRESH_S = 1.0
+"""How long one answer of the database check serves: many pages asking `/healthz` at once (their
+sessions ended, waiting to start again) cost one look at the database a second."""
+UNREACHABLE = "database unreachable"
+"""`/healthz`'s reason while the database cannot be reached (its details go to the log only)."""
+PROBE_NAME = "healthz"
+"""The account the database check looks up: any name does, none need exist."""
+
+
+class DatabaseCheck:
+    """Whether the database answers (`probe` raises `HelpdeskError` if not), for `/healthz` and
+    the sign-in page: one probe at a time, its answer kept `HEALTH_FRESH_S`, never waited on more
+    than `HEALTH_TIMEOUT_S`. The log says once when it starts failing and once when it is back."""
+
+    def __init__(
+        self,
+        probe: Callable[[], Awaitable[object]],
+        *,
+        timeout_s: float = HEALTH_TIMEOUT_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._probe = probe
+        self.timeout_s = timeout_s
+        self._clock = clock
+        self._running: asyncio.Task[str | None] | None = None
+        self._known: tuple[float, str | None] | None = None
+        self._lost = False
+
+    async def trouble(self) -> str | None:
+        """None while the database answers; else why not (for the log: it names the database)."""
+        now = self._clock()
+        if self._known is not None and now - self._known[0] < HEALTH_FRESH_S:
+            return self._known[1]
+        if self._running is None or self._running.done():
+            # Not started again while one still waits on a database that does not answer.
+            self._running = asyncio.create_task(self._ask(), name="database check")
+        try:
+            trouble = await asyncio.wait_for(asyncio.shield(self._running), self.timeout_s)
+        except TimeoutError:
+            trouble = f"no answer in {self.timeout_s:g} s"
+        self._known = (self._clock(), trouble)
+        if trouble is not None and not self._lost:
+            log.warning("database check: %s", trouble)
+        elif trouble is None and self._lost:
+            log.warning("database check: back")
+        self._lost = trouble is not None
+        return trouble
+
+    def met(self, error: HelpdeskError) -> None:
+        """A request found the database out just now: the answer for the next moment, so the
+        page that says so asks it no more (and the log has that request's line alone)."""
+        self._known = (self._clock(), str(error))
+
+    async def _ask(self) -> str | None:
+        try:
+            await self._probe()
+        except HelpdeskError as error:
+            return str(error)
+        except Exception as error:  # Not the database being out: a bug, with its traceback.
+            log.exception("cannot check the database")
+            return type(error).__name__
+        return None
 
 
 ASSETS = Path(__file__).parent / "assets"
@@ -423,6 +497,9 @@ class LiveSession:
     signed_in_until: float | None = None
     """When the sign-in it was opened with ends (the cookie's age limit), for an agent's or
     editor's session: it is closed then, as the page could not be opened again."""
+    signed_in_with: str | None = None
+    """The digest of the sign-in cookie an agent's or editor's session was opened with: it is
+    closed once that cookie is signed out, on whichever server."""
     kept_at: float | None = None
     """When a customer's conversation was last kept for this page (`KEEP_EVERY_S`)."""
 
@@ -525,6 +602,7 @@ class HelpdeskServer(Server):
             host=settings.host, port=settings.port, public_url=settings.public_url
         )
         self._runner: web.AppRunner | None = None
+        self.database = DatabaseCheck(lambda: self.accounts.account(PROBE_NAME))
         self._checker: asyncio.Task[None] | None = None
         self._accounts_lost = False
         """The last check of the open sessions' accounts could not reach the database."""
@@ -532,7 +610,9 @@ class HelpdeskServer(Server):
     # -- the application --------------------------------------------------------------------------
 
     async def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app = web.Application(
+            client_max_size=MAX_REQUEST_BYTES, middlewares=[self._database_out_middleware]
+        )
         app.on_response_prepare.append(add_security_headers)
         if self.secure:
             app.on_response_prepare.append(add_hsts)
@@ -614,6 +694,8 @@ class HelpdeskServer(Server):
             return None
         account = await self.accounts.account(claim.name)
         if account is None or account.session_epoch != claim.epoch:
+            return None
+        if await self.accounts.signed_out([claim.digest]):  # On any server sharing the database.
             return None
         return account, claim
 
@@ -771,7 +853,11 @@ class HelpdeskServer(Server):
         async def handle(request: web.Request) -> web.Response:
             locale = page_locale(request)
             t = translations(locale)
-            account = await self.signed_in(request)
+            try:
+                account = await self.signed_in(request)
+            except HelpdeskError as error:
+                self._database_out(request, error)
+                return self.refused_page(request, Refusal.DATABASE_UNREACHABLE, f"/{area.value}")
             if account is None:
                 return self._html(signin_page(area=area, locale=locale))
             if not account.may_open(area):
@@ -820,6 +906,31 @@ class HelpdeskServer(Server):
         self._set_cookie(response, TYPED_NAME_COOKIE, name[:64], max_age=300, strict=True)
         return response
 
+    @web.middleware
+    async def _database_out_middleware(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Any request the database's outage reached (a returning customer's page, a websocket
+        opening, the sign-out page): the refusal page that tries again by itself, 503, and one
+        line in the log, where each gave aiohttp's bare 500 and a traceback."""
+        try:
+            return await handler(request)
+        except HelpdeskError as error:
+            if not unreachable(error):
+                raise
+            self._database_out(request, error)
+            if request.path.startswith("/ws/"):  # A handshake: the page says why, and retries.
+                return web.Response(status=503, text="the help desk cannot reach its database")
+            path = request.path if request.path in ("/", "/agent", "/editor") else "/"
+            return self.refused_page(request, Refusal.DATABASE_UNREACHABLE, path)
+
+    def _database_out(self, request: web.Request, error: HelpdeskError) -> None:
+        """One line in the log for a page that could not reach the database (no traceback: the
+        database being out is no bug here)."""
+        self.database.met(error)
+        log.warning("%s %s from %s: %s", request.method, request.path,
+                    self.client_address(request), error)  # fmt: skip
+
     async def handle_signin_page(self, request: web.Request) -> web.Response:
         """The sign-in form (`GET /signin`), and where a failed sign-in is sent (Post/Redirect/
         Get): the page that says why can be reloaded, and gone back to, without the password
@@ -827,12 +938,21 @@ class HelpdeskServer(Server):
         locale = page_locale(request)
         t = translations(locale)
         area = Area.EDITOR if request.query.get("next") == "/editor" else Area.AGENT
-        if await self.signed_in(request) is not None:
+        name = request.cookies.get(self.cookie_name(TYPED_NAME_COOKIE), "")[:64]
+        error = request.query.get("error")
+        try:
+            signed = await self.signed_in(request)
+        except HelpdeskError as met:
+            self._database_out(request, met)
+            signed, error = None, "unavailable"
+        if signed is not None:
             # Back, after signing in, to the page of an earlier failure: the console instead of
             # a "wrong password" that no longer holds.
             raise web.HTTPSeeOther(f"/{area.value}")
-        name = request.cookies.get(self.cookie_name(TYPED_NAME_COOKIE), "")[:64]
-        error = request.query.get("error")
+        # Said only while it holds: reloaded once the database is back, it is the plain form.
+        if error == "unavailable" and await self.database.trouble() is not None:
+            page = signin_page(area=area, name=name, error=t.gettext(DATABASE_OUT), locale=locale)
+            return self._html(page, status=503)
         if error == "wrong":
             page = signin_page(area=area, name=name, error=t.gettext("Wrong name or password."),
                                locale=locale)  # fmt: skip
@@ -876,7 +996,11 @@ class HelpdeskServer(Server):
         # neither a password check nor a look at the account's count.
         outcome = None
         if self.limiter.check(address=address).allowed:
-            outcome = await self.accounts.sign_in(name, password)
+            try:
+                outcome = await self.accounts.sign_in(name, password)
+            except HelpdeskError as error:  # Not counted as a failure: nothing was checked.
+                self._database_out(request, error)
+                return self._to_signin(area, name, "unavailable")
         if outcome is None or outcome.retry_after_s > 0:
             shown = await self._loggable_name(key)
             log.warning("sign-in for %s from %s refused: too many failures", shown, address)
@@ -926,6 +1050,15 @@ class HelpdeskServer(Server):
         response = see_other("/agent")
         cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE))
         response.del_cookie(self.cookie_name(ACCOUNT_COOKIE), path="/")
+        if (claim := self.signer.read_account(cookie)) is not None:
+            # Kept in the database: every server sharing it refuses the cookie (a copy of it too)
+            # and closes the consoles opened with it at its next check, not only this one's.
+            try:
+                await self.accounts.sign_out(claim.digest, expires_at=claim.until)
+            except HelpdeskError as error:
+                log.warning("signing %r out on other servers failed: %s", claim.name, error)
+            except Exception:  # Not the database being out: a bug, with its traceback.
+                log.exception("cannot sign %r out on other servers", claim.name)
         # This browser's open consoles end with it: signed out in one tab, another went on
         # claiming and replying as the account (each session holds what it signed in with).
         if cookie:
@@ -945,15 +1078,20 @@ class HelpdeskServer(Server):
     async def handle_health(self, _request: web.Request) -> web.Response:
         # 503 while shutting down: a load balancer sends no more pages here, and a page's "Start
         # again" waits for the server that follows instead of landing on this one's last words.
-        return web.json_response(
-            {
-                "ok": not self.closing,
-                "closing": self.closing,
-                "sessions": len(self._counted(None)),
-                "refused": dict(self.refused),
-            },
-            status=503 if self.closing else 200,
-        )
+        # 503 too while the database cannot be reached: every page would only say so.
+        trouble = None if self.closing else await self.database.trouble()
+        ok = not self.closing and trouble is None
+        body: dict[str, object] = {
+            "ok": ok,
+            "closing": self.closing,
+            "sessions": len(self._counted(None)),
+            "refused": dict(self.refused),
+        }
+        if self.closing:
+            body["reason"] = "closing"
+        elif trouble is not None:
+            body["reason"] = UNREACHABLE
+        return web.json_response(body, status=200 if ok else 503)
 
     # -- websockets -------------------------------------------------------------------------------
 
@@ -1013,6 +1151,7 @@ class HelpdeskServer(Server):
             raise web.HTTPForbidden(text="refused: this page is not the help desk's")
         spec: SessionSpec | None
         signed_in_until: float | None = None
+        signed_in_with: str | None = None
         if area is None:
             found = await self.customer_spec(request)
             if isinstance(found, web.StreamResponse):
@@ -1023,7 +1162,7 @@ class HelpdeskServer(Server):
             if signed is None or not signed[0].may_open(area):
                 raise web.HTTPForbidden(text="refused: no session; reload the page")
             account, claim = signed
-            signed_in_until = claim.until
+            signed_in_until, signed_in_with = claim.until, claim.digest
             spec = SessionSpec(area, account=account, locale=page_locale(request))
         holder = None if spec is None else self.holder(request, spec)
         # Checked again: the page was served before other sessions may have started.
@@ -1035,7 +1174,7 @@ class HelpdeskServer(Server):
 
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_WS_MESSAGE_BYTES)
         live = LiveSession(self.client_address(request), holder, websocket)
-        live.signed_in_until = signed_in_until
+        live.signed_in_until, live.signed_in_with = signed_in_until, signed_in_with
         key = next(self._session_numbers)
         # Its place is held from here (nothing was awaited since the check): sessions let in
         # together never go over the limits.
@@ -1275,7 +1414,8 @@ class HelpdeskServer(Server):
 
     async def _check_accounts(self) -> None:
         """Close each open agent or editor session whose account has gone, whose sessions were
-        ended (new password or role) since it signed in, or whose sign-in has run out."""
+        ended (new password or role) since it signed in, whose browser signed out (on any server)
+        or whose sign-in has run out."""
         while True:
             await asyncio.sleep(self.settings.session_check_s)
             await self.check_accounts_once()
@@ -1314,6 +1454,21 @@ class HelpdeskServer(Server):
         round's other accounts then wait for the next round (each would wait on the database
         too); the sign-ins that run out still end."""
         unreachable = False
+        signed_out: set[str] = set()
+        digests = {
+            live.signed_in_with
+            for live in self.sessions.values()
+            if live.signed_in_with is not None and not live.websocket.closed
+        }
+        if digests:
+            # The cookies signed out on any server sharing the database: one query for them all.
+            try:
+                signed_out = await self.accounts.signed_out(digests)
+            except HelpdeskError as error:  # The database is out: check again next round.
+                unreachable = True
+                self._checks_failed(error)
+            except Exception:  # Not the database being out: a bug, with its traceback.
+                log.exception("cannot check the sign-ins of open sessions")
         for live in list(self.sessions.values()):
             spec = live.spec
             if spec is None or spec.account is None or live.websocket.closed:
@@ -1325,14 +1480,15 @@ class HelpdeskServer(Server):
                 continue
             if unreachable:
                 continue
+            if live.signed_in_with in signed_out:
+                log.warning("ending the session of %r: its browser signed out", signed.name)
+                await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=SIGNED_OUT)
+                continue
             try:
                 account = await self.accounts.account(signed.name)
             except HelpdeskError as error:  # The database is out: check again next round.
                 unreachable = True
-                if not self._accounts_lost:
-                    self._accounts_lost = True
-                    every = self.settings.session_check_s
-                    log.warning("session checks: %s (retrying every %g s)", error, every)
+                self._checks_failed(error)
                 continue
             except Exception:  # Not the database being out: a bug, with its traceback.
                 log.exception("cannot check the account of a session")
@@ -1347,6 +1503,14 @@ class HelpdeskServer(Server):
             ):
                 log.warning("ending the session of %r: its account changed", signed.name)
                 await live.websocket.close(code=WSCloseCode.POLICY_VIOLATION, message=SIGNED_OUT)
+
+    def _checks_failed(self, error: HelpdeskError) -> None:
+        """Said once when the session checks cannot reach the database (and "back" once they
+        can again)."""
+        if not self._accounts_lost:
+            self._accounts_lost = True
+            every = self.settings.session_check_s
+            log.warning("session checks: %s (retrying every %g s)", error, every)
 
     async def shutdown(self) -> None:
         """Refuse new sessions, tell every browser, let every app process quit (killing any

@@ -249,7 +249,12 @@ def test_health_says_503_while_the_server_shuts_down() -> None:
     from types import SimpleNamespace
 
     for closing, status in ((False, 200), (True, 503)):
-        server = SimpleNamespace(closing=closing, _counted=lambda _area: [1, 2], refused={})
+
+        async def reached() -> None:  # The database answers: no trouble.
+            return None
+
+        server = SimpleNamespace(closing=closing, _counted=lambda _area: [1, 2], refused={},
+                                 database=SimpleNamespace(trouble=reached))  # fmt: skip
         response = run_async(HelpdeskServer.handle_health(server, None))  # type: ignore[arg-type]
         assert response.status == status
         assert json.loads(response.text or "") == {
@@ -257,4 +262,4 @@ def test_health_says_503_while_the_server_shuts_down() -> None:
             "closing": closing,
             "sessions": 2,
             "refused": {},
-        }
+        } | ({"reason": "closing"} if closing else {})

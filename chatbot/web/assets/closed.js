@@ -6,12 +6,14 @@
 //   dialog's data attributes; the reason picks one, shown as text (never as markup).
 // - A session whose app never drew anything sent nothing, so the page does not say "Everything
 //   you sent is saved". One whose app process failed to start (the server says so) says the help
-//   desk cannot open now, and offers to try again.
+//   desk cannot open now, and offers to try again; it also tries again by itself a minute later,
+//   as a full server's page does (one opened during a database outage stayed so after it).
 // - "Start again" goes only to a server that answers: after a restart's SIGTERM the keyboard is
 //   on it, and one Enter while the server was still down left the customer on the browser's
 //   "cannot connect" page. It asks the server first; while it does not answer, the page stays,
-//   says the help desk is restarting and that it is connecting, asks again every few seconds,
-//   and goes once the server answers.
+//   says the help desk is restarting (or cannot reach its database, when the server says that
+//   is why) and that it is connecting, asks again every few seconds, and goes once the server
+//   answers.
 (function () {
   "use strict";
   var REASONS = {
@@ -21,9 +23,11 @@
     "helpdesk is shutting down": "shuttingDown",
   };
   var FAILED_TO_START = "failed to start";
-  var CHECK_URL = "/healthz"; // 200 whenever the server runs, whatever its load; 503 closing.
+  var CHECK_URL = "/healthz"; // 200 whenever the server can serve, whatever its load; else 503.
   var CHECK_TIMEOUT_MS = 5000;
   var RETRY_MS = [1000, 2000, 3000, 5000]; // Then every 5 s, until it answers.
+  var BY_ITSELF_MS = 60000; // A session that failed to start is tried again after a minute.
+  var DATABASE_OUT = "database unreachable"; // /healthz's reason while its database is out.
   var NativeWebSocket = window.WebSocket;
   var going = false;
 
@@ -52,6 +56,10 @@
     if (reason === FAILED_TO_START) {
       say(".ended", "failedToStart");
       say("a.button", "tryAgain");
+      say(".why", "retrying");
+      setTimeout(function () {
+        go(part("a.button"));
+      }, BY_ITSELF_MS);
       return;
     }
     var key = REASONS[reason];
@@ -73,7 +81,8 @@
   });
   window.WebSocket = Explained;
 
-  // Resolves to whether the server answers (a proxy's 502 for a server that is down is no).
+  // Resolves to whether the server answers (a proxy's 502 for a server that is down is no), and
+  // when not, the reason it gave.
   function answers() {
     var controller = new AbortController();
     var timer = setTimeout(function () {
@@ -82,26 +91,34 @@
     return fetch(CHECK_URL, { cache: "no-store", signal: controller.signal })
       .then(
         function (response) {
-          return response.ok;
+          if (response.ok) return { ok: true };
+          return response.json().then(
+            function (body) {
+              return { ok: false, reason: body && body.reason };
+            },
+            function () {
+              return { ok: false };
+            }
+          );
         },
         function () {
-          return false;
+          return { ok: false };
         }
       )
-      .then(function (ok) {
+      .then(function (answer) {
         clearTimeout(timer);
-        return ok;
+        return answer;
       });
   }
 
   function goWhenAnswering(link, attempt) {
-    answers().then(function (ok) {
-      if (ok) {
+    answers().then(function (answer) {
+      if (answer.ok) {
         window.location.assign(link.href);
         return;
       }
+      say(".why", answer.reason === DATABASE_OUT ? "databaseOut" : "shuttingDown");
       if (attempt === 0) {
-        say(".why", "shuttingDown");
         say("a.button", "waiting"); // "help desk: connecting…"
         link.setAttribute("aria-busy", "true");
       }
@@ -118,9 +135,13 @@
       return; // Not "Start again", or opened in a new tab or window: as the browser does it.
     }
     event.preventDefault();
-    if (!going) {
+    go(link);
+  });
+
+  function go(link) {
+    if (link && !going) {
       going = true;
       goWhenAnswering(link, 0);
     }
-  });
+  }
 })();
