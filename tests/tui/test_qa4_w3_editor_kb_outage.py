@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from psycopg import sql
+from textual.pilot import Pilot
 from textual.widgets import Static, TextArea
 
 from chatbot.config import Settings, load_settings
@@ -123,16 +124,22 @@ def notices(editor: EditorScreen) -> list[str]:
     return [line for line in said if not line.startswith("Knowledge base not reloaded: ")]
 
 
+async def saved_in_an_outage(pilot: Pilot[None], outage: Outage) -> EditorScreen:
+    """The helmet passage edited (`MINE`), the knowledge base gone, then Ctrl+S."""
+    editor = await open_editor(pilot)
+    await open_passage(pilot, "helmet")
+    await type_into(pilot, "#form-text", MINE)
+    outage.start()
+    await pilot.press("ctrl+s")
+    return editor
+
+
 async def test_a_save_in_an_outage_says_so_plainly_and_its_line_goes_once_it_is_back(
     make_app: MakeApp, kb_url: str, outage: Outage, locale: str
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        editor = await open_editor(pilot)
-        await open_passage(pilot, "helmet")
-        await type_into(pilot, "#form-text", MINE)
-        outage.start()
-        await pilot.press("ctrl+s")
+        editor = await saved_in_an_outage(pilot, outage)
         await wait_until(pilot, lambda: problem(editor) != "", timeout=10)
         assert problem(editor) == AWAY[locale]
         assert AWAY[locale] in notices(editor)
@@ -157,11 +164,7 @@ async def test_typing_after_the_outage_line_is_not_overwritten_when_it_is_back(
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        editor = await open_editor(pilot)
-        await open_passage(pilot, "helmet")
-        await type_into(pilot, "#form-text", MINE)
-        outage.start()
-        await pilot.press("ctrl+s")
+        editor = await saved_in_an_outage(pilot, outage)
         await wait_until(pilot, lambda: problem(editor) == AWAY[locale], timeout=10)
         await pilot.press("end", "!")  # Typing replaces the line, as any refusal's.
         assert problem(editor) == ""

@@ -12,44 +12,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
-from chatbot.config import Settings, load_settings
 from chatbot.engine.engine import Engine
 from chatbot.tui import HelpDeskApp
-from tests.conftest import SHIPPED_CACHE
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import wait_until
 from tests.tui.test_editor import open_editor
-from tests.tui.test_qa4_w3_editor_kb_outage import Outage, kb_url
 
-__all__ = ["kb_url", "pg_url"]
+# The same knowledge base in PostgreSQL, editor languages and settings as the editor's own
+# outage tests.
+from tests.tui.test_qa4_w3_editor_kb_outage import Outage, kb_url, locale, settings
+
+__all__ = ["kb_url", "locale", "pg_url", "settings"]
 
 AWAY = {
     "en": "The knowledge base cannot be reached just now: the bot answers from the passages it "
     "had. Nothing is lost.",
     "zh": "暂时无法连接知识库：机器人按已有的段落回答。没有丢失任何内容。",
 }
-
-
-@pytest.fixture(params=["en", "zh"])
-def locale(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def settings(db_path: Path, kb_url: str, locale: str) -> Settings:
-    # The desk stays in SQLite: only the knowledge base goes away.
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_url},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-        ui={"locale": locale},
-    )
 
 
 @pytest.fixture
