@@ -6,37 +6,19 @@ connection to one SQLite file or PostgreSQL database, on a clock the test moves.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from chatbot.accounts.models import Role
 from chatbot.accounts.service import AccountService
 from chatbot.web.cookies import CookieSigner
-from tests.accounts.test_shared_sign_in_limit import Clock, CountingHasher, open_store
+
+# Two servers' account services on one database, ana's account in it, on a clock the test moves.
+from tests.accounts.test_shared_sign_in_limit import Clock, clock, two
 from tests.backends import Backend
 from tests.store.test_compact import raw_sql
 
+__all__ = ["clock", "two"]  # Fixtures.
+
 HOURS = 12
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def two(backend: Backend, clock: Clock) -> Iterator[tuple[AccountService, AccountService]]:
-    """Two servers' account services on one database, ana's account in it."""
-    first = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
-    second = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
-    try:
-        first.add("ana", role=Role.AGENT, password="correct horse battery")
-        yield first, second
-    finally:
-        first.close()
-        second.close()
 
 
 def signer(clock: Clock) -> CookieSigner:

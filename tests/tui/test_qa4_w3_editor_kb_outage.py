@@ -10,8 +10,6 @@ one it has is ended; the server itself is shared, and never stopped.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,13 +24,14 @@ from chatbot.config import Settings, load_settings
 from chatbot.knowledge_base.postgres import PostgresPassageStore
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
-from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
+from tests.conftest import SHIPPED_CACHE
 from tests.kb.backends import admin_url, pg_url
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import wait_until
 from tests.tui.test_editor import open_editor, open_passage, problem, type_into
+from tests.tui.test_editor_postgres import kb_url  # The shipped passages, imported there.
 
-__all__ = ["pg_url"]
+__all__ = ["kb_url", "pg_url"]
 
 AWAY = {
     "en": "Not saved: the knowledge base cannot be reached. Your changes stay here: press Ctrl+S "
@@ -53,16 +52,6 @@ BACK = {
     "zh": "知识库已恢复连接，但您的修改尚未保存：请按 Ctrl+S 保存。",
 }
 MINE = "Helmets are lent free at every station."
-
-
-@pytest.fixture
-def kb_url(pg_url: str) -> Iterator[str]:
-    """A PostgreSQL knowledge base seeded with the shipped passages, as `kb import` does."""
-    subprocess.run(
-        [sys.executable, "-m", "chatbot", "kb", "import", str(SHIPPED_KB), "--kb", pg_url],
-        cwd=ROOT, check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    yield pg_url
 
 
 @pytest.fixture(params=["en", "zh"])
