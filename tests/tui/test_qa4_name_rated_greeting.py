@@ -202,3 +202,34 @@ async def test_the_greeting_stays_at_its_start_after_switching_language(
         await pilot.press("f9")
         await wait_until(pilot, lambda: first_chat_line(app, panel).startswith(GREETING_START))
         assert panel.log_view.scroll_y == 0
+
+
+@pytest.mark.parametrize("typed", ["7", "0", "10", "７"])
+async def test_a_number_out_of_range_is_no_message_asked_or_rated(
+    make_app: MakeApp, other: DeskService, typed: str
+) -> None:
+    """`7` (or `0`, `10`) typed where the rating is asked, or after it is given, went out as a
+    message: the bot judged it and the conversation went back to a person."""
+    app = make_app("chat", bot=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        panel = await chat_panel_ready(pilot)
+        cid = await resolved_by_another_agent(pilot, panel, other)
+        panel.question.focus()
+        panel.question.value = typed  # The prompt asks: out of range.
+        await pilot.press("enter")
+        out_of_range = "A rating is a number from 1 to 5."
+        await wait_until(pilot, lambda: error_line(app, panel) == out_of_range)
+        assert panel.rating.display and panel.question.value == ""
+        await pilot.press("f9")  # Said again in the other language.
+        await wait_until(pilot, lambda: "".join(error_line(app, panel).split())
+                         == "评分是1到5之间的数字。")  # fmt: skip
+        await pilot.press("f9")
+        panel.question.value = "3"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not panel.rating.display)
+        panel.question.value = typed  # Rated: no second one.
+        await pilot.press("enter")
+        said = "You already rated this conversation 3 out of 5."
+        await wait_until(pilot, lambda: error_line(app, panel) == said)
+        assert other.conversation(cid).state is State.RESOLVED
+        assert customer_words(other, cid) == ["Where is my bike?"]

@@ -120,6 +120,9 @@ RATED_ALREADY = N_(
 """Said for a lone digit typed once the rating is given, if the rating is not known here: not
 sent as a message."""
 RATED_ALREADY_AS = N_("You already rated this conversation {rating} out of 5.")
+RATING_RANGE = N_("A rating is a number from 1 to 5.")
+"""Said for another lone number typed while the rating is asked (`7`, `10`): not sent, as it
+reopened the conversation for a person."""
 """Said for a lone digit typed once the rating is given, above the question box: the box emptied
 and nothing else showed."""
 WITH_A_PERSON = N_(
@@ -553,7 +556,9 @@ class ChatPanel(Vertical):
                 self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
             else:
                 self._hide_rating()
-            if conversation.state is not State.RESOLVED or self.rating.display:
+            if conversation.state is not State.RESOLVED or (
+                self.rating.display and self._error_said != RATING_RANGE
+            ):
                 self._hide_told_rated()  # Reopened, or resolved again: no longer rated.
             if entries:
                 self._last_entry = entries[-1].id
@@ -856,8 +861,11 @@ class ChatPanel(Vertical):
             self._error_said = None
 
     def _say_rated(self) -> None:
-        """Say, on the error line, that the conversation is rated already (with its rating)."""
-        if self._given is None:
+        """Say, on the error line, what a lone number typed in the box is not: a rating out of
+        range while the prompt asks for one, or a second one (with the rating given)."""
+        if self.rating.display:
+            self._say_error(RATING_RANGE)
+        elif self._given is None:
             self._say_error(RATED_ALREADY)
         else:
             self._show_error(self.gettext(RATED_ALREADY_AS).format(rating=self._given))
@@ -951,9 +959,9 @@ class ChatPanel(Vertical):
             field.take(words)
             self.post_message(self.Sent())
             return
-        if self._rated_already(words):
-            # A second rating, or a correction: sent, it reopened the rated conversation and put
-            # a lone digit in the agents' queue.
+        if self._rating_typed_amiss(words):
+            # A second rating, a correction, or one out of range (`7`, `10`): sent, it reopened
+            # the resolved conversation and put a lone number in the agents' queue.
             self._say_rated()
             field.take(words)
             return
@@ -971,16 +979,16 @@ class ChatPanel(Vertical):
             return None
         return TYPED_RATINGS.get(words.strip())
 
-    def _rated_already(self, words: str) -> bool:
-        """Whether `words` are a rating (a digit 1-5) for a resolved conversation whose prompt
-        is gone: rated already (here or elsewhere), so they are no message for a person."""
+    def _rating_typed_amiss(self, words: str) -> bool:
+        """Whether `words` are a lone number (of up to three digits, full-width too) where only
+        a rating could be meant: while the prompt asks for one (and it is not 1-5), or once the
+        resolved conversation is rated (here or elsewhere). No message for a person."""
+        typed = words.strip()
+        if not (0 < len(typed) <= 3 and typed.isdecimal()):
+            return False
         conversation = self.conversation
-        return (
-            not self.rating.display
-            and conversation is not None
-            and conversation.state is State.RESOLVED
-            and words.strip() in TYPED_RATINGS
-        )
+        resolved = conversation is not None and conversation.state is State.RESOLVED
+        return self.rating.display or resolved
 
     async def ask(self, text: str) -> None:
         """Store the customer's message (a suggestion picked, or one asked from elsewhere than
