@@ -57,6 +57,10 @@
       say(".ended", "failedToStart");
       say("a.button", "tryAgain");
       say(".why", "retrying");
+      // Why, when the server knows: its database out (a new customer was told only "cannot
+      // open now", where a returning one's page said why). Asked again a few times: the
+      // server's look at its database may still be the one from before the outage.
+      tellWhy(0);
       setTimeout(function () {
         go(part("a.button"));
       }, BY_ITSELF_MS);
@@ -109,6 +113,18 @@
         clearTimeout(timer);
         return answer;
       });
+  }
+
+  function tellWhy(attempt) {
+    answers().then(function (answer) {
+      if (!answer.ok && answer.reason === DATABASE_OUT) {
+        say(".why", "databaseOut");
+      } else if (attempt < RETRY_MS.length) {
+        setTimeout(function () {
+          tellWhy(attempt + 1);
+        }, RETRY_MS[attempt]);
+      }
+    });
   }
 
   function goWhenAnswering(link, attempt) {
