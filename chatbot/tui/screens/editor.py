@@ -37,11 +37,13 @@ from textual.widgets import (
 from textual.worker import get_current_worker
 
 from chatbot import drafts
+from chatbot.desk.aio import unreachable
 from chatbot.drafts import UnsavedPassage, save_unsaved_passage, take_unsaved_passage
 from chatbot.engine.engine import Engine
 from chatbot.engine.live import POLL_S
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
+from chatbot.knowledge_base.errors import KnowledgeBaseUnreachable
 from chatbot.knowledge_base.gaps import Draft, draft_from_gap
 from chatbot.knowledge_base.interface import (
     ConflictError,
@@ -469,7 +471,12 @@ class EditorScreen(Screen[None]):
         try:
             gaps = await self.services.desk.content_gaps(include_handled=False)
         except HelpdeskError as error:
-            self.notify(str(error), severity="error", markup=False)
+            # An outage is said in the tab, which would otherwise read "No open content gaps.";
+            # the feed's change on the database's return reads them again (`_store_changed`).
+            if unreachable(error):
+                self.query_one(GapList).cannot_read()
+            else:
+                self.notify(str(error), severity="error", markup=False)
             return
         self.query_one(GapList).show(gaps)  # Read only once the tab is built (`_tab_shown`).
 
@@ -582,7 +589,7 @@ class EditorScreen(Screen[None]):
             stored = self.passages.get(passage_id)
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
-            self.notify(str(error), severity="error", markup=False)
+            self._read_failed(error)
             return
         unsaved = self._take_unsaved(passage_id) if kept else None
         revision = stored.revision if unsaved is None else unsaved.revision
@@ -598,7 +605,7 @@ class EditorScreen(Screen[None]):
         try:
             versions = self.passages.history(passage_id)
         except KnowledgeBaseError as error:
-            self.notify(str(error), severity="error", markup=False)
+            self._read_failed(error)
             return
         last = _last_readable(versions) or Draft(id=passage_id, title="", text="", tags=())
         unsaved = self._take_unsaved(passage_id) if kept else None
@@ -901,10 +908,24 @@ class EditorScreen(Screen[None]):
         if await asyncio.to_thread(store.stamp) is not None:
             return str(error)  # It answers: the error is about this write, in its words.
         away, back = (KB_AWAY_SAVE, KB_BACK_SAVE) if saving else (KB_AWAY_DONE, KB_BACK_DONE)
+        return self._say_away(away, back)
+
+    def _say_away(self, away: str, back: str) -> str:
+        """`away` translated, with `back` to be said once the knowledge base answers again."""
         self._away = (self.gettext(away), self.gettext(back))
         if self._back_timer is None:
             self._back_timer = self.set_interval(POLL_S, self._check_back)
         return self._away[0]
+
+    def _read_failed(self, error: KnowledgeBaseError) -> None:
+        """A passage not opened: an unreachable server said plainly (the driver's error named the
+        database, FATAL and all), other errors (a broken file, one not found) in their words."""
+        if not isinstance(error, KnowledgeBaseUnreachable):
+            self.notify(str(error), severity="error", markup=False)
+        elif self._away is None:
+            self.notify(self._say_away(KB_AWAY_DONE, KB_BACK_DONE), severity="error", markup=False)
+        else:  # A failed save's line and its "back" stay: they say more.
+            self.notify(self.gettext(KB_AWAY_DONE), severity="error", markup=False)
 
     @work(group="editor-write-failed", exit_on_error=False)
     async def _write_failed(self, error: KnowledgeBaseError) -> None:
@@ -1185,7 +1206,7 @@ class EditorScreen(Screen[None]):
         try:
             exists = self.passages.exists(passage_id)
         except KnowledgeBaseError as error:
-            self.notify(str(error), severity="error", markup=False)
+            self._read_failed(error)
             return
         # Shown as stored, what Reload promises (not as an earlier session left it).
         if exists:

@@ -29,6 +29,11 @@ first, the time dropped from "when" and "agent replied" headed "replied" (as the
 take a short form). Reasons are never shortened."""
 SHORT_REPLIED = N_("replied")
 """The heading of "agent replied" where it gives way: as wide as its "not yet"."""
+UNREADABLE = N_(
+    "The content gaps cannot be read just now: the desk's database cannot be reached. They show "
+    "here once it is back."
+)
+"""Said in place of "No open content gaps." while they cannot be read: that was false."""
 
 
 class GapList(Vertical):
@@ -46,6 +51,8 @@ class GapList(Vertical):
         self._gaps: dict[str, ContentGap] = {}
         self._width = 0
         """The table's width the columns were last fitted to."""
+        self._unreadable = False
+        """The last read failed because the desk's database could not be reached."""
 
     def gettext(self, message: str) -> str:
         """`message` in the editor's language."""
@@ -68,17 +75,26 @@ class GapList(Vertical):
             )
 
     def on_mount(self) -> None:
-        self.show(self.gaps)
+        self._fill(self.gaps)
 
     def on_resize(self) -> None:
         if self._width != self.query_one("#gap-table", DataTable).scrollable_content_region.width:
-            self.show(self.gaps)
+            self._fill(self.gaps)
 
     @property
     def gaps(self) -> list[ContentGap]:
         return list(self._gaps.values())
 
     def show(self, gaps: Sequence[ContentGap]) -> None:
+        self._unreadable = False
+        self._fill(gaps)
+
+    def cannot_read(self) -> None:
+        """None shown, and the line says they cannot be read now (not that there are none)."""
+        self._unreadable = True
+        self._fill([])
+
+    def _fill(self, gaps: Sequence[ContentGap]) -> None:
         table = self.query_one("#gap-table", DataTable)
         row = table.cursor_row
         self._gaps = {str(g.id): g for g in gaps}
@@ -138,7 +154,9 @@ class GapList(Vertical):
     def _show_reply(self) -> None:
         gap = self.highlighted()
         reply = self.query_one("#gap-reply", Static)
-        if gap is None:
+        if gap is None and self._unreadable:
+            reply.update(Text(self.gettext(UNREADABLE)))
+        elif gap is None:
             reply.update(Text(self.gettext("No open content gaps."), style="dim"))
         elif gap.agent_reply:
             heading = self.gettext("Agent replied: ")
