@@ -9,13 +9,13 @@ was false: the gaps were there, they could not be read.
 from __future__ import annotations
 
 import pytest
-from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from chatbot.config import Settings, load_settings
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.widgets.gap_list import GapList
 from tests.conftest import SHIPPED_CACHE
@@ -64,7 +64,7 @@ def raw(lines: list[str], url: str) -> list[str]:
     ]
 
 
-def on_screen(app: App[None], sentence: str) -> bool:
+def on_screen(app: HelpDeskApp, sentence: str) -> bool:
     """`sentence` on screen, wherever the screen wrapped it (a Chinese one anywhere)."""
     return "".join(sentence.split()) in "".join(screen_text(app).split())
 
