@@ -317,6 +317,9 @@ def test_signing_out_in_one_tab_ends_the_browsers_open_console(
     why = console.locator(".closed-dialog .why")
     why.wait_for(state="visible", timeout=10_000)
     assert why.inner_text() == "You were signed out: sign in again to go on."
+    # Done already: no "Sign out" offered beside "Start again" (a tester found it there).
+    assert not console.locator(".closed-dialog form.sign-out").is_visible()
+    assert console.locator(".closed-dialog a.button").is_visible()
     wait_for(
         lambda: not [s for s in served.sessions() if s.account == "ana"],
         what="the console's process to end",

@@ -68,6 +68,10 @@
     }
     var key = REASONS[reason];
     if (key) say(".why", key);
+    // Signed out already (here, on another tab or server, or by a new password): a "Sign out"
+    // beside "Start again" would offer what has just been done.
+    var signOut = part("form.sign-out");
+    if (key === "signedOut" && signOut) signOut.hidden = true;
   }
 
   function Explained(url, protocols) {
