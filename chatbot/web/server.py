@@ -853,11 +853,8 @@ class HelpdeskServer(Server):
         async def handle(request: web.Request) -> web.Response:
             locale = page_locale(request)
             t = translations(locale)
-            try:
-                account = await self.signed_in(request)
-            except HelpdeskError as error:
-                self._database_out(request, error)
-                return self.refused_page(request, Refusal.DATABASE_UNREACHABLE, f"/{area.value}")
+            # A database out is the middleware's page (`_database_out_middleware`).
+            account = await self.signed_in(request)
             if account is None:
                 return self._html(signin_page(area=area, locale=locale))
             if not account.may_open(area):
@@ -921,7 +918,7 @@ class HelpdeskServer(Server):
             self._database_out(request, error)
             if request.path.startswith("/ws/"):  # A handshake: the page says why, and retries.
                 return web.Response(status=503, text="the help desk cannot reach its database")
-            path = request.path if request.path in ("/", "/agent", "/editor") else "/"
+            path = request.path if request.path in PAGES else "/"
             return self.refused_page(request, Refusal.DATABASE_UNREACHABLE, path)
 
     def _database_out(self, request: web.Request, error: HelpdeskError) -> None:
