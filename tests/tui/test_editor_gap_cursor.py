@@ -20,6 +20,7 @@ from chatbot.tui.widgets.gap_list import GapList
 from tests.tui.conftest import MakeApp, editor_settings
 from tests.tui.helpers import type_text, wait_until
 from tests.tui.test_editor import open_editor, settle
+from tests.tui.test_editor_space_on_buttons import writing_card_charged
 
 HELMET = "Do I need a helmet? 🚴‍♀️"
 DOG = "Can I take my dog with me on the bike?"
@@ -116,12 +117,7 @@ async def test_after_discarding_unsaved_changes_the_cursor_is_in_the_gaps_text(
     async with app.run_test(size=(120, 36)) as pilot:
         await escalate(pilot, other, DOG, reply=DOG_REPLY)
         await escalate(pilot, other, HELMET)
-        editor = await open_editor(pilot)
-        await pilot.press("ctrl+f")
-        await type_text(pilot, "card-charged")
-        await pilot.press("tab", "enter")
-        text = editor.query_one("#form-text", TextArea)
-        await wait_until(pilot, lambda: app.focused is text)
+        editor, text = await writing_card_charged(pilot)
         await type_text(pilot, " Mine.")
         await wait_until(pilot, lambda: editor.form.dirty)
         await pilot.press("ctrl+g")

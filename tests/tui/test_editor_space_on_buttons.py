@@ -32,16 +32,22 @@ def settings(db_path: Path, kb_copy: Path) -> Settings:
     return editor_settings(db_path, kb_copy)
 
 
-async def tab_from_the_text(pilot: Pilot[None]) -> tuple[EditorScreen, TextArea]:
-    """The tester's keys: F2, Ctrl+F, `card-charged`, Tab, Enter (the passage opens, the cursor
-    at the end of its text), Tab (onto a button beside the box)."""
-    app = pilot.app
+async def writing_card_charged(pilot: Pilot[None]) -> tuple[EditorScreen, TextArea]:
+    """F2, Ctrl+F, `card-charged`, Tab, Enter: the passage open for writing, its text focused."""
     editor = await open_editor(pilot)
     await pilot.press("ctrl+f")
     await type_text(pilot, "card-charged")
     await pilot.press("tab", "enter")
     text = editor.query_one("#form-text", TextArea)
-    await wait_until(pilot, lambda: app.focused is text)
+    await wait_until(pilot, lambda: pilot.app.focused is text)
+    return editor, text
+
+
+async def tab_from_the_text(pilot: Pilot[None]) -> tuple[EditorScreen, TextArea]:
+    """The tester's keys: `writing_card_charged` (the cursor at the end of its text), then Tab
+    (onto a button beside the box)."""
+    app = pilot.app
+    editor, text = await writing_card_charged(pilot)
     assert editor.form.passage_id == "card-charged-twice"
     assert text.cursor_location == text.document.end
     await pilot.press("tab")

@@ -11,7 +11,6 @@ of a write it could not make). The outage is made as in `test_qa4_w3_editor_kb_o
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import pytest
 from textual.pilot import Pilot
@@ -25,24 +24,15 @@ from tests.tui.test_editor import open_editor
 
 # The same knowledge base in PostgreSQL, editor languages and settings as the editor's own
 # outage tests.
-from tests.tui.test_qa4_w3_editor_kb_outage import Outage, kb_url, locale, settings
+from tests.tui.test_qa4_w3_editor_kb_outage import Outage, kb_url, locale, outage, settings
 
-__all__ = ["kb_url", "locale", "pg_url", "settings"]
+__all__ = ["kb_url", "locale", "outage", "pg_url", "settings"]
 
 AWAY = {
     "en": "The knowledge base cannot be reached just now: the bot answers from the passages it "
     "had. Nothing is lost.",
     "zh": "暂时无法连接知识库：机器人按已有的段落回答。没有丢失任何内容。",
 }
-
-
-@pytest.fixture
-def outage(kb_url: str) -> Iterator[Outage]:
-    made = Outage(kb_url)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 class Watched:
