@@ -75,27 +75,14 @@ def _candidates(n: int, top: float, *, errors: int = 0) -> tuple[Candidate, ...]
     found = []
     for k in range(5):
         pid = f"passage-{(n * 7 + k) % 40:02d}"
-        if k < errors:
-            found.append(
-                Candidate(
-                    id=pid,
-                    title=f"Passage {pid}",
-                    text=f"Text of {pid}.",
-                    bm25=5.0 - k,
-                    error="timeout: 20 s",
-                    error_kind="timeout",
-                )  # fmt: skip
-            )
-        else:
-            found.append(
-                Candidate(
-                    id=pid,
-                    title=f"Passage {pid}",
-                    text=f"Text of {pid}.",
-                    bm25=5.0 - k,
-                    probability=round(top * (1 - k / 10), 3),
-                )  # fmt: skip
-            )
+        # The first `errors` judged with a timeout, the rest with a probability.
+        judged: dict[str, Any] = (
+            {"error": "timeout: 20 s", "error_kind": "timeout"}
+            if k < errors
+            else {"probability": round(top * (1 - k / 10), 3)}
+        )
+        title, text = f"Passage {pid}", f"Text of {pid}."
+        found.append(Candidate(id=pid, title=title, text=text, bm25=5.0 - k, **judged))
     return tuple(found)
 
 
