@@ -1,4 +1,4 @@
-"""The agent console's start on PostgreSQL beside SQLite (QA round 4): `helpdesk agent` from its
+"""The agent console's start on PostgreSQL beside SQLite: `helpdesk agent` from its
 process start until its first queue is drawn (the queue table has its rows on screen), on one data
 set built the same way on each backend by `bench/pg_scale.py` (of each 60 conversations, 10 wait
 in the queue and 50 are resolved), in a temporary PostgreSQL database (dropped at the end) and a

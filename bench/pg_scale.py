@@ -1,4 +1,4 @@
-"""The desk's reads at scale on PostgreSQL beside SQLite (QA round 4): `helpdesk stats` (every
+"""The desk's reads at scale on PostgreSQL beside SQLite: `helpdesk stats` (every
 figure, everything recorded), the stats screen's read (F5 in the agent console: the last 7 days)
 and the console's first queue (the cursor, then the whole queue: 10,000 waiting), each on one
 data set built the same way in a temporary PostgreSQL database and a temporary SQLite file.

@@ -1,4 +1,4 @@
-"""F3 in the agent console on a 5,000-message conversation (QA round 3): each press shows the 100
+"""F3 in the agent console on a 5,000-message conversation: each press shows the 100
 messages before those shown, and should cost the same however many are shown. Headless, 120x40,
 the conversation written through the desk (ask, claim, reply) on SQLite or PostgreSQL. For F3
 pressed with 100, 1,000 and 3,000 messages shown (`_at_N`), medians over the runs:

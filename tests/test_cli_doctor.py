@@ -98,7 +98,7 @@ READERS = [["stats"], ["conversations", "list"], ["conversations", "export"],
            ["conversations", "show", "1"], ["users", "list"], ["users", "rm", "ana"]]  # fmt: skip
 """The commands that only read (or change what is there): none makes a database. `doctor` makes
 none either, and reports a database not made yet as such (exit status 0: before the first start
-is a time to run it; `tests/test_cli_doctor_qa.py`)."""
+is a time to run it; `tests/test_cli_doctor_first_start.py`)."""
 
 
 def doctor_says_none_yet(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +172,7 @@ def test_a_command_that_reads_makes_no_tables_in_a_sqlite_file_without_them(
             assert capsys.readouterr().err == f"helpdesk: error: {path}: {why}\n"
         if path == empty:
             doctor_says_none_yet(str(path), capsys)
-        else:  # Another application's: asked about (tests/test_qa_doctor_foreign.py).
+        else:  # Another application's: asked about (tests/test_cli_doctor_foreign.py).
             assert main(["doctor", "--db", str(path)]) == 1
             assert "is it the right database" in capsys.readouterr().err
         assert path.read_bytes() == before

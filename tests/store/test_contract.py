@@ -756,7 +756,7 @@ def test_search_finds_messages_literally_ignoring_case(
     assert len(store.search("")) == 4  # Every conversation with a message, newest first.
 
     # The newest matching message stands for its conversation; agents' notes are searched too
-    # (`tests/store/test_qa_search_notes.py`), events are not.
+    # (`tests/store/test_search_notes.py`), events are not.
     clock.advance(1)
     _, newer = store.add_customer_message(helmet, "helmet found, thanks", expect=State.BOT,
                                           to=State.BOT, pending=True)  # fmt: skip

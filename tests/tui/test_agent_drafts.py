@@ -90,7 +90,9 @@ async def test_unsent_replies_and_notes_are_back_for_their_agent_after_the_conso
         assert view.reply_input.value == OTHER_REPLY
         await pilot.press("ctrl+q")  # The terminal's quit: claims asked about, then kept.
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
-        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
+        read(
+            app.screen
+        )  # A letter pressed at once is typing, for the reply box (test_agent_dialog_bursts).
         await pilot.press("k")
         await wait_until(pilot, lambda: not app.is_running)
 
@@ -184,7 +186,9 @@ async def test_helpdesk_agent_in_a_terminal_keeps_the_reply_across_a_quit(
         await type_text(pilot, REPLY)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
-        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
+        read(
+            app.screen
+        )  # A letter pressed at once is typing, for the reply box (test_agent_dialog_bursts).
         await pilot.press("k")
         await wait_until(pilot, lambda: not app.is_running)
     assert drafts.agent_drafts == drafts_for(str(db_path))

@@ -491,7 +491,9 @@ async def test_quitting_offers_to_hand_claims_back(
         await wait_until(pilot, lambda: isinstance(app.screen, ClaimsOnQuit))
         assert "You hold 2 claimed conversations. Hand them back" in flat(screen_text(app))
         assert "Hand back (h, Ctrl+Q)" in flat(screen_text(app))  # Ctrl+Q again is said.
-        read(app.screen)  # A letter pressed at once is typing, for the reply box (test_qa4).
+        read(
+            app.screen
+        )  # A letter pressed at once is typing, for the reply box (test_agent_dialog_bursts).
         await pilot.press(answer)
         await wait_until(pilot, lambda: app.return_code is not None)
     state = State.WAITING if released else State.CLAIMED

@@ -154,8 +154,8 @@ class PlainInput(Input):
     # Drawing spelled-out characters: Textual's `Input` counts a character as its own cells
     # (`_position_to_cell`, `_cell_offset_to_index`) and styles the cursor and selection by
     # character index, so the four below map each character to where its spelling is drawn
-    # (Textual's version is pinned, and tests/tui/test_qa_small_fixes.py drives each). A value
-    # with nothing to spell out takes Textual's own path.
+    # (Textual's version is pinned, and tests/tui/test_narrow_layout_and_bidi.py drives each).
+    # A value with nothing to spell out takes Textual's own path.
 
     def _spelled(self) -> list[int] | None:
         """Where each character of the value starts in what is drawn, and where the last ends;
