@@ -4,8 +4,8 @@ and PostgreSQL: rows/s and peak RSS of each as a fresh process, output thrown aw
 With `--old DIR` (a source tree of the code to compare with, e.g. `git archive REV | tar -x -C
 DIR`), the same commands run from it too, against the same databases, and each figure is given
 as new ÷ old (rows/s; for memory, old ÷ new). The databases: a tenth of the conversations made
-through the desk as the app writes them (`tests/store/test_export_list_streaming.py`'s `fill`: five
-kinds, notes, decisions, Chinese text), then copied nine more times with their ids moved. The
+through the desk as the app writes them (`tests/store/helpers.py`'s `fill`: five kinds, notes,
+decisions, Chinese text), then copied nine more times with their ids moved. The
 PostgreSQL database (`qa_exp_export_list_PID` on `--admin`) is dropped at the end.
 
     python bench/export_list.py [--conversations N] [--old DIR] [--admin URL]
@@ -68,7 +68,7 @@ def make_sqlite(path: Path, count: int) -> None:
 
     from tests.backends import Backend
     from tests.store.conftest import FakeClock
-    from tests.store.test_export_list_streaming import fill
+    from tests.store.helpers import fill
 
     clock = FakeClock()
     desk = Backend("sqlite", path).service(clock)
@@ -86,7 +86,7 @@ def make_postgres(url: str, count: int) -> None:
 
     from tests.backends import Backend
     from tests.store.conftest import FakeClock
-    from tests.store.test_export_list_streaming import fill
+    from tests.store.helpers import fill
 
     clock = FakeClock()
     desk = Backend("postgresql", url).service(clock)

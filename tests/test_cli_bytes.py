@@ -5,26 +5,21 @@ are here."""
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import pty
-import select
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from chatbot.assembly import open_accounts
 from chatbot.cli.main import main
-from chatbot.config import load_settings
 from chatbot.store.sqlite import SQLiteStore
 from chatbot.text import not_utf8, printable
-from tests.accounts.test_cli_users import Helpdesk, Ran
+from tests.accounts.helpers import Helpdesk, Ran, authenticates
+from tests.terminal import read_until
 
 BAD = "\udcff\udcfe bad"
 """$'\\xff\\xfe bad' as Python reads it from a command line."""
@@ -57,14 +52,6 @@ def helpdesk(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
         return Ran(code, out, err)
 
     return run
-
-
-def authenticates(db: Path, name: str, password: str) -> bool:
-    accounts = open_accounts(load_settings(store={"db": db}))
-    try:
-        return accounts.authenticate(name, password) is not None
-    finally:
-        accounts.close()
 
 
 def test_text_spells_a_byte_that_was_not_utf8_out_as_that_byte() -> None:
@@ -171,29 +158,6 @@ def test_a_password_on_stdin_that_is_not_utf8_is_refused_and_nothing_stored(
                    stdin=NOT_UTF8_PASSWORD, errors=errors)  # fmt: skip
     assert (ran.returncode, ran.stderr) == (2, "helpdesk: error: password is not valid UTF-8\n")
     assert authenticates(db, "z5", PASSWORD)
-
-
-def read_until(controller: int, done: Callable[[bytes], bool], timeout: float = 60) -> bytes:
-    """What the terminal's other side wrote, read until `done` says so of it, or the side is
-    closed."""
-    output = b""
-    deadline = time.monotonic() + timeout
-    while not done(output):
-        left = deadline - time.monotonic()
-        assert left > 0, f"timed out; the terminal shows {output!r}"
-        ready, _, _ = select.select([controller], [], [], left)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError as error:  # EIO: the process closed its end of the terminal.
-            if error.errno != errno.EIO:
-                raise
-            break
-        if not chunk:
-            break
-        output += chunk
-    return output
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a pty as controlling terminal")

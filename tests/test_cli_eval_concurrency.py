@@ -24,7 +24,7 @@ from chatbot.cli.evaluate import Progress
 from chatbot.valen.errors import ServerError
 from tests.cli_run import run_cli
 from tests.conftest import DATA, ROOT, SHIPPED_KB
-from tests.test_valen_faults import FAST
+from tests.valen_faults import FAST
 from tests.valen_server import (
     Received,
     Reply,

@@ -18,7 +18,7 @@ import pytest
 
 from tests.cli_run import run_cli
 from tests.conftest import DATA, ROOT, SHIPPED_KB
-from tests.test_valen_faults import FAST
+from tests.valen_faults import FAST
 from tests.valen_server import Received, Reply, ValenTestServer, fixed, probability_reply
 
 QUESTIONS = DATA / "customer_questions.json"

@@ -15,7 +15,7 @@ from chatbot.config import load_settings
 from chatbot.desk.models import Feedback
 from tests.cli_run import run_cli
 from tests.conftest import SEED_DATA
-from tests.desk.test_stats import script_day
+from tests.desk.helpers import script_day
 from tests.store.conftest import FakeClock, answered
 
 OVERRIDE = "refund \u202eevil\u202c please, my bike's dock was broken at the station"

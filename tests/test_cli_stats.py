@@ -11,33 +11,11 @@ from pathlib import Path
 import pytest
 
 from chatbot.assembly import open_service
-from chatbot.cli.main import main
 from chatbot.config import load_settings
-from tests.desk.test_stats import DOCKS, script_day
-from tests.store.conftest import FakeClock
+from tests.desk.helpers import DOCKS
+from tests.stats_cli import db, run
 
-ESCAPE = "my bike \x1b[31mis red\x1b[0m"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """The scripted day, plus a customer who asks for a person with an escape sequence."""
-    path = tmp_path / "helpdesk.sqlite3"
-    clock = FakeClock()
-    desk = open_service(load_settings(store={"db": path}), clock=clock)
-    try:
-        script_day(desk, clock)
-        conversation = desk.ask(None, ESCAPE).conversation.id
-        desk.talk_to_person(conversation)
-    finally:
-        desk.close()
-    return path
-
-
-def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
-    code = main(["stats", *arguments])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+__all__ = ["db"]  # A fixture.
 
 
 JSON_KEYS = {

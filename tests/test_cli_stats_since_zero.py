@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli_stats import db, run
+from tests.stats_cli import db, run
 
 __all__ = ["db"]
 

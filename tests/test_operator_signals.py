@@ -10,12 +10,7 @@ run as a process where its start lines are the point. Waits are on conditions, n
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -29,9 +24,9 @@ from chatbot.engine.models import Reason
 from chatbot.knowledge_base.storage import load_knowledge_base
 from chatbot.notices import notice
 from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.web.spawn import dies_with_this_process
 from tests.cli_run import run_cli
-from tests.conftest import ROOT, SEED_DATA, SHIPPED_KB
+from tests.conftest import SEED_DATA, SHIPPED_KB
+from tests.helpdesk_processes import processes, start, stop, until
 from tests.valen_server import (
     Received,
     Reply,
@@ -41,21 +36,13 @@ from tests.valen_server import (
     refusal_reply,
 )
 
+__all__ = ["processes"]  # A fixture.
+
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 Q2 = "I crashed and the bike is damaged. What happens now?"
 Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
 KEY = "sk-test-operator-signals-0123456789"
 REJECTED = Reply(status=401, body={"error": {"message": "invalid API key"}})
-START_S = 60.0
-"""Generous: a process imports the whole engine, and the machine may be busy."""
-
-
-def until(condition: Callable[[], object], *, timeout: float = START_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(0.02)
 
 
 # -- 1. the not-judged notice ---------------------------------------------------------------------
@@ -144,35 +131,6 @@ async def test_a_replay_miss_is_still_said_as_one(tmp_path: Path) -> None:
 
 
 # -- 2. helpdesk bot and helpdesk serve -----------------------------------------------------------
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=START_S)
-
-
-def start(
-    processes: list[subprocess.Popen[bytes]], log: Path, *argv: str, env: dict[str, str]
-) -> subprocess.Popen[bytes]:
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "chatbot", *argv],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-            env={**os.environ, **env, "PYTHONUNBUFFERED": "1"},
-            preexec_fn=dies_with_this_process(),
-        )  # fmt: skip
-    processes.append(process)
-    return process
-
-
-def stop(process: subprocess.Popen[bytes]) -> int:
-    process.send_signal(signal.SIGTERM)
-    return process.wait(timeout=START_S)
 
 
 def ask(db: Path, *questions: str) -> None:

@@ -14,7 +14,7 @@ from chatbot.assembly import build_engine, make_http_client
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
 from tests.backends import Backend
-from tests.test_valen_faults import QUESTION, settings_for
+from tests.valen_faults import QUESTION, settings_for
 from tests.valen_server import Reply, ValenTestServer, constant, fixed
 
 

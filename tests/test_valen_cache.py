@@ -24,7 +24,7 @@ from chatbot.valen.client import RetryPolicy
 from chatbot.valen.errors import RefusedError, ReplayMissError
 from chatbot.valen.protocol import Dialect
 from tests.conftest import ROOT
-from tests.test_valen_faults import FAST, QUESTION
+from tests.valen_faults import FAST, QUESTION
 from tests.valen_server import (
     Received,
     Reply,

@@ -29,8 +29,8 @@ from chatbot.tui.suggestions import recorded_questions
 from chatbot.valen import PREDICATE, ReplayCache
 from chatbot.valen.cache import CacheEntry
 from tests.conftest import ROOT
-from tests.test_valen_faults import QUESTION
-from tests.tui.test_terminal_paste import chat_in_a_terminal, until
+from tests.tui.terminal_helpers import chat_in_a_terminal, until
+from tests.valen_faults import QUESTION
 from tests.valen_server import ValenTestServer, constant
 
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from httpx import AsyncClient, Response
 from chatbot import assembly
 from chatbot.cli.main import main
 from chatbot.config import Settings
-from tests.test_valen_check_deadline import ExpiringClock, Trickle, use_clock
+from tests.valen_deadline import ExpiringClock, Trickle, use_clock
 from tests.valen_server import Reply, ValenTestServer, fixed
 
 PARTIAL = b'{"model": "valen-test", "answers": [{"type": "predicate", '

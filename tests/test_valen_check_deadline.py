@@ -11,9 +11,7 @@ import struct
 import threading
 import time
 import types
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ import pytest
 from chatbot.cli.main import main
 from chatbot.cli.valen import check
 from chatbot.valen.transport import ValenTransport
+from tests.valen_deadline import ExpiringClock, Trickle, use_clock
 from tests.valen_server import (
     ManualClock,
     Reply,
@@ -37,32 +36,6 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(["valen", "check", *args])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-class Trickle:
-    """A 200 whose body stops after its first byte until `release` (each read of it would be
-    within any read timeout, as a server sending a byte a second is): `sent` once that byte is
-    out, `then` called there too."""
-
-    def __init__(self, then: Callable[[], None] = lambda: None) -> None:
-        self.sent = threading.Event()
-        self.release = threading.Event()
-        self.then = then
-
-    def chunks(self) -> Iterator[bytes]:
-        yield b"{"
-        self.sent.set()
-        self.then()
-        self.release.wait(30)
-        yield b'"answers": [{"type": "predicate", "name": "answers", "probability": 0.9}]}'
-
-    def reply(self) -> Reply:
-        return Reply(chunks=self.chunks)
-
-
-def use_clock(monkeypatch: pytest.MonkeyPatch, clock: Any) -> None:
-    """Every Valen client made from here on keeps time on `clock`."""
-    monkeypatch.setattr("chatbot.valen.client.SystemClock", lambda: clock)
 
 
 async def test_check_gives_up_at_the_bots_budget(
@@ -91,46 +64,6 @@ async def test_check_gives_up_at_the_bots_budget(
     assert not report.ok
     assert report.problem is not None
     assert report.problem.startswith("budget: no complete reply within 20 s (valen.budget_s")
-
-
-class ExpiringClock:
-    """The real clock, except that its timeouts end when `expire` is called (from any thread), so
-    a budget runs out at a point the test chooses, never by waiting for it."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-        self._timers: list[tuple[asyncio.AbstractEventLoop, asyncio.Timeout]] = []
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-    @asynccontextmanager
-    async def timeout(self, seconds: float) -> AsyncIterator[None]:
-        self.asked.append(seconds)
-        async with asyncio.timeout(None) as timer:
-            entry = (asyncio.get_running_loop(), timer)
-            self._timers.append(entry)
-            try:
-                yield
-            finally:
-                self._timers.remove(entry)
-
-    def expire(self) -> int:
-        """End every timeout now open; how many there were."""
-        timers = list(self._timers)
-        for loop, timer in timers:
-            loop.call_soon_threadsafe(self._end, loop, timer)
-        return len(timers)
-
-    def _end(self, loop: asyncio.AbstractEventLoop, timer: asyncio.Timeout) -> None:
-        if (loop, timer) in self._timers and not timer.expired():  # Its block still open.
-            timer.reschedule(loop.time())
 
 
 def test_a_check_past_the_budget_fails_with_one_line_and_exit_1(

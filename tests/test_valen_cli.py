@@ -18,7 +18,7 @@ import pytest
 
 from chatbot.cli.main import main
 from tests.conftest import ROOT, SHIPPED_CACHE
-from tests.test_valen_faults import FAST, FAULTS, QUESTION, Fault, err, fault_id
+from tests.valen_faults import FAST, FAULTS, QUESTION, Fault, err, fault_id
 from tests.valen_server import (
     Received,
     Reply,

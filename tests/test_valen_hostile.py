@@ -8,9 +8,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import os
-import subprocess
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -21,8 +18,7 @@ from typing import Any
 import pytest
 
 from chatbot.engine.models import Decision
-from tests.conftest import ROOT
-from tests.test_valen_faults import FAST, QUESTION, K, ask, err, settings_for
+from tests.valen_faults import QUESTION, K, ask, err, helpdesk, settings_for
 from tests.valen_server import (
     Received,
     Reply,
@@ -203,17 +199,6 @@ async def test_numbers_and_nesting_that_break_a_json_reader_are_invalid_response
 
 
 # --- the CLI as a real process ----------------------------------------------------------------
-
-
-def helpdesk(*args: str | bytes, env: dict[str, str] | None = None,
-             cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    for name, value in FAST.items():
-        full_env[f"HELPDESK_VALEN__{name.upper()}"] = str(value)
-    return subprocess.run(
-        [sys.executable, "-m", "chatbot", *args], cwd=cwd, env=full_env,
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from chatbot.cli.bot import valen_mode
 from chatbot.config import load_settings
 from chatbot.valen.redact import REDACTED, display_url, url_secrets
-from tests.test_valen_hostile import helpdesk
+from tests.valen_faults import helpdesk
 from tests.valen_server import ValenTestServer
 
 KEY = "sk-qa-SECRET-abc123"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from chatbot.assembly import build_engine, make_http_client
 from chatbot.engine.models import Decision
-from tests.test_valen_faults import QUESTION, K, err, settings_for
+from tests.valen_faults import QUESTION, K, err, settings_for
 from tests.valen_server import ManualClock, ValenTestServer, scripted
 
 BUDGET_S = 20.0

@@ -29,7 +29,7 @@ from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question
 from chatbot.valen.redact import REDACTED, Redactor, display_url, scrub_key, url_secrets
 from tests.backends import Backend
 from tests.cli_run import run_cli
-from tests.test_valen_faults import QUESTION, settings_for
+from tests.valen_faults import QUESTION, settings_for
 from tests.valen_server import Received, Reply, ValenTestServer
 
 KEYS = ["sk a b", 'sk q"x%y', "sk-live/0123+abc~d!e"]

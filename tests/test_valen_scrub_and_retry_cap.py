@@ -33,7 +33,7 @@ from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Question
 from chatbot.valen.redact import REDACTED, Redactor, scrub_key
 from tests.backends import Backend
 from tests.cli_run import run_cli
-from tests.test_valen_faults import QUESTION, settings_for
+from tests.valen_faults import QUESTION, settings_for
 from tests.valen_server import (
     ManualClock,
     Received,

@@ -6,8 +6,6 @@ stdin that is no terminal, as from a pipe."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,18 +13,7 @@ import pytest
 from chatbot.cli.main import main
 from chatbot.desk.service import DeskService
 from chatbot.store.sqlite import SQLiteStore
-
-
-@dataclass
-class Ran:
-    """What `helpdesk users ...` did: its exit status and what it printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Helpdesk = Callable[..., Ran]
+from tests.accounts.helpers import Helpdesk, Ran
 
 
 class Terminal(io.StringIO):

@@ -6,74 +6,14 @@ its own connection to one SQLite file or PostgreSQL database, on a clock the tes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import pytest
-from argon2 import PasswordHasher
-
-from chatbot.accounts.models import Role
 from chatbot.accounts.service import AccountService
-from chatbot.store.users import UserStore
+from tests.accounts.helpers import PASSWORD, Clock, CountingHasher, clock, two
 from tests.backends import Backend
-from tests.store.test_compact import raw_sql
+from tests.store.helpers import raw_sql
 
-PASSWORD = "correct horse battery"
-
-
-class Clock:
-    """Wall-clock time that only moves when the test says."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-class CountingHasher(PasswordHasher):
-    """Real argon2id, small parameters, counting the passwords it checks."""
-
-    def __init__(self) -> None:
-        super().__init__(time_cost=1, memory_cost=1024, parallelism=1)
-        self.verified = 0
-
-    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:  # noqa: A002
-        self.verified += 1
-        return super().verify(hash, password)
-
-
-def open_store(backend: Backend, clock: Clock) -> UserStore:
-    if backend.name == "postgresql":
-        from chatbot.store.postgres_users import PostgresUserStore
-
-        return PostgresUserStore.open(str(backend.location), clock=clock)
-    from chatbot.store.sqlite_users import SQLiteUserStore
-
-    return SQLiteUserStore.open(Path(backend.location), clock=clock)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def two(backend: Backend, clock: Clock) -> Iterator[tuple[AccountService, AccountService]]:
-    """Two servers' account services on one database, ana's account in it."""
-    first = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
-    second = AccountService(open_store(backend, clock), hasher=CountingHasher(), clock=clock)
-    try:
-        first.add("ana", role=Role.AGENT, password=PASSWORD)
-        yield first, second
-    finally:
-        first.close()
-        second.close()
+__all__ = ["clock", "two"]  # Fixtures.
 
 
 def test_failures_on_one_server_lock_the_account_on_another(

@@ -16,7 +16,7 @@ from chatbot.desk.service import DeskService, asks_for_person
 from chatbot.engine.models import Reason
 from chatbot.notices import ASKED_NOTICE, notice
 from tests.backends import Backend
-from tests.desk.test_service import Q1, WORKER, answer_next
+from tests.desk.helpers import Q1, WORKER, answer_next
 from tests.store.conftest import FakeClock
 
 ASKING = [

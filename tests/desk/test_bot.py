@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -15,40 +14,9 @@ from chatbot.desk.bot import BotWorker
 from chatbot.desk.models import Author, ChatMessage, State
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
-from chatbot.knowledge_base.storage import load_knowledge_base
-from chatbot.retrieval.retrievers import BM25Retriever
-from chatbot.valen.cache import ReplayCache
-from chatbot.valen.judge import PassageJudge
-from tests.backends import Backend
-from tests.conftest import SHIPPED_CACHE, SHIPPED_KB
+from tests.desk.bot_helpers import Q1, Q3, GatedEngine, desk, replay_engine, start, stopped, until
 
-Q1 = "I was charged twice for the same ride, can I get my money back?"
-Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
-
-
-def replay_engine() -> Engine:
-    judge = PassageJudge(replay="on", cache=ReplayCache(SHIPPED_CACHE))
-    return Engine(retriever=BM25Retriever(load_knowledge_base(SHIPPED_KB)), judge=judge)
-
-
-class GatedEngine(Engine):
-    """The real engine, holding each answer until the test opens the gate; counts who waits."""
-
-    def __init__(self, inner: Engine) -> None:
-        super().__init__(retriever=inner.retriever, judge=inner.judge,
-                         threshold=inner.threshold, k=inner.k)  # fmt: skip
-        self.gate = asyncio.Event()
-        self.waiting = 0
-        self.most_waiting = 0
-
-    async def answer(self, question: str) -> Decision:
-        self.waiting += 1
-        self.most_waiting = max(self.most_waiting, self.waiting)
-        try:
-            await self.gate.wait()
-        finally:
-            self.waiting -= 1
-        return await super().answer(question)
+__all__ = ["desk"]  # A fixture.
 
 
 class BrokenEngine(Engine):
@@ -60,29 +28,6 @@ class BrokenEngine(Engine):
 
     async def answer(self, question: str) -> Decision:
         raise RuntimeError("boom")
-
-
-@pytest.fixture
-async def desk(backend: Backend) -> AsyncIterator[AsyncDesk]:
-    opened = AsyncDesk.open(lambda: backend.service(max_attempts=3))
-    await opened.watch()
-    yield opened
-    await opened.aclose()
-
-
-async def until(condition: Callable[[], object], timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
-
-
-def start(worker: BotWorker) -> asyncio.Task[None]:
-    return asyncio.create_task(worker.run())
-
-
-async def stopped(worker: BotWorker, task: asyncio.Task[None]) -> None:
-    worker.stop()
-    await asyncio.wait_for(task, 5)
 
 
 async def test_a_pending_question_is_answered(desk: AsyncDesk) -> None:

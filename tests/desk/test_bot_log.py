@@ -11,7 +11,6 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,46 +19,8 @@ from chatbot.cli.main import main
 from chatbot.config import Settings
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotWorker
-from chatbot.desk.service import DeskService
-from chatbot.store.interface import StoreError
 from tests.backends import Backend
-from tests.desk.test_bot import Q1, GatedEngine, replay_engine
-
-REFUSED = (
-    "postgresql://postgres@127.0.0.1:55433/helpdesk: database unavailable: connection failed: "
-    'connection to server at "127.0.0.1", port 55433 failed: Connection refused\n'
-    "\tIs the server running on that host and accepting TCP/IP connections?"
-)
-"""What the store says while PostgreSQL is stopped (the driver's sentences, two lines)."""
-
-
-class Outage:
-    """Stands in for a desk service's store: every call fails while `down`, as every call to a
-    stopped PostgreSQL does, and goes to the real store otherwise."""
-
-    def __init__(self, service: DeskService) -> None:
-        self._real = service.store
-        self.down = False
-        self.failed = 0
-        """Calls refused so far."""
-        service.store = self
-
-    @classmethod
-    def of(cls, desk: AsyncDesk) -> Outage:
-        return cls(desk._service)
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._real, name)
-        if not callable(attribute):
-            return attribute
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if self.down:
-                self.failed += 1
-                raise StoreError(REFUSED)
-            return attribute(*args, **kwargs)
-
-        return call
+from tests.desk.bot_helpers import Q1, GatedEngine, Outage, replay_engine
 
 
 async def until(condition: Callable[[], object], timeout: float = 5.0) -> None:

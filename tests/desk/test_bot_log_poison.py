@@ -18,7 +18,7 @@ from chatbot.desk.bot import BotWorker
 from chatbot.desk.models import State
 from chatbot.engine.models import Reason
 from tests.backends import Backend
-from tests.desk.test_bot import Q1, replay_engine, start, stopped, until
+from tests.desk.bot_helpers import Q1, replay_engine, start, stopped, until
 
 LEASE_S = 0.5
 """Short, so the refused question comes back to the worker soon: it waits on the lease's end."""

@@ -14,10 +14,10 @@ from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.bot import BotStats, BotWorker
 from chatbot.desk.service import DeskService
 from chatbot.store.postgres import PostgresStore
-from tests.desk.test_bot import Q1, Q3, GatedEngine, desk, replay_engine, start, until
-from tests.desk.test_bot_outage import CountedEngine, Database, Pauses, database, judged_while_down
+from tests.desk.bot_helpers import Q1, Q3, GatedEngine, desk, replay_engine, start, until
+from tests.desk.bot_outage_helpers import CountedEngine, Database, Pauses, judged_while_down
 
-__all__ = ["database", "desk"]  # Fixtures.
+__all__ = ["desk"]  # A fixture.
 
 
 @pytest.fixture

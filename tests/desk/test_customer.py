@@ -12,7 +12,7 @@ from chatbot.desk.service import DeskService, RatingRefused, question_key
 from chatbot.errors import HelpdeskError
 from chatbot.notices import REPEAT_NOTICE, notice
 from tests.backends import Backend
-from tests.desk.test_service import Q1, Q2, WORKER, answer_next, in_state, take
+from tests.desk.helpers import Q1, Q2, WORKER, answer_next, in_state, take
 from tests.store.conftest import FakeClock, answered, escalated
 
 

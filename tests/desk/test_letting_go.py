@@ -12,7 +12,7 @@ from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService, WroteMeanwhile
 from chatbot.desk.states import Move
 from tests.backends import Backend
-from tests.desk.test_service import Q1, Q2, WORKER, in_state, take
+from tests.desk.helpers import Q1, Q2, WORKER, in_state, take
 from tests.store.conftest import FakeClock, answered
 
 MORE = "Actually, one more question about the late fee"

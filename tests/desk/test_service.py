@@ -7,27 +7,14 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from chatbot.desk.models import (
-    Author,
-    ChatEvent,
-    ChatMessage,
-    Escalated,
-    Feedback,
-    PendingQuestion,
-    Released,
-    Reopened,
-    State,
-)
+from chatbot.desk.models import Author, ChatEvent, Escalated, Feedback, Released, Reopened, State
 from chatbot.desk.service import DeskService, FeedbackRefused
 from chatbot.desk.states import Refused
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 from tests.backends import Backend
+from tests.desk.helpers import Q1, Q2, WORKER, answer_next, in_state, take
 from tests.store.conftest import FakeClock, answered
-
-WORKER = "worker-1"
-Q1 = "I was charged twice, can I get my money back?"
-Q2 = "How long does a refund take?"
 
 
 @pytest.fixture
@@ -40,35 +27,6 @@ def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
     service = backend.service(clock, max_attempts=2)
     yield service
     service.close()
-
-
-def take(desk: DeskService, worker: str = WORKER) -> PendingQuestion:
-    [question] = desk.lease(worker, limit=1, lease_s=30)
-    return question
-
-
-def answer_next(desk: DeskService, question: str = Q1) -> ChatMessage:
-    """Let a worker answer the oldest pending question; returns the bot's answer."""
-    leased = take(desk)
-    result = desk.record_decision(WORKER, leased, answered(question))
-    assert result.outcome == "answered"
-    return [m for m in desk.messages(leased.conversation_id) if m.author is Author.BOT][-1]
-
-
-def in_state(desk: DeskService, state: State) -> int:
-    """A conversation brought to `state` through the service; ana holds any claim."""
-    asked = desk.ask(None, Q1)
-    conversation_id = asked.conversation.id
-    answer_next(desk)
-    if state is State.BOT:
-        return conversation_id
-    assert desk.talk_to_person(conversation_id).escalated
-    if state is State.WAITING:
-        return conversation_id
-    assert desk.claim(conversation_id, agent="ana").won
-    if state is State.RESOLVED:
-        desk.resolve(conversation_id, agent="ana")
-    return conversation_id
 
 
 # -- every move through the service ---------------------------------------------------------------

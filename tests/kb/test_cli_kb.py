@@ -9,24 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.cli.main import main
 from chatbot.knowledge_base import load_knowledge_base
 from chatbot.text import cells
 from tests.conftest import ROOT, SEED_DATA
+from tests.kb.helpers import run_cli, snapshot
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 CHINESE = "退款将在3到5个工作日内退回到您的银行卡。如有疑问，请联系客服。"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in directory.rglob("*")
-            if p.is_file() and p.name != ".lock"}  # fmt: skip
 
 
 def test_import_the_seed_into_an_empty_directory_then_ask(tmp_path: Path) -> None:

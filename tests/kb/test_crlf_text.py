@@ -11,7 +11,7 @@ import pytest
 
 from chatbot.knowledge_base import Passage, load_knowledge_base
 from chatbot.knowledge_base.store import PassageStore
-from tests.kb.test_cli_kb import run_cli, snapshot
+from tests.kb.helpers import run_cli, snapshot
 
 
 def passage(kb: Path, passage_id: str) -> Passage:

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -28,16 +28,9 @@ from chatbot.valen.cache import ReplayCache
 from chatbot.valen.judge import PassageJudge
 from tests.conftest import ROOT
 from tests.kb.backends import pg_url
+from tests.kb.helpers import SECRET, with_password
 
 __all__ = ["pg_url"]
-
-SECRET = "hunter2-never-shown"
-
-
-def with_password(url: str, password: str) -> str:
-    parts = urlsplit(url)
-    netloc = f"{parts.username or 'postgres'}:{password}@{parts.hostname}:{parts.port or 5432}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 def closed_port() -> int:

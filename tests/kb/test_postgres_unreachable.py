@@ -21,7 +21,7 @@ from chatbot.valen.cache import ReplayCache
 from chatbot.valen.judge import PassageJudge
 from tests.conftest import ROOT
 from tests.kb.backends import admin_url, pg_url
-from tests.kb.test_postgres import SECRET, with_password
+from tests.kb.helpers import SECRET, with_password
 
 __all__ = ["pg_url"]
 

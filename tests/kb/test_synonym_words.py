@@ -26,10 +26,10 @@ from chatbot.knowledge_base.synonyms import (
 )
 from chatbot.tui import create_app
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
-from tests.kb.test_cli_kb import run_cli, snapshot
+from tests.kb.helpers import run_cli, snapshot
 from tests.tui.conftest import FrozenClock, editor_settings
+from tests.tui.editor_helpers import settle, type_into
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor import settle, type_into
 
 OWN_SYNONYM = "'helmet' is given as its own synonym; a group needs two different words"
 

@@ -20,10 +20,10 @@ from chatbot.knowledge_base.synonyms import SYNONYMS_FILE, load_synonyms
 from chatbot.tui import create_app
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.kb.backends import KnowledgeBaseBackend, kb_backend
-from tests.kb.test_cli_kb import run_cli, snapshot
+from tests.kb.helpers import run_cli, snapshot
 from tests.tui.conftest import FrozenClock, editor_settings
+from tests.tui.editor_helpers import settle, type_into
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor import settle, type_into
 
 __all__ = ["kb_backend"]
 

@@ -23,7 +23,7 @@ from chatbot.knowledge_base.synonyms import (
 from chatbot.retrieval.retrievers import BM25Retriever, unmatched_synonyms
 from chatbot.valen.cache import ReplayCache
 from chatbot.valen.judge import PassageJudge
-from tests.kb.test_cli_kb import run_cli, snapshot
+from tests.kb.helpers import run_cli, snapshot
 
 
 def test_lines_become_groups_and_each_bad_line_is_named() -> None:

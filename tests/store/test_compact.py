@@ -4,8 +4,6 @@ revisions, no passage text or title in them; a body stored as JSON text before s
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import Any
 
 import pytest
 
@@ -14,19 +12,7 @@ from chatbot.store import codec
 from chatbot.store.interface import ConversationStore
 from tests.backends import Backend
 from tests.store.conftest import answered
-from tests.store.test_contract import ask
-
-
-def raw_sql(backend: Backend, query: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    """A statement on another connection, in the backend's own driver (`?` placeholders)."""
-    if backend.name == "sqlite":
-        with sqlite3.connect(backend.location) as db:
-            return db.execute(query, params).fetchall()
-    import psycopg
-
-    with psycopg.connect(str(backend.location), autocommit=True) as conn:
-        cursor = conn.execute(query.replace("?", "%s").encode(), params)
-        return cursor.fetchall() if cursor.description else []
+from tests.store.helpers import ask, raw_sql
 
 
 def test_a_decision_is_stored_positional_and_an_older_one_still_reads(

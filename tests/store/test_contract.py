@@ -40,37 +40,9 @@ from chatbot.store.interface import (
 )
 from tests.backends import Backend
 from tests.store.conftest import START, FakeClock, answered, escalated
+from tests.store.helpers import ask, claimed, waiting
 
 W1, W2 = "worker-1", "worker-2"
-
-
-def ask(store: ConversationStore, question: str, conversation_id: int | None = None) -> ChatMessage:
-    """A customer question for the bot, in a new conversation unless one is given."""
-    if conversation_id is None:
-        conversation_id = store.create_conversation().id
-    _, message = store.add_customer_message(
-        conversation_id, question, expect=State.BOT, to=State.BOT, pending=True
-    )
-    return message
-
-
-def waiting(store: ConversationStore, question: str = "No free docks, late fee?") -> int:
-    message = ask(store, question)
-    store.escalate(
-        message.conversation_id,
-        expect=State.BOT,
-        escalation=Escalation(
-            reason=Reason.LOW_SCORE, top_probability=0.644, question_entry=message.id,
-            question=question,
-        ),
-    )  # fmt: skip
-    return message.conversation_id
-
-
-def claimed(store: ConversationStore, agent: str = "ana") -> int:
-    conversation_id = waiting(store)
-    assert store.claim(conversation_id, agent=agent, expect=State.WAITING).won
-    return conversation_id
 
 
 def messages(store: ConversationStore, conversation_id: int) -> list[ChatMessage]:

@@ -16,50 +16,10 @@ import pytest
 
 from chatbot.cli.conversations import full_json
 from chatbot.cli.main import main
-from chatbot.desk.models import Feedback
-from chatbot.desk.service import DeskService
 from tests import postgres_env
 from tests.backends import Backend
-from tests.store.conftest import FakeClock, answered, escalated
-
-AGENTS = ("ana", "李娜", "bartholomew-the-night-shift-lead")
-
-
-def fill(desk: DeskService, count: int, clock: FakeClock | None = None) -> None:
-    """`count` conversations of five kinds in turn, through the desk as the app writes them:
-    answered and judged helpful; escalated by the bot; handed to a person, claimed (three agents,
-    one with a Chinese name, one with a long one), replied to, noted, some resolved and rated;
-    answered then asked again in Chinese; and one nobody wrote in (listed nowhere)."""
-    for n in range(count):
-        if clock is not None:
-            clock.advance(37 * 60 + n % 7)  # Minutes apart, so days change too.
-        kind = n % 5
-        if kind == 4:
-            desk.start_conversation()
-            continue
-        if kind == 2:
-            conversation = desk.start_conversation().id
-            desk.talk_to_person(conversation)
-            desk.ask(conversation, f"Where is my refund? ({n})")
-            agent = AGENTS[n % 3]
-            desk.claim(conversation, agent=agent)
-            desk.reply(conversation, agent=agent, text="Let me look.\nOne moment.")
-            desk.add_note(conversation, agent="bo", text=f"Refund approved by [b]finance[/b] {n}")
-            if n % 3 == 1:
-                desk.resolve(conversation, agent=agent)
-                desk.rate(conversation, rating=1 + n % 5)
-            continue
-        asked = desk.ask(None, f"I was charged twice ({n}), can I get my money back?")
-        conversation = asked.conversation.id
-        [question] = desk.lease("worker-1", limit=1, lease_s=30)
-        desk.record_decision("worker-1", question, escalated() if kind == 1 else answered())
-        if kind == 0:
-            answer = desk.messages(conversation)[-1]
-            desk.feedback(conversation, entry_id=answer.id, value=Feedback.HELPFUL)
-        elif kind == 3:
-            desk.ask(conversation, "我的押金什么时候退还？")
-            [question] = desk.lease("worker-1", limit=1, lease_s=30)
-            desk.record_decision("worker-1", question, escalated())
+from tests.store.conftest import FakeClock
+from tests.store.helpers import fill
 
 
 def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:

@@ -49,7 +49,7 @@ from chatbot.web.spawn import dies_with_this_process
 from tests import postgres_env
 from tests.conftest import ROOT, SHIPPED_KB
 from tests.pg_cluster import PrivateCluster
-from tests.tui.test_cli_app import after_the_app, run_in_terminal
+from tests.tui.terminal_helpers import after_the_app, run_in_terminal
 from tests.web.harness import FAST_HASHER, START_TIMEOUT_S, run_async, server_environment, wait_for
 
 PASSWORD = "correct horse battery"

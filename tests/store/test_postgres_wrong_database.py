@@ -38,8 +38,8 @@ from chatbot.knowledge_base.postgres import PostgresPassageStore
 from chatbot.knowledge_base.storage import KnowledgeBaseError
 from tests.cli_run import run_cli
 from tests.conftest import ROOT, SHIPPED_KB
+from tests.helpdesk_processes import START_S, processes, start, stop, until
 from tests.kb.backends import pg_url
-from tests.test_operator_signals import START_S, processes, start, stop, until
 
 __all__ = ["pg_url", "processes"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from chatbot.desk.models import State
 from chatbot.store.interface import ConversationStore
 from tests.store.conftest import FakeClock
-from tests.store.test_contract import ask, claimed
+from tests.store.helpers import ask, claimed
 
 
 def test_search_finds_the_words_of_a_note_and_says_it_was_one(

@@ -12,9 +12,9 @@ from chatbot.accounts.service import AccountService
 from chatbot.web.cookies import CookieSigner
 
 # Two servers' account services on one database, ana's account in it, on a clock the test moves.
-from tests.accounts.test_shared_sign_in_limit import Clock, clock, two
+from tests.accounts.helpers import Clock, clock, two
 from tests.backends import Backend
-from tests.store.test_compact import raw_sql
+from tests.store.helpers import raw_sql
 
 __all__ = ["clock", "two"]  # Fixtures.
 

@@ -20,7 +20,7 @@ from chatbot.store.interface import StoreError
 from chatbot.store.schema import MIGRATIONS
 from chatbot.store.sqlite import SQLiteStore
 from tests.store.conftest import FakeClock, answered, escalated
-from tests.store.test_contract import ask, claimed, waiting
+from tests.store.helpers import ask, claimed, waiting
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from chatbot.config import Settings, load_settings
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from tests.conftest import SHIPPED_CACHE
+from tests.desk.helpers import script_day
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 Q2 = "The bike's brakes were already worn when I took it. Will I have to pay for that?"
@@ -136,3 +137,14 @@ def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
         return snap_compare(app, press=press, terminal_size=terminal_size, run_before=steadied)
 
     return compare
+
+
+@pytest.fixture
+def day(settings: Settings, clock: FrozenClock) -> None:
+    """The scripted day of tests/desk/helpers.py (checked in tests/desk/test_stats.py) in the app's
+    database."""
+    desk = open_service(settings, clock=clock)
+    try:
+        script_day(desk, clock)  # type: ignore[arg-type]
+    finally:
+        desk.close()

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+import httpx
 from textual import events
+from textual.command import CommandList, CommandPalette
 from textual.css.query import NoMatches
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.keys import _character_to_key
@@ -22,13 +26,17 @@ from textual.widgets._footer import FooterKey
 from chatbot.config import Settings, load_settings
 from chatbot.desk.models import Author
 from chatbot.engine.engine import Engine
-from chatbot.tui import HelpDeskApp, create_app
+from chatbot.errors import HelpdeskError
+from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.screens.dialogs import BURST_S, ClaimsOnQuit, NameDialog
+from chatbot.tui.screens.stats import StatsScreen
 from chatbot.tui.widgets.chat_log import ChatLog
-from chatbot.tui.widgets.chat_panel import ChatPanel
+from chatbot.tui.widgets.chat_panel import ChatPanel, StatusLine
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueTable
+from chatbot.tui.widgets.transcript import Transcript
+from tests.tui.conftest import FrozenClock
 
 
 async def engine_ready(app: HelpDeskApp, timeout: float = 30.0) -> Engine:
@@ -276,3 +284,106 @@ def read(dialog: Screen[Any]) -> None:
     assert isinstance(dialog, ClaimsOnQuit | NameDialog)
     if dialog._burst is not None:
         dialog._burst -= BURST_S + 0.1
+
+
+async def burst(pilot: Pilot[None], *keys: str) -> None:
+    """Press `keys` as a quick typist does: all sent at once, the last through Pilot, which waits
+    until it (and so every key before it, queued in order) is handled. A key name (`ctrl+u`) is a
+    key, a single character a character."""
+    app = pilot.app
+    driver = app._driver
+    assert driver is not None
+    for key in keys[:-1]:
+        if len(key) == 1:
+            event = events.Key(key if key.isalnum() else _character_to_key(key), key)
+        else:
+            event = events.Key(key, None)
+        event.set_sender(app)
+        driver.send_message(event)
+    await pilot.press(keys[-1])
+
+
+def focus_of(app: HelpDeskApp) -> Widget | None:
+    return app.screen.focused
+
+
+async def chat_panel_ready(pilot: Pilot[None]) -> ChatPanel:
+    """The chat panel, once it has taken its shell's place."""
+    screen = pilot.app.screen
+    await wait_until(pilot, lambda: bool(screen.query(StatusLine)), timeout=30)
+    return screen.query_one(ChatPanel)
+
+
+def chat(app: HelpDeskApp) -> ChatPanel:
+    return app.screen.query_one(ChatPanel)
+
+
+def chat_text(app: HelpDeskApp) -> str:
+    """What the customer's side of the screen shows, line wrapping undone."""
+    return flat(screen_text(app, chat(app)))
+
+
+def offered(app: HelpDeskApp, title: str) -> bool:
+    """The open command palette lists `title` among its hits."""
+    if not isinstance(app.screen, CommandPalette):
+        return False
+    hits = app.screen.query_one(CommandList)
+    return any(title in str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count))
+
+
+async def open_stats(pilot: Pilot[Any]) -> StatsScreen:
+    app = pilot.app
+    await pilot.pause()
+    await pilot.press("f5")
+    await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
+    screen = app.screen
+    assert isinstance(screen, StatsScreen)
+    await wait_until(pilot, lambda: screen.stats is not None)
+    await pilot.pause()
+    return screen
+
+
+def written(transcript: Transcript) -> list[str]:
+    """Every line the transcript holds, scrolled into view or not, without the trailing blank."""
+    lines = [line.text.rstrip() for line in transcript.lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def unnamed_agent(tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock) -> HelpDeskApp:
+    """The agent console of someone who has not given their name yet."""
+    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
+    assert settings.agent.name is None
+    return create_app(settings, mode="agent", http=http, clock=clock, timings=False)
+
+
+class GatedLoader:
+    """Returns `settings` (or raises `error`) once the test opens the gate."""
+
+    def __init__(self, settings: Settings | None, error: str | None = None) -> None:
+        self.settings = settings
+        self.error = error
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+
+    def __call__(self) -> Settings:
+        self.entered.set()
+        self.opened.wait(timeout=60)  # Bounded: a failing test leaves no thread behind.
+        if self.error is not None:
+            raise HelpdeskError(self.error)
+        assert self.settings is not None
+        return self.settings
+
+
+def loading_app(
+    load: Callable[[], Settings],
+    http: httpx.AsyncClient,
+    clock: FrozenClock,
+    mode: Mode,
+    **options: object,
+) -> HelpDeskApp:
+    return create_app(
+        load, mode=mode, http=http, clock=clock, timings=False,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip

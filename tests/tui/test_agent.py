@@ -26,6 +26,7 @@ from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
+from tests.tui.desk_helpers import asked_for_a_person, claim
 from tests.tui.helpers import (
     ask,
     flat,
@@ -35,7 +36,6 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
-from tests.tui.test_paste import asked_for_a_person, claim
 
 
 def chat_text(app: HelpDeskApp) -> str:

@@ -25,9 +25,8 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.dialogs import ClaimsOnQuit, NameDialog
 from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import read, type_text, wait_until
-from tests.tui.test_chat_focus_and_status import burst, focus_of
-from tests.tui.test_dialog_typing import agent_words, unnamed_agent
+from tests.tui.desk_helpers import agent_words
+from tests.tui.helpers import burst, focus_of, read, type_text, unnamed_agent, wait_until
 
 SIZE = (80, 24)
 STARTED = "Your refund is on its way, "

@@ -19,7 +19,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView, _sentence
 from chatbot.tui.widgets.queue_list import QueueList
-from tests.desk.test_bot_log import REFUSED, Outage
+from tests.desk.bot_helpers import REFUSED, Outage
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
 

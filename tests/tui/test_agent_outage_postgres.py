@@ -6,38 +6,18 @@ conversation opens once the server answers again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from urllib.parse import urlsplit, urlunsplit
-
-import pytest
-
 from chatbot.assembly import open_service
 from chatbot.config import load_settings
 from chatbot.tui import create_app
 from chatbot.tui.widgets.agent_console import AgentConsole
-from tests.backends import postgres_server
 from tests.freezing_relay import FreezingRelay
 from tests.tui.conftest import SIZE
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
+from tests.tui.postgres_helpers import TROUBLE, relayed
 
-TROUBLE = "The desk's database cannot be reached: retrying. Nothing is lost."
+__all__ = ["relayed"]  # A fixture.
+
 GIVE_UP_S = 30.0
-
-
-@pytest.fixture
-def relayed() -> Iterator[tuple[str, str, FreezingRelay]]:
-    """A database of its own, reached through a relay that can be cut (its URL), and directly
-    (the other URL, for the test's own writes)."""
-    server = postgres_server()
-    url = server.create()
-    parts = urlsplit(url)
-    relay = FreezingRelay((parts.hostname or "127.0.0.1", parts.port or 5432))
-    netloc = parts.netloc.rsplit("@", 1)[0] + f"@127.0.0.1:{relay.port}"
-    try:
-        yield urlunsplit(parts._replace(netloc=netloc)), url, relay
-    finally:
-        relay.close()
-        server.drop(url)
 
 
 async def test_enter_on_ones_claim_in_an_outage_says_so_and_opens_it_once_back(

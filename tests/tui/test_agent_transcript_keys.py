@@ -8,10 +8,8 @@ import pytest
 from chatbot.desk.service import DeskService
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import MakeApp
-from tests.tui.helpers import wait_until
-from tests.tui.test_chat_focus_and_status import burst
-from tests.tui.test_console import waiting
-from tests.tui.test_send_burst import claimed, replies
+from tests.tui.desk_helpers import claimed, replies, waiting
+from tests.tui.helpers import burst, wait_until
 
 
 @pytest.mark.parametrize("note", [False, True], ids=["reply", "note"])

@@ -10,7 +10,7 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.conversation_view import ConversationView
-from tests.desk.test_bot import replay_engine
+from tests.desk.bot_helpers import replay_engine
 from tests.tui.conftest import Q2, Q3, SIZE, MakeApp
 from tests.tui.helpers import flat, screen_text, wait_until
 

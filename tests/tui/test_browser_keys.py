@@ -12,8 +12,7 @@ from chatbot.desk.service import DeskService
 from chatbot.notices import REPEAT_NOTICE, REPEAT_NOTICE_IN_A_BROWSER
 from chatbot.tui.widgets.bot_working import BotWorking
 from tests.tui.conftest import Q1, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, screen_text, wait_until
-from tests.tui.test_chat import chat_text
+from tests.tui.helpers import ask, chat_text, flat, screen_text, wait_until
 
 
 @pytest.fixture(params=[False, True], ids=["terminal", "browser"])

@@ -36,6 +36,8 @@ from chatbot.tui.widgets.suggestion_list import SuggestedQuestion
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import (
     ask,
+    chat,
+    chat_text,
     engine_ready,
     flat,
     palette_ready,
@@ -65,15 +67,6 @@ class GatedEngine(Engine):
         finally:
             self.waiting -= 1
         return await super().answer(question)
-
-
-def chat(app: HelpDeskApp) -> ChatPanel:
-    return app.screen.query_one(ChatPanel)
-
-
-def chat_text(app: HelpDeskApp) -> str:
-    """What the customer's side of the screen shows, line wrapping undone."""
-    return flat(screen_text(app, chat(app)))
 
 
 def bot_bubbles(app: HelpDeskApp) -> list[MessageBubble]:

@@ -8,21 +8,21 @@ from collections.abc import Callable
 from functools import partial
 
 import pytest
-from textual import events
-from textual.keys import _character_to_key
 from textual.pilot import Pilot
-from textual.widget import Widget
 from textual.widgets._footer import FooterKey
 
-from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel, StatusLine
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.desk_helpers import customer_words, resolved_by_another_agent
 from tests.tui.helpers import (
     ask,
+    burst,
+    chat_panel_ready,
     flat,
+    focus_of,
     footer_current,
     footer_offers,
     screen_text,
@@ -31,57 +31,6 @@ from tests.tui.helpers import (
 )
 
 QUESTION = "Are helmets included with e-bikes in Lisbon?"
-
-
-async def burst(pilot: Pilot[None], *keys: str) -> None:
-    """Press `keys` as a quick typist does: all sent at once, the last through Pilot, which waits
-    until it (and so every key before it, queued in order) is handled. A key name (`ctrl+u`) is a
-    key, a single character a character."""
-    app = pilot.app
-    driver = app._driver
-    assert driver is not None
-    for key in keys[:-1]:
-        if len(key) == 1:
-            event = events.Key(key if key.isalnum() else _character_to_key(key), key)
-        else:
-            event = events.Key(key, None)
-        event.set_sender(app)
-        driver.send_message(event)
-    await pilot.press(keys[-1])
-
-
-async def resolved_by_another_agent(
-    pilot: Pilot[None], panel: ChatPanel, other: DeskService
-) -> int:
-    """The customer asks, hands the question to a person (Ctrl+T), and another agent claims,
-    replies and resolves it: the chat asks for a rating."""
-    panel.question.focus()
-    await burst(pilot, *"Where is my bike?", "enter")
-    await wait_until(pilot, lambda: panel.conversation_id is not None)
-    await pilot.press("ctrl+t")
-    cid = panel.conversation_id
-    assert cid is not None
-    await wait_until(pilot, lambda: other.conversation(cid).state is State.WAITING)
-    other.claim(cid, agent="ben")
-    other.reply(cid, agent="ben", text="It is at the station you left it at.")
-    other.resolve(cid, agent="ben")
-    await wait_until(pilot, lambda: panel.rating.display)
-    return cid
-
-
-def focus_of(app: HelpDeskApp) -> Widget | None:
-    return app.screen.focused
-
-
-async def chat_panel_ready(pilot: Pilot[None]) -> ChatPanel:
-    """The chat panel, once it has taken its shell's place."""
-    screen = pilot.app.screen
-    await wait_until(pilot, lambda: bool(screen.query(StatusLine)), timeout=30)
-    return screen.query_one(ChatPanel)
-
-
-def customer_words(other: DeskService, cid: int) -> list[str]:
-    return [m.text for m in other.messages(cid) if m.author is Author.CUSTOMER]
 
 
 async def test_typing_after_rating_in_the_combined_view_reaches_the_question_box(

@@ -15,7 +15,7 @@ from chatbot.desk.service import DeskService
 from chatbot.tui.screens.chat import ResumedNote
 from tests.tui.conftest import Q1, FrozenClock
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.test_chat_resume import SIZE, START_S, chat_ready, state, terminal_app
+from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state, terminal_app
 
 __all__ = ["state"]
 

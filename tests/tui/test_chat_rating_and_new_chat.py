@@ -17,12 +17,16 @@ from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from tests.tui.conftest import Q1, MakeApp
-from tests.tui.helpers import ask, flat, footer_current, footer_offers, screen_text, wait_until
-from tests.tui.test_chat_focus_and_status import (
+from tests.tui.desk_helpers import customer_words, resolved_by_another_agent
+from tests.tui.helpers import (
+    ask,
     chat_panel_ready,
-    customer_words,
+    flat,
     focus_of,
-    resolved_by_another_agent,
+    footer_current,
+    footer_offers,
+    screen_text,
+    wait_until,
 )
 
 SIZE = (80, 24)

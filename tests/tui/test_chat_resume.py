@@ -25,49 +25,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from textual.pilot import Pilot
-
-from chatbot.cli.app import build_app
 from chatbot.cli.main import build_parser
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
 from chatbot.drafts import drafts_for, read_draft, save_draft
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.screens import chat
 from chatbot.tui.screens.chat import TERMINAL_CHAT, ResumedNote
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import Q1, MakeApp
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
+from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state, terminal_app
 
-SIZE = (60, 20)
-"""The tester's terminal."""
+__all__ = ["state"]  # A fixture.
+
 WORDS = "unsent draft text"
-START_S = 30.0
-"""The settings, the desk and the panels load in a thread once the first screen is up."""
-
-
-@pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's state directory, the test's own."""
-    folder = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(folder))
-    monkeypatch.setattr(chat, "SAVE_DRAFT_S", 0.05)
-    return folder
-
-
-def terminal_app(*arguments: str, db: Path) -> HelpDeskApp:
-    """The app as the command builds it: `helpdesk ARGUMENTS --db DB`."""
-    argv = [*arguments, "--no-bot", "--db", str(db)]
-    return build_app(
-        build_parser(arguments[0] if arguments else "").parse_args(argv), keep_drafts=True
-    )
-
-
-async def chat_ready(pilot: Pilot[None], app: HelpDeskApp) -> ChatPanel:
-    # Mounted with its box: a panel just added has no children yet.
-    await wait_until(pilot, lambda: bool(app.screen.query("ChatPanel #question")), timeout=START_S)
-    return app.screen.query_one(ChatPanel)
 
 
 def status(panel: ChatPanel) -> str:

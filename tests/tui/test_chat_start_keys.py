@@ -30,8 +30,7 @@ from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import SIZE, FrozenClock
-from tests.tui.helpers import wait_until
-from tests.tui.test_loading_first import GatedLoader, loading_app
+from tests.tui.helpers import GatedLoader, loading_app, wait_until
 
 WORDS = "where can I leave my bike overnight "
 ENTER_SCREEN = b"\x1b[?1049h"

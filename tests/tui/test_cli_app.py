@@ -7,21 +7,15 @@ and what is left on that terminal once the app has given it back is the one line
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import pty
-import re
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 
 from chatbot.cli.main import build_parser
+from tests.tui.terminal_helpers import LEAVE_SCREEN, after_the_app, run_in_terminal
 
 
 @pytest.mark.parametrize("command", [[], ["chat"], ["agent"]])
@@ -36,49 +30,6 @@ def test_each_mode_parses_db_and_engine_options(command: list[str], tmp_path: Pa
 def test_other_commands_keep_their_own_function() -> None:
     args = build_parser().parse_args(["ask", "hello"])
     assert args.func.__module__ == "chatbot.cli.ask"
-
-
-LEAVE_SCREEN = "\x1b[?1049l"
-"""Textual switches back from the alternate screen when it gives the terminal back."""
-ESCAPE = re.compile(r"\x1b(\[[0-9;?<>=$ ]*[A-Za-z~]|[=>78])")
-
-
-def run_in_terminal(arguments: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """Run `python -m chatbot ARGUMENTS` with a pty as its terminal (stdin, stdout and stderr,
-    as in a shell); its exit code and everything it wrote."""
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "chatbot", *arguments],
-        stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(terminal)
-    output = bytearray()
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError as error:  # EIO: the process closed its end of the terminal.
-                if error.errno != errno.EIO:
-                    raise
-                break
-            if not chunk:
-                break
-            output += chunk
-        code = process.wait(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(controller)
-    return code, output.decode("utf-8", errors="replace")
-
-
-def after_the_app(output: str) -> str:
-    """What the terminal shows once the app gave it back: the text after it left the
-    alternate screen, control sequences taken out."""
-    return ESCAPE.sub("", output.rpartition(LEAVE_SCREEN)[2]).replace("\r\n", "\n")
 
 
 @pytest.fixture

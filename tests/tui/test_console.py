@@ -33,6 +33,7 @@ from chatbot.tui.widgets.message_bubble import MessageBubble, NoticeBubble
 from chatbot.tui.widgets.queue_list import QueueList, QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
+from tests.tui.desk_helpers import waiting
 from tests.tui.helpers import (
     ask,
     flat,
@@ -54,14 +55,6 @@ def view_text(app: HelpDeskApp) -> str:
 
 def footer(app: HelpDeskApp) -> str:
     return screen_text(app).splitlines()[-1]
-
-
-def waiting(desk: DeskService, question: str = "Where is my helmet?") -> int:
-    """A customer in another process who asked for a person, then asked `question`."""
-    conversation = desk.start_conversation().id
-    desk.talk_to_person(conversation)
-    desk.ask(conversation, question)
-    return conversation
 
 
 # -- the queue: claimed by whom for how long, unread marks ----------------------------------------

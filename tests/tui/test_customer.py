@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 from textual import events
-from textual.command import CommandList, CommandPalette
 from textual.widgets._footer import FooterKey
 
 from chatbot.desk.aio import StoreError
@@ -30,24 +29,17 @@ from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, FrozenClock, MakeApp
 from tests.tui.helpers import (
     ask,
+    chat,
+    chat_text,
     customer_bubbles,
     flat,
     footer_current,
     footer_offers,
+    offered,
     screen_text,
     type_text,
     wait_until,
 )
-from tests.tui.test_chat import chat, chat_text
-
-
-def offered(app: HelpDeskApp, title: str) -> bool:
-    """The open command palette lists `title` among its hits."""
-    if not isinstance(app.screen, CommandPalette):
-        return False
-    hits = app.screen.query_one(CommandList)
-    return any(title in str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count))
-
 
 RATING_QUESTION = "How did ben do? Rate it from 1 (poor) to 5 (excellent):"
 

@@ -18,23 +18,30 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from chatbot.config import Settings, load_settings
-from chatbot.desk.models import Author, State
+from chatbot.config import Settings
+from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.knowledge_base.store import PassageStore
-from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.dialogs import BURST_S, NameDialog
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import FrozenClock, MakeApp, editor_settings
-from tests.tui.helpers import footer_line, footer_offers, type_text, wait_until
-from tests.tui.test_chat_focus_and_status import burst, focus_of
-from tests.tui.test_console import waiting
-from tests.tui.test_editor_follows_others import (
+from tests.tui.desk_helpers import agent_words, waiting
+from tests.tui.editor_follows_helpers import (
     open_editor,
     open_passage,
     problem,
     save_elsewhere,
     text,
+)
+from tests.tui.helpers import (
+    burst,
+    focus_of,
+    footer_line,
+    footer_offers,
+    type_text,
+    unnamed_agent,
+    wait_until,
 )
 
 SIZE = (80, 24)
@@ -143,17 +150,6 @@ async def test_a_letter_typed_on_any_confirmation_cancels_it_and_stays_in_the_te
 
 
 # The agent's display name -----------------------------------------------------------------------
-
-
-def unnamed_agent(tmp_path: Path, http: httpx.AsyncClient, clock: FrozenClock) -> HelpDeskApp:
-    """The agent console of someone who has not given their name yet."""
-    settings = load_settings(store={"db": tmp_path / "helpdesk.sqlite3"})
-    assert settings.agent.name is None
-    return create_app(settings, mode="agent", http=http, clock=clock, timings=False)
-
-
-def agent_words(desk: DeskService, conversation: int) -> list[str]:
-    return [m.text for m in desk.messages(conversation) if m.author is Author.AGENT]
 
 
 async def name_asked(

@@ -6,13 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from textual import events
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Static, TabbedContent, TextArea
 
-from chatbot.config import Settings
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Candidate, Decision, Reason
@@ -24,7 +20,16 @@ from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_list import MAX_ROWS, PassageList
 from chatbot.tui.widgets.try_it import TryItPanel
-from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
+from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.editor_helpers import (
+    open_editor,
+    open_passage,
+    problem,
+    settings,
+    settle,
+    try_question,
+    type_into,
+)
 from tests.tui.helpers import (
     engine_ready,
     flat,
@@ -35,60 +40,10 @@ from tests.tui.helpers import (
     wait_until,
 )
 
+__all__ = ["settings"]  # A fixture.
+
 LOST = "Where do lost and found items left in a bike basket go?"
 LOST_TEXT = "Items left in a bike basket go to our lost and found office and are kept for 30 days."
-
-
-@pytest.fixture
-def settings(db_path: Path, kb_copy: Path) -> Settings:
-    return editor_settings(db_path, kb_copy)
-
-
-async def open_editor(pilot: Pilot[None]) -> EditorScreen:
-    await pilot.press("f2")
-    await settle(pilot)  # The passage list is read in a thread.
-    screen = pilot.app.screen
-    assert isinstance(screen, EditorScreen)
-    return screen
-
-
-async def try_question(pilot: Pilot[None], question: str) -> None:
-    """Ask `question` on the editor's Try it tab, and let the engine answer."""
-    await pilot.press("ctrl+t")
-    await type_into(pilot, "#try-question", question)
-    await pilot.press("enter")
-    await settle(pilot)
-
-
-async def open_passage(pilot: Pilot[None], passage_id: str) -> None:
-    """Search the list for `passage_id` and open the first match, as an editor would."""
-    await type_into(pilot, "#passage-search", passage_id)
-    await pilot.press("enter")
-    await pilot.pause()
-
-
-async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
-    """Focus a field, clear it, and enter `text`: typed key by key when short, pasted (as a
-    terminal delivers a paste) when long, which keeps the tests fast."""
-    widget = pilot.app.screen.query_one(selector)
-    widget.focus()
-    if isinstance(widget, Input | TextArea):
-        widget.clear()
-    if len(text) <= 12:
-        await type_text(pilot, text)
-    else:
-        pilot.app.post_message(events.Paste(text))
-    await pilot.pause()
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    """Let the index rebuild thread finish and its engine swap land."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def problem(screen: EditorScreen) -> str:
-    return str(screen.query_one("#form-problem", Static).render())
 
 
 async def test_add_a_passage_and_the_next_question_uses_it(

@@ -22,8 +22,8 @@ from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_history import diff_tokens, word_diff
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_follows_helpers import open_editor, open_passage
 from tests.tui.helpers import screen_text, wait_until
-from tests.tui.test_editor_follows_others import open_editor, open_passage
 
 SIZES = [(80, 24), (100, 30)]
 IDS = ["80x24", "100x30"]

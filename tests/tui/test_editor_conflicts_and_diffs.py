@@ -17,6 +17,13 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import Q1, MakeApp, editor_settings
+from tests.tui.editor_follows_helpers import (
+    open_editor,
+    open_passage,
+    problem,
+    save_elsewhere,
+    text,
+)
 from tests.tui.helpers import (
     flat,
     footer_line,
@@ -24,13 +31,6 @@ from tests.tui.helpers import (
     screen_text,
     type_text,
     wait_until,
-)
-from tests.tui.test_editor_follows_others import (
-    open_editor,
-    open_passage,
-    problem,
-    save_elsewhere,
-    text,
 )
 
 SMALL = (80, 24)

@@ -25,8 +25,8 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.footer import Footer
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, settle
 from tests.tui.helpers import engine_ready, footer_line, wait_until
-from tests.tui.test_editor import open_editor, settle
 
 TALL = (120, 40)
 NARROW = (60, 20)

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Input, OptionList, Static, TextArea
 from chatbot.config import Settings
 from chatbot.tui.screens.find import FindScreen
 from tests.tui.conftest import Q1, SIZE, MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, settle, try_question, type_into
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.test_editor import open_editor, settle, try_question, type_into
 
 
 @pytest.fixture

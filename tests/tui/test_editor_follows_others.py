@@ -8,13 +8,20 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList, Static, TextArea
+from textual.widgets import Input, OptionList, Static
 
 from chatbot.config import Settings
 from chatbot.knowledge_base.store import PassageStore
-from chatbot.tui.screens.editor import Confirm, EditorScreen
+from chatbot.tui.screens.editor import Confirm
 from chatbot.tui.widgets.passage_history import word_diff
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
+from tests.tui.editor_follows_helpers import (
+    open_editor,
+    open_passage,
+    problem,
+    save_elsewhere,
+    text,
+)
 from tests.tui.helpers import flat, footer_offers, screen_text, type_text, wait_until
 
 THEIRS = "Helmets are free at every station; theirs."
@@ -25,42 +32,8 @@ def settings(db_path: Path, kb_copy: Path) -> Settings:
     return editor_settings(db_path, kb_copy)
 
 
-async def open_editor(pilot: Pilot[None]) -> EditorScreen:
-    await pilot.press("f2")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, EditorScreen)
-    return screen
-
-
-async def open_passage(pilot: Pilot[None], query: str) -> None:
-    """Search the list and open the first match, as an editor would."""
-    search = pilot.app.screen.query_one("#passage-search", Input)
-    search.focus()
-    search.clear()
-    await type_text(pilot, query)
-    await pilot.press("enter")
-    await pilot.pause()
-
-
-def text(editor: EditorScreen) -> str:
-    return editor.query_one("#form-text", TextArea).text
-
-
-def problem(editor: EditorScreen) -> str:
-    return str(editor.query_one("#form-problem", Static).render())
-
-
 def notified(pilot: Pilot[None], words: str) -> bool:
     return any(words in str(n.message) for n in pilot.app._notifications)
-
-
-def save_elsewhere(kb: Path, passage_id: str, new_text: str) -> None:
-    """Another process (another editor, `helpdesk kb edit`) saves the passage."""
-    other = PassageStore(kb)
-    seen = other.get(passage_id)
-    other.save(seen.passage.model_copy(update={"text": new_text}), based_on=seen.revision)
 
 
 async def test_a_form_without_changes_follows_someone_elses_save(

@@ -18,9 +18,8 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.gap_list import GapList
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, settle, writing_card_charged
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.test_editor import open_editor, settle
-from tests.tui.test_editor_space_on_buttons import writing_card_charged
 
 HELMET = "Do I need a helmet? 🚴‍♀️"
 DOG = "Can I take my dog with me on the bike?"

@@ -18,8 +18,8 @@ from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.widgets.gap_list import QUESTION_COMFORT, GapList
 from chatbot.tui.widgets.passage_form import PassageForm
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.test_editor import open_editor
 
 SIZES = [(80, 24), (60, 20)]
 

@@ -17,8 +17,8 @@ from chatbot.tui.screens.desk import DeskScreen
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.screens.stats import StatsScreen
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import settle
 from tests.tui.helpers import footer_line, footer_offers, wait_until
-from tests.tui.test_editor import settle
 
 SIZES = [(100, 30), (80, 24)]
 

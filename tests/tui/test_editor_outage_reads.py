@@ -19,10 +19,11 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.widgets.gap_list import GapList
 from tests.conftest import SHIPPED_CACHE
+from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.editor_helpers import open_editor, open_passage
 from tests.tui.helpers import screen_text, wait_until
-from tests.tui.test_editor import open_editor, open_passage
-from tests.tui.test_editor_outage_writes import (
+from tests.tui.postgres_helpers import (
     NOT_DONE,
     NOT_DONE_BACK,
     Outage,
@@ -30,7 +31,6 @@ from tests.tui.test_editor_outage_writes import (
     locale,
     notices,
     outage,
-    pg_url,
 )
 
 __all__ = ["kb_url", "locale", "outage", "pg_url"]

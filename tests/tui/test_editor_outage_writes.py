@@ -10,41 +10,33 @@ one it has is ended; the server itself is shared, and never stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import urlsplit
-
-import psycopg
-import pytest
-from psycopg import sql
 from textual.pilot import Pilot
 from textual.widgets import Static, TextArea
 
-from chatbot.config import Settings, load_settings
 from chatbot.knowledge_base.postgres import PostgresPassageStore
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
-from tests.conftest import SHIPPED_CACHE
-from tests.kb.backends import admin_url, pg_url
+from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.editor_helpers import open_editor, open_passage, problem, type_into
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor import open_editor, open_passage, problem, type_into
-from tests.tui.test_editor_postgres import kb_url  # The shipped passages, imported there.
+from tests.tui.postgres_helpers import (
+    NOT_DONE,
+    NOT_DONE_BACK,
+    Outage,
+    kb_url,
+    locale,
+    notices,
+    outage,
+    settings,
+)
 
-__all__ = ["kb_url", "pg_url"]
+__all__ = ["kb_url", "locale", "outage", "pg_url", "settings"]
 
 AWAY = {
     "en": "Not saved: the knowledge base cannot be reached. Your changes stay here: press Ctrl+S "
     "again in a moment.",
     "zh": "未保存：无法连接知识库。您的修改会保留在这里：请稍后再按 Ctrl+S。",
-}
-NOT_DONE = {
-    "en": "Not done: the knowledge base cannot be reached. Try again in a moment.",
-    "zh": "未完成：无法连接知识库。请稍后再试。",
-}
-NOT_DONE_BACK = {
-    "en": "The knowledge base can be reached again, but that was not done: try it again now.",
-    "zh": "知识库已恢复连接，但刚才的操作未完成：请现在重试。",
 }
 BACK = {
     "en": "The knowledge base can be reached again, but your changes are not saved yet: press "
@@ -52,65 +44,6 @@ BACK = {
     "zh": "知识库已恢复连接，但您的修改尚未保存：请按 Ctrl+S 保存。",
 }
 MINE = "Helmets are lent free at every station."
-
-
-@pytest.fixture(params=["en", "zh"])
-def locale(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def settings(db_path: Path, kb_url: str, locale: str) -> Settings:
-    # The desk stays in SQLite: only the knowledge base goes away.
-    return load_settings(
-        store={"db": db_path},
-        knowledge_base={"path": kb_url},
-        valen={"cache": SHIPPED_CACHE, "replay": "on"},
-        ui={"locale": locale},
-    )
-
-
-class Outage:
-    """Makes the knowledge base's database refuse connections, and allows them again."""
-
-    def __init__(self, url: str) -> None:
-        self.name = urlsplit(url).path.lstrip("/")
-        self._admin = psycopg.connect(admin_url(), autocommit=True)
-
-    def start(self) -> None:
-        database = sql.Identifier(self.name)
-        self._admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(database))
-        self._admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = %s AND pid <> pg_backend_pid()",
-            (self.name,),
-        )
-
-    def end(self) -> None:
-        database = sql.Identifier(self.name)
-        self._admin.execute(sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(database))
-
-    def close(self) -> None:
-        self.end()  # Whatever the test did: the database is dropped afterwards.
-        self._admin.close()
-
-
-@pytest.fixture
-def outage(kb_url: str) -> Iterator[Outage]:
-    made = Outage(kb_url)
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-def notices(editor: EditorScreen) -> list[str]:
-    """The editor's notifications. Not the index's "Knowledge base not reloaded: …", which the
-    app's follower of the knowledge base says of a failed rebuild (`chatbot.tui.kb_index`), with
-    or without the editor: another part's wording (an outage it says plainly, once: see
-    test_kb_outage_notice)."""
-    said = [notification.message for notification in editor.app._notifications]
-    return [line for line in said if not line.startswith("Knowledge base not reloaded: ")]
 
 
 async def saved_in_an_outage(pilot: Pilot[None], outage: Outage) -> EditorScreen:

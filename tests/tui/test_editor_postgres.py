@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,23 +15,14 @@ from chatbot.config import Settings, load_settings
 from chatbot.knowledge_base.postgres import PostgresPassageStore
 from chatbot.tui import kb_index
 from chatbot.tui.screens.editor import Confirm
-from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
+from tests.conftest import ROOT, SHIPPED_CACHE
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.editor_helpers import open_editor, open_passage, problem, settle, type_into
 from tests.tui.helpers import flat, screen_text, wait_until
-from tests.tui.test_editor import open_editor, open_passage, problem, settle, type_into
+from tests.tui.postgres_helpers import _listening, kb_url
 
-__all__ = ["pg_url"]
-
-
-@pytest.fixture
-def kb_url(pg_url: str) -> Iterator[str]:
-    """A PostgreSQL knowledge base seeded with the shipped passages, as `kb import` does."""
-    subprocess.run(
-        [sys.executable, "-m", "chatbot", "kb", "import", str(SHIPPED_KB), "--kb", pg_url],
-        cwd=ROOT, check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    yield pg_url
+__all__ = ["kb_url", "pg_url"]
 
 
 @pytest.fixture
@@ -135,12 +125,3 @@ def editor_ids(app: object) -> set[str]:
 
     screen = getattr(app, "screen", None)
     return set(screen._known_ids) if isinstance(screen, EditorScreen) else set()
-
-
-def _listening(url: str) -> bool:
-    with PostgresPassageStore(url).connect(autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND query LIKE 'LISTEN%'"
-        ).fetchone()
-    return row is not None and row[0] > 0

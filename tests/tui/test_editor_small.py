@@ -17,6 +17,7 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm, EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import (
     flat,
     footer_current,
@@ -28,7 +29,6 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
-from tests.tui.test_editor import open_editor
 
 SMALL = (80, 24)
 

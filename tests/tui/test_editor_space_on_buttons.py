@@ -15,8 +15,8 @@ from chatbot.config import Settings
 from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui.screens.editor import EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, settle, writing_card_charged
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.test_editor import open_editor, settle
 
 ADDED = " If the hold is still there after 7 days, write to us."
 SAVED = (
@@ -30,17 +30,6 @@ FORM_BUTTONS = ("form-save", "form-new", "form-delete")
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
     return editor_settings(db_path, kb_copy)
-
-
-async def writing_card_charged(pilot: Pilot[None]) -> tuple[EditorScreen, TextArea]:
-    """F2, Ctrl+F, `card-charged`, Tab, Enter: the passage open for writing, its text focused."""
-    editor = await open_editor(pilot)
-    await pilot.press("ctrl+f")
-    await type_text(pilot, "card-charged")
-    await pilot.press("tab", "enter")
-    text = editor.query_one("#form-text", TextArea)
-    await wait_until(pilot, lambda: pilot.app.focused is text)
-    return editor, text
 
 
 async def tab_from_the_text(pilot: Pilot[None]) -> tuple[EditorScreen, TextArea]:

@@ -20,9 +20,8 @@ from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import ask, type_text, wait_until
-from tests.tui.test_customer import offered
-from tests.tui.test_editor import open_editor, settings, settle, type_into
+from tests.tui.editor_helpers import open_editor, settings, settle, type_into
+from tests.tui.helpers import ask, offered, type_text, wait_until
 
 __all__ = ["settings"]  # The editor tests' settings: a writable copy of the knowledge base.
 

@@ -10,8 +10,8 @@ from textual.widgets import TextArea
 
 from chatbot.config import Settings
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, open_passage, settle, type_into
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.test_editor import open_editor, open_passage, settle, type_into
 
 SIZE = (80, 24)
 

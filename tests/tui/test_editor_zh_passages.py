@@ -33,6 +33,7 @@ from chatbot.tui.widgets.try_it import TryItPanel
 from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor, settle, try_question, type_into
 from tests.tui.helpers import (
     agent_app,
     flat,
@@ -43,7 +44,6 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
-from tests.tui.test_editor import open_editor, settle, try_question, type_into
 
 __all__ = ["pg_url"]
 

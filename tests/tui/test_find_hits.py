@@ -10,8 +10,8 @@ from rich.console import Console
 from chatbot.desk.service import DeskService
 from chatbot.tui.screens.find import FindScreen, hit_line, hit_parts
 from tests.tui.conftest import MakeApp
+from tests.tui.desk_helpers import waiting
 from tests.tui.helpers import screen_text, type_text, wait_until
-from tests.tui.test_console import waiting
 
 LONG = (
     "Hello, this is Wang from support. We found that your order AB12345 was charged twice on "

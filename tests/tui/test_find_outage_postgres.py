@@ -12,11 +12,12 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.freezing_relay import FreezingRelay
-from tests.tui import test_agent_outage_postgres as outage
 from tests.tui.conftest import SIZE
 from tests.tui.helpers import flat, screen_text, wait_until
+from tests.tui.postgres_helpers import TROUBLE, relayed
 
-relayed = outage.relayed
+__all__ = ["relayed"]  # A fixture.
+
 DEADLINE_S = 10.0
 """The store's deadline: long enough for the dialog to be seen waiting on it, even on a loaded
 machine (at 3 s, one full run in three missed the moment; the test waits, it does not sleep)."""
@@ -57,13 +58,10 @@ async def test_a_search_waiting_on_a_silent_database_says_so_then_that_it_cannot
         # database: under load the first can pass before a check sees it.
         await wait_until(
             pilot,
-            lambda: (
-                relay.held.is_set()
-                and (status(app) == "Searching…" or outage.TROUBLE in status(app))
-            ),
+            lambda: relay.held.is_set() and (status(app) == "Searching…" or TROUBLE in status(app)),
             timeout=30,
         )
-        await wait_until(pilot, lambda: outage.TROUBLE in status(app), timeout=30)
+        await wait_until(pilot, lambda: TROUBLE in status(app), timeout=30)
         # The words typed found nothing yet: the results of the words before them are gone.
         assert find.hits == [] and "#1" not in flat(screen_text(app, find))
         relay.thaw()

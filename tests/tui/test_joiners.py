@@ -12,8 +12,8 @@ from textual.widgets import TextArea
 from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.test_editor import open_editor
 
 FAMILY = "👨\u200d👩\u200d👧"
 PERSIAN = "می\u200cخواهم"  # "I want", its prefix held apart by a zero-width non-joiner.

@@ -22,11 +22,12 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.passage_picker import PassagePicker
 from tests.conftest import ROOT, SHIPPED_CACHE
+from tests.kb.backends import pg_url
 from tests.tui.conftest import Q1, Q2, Q3, SIZE, MakeApp, editor_settings
+from tests.tui.desk_helpers import asked_for_a_person, claim
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor_postgres import _listening, kb_url, pg_url
-from tests.tui.test_paste import asked_for_a_person, claim
-from tests.tui.test_suggestions_follow import CHARGED_TWICE, edit, shown, started
+from tests.tui.postgres_helpers import _listening, kb_url
+from tests.tui.suggestions_helpers import CHARGED_TWICE, edit, shown, started
 
 __all__ = ["kb_url", "pg_url"]
 

@@ -19,12 +19,12 @@ from chatbot.engine.engine import Engine
 from chatbot.tui import HelpDeskApp
 from tests.kb.backends import pg_url
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor import open_editor
 
 # The same knowledge base in PostgreSQL, editor languages and settings as the editor's own
 # outage tests.
-from tests.tui.test_editor_outage_writes import Outage, kb_url, locale, outage, settings
+from tests.tui.postgres_helpers import Outage, kb_url, locale, outage, settings
 
 __all__ = ["kb_url", "locale", "outage", "pg_url", "settings"]
 

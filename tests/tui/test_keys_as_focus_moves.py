@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Button, Input, OptionList, TextArea
 
 from chatbot.config import Settings
@@ -16,10 +15,10 @@ from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.desk_helpers import waiting
+from tests.tui.editor_helpers import on_form_button, open_editor, type_into
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.test_console import waiting
-from tests.tui.test_editor import open_editor, type_into
-from tests.tui.test_text_burst import BACKSPACE, burst
+from tests.tui.text_burst_helpers import BACKSPACE, burst
 
 SIZE = (80, 24)
 SENTENCE = "Contact us if it stays longer."
@@ -28,22 +27,6 @@ SENTENCE = "Contact us if it stays longer."
 @pytest.fixture
 def settings(db_path: Path, kb_copy: Path) -> Settings:
     return editor_settings(db_path, kb_copy)
-
-
-async def on_form_button(pilot: Pilot[None], button: str) -> tuple[EditorScreen, TextArea]:
-    """The editor with a passage open, Tab taken from its text to `button`."""
-    app = pilot.app
-    editor = await open_editor(pilot)
-    await wait_until(pilot, lambda: editor.form.passage_id == "card-charged-twice")
-    await pilot.press("enter")
-    text = editor.query_one("#form-text", TextArea)
-    await wait_until(pilot, lambda: app.focused is text)
-    for _ in range(3):  # Save, New, Delete, in that order.
-        if app.focused is editor.query_one(button):
-            break
-        await pilot.press("tab")
-    assert app.focused is editor.query_one(button)
-    return editor, text
 
 
 @pytest.mark.parametrize("button", ["#form-save", "#form-new", "#form-delete"])

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -18,46 +17,22 @@ import pytest
 
 from chatbot.config import Settings, load_settings
 from chatbot.desk.service import DeskService
-from chatbot.errors import HelpdeskError
-from chatbot.tui import HelpDeskApp, Mode, create_app
+from chatbot.tui import create_app
 from chatbot.tui.screens.agent import AgentScreen
 from chatbot.tui.screens.chat import ChatScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.chat_shell import ChatShell
 from tests.tui.conftest import SIZE, FrozenClock
-from tests.tui.helpers import engine_ready, flat, screen_text, settled, wait_until
-
-
-class GatedLoader:
-    """Returns `settings` (or raises `error`) once the test opens the gate."""
-
-    def __init__(self, settings: Settings | None, error: str | None = None) -> None:
-        self.settings = settings
-        self.error = error
-        self.entered = threading.Event()
-        self.opened = threading.Event()
-
-    def __call__(self) -> Settings:
-        self.entered.set()
-        self.opened.wait(timeout=60)  # Bounded: a failing test leaves no thread behind.
-        if self.error is not None:
-            raise HelpdeskError(self.error)
-        assert self.settings is not None
-        return self.settings
-
-
-def loading_app(
-    load: Callable[[], Settings],
-    http: httpx.AsyncClient,
-    clock: FrozenClock,
-    mode: Mode,
-    **options: object,
-) -> HelpDeskApp:
-    return create_app(
-        load, mode=mode, http=http, clock=clock, timings=False,
-        **options,  # type: ignore[arg-type]
-    )  # fmt: skip
+from tests.tui.helpers import (
+    GatedLoader,
+    engine_ready,
+    flat,
+    loading_app,
+    screen_text,
+    settled,
+    wait_until,
+)
 
 
 async def test_a_question_typed_before_the_desk_is_open_is_asked_once_it_is(

@@ -22,6 +22,7 @@ from tests.tui.conftest import Q1, FrozenClock, MakeApp
 from tests.tui.helpers import (
     agent_app,
     ask,
+    chat_panel_ready,
     customer_bubbles,
     flat,
     in_chinese,
@@ -29,7 +30,6 @@ from tests.tui.helpers import (
     screen_text,
     wait_until,
 )
-from tests.tui.test_chat_focus_and_status import chat_panel_ready
 
 SIZE = (80, 24)
 

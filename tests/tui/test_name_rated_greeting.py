@@ -24,13 +24,16 @@ from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.dialogs import NameDialog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import Q1, FrozenClock, MakeApp
-from tests.tui.helpers import ask, flat, footer_offers, screen_text, type_text, wait_until
-from tests.tui.test_chat_focus_and_status import (
+from tests.tui.desk_helpers import customer_words, resolved_by_another_agent, waiting
+from tests.tui.helpers import (
+    ask,
     chat_panel_ready,
-    customer_words,
-    resolved_by_another_agent,
+    flat,
+    footer_offers,
+    screen_text,
+    type_text,
+    wait_until,
 )
-from tests.tui.test_console import waiting
 
 GREETING_START = "Hi! Ask anything about"
 GREETING_START_ZH = "您好！关于租车"

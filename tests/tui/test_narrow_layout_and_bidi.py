@@ -21,8 +21,11 @@ from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from chatbot.tui.screens.passage_picker import PassagePicker
 from chatbot.tui.widgets.queue_list import QueueList
 from tests.tui.conftest import FrozenClock, MakeApp, editor_settings
+from tests.tui.desk_helpers import resolved_by_another_agent
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import (
     RecordingDriver,
+    chat_panel_ready,
     engine_ready,
     flat,
     queue_rows,
@@ -30,8 +33,6 @@ from tests.tui.helpers import (
     terminal_output,
     wait_until,
 )
-from tests.tui.test_chat_focus_and_status import chat_panel_ready, resolved_by_another_agent
-from tests.tui.test_editor import open_editor
 
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: a terminal with bidi support reverses what follows.
 

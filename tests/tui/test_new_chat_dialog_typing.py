@@ -19,14 +19,16 @@ from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import MakeApp
 from tests.tui.helpers import (
     ask,
+    burst,
+    chat_panel_ready,
     engine_ready,
     flat,
+    focus_of,
     footer_current,
     footer_offers,
     screen_text,
     wait_until,
 )
-from tests.tui.test_chat_focus_and_status import burst, chat_panel_ready, focus_of
 
 SIZE = (80, 24)
 WORDS = "my bike has a flat tyre"

@@ -9,25 +9,11 @@ from textual.pilot import Pilot
 
 from chatbot.desk.models import PendingQuestion
 from chatbot.desk.service import DeskService
-from chatbot.engine.models import Candidate, Decision, Reason
 from chatbot.tui.widgets.message_bubble import NoticeBubble
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import Q1, SIZE, MakeApp
+from tests.tui.desk_helpers import unjudged
 from tests.tui.helpers import flat, screen_text, wait_until
-
-
-def unjudged(question: str, kind: str) -> Decision:
-    error = f"{kind}: no judgment"
-    return Decision(
-        question=question,
-        answer=None,
-        reason=Reason.NOT_JUDGED,
-        candidates=(
-            Candidate(id="refund-time", text="…", bm25=9.0, error=error, error_kind=kind),
-            Candidate(id="refund-request", text="…", bm25=4.0, probability=0.1),
-        ),
-        threshold=0.7,
-    )
 
 
 @pytest.mark.parametrize(

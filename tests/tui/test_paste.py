@@ -8,42 +8,24 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
 from chatbot.config import Settings
 from chatbot.desk.models import Author, ChatEvent, Note
 from chatbot.desk.service import DeskService
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import EditorScreen
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.chat_log import ChatLog
-from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import QueueTable
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
+from tests.tui.desk_helpers import asked_for_a_person, claim
 from tests.tui.helpers import queue_rows, wait_until
 
 PASTED = "I was charged twice\r\nfor the same ride.\n\n   Can I get my money back?\n"
 JOINED = "I was charged twice for the same ride. Can I get my money back?"
-
-
-def asked_for_a_person(other: DeskService) -> int:
-    conversation = other.start_conversation().id
-    other.talk_to_person(conversation)
-    return conversation
-
-
-async def claim(pilot: Pilot[None], other: DeskService, conversation: int) -> ConversationView:
-    """Open `conversation` in the console and claim it, the reply box ready."""
-    app = pilot.app
-    assert isinstance(app, HelpDeskApp)
-    view = await app.open_conversation(conversation)
-    await pilot.press("ctrl+l")
-    await wait_until(pilot, lambda: other.conversation(conversation).agent == "ana")
-    return view
 
 
 @pytest.fixture

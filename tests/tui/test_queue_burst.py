@@ -15,8 +15,8 @@ from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.queue_list import QueueTable
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.desk_helpers import waiting
 from tests.tui.helpers import queue_rows, wait_until
-from tests.tui.test_console import waiting
 
 CHARACTERS = {"enter": "\r", "ctrl+l": "\x0c"}
 

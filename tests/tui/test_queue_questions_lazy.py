@@ -8,8 +8,8 @@ from __future__ import annotations
 from chatbot.desk.service import DeskService
 from chatbot.tui.widgets.queue_list import QueueTable
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.desk_helpers import waiting
 from tests.tui.helpers import queue_rows, wait_until
-from tests.tui.test_console import waiting
 
 COUNT = 60
 """More rows than the table shows at `SIZE`."""

@@ -11,9 +11,8 @@ from chatbot.desk.service import DeskService
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.queue_list import QueueTable
 from tests.tui.conftest import MakeApp
-from tests.tui.helpers import queue_rows, wait_until
-from tests.tui.test_chat_focus_and_status import burst
-from tests.tui.test_console import waiting
+from tests.tui.desk_helpers import waiting
+from tests.tui.helpers import burst, queue_rows, wait_until
 
 
 @pytest.mark.parametrize(

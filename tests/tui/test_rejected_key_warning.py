@@ -19,9 +19,9 @@ from textual.notifications import Notification
 
 from chatbot.config import Settings, load_settings
 from chatbot.tui import HelpDeskApp, Mode, create_app
-from tests.test_valen_faults import FAST
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock
 from tests.tui.helpers import ask, flat, screen_text, wait_until
+from tests.valen_faults import FAST
 from tests.valen_server import Reply, ValenTestServer, fixed
 
 WARNING = (

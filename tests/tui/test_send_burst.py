@@ -12,17 +12,15 @@ from typing import Any
 import pytest
 from textual import events
 from textual.keys import _character_to_key
-from textual.pilot import Pilot
 
-from chatbot.desk.models import Author, ChatEvent, Note
+from chatbot.desk.models import Author
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.send_guard import SendGuard
 from chatbot.tui.widgets.chat_panel import ChatPanel
-from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import Q1, Q2, SIZE, MakeApp
+from tests.tui.desk_helpers import claimed, notes, replies
 from tests.tui.helpers import screen_text, wait_until
-from tests.tui.test_console import waiting
 
 ENTER = "\r"
 
@@ -69,28 +67,9 @@ class Gate:
         return await self.method(*args, **kwargs)
 
 
-def replies(desk: DeskService, conversation: int) -> list[str]:
-    return [m.text for m in desk.messages(conversation) if m.author is Author.AGENT]
-
-
-def notes(desk: DeskService, conversation: int) -> list[str]:
-    return [e.event.text for e in desk.entries(conversation)
-            if isinstance(e, ChatEvent) and isinstance(e.event, Note)]  # fmt: skip
-
-
 def questions(desk: DeskService) -> list[str]:
     return [m.text for c in desk.conversations() for m in desk.messages(c.id)
             if m.author is Author.CUSTOMER]  # fmt: skip
-
-
-async def claimed(
-    app: HelpDeskApp, pilot: Pilot[None], desk: DeskService
-) -> tuple[int, ConversationView]:
-    conversation = waiting(desk)
-    view = await app.open_conversation(conversation)
-    await pilot.press("ctrl+l")
-    await wait_until(pilot, lambda: view.is_mine and view.reply_input.has_focus)
-    return conversation, view
 
 
 # -- the agent's reply box ------------------------------------------------------------------------

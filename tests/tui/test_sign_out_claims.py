@@ -20,7 +20,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from tests.tui.conftest import FrozenClock
 from tests.tui.helpers import palette_ready, type_text, wait_until
-from tests.tui.test_quit_other_console import (
+from tests.tui.quit_helpers import (
     ANOTHER,
     SIZE,
     UrlsOpened,

@@ -13,8 +13,8 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.dialogs import ClaimsOnQuit
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.desk_helpers import asked_for_a_person, claim
 from tests.tui.helpers import palette_ready, read, type_text, wait_until
-from tests.tui.test_paste import asked_for_a_person, claim
 
 SIGN_OUT_URL = "/signout"
 

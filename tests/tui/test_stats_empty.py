@@ -7,8 +7,7 @@ from textual.widgets import Sparkline
 
 from chatbot.config import Settings
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import agent_app, flat, in_chinese, screen_text, squashed
-from tests.tui.test_stats_screen import open_stats
+from tests.tui.helpers import agent_app, flat, in_chinese, open_stats, screen_text, squashed
 
 
 async def test_an_empty_desk_has_no_busiest_hour(make_app: MakeApp) -> None:

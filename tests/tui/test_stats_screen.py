@@ -11,42 +11,19 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from chatbot.assembly import open_service
 from chatbot.config import Settings
 from chatbot.desk.service import DeskService
 from chatbot.desk.stats import duration
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.screens import stats as stats_screen
 from chatbot.tui.screens.stats import StatsScreen
-from tests.desk.test_stats import DOCKS, script_day
+from tests.desk.helpers import DOCKS
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.helpers import flat, screen_text, type_text, wait_until
+from tests.tui.helpers import flat, open_stats, screen_text, type_text, wait_until
 
 SnapCompare = Callable[..., bool]
 SMALL = (80, 24)
 LARGE = (120, 40)
-
-
-@pytest.fixture
-def day(settings: Settings, clock: FrozenClock) -> None:
-    """The scripted day of tests/desk/test_stats.py in the app's database."""
-    desk = open_service(settings, clock=clock)
-    try:
-        script_day(desk, clock)  # type: ignore[arg-type]
-    finally:
-        desk.close()
-
-
-async def open_stats(pilot: Pilot[Any]) -> StatsScreen:
-    app = pilot.app
-    await pilot.pause()
-    await pilot.press("f5")
-    await wait_until(pilot, lambda: isinstance(app.screen, StatsScreen))
-    screen = app.screen
-    assert isinstance(screen, StatsScreen)
-    await wait_until(pilot, lambda: screen.stats is not None)
-    await pilot.pause()
-    return screen
 
 
 @pytest.mark.usefixtures("day")

@@ -16,11 +16,10 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import EditorScreen
 from tests.tui.conftest import MakeApp, editor_settings
+from tests.tui.desk_helpers import claimed
+from tests.tui.editor_helpers import on_form_button, settle
 from tests.tui.helpers import wait_until
-from tests.tui.test_editor import settle
-from tests.tui.test_keys_as_focus_moves import on_form_button
-from tests.tui.test_send_burst import claimed
-from tests.tui.test_text_burst import burst
+from tests.tui.text_burst_helpers import burst
 
 SIZE = (100, 30)
 """About the tester's 800x600 browser window."""

@@ -4,10 +4,7 @@ them were already in the box, so `helmt` Backspace `et` gave `helmtet`."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Input, TextArea
 
@@ -19,24 +16,12 @@ from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.plain_text_area import PlainTextArea
 from chatbot.tui.widgets.transcript import Transcript
 from tests.tui.conftest import SIZE, MakeApp
+from tests.tui.desk_helpers import claimed, notes, replies, waiting
 from tests.tui.helpers import wait_until
-from tests.tui.test_console import waiting
-from tests.tui.test_send_burst import claimed, notes, replies
+from tests.tui.text_burst_helpers import BACKSPACE, burst
 
-BACKSPACE = ("backspace", "\x7f")
 LEFT = ("left", None)
 HOME = ("home", None)
-
-
-def burst(app: App[Any], *keys: str | tuple[str, str | None]) -> None:
-    """Every key posted at once, with no wait between them: text as its characters, a key
-    as (name, character)."""
-    for key in keys:
-        if isinstance(key, tuple):
-            app.post_message(events.Key(*key))
-        else:
-            for char in key:
-                app.post_message(events.Key("space" if char == " " else char, char))
 
 
 async def test_the_customers_question_box_takes_a_burst_in_order(make_app: MakeApp) -> None:

@@ -15,23 +15,10 @@ from chatbot.tui.moments import moment
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.transcript import PAGE, Transcript
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import footer_line, wait_until
+from tests.tui.desk_helpers import long_conversation
+from tests.tui.helpers import footer_line, wait_until, written
 
 MESSAGES = PAGE * 2 + 50
-
-
-def long_conversation(desk: DeskService, entries: int) -> int:
-    """A conversation ana has claimed, `entries` long, each message naming its number."""
-    conversation = desk.start_conversation().id
-    desk.talk_to_person(conversation)
-    desk.ask(conversation, "Message 1: my bike will not unlock.")
-    desk.claim(conversation, agent="ana")
-    for number in range(len(desk.entries(conversation)) + 1, entries + 1):
-        if number % 2:
-            desk.ask(conversation, f"Message {number}: still locked.")
-        else:
-            desk.reply(conversation, agent="ana", text=f"Message {number}: try dock 4.")
-    return conversation
 
 
 def shown(entry: ChatMessage | ChatEvent) -> str:
@@ -39,14 +26,6 @@ def shown(entry: ChatMessage | ChatEvent) -> str:
     if isinstance(entry, ChatEvent):
         return f"— {notice(entry.event, reader='agent')}"
     return entry.text
-
-
-def written(transcript: Transcript) -> list[str]:
-    """Every line the transcript holds, scrolled into view or not, without the trailing blank."""
-    lines = [line.text.rstrip() for line in transcript.lines]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 async def test_older_messages_are_hidden_on_open_and_shown_on_request(

@@ -14,9 +14,8 @@ from chatbot.desk.models import ChatMessage
 from chatbot.desk.service import DeskService
 from chatbot.tui.widgets.transcript import PAGE, Transcript, earlier_line
 from tests.tui.conftest import Q1, MakeApp
-from tests.tui.helpers import flat, type_text, wait_until
-from tests.tui.test_not_judged_wording import unjudged
-from tests.tui.test_transcript import long_conversation, written
+from tests.tui.desk_helpers import long_conversation, unjudged
+from tests.tui.helpers import flat, type_text, wait_until, written
 
 MESSAGES = 4 * PAGE + 30
 SIZES = [(120, 40), (80, 24)]

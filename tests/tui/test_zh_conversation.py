@@ -160,7 +160,7 @@ async def test_a_notices_dash_stays_with_its_chinese_sentence(
     # At 140 columns the not-judged notice's dash sat alone on its line, "机器人无法查阅…" on
     # the next: Rich wraps at spaces, and the Chinese sentence, with none, went whole to a new
     # line rather than start beside the dash.
-    from tests.tui.test_not_judged_wording import unjudged
+    from tests.tui.desk_helpers import unjudged
 
     conversation = other.ask(None, Q3).conversation.id
     [pending] = other.lease("bot-1", limit=1, lease_s=60)

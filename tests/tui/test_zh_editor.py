@@ -15,8 +15,8 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import Confirm
 from chatbot.tui.widgets.try_it import TryItPanel
 from tests.tui.conftest import Q1, FrozenClock, editor_settings
+from tests.tui.editor_helpers import open_editor
 from tests.tui.helpers import agent_app, engine_ready, screen_text, squashed, type_text, wait_until
-from tests.tui.test_editor import open_editor
 
 SMALL = (80, 24)
 

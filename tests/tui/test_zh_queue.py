@@ -16,6 +16,7 @@ from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.screens.team import TeamScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.tui.conftest import SIZE, FrozenClock
+from tests.tui.desk_helpers import waiting
 from tests.tui.helpers import (
     agent_app,
     flat,
@@ -25,7 +26,6 @@ from tests.tui.helpers import (
     type_text,
     wait_until,
 )
-from tests.tui.test_console import waiting
 
 
 def text(app: HelpDeskApp) -> str:

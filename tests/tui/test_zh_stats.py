@@ -7,10 +7,9 @@ from __future__ import annotations
 import pytest
 
 from chatbot.config import Settings
-from tests.desk.test_stats import DOCKS
+from tests.desk.helpers import DOCKS
 from tests.tui.conftest import FrozenClock
-from tests.tui.helpers import agent_app, in_chinese, squashed, wait_until
-from tests.tui.test_stats_screen import day, open_stats  # noqa: F401 - `day` is a fixture
+from tests.tui.helpers import agent_app, in_chinese, open_stats, squashed, wait_until
 
 SMALL = (80, 24)
 

@@ -456,3 +456,8 @@ def agent_replies(db: Path, conversation_id: int) -> list[tuple[str | None, str]
         ]
     finally:
         store.close()
+
+
+def parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[1])

@@ -22,7 +22,7 @@ from tests.web.harness import (
     start_server,
     wait_for,
 )
-from tests.web.test_end_to_end import claim_first_row
+from tests.web.helpers import claim_first_row
 
 REPLY = "Your [bold]refund[/bold] of 50% left today"
 """Typed, not sent: with markup that must stay as typed."""

@@ -18,7 +18,7 @@ import aiohttp
 from chatbot.web.server import ACCOUNT_COOKIE, HelpdeskServer
 from tests.web.conftest import PASSWORD
 from tests.web.harness import run_async
-from tests.web.test_sign_in_here import Clock, first_output, here
+from tests.web.server_helpers import Clock, first_output, here
 
 
 def presence(db: Path) -> list[str]:

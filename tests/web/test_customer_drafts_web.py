@@ -22,7 +22,7 @@ from tests.web.harness import (
     transcript,
     wait_for,
 )
-from tests.web.test_security import conversations_opened, open_chat
+from tests.web.helpers import conversations_opened, open_chat
 
 DRAFT = "Where is [bold]my[/bold] parcel? 50% of it came"
 """Typed, not sent: with markup that must stay as typed."""

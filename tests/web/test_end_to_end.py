@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser
 
 from tests.web.conftest import PASSWORD, VIEWPORT
 from tests.web.harness import (
@@ -22,6 +22,7 @@ from tests.web.harness import (
     type_into_input,
     wait_for,
 )
+from tests.web.helpers import claim_first_row
 
 Q1 = "I was charged twice for the same ride, can I get my money back?"
 Q3 = "There were no free docks at the station so I kept riding. Will I pay a late fee?"
@@ -115,22 +116,8 @@ def test_a_customer_and_an_agent_in_two_browsers(
         agent_context.close()
 
 
-def claim_first_row(page: Page) -> None:
-    """Click the first conversation in the queue (below the title, the queue's heading and the
-    table's header), press Enter to open it and Ctrl+L to claim it."""
-    box = page.locator("#terminal").bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 120, box["y"] + ROW_PX * 3.5)
-    page.keyboard.press("Enter")
-    page.keyboard.press("Control+l")
-
-
 def claimed(served: Served, conversation: int) -> bool:
     return conversation_state(served.db, conversation) == ("claimed", "Ana P.")
-
-
-ROW_PX = 21
-"""One terminal row at the pages' 16px font."""
 
 
 def test_an_editor_signs_in_to_the_knowledge_base_editor(

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import BrowserContext
 
 from tests.web.harness import Served, settled, wait_for
-from tests.web.test_serve_database_outage import Database, own_database, serve
+from tests.web.outage_helpers import Database, own_database, serve
 
 CANNOT_OPEN = "The help desk cannot open now"
 WAITING = (

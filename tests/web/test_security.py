@@ -14,26 +14,13 @@ import httpx
 import pytest
 from aiohttp import ClientSession, WSServerHandshakeError
 from playwright._impl._api_structures import SetCookieParam
-from playwright.sync_api import Browser, BrowserContext, Page
+from playwright.sync_api import Browser, BrowserContext
 
 from chatbot.store.sqlite import SQLiteStore
 from chatbot.web.security import CONTENT_SECURITY_POLICY
 from tests.web.conftest import PASSWORD, VIEWPORT
-from tests.web.harness import Served, run_async, settled, wait_for
-
-
-def conversations_opened(served: Served) -> list[int]:
-    """The conversation of every customer session running now."""
-    return [s.conversation for s in served.sessions() if s.conversation is not None]
-
-
-def open_chat(context: BrowserContext, served: Served) -> Page:
-    """A customer's page, once the chat has drawn (so that what is typed next reaches it)."""
-    page = context.new_page()
-    page.goto(served.url + "/")
-    page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-    settled(page)
-    return page
+from tests.web.harness import Served, run_async, wait_for
+from tests.web.helpers import conversations_opened, open_chat, sign_in
 
 
 def customer_cookie(context: BrowserContext) -> SetCookieParam:
@@ -41,18 +28,6 @@ def customer_cookie(context: BrowserContext) -> SetCookieParam:
     assert len(cookies) == 1
     cookie = cookies[0]
     return {"name": cookie["name"], "value": cookie["value"], "url": "http://127.0.0.1"}
-
-
-def sign_in(page: Page, served: Served, area: str, name: str, password: str) -> int:
-    """Fill the sign-in form shown at /agent or /editor; returns the response status."""
-    page.goto(f"{served.url}/{area}")
-    page.fill("#name", name)
-    page.fill("#password", password)
-    with page.expect_navigation() as navigation:
-        page.click("button[type=submit]")
-    response = navigation.value
-    assert response is not None
-    return response.status
 
 
 # -- plain HTTP ------------------------------------------------------------------------------------

@@ -34,14 +34,7 @@ from tests.web.harness import (
     transcript,
     wait_for,
 )
-
-
-def sign_in(served: Served, name: str, password: str = PASSWORD) -> httpx.Response:
-    return httpx.post(
-        served.url + "/signin",
-        data={"name": name, "password": password, "next": "/agent"},
-        headers={"Origin": served.url},
-    )
+from tests.web.server_helpers import sign_in
 
 
 def test_listening_on_every_address_warns_that_tls_belongs_to_a_proxy(tmp_path: Path) -> None:

@@ -14,12 +14,12 @@ from tests.web.harness import (
     alive,
     children,
     command_line,
+    parent,
     transcript,
     type_into_input,
     wait_for,
 )
-from tests.web.test_security import conversations_opened, open_chat
-from tests.web.test_spawn import parent
+from tests.web.helpers import conversations_opened, open_chat
 
 
 def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(

@@ -24,10 +24,11 @@ from playwright.sync_api import BrowserContext, Page
 
 from chatbot.accounts.models import Area
 from chatbot.web.pages import app_page
-from chatbot.web.server import ACCOUNT_COOKIE, HelpdeskServer
+from chatbot.web.server import HelpdeskServer
 from tests.web.conftest import PASSWORD
 from tests.web.harness import Served, run_async, settled, wait_for
-from tests.web.test_sign_in_here import HOURS, Clock, here, open_console_then_run_out
+from tests.web.helpers import on_the_sign_in_form, signed_in_cookie
+from tests.web.server_helpers import HOURS, Clock, here, open_console_then_run_out
 
 EXPIRED_WORDS = "Your session has expired: sign in again to go on."
 
@@ -40,14 +41,6 @@ def sign_in(page: Page, url: str, area: str, name: str) -> None:
     with page.expect_navigation():
         page.click("button[type=submit]")
     page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-
-
-def signed_in_cookie(context: BrowserContext) -> bool:
-    return any(cookie["name"] == ACCOUNT_COOKIE for cookie in context.cookies())
-
-
-def on_the_sign_in_form(page: Page) -> bool:
-    return page.locator("#password").count() == 1
 
 
 def sessions_of(served: Served, account: str) -> list[object]:

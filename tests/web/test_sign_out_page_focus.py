@@ -10,8 +10,8 @@ import httpx
 from playwright.sync_api import BrowserContext
 
 from tests.web.harness import Served
-from tests.web.test_serve import sign_in
-from tests.web.test_sign_out import on_the_sign_in_form, signed_in_cookie
+from tests.web.helpers import on_the_sign_in_form, signed_in_cookie
+from tests.web.server_helpers import sign_in
 
 COOKIE = "helpdesk-session"
 

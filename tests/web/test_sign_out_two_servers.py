@@ -19,7 +19,7 @@ from chatbot.web.cookies import CookieSigner
 from chatbot.web.server import ACCOUNT_COOKIE
 from tests.web.conftest import PASSWORD, make_site
 from tests.web.harness import Served, run_async, start_server, wait_for
-from tests.web.test_sign_in_here import close_reason, first_output
+from tests.web.server_helpers import close_reason, first_output
 
 CHECK_S = 0.2
 """`web.session_check_s`: the other server's console ends within this of the sign-out."""

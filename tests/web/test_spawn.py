@@ -15,13 +15,8 @@ from playwright.sync_api import Browser, BrowserContext
 
 from chatbot.web.server import secret_free
 from tests.web.conftest import PASSWORD, VIEWPORT, make_site
-from tests.web.harness import Served, alive, children, command_line, start_server, wait_for
-from tests.web.test_security import sign_in
-
-
-def parent(pid: int) -> int:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return int(stat[stat.rindex(")") + 2 :].split()[1])
+from tests.web.harness import Served, alive, children, command_line, parent, start_server, wait_for
+from tests.web.helpers import sign_in
 
 
 def open_chat_session(context: BrowserContext, served: Served, before: int) -> int:
