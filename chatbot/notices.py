@@ -28,6 +28,7 @@ from chatbot.desk.models import (
     Resolved,
     State,
     StoredDecision,
+    Thanked,
 )
 from chatbot.engine.models import Decision, QueryTerm, Reason
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, N_, Locale, translations
@@ -85,6 +86,12 @@ REPEAT_NOTICE_IN_A_BROWSER = N_(
     "press “Talk to a person” below and someone will reply here."
 )
 """In a browser, which keeps Ctrl+T for a new tab and never passes it to the page."""
+THANKED_NOTICE = N_("You're welcome. Ask anything else here, or ask for a person.")
+"""The desk's word back to a customer who only thanked, acknowledged or said goodbye: no
+question for the bot, which judged nothing (see `chatbot.desk.service.says_thanks`)."""
+THANKED_FOR_AGENTS = N_(
+    "The customer only said thanks, okay or goodbye: not a question, so the bot judged nothing."
+)
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
@@ -212,6 +219,10 @@ def notice(
             return t.gettext(
                 "The customer asked the same question again; the bot offered a person."
             )
+        case Thanked():
+            if reader == "customer":
+                return t.gettext(THANKED_NOTICE)
+            return t.gettext(THANKED_FOR_AGENTS)
         case Rated(rating=rating):
             if reader == "customer":
                 return t.gettext(

@@ -332,6 +332,9 @@ class AsyncDesk:
     async def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
         return await self._write(self._service.hand_back, conversation_id, agent=agent)
 
+    async def question_for_bot(self, conversation_id: int) -> ChatMessage | None:
+        return await self._run(self._service.question_for_bot, conversation_id)
+
     async def release(self, conversation_id: int, *, agent: str) -> Conversation:
         return await self._write(self._service.release, conversation_id, agent=agent)
 

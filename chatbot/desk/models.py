@@ -56,6 +56,7 @@ class EventType(StrEnum):
     LOCALE_SET = "locale-set"
     PERSON_OFFERED = "person-offered"
     RATED = "rated"
+    THANKED = "thanked"
 
 
 class Escalated(_Frozen):
@@ -160,6 +161,14 @@ class PersonOffered(_Frozen):
     """The bot's earlier answer to the same question."""
 
 
+class Thanked(_Frozen):
+    """The customer's message only thanked, acknowledged or said goodbye ("thanks!", "got it,
+    bye", "谢谢"), written while the bot had the conversation: no question for the bot, which
+    judged nothing; the desk said "you're welcome" instead. Follows that message in the log."""
+
+    type: Literal[EventType.THANKED] = EventType.THANKED
+
+
 RATINGS = range(1, 6)
 """A satisfaction rating: 1 (very unhappy) to 5 (very happy)."""
 MAX_NOTE_CHARS = 4000
@@ -203,7 +212,8 @@ EventData = Annotated[
     | Note
     | LocaleSet
     | PersonOffered
-    | Rated,
+    | Rated
+    | Thanked,
     Field(discriminator="type"),
 ]
 EVENT_DATA: TypeAdapter[EventData] = TypeAdapter(EventData)
@@ -416,6 +426,18 @@ class Escalation(_Frozen):
             top_probability=self.top_probability,
             question_entry=self.question_entry,
         )
+
+
+class BotQuestion(_Frozen):
+    """What a hand-back gives the bot to answer, as the service chose it from the log
+    (`chatbot.desk.service.question_for_bot`). The store makes `entry` the bot's question only if
+    the customer wrote nothing after `read_to`: a message written since the service read the log
+    was not considered, and the service chooses again."""
+
+    entry: int | None
+    """The customer message the bot answers (None: none; the bot waits for their next one)."""
+    read_to: int
+    """The newest log entry read to choose it (0: the log was empty)."""
 
 
 class AskResult(_Frozen):

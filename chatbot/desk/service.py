@@ -21,6 +21,7 @@ from chatbot.desk.models import (
     RATINGS,
     AskResult,
     Author,
+    BotQuestion,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -48,6 +49,7 @@ from chatbot.desk.models import (
     SearchHit,
     State,
     StoredDecision,
+    Thanked,
 )
 from chatbot.desk.states import Move, Refused, Role, bot_answers, bot_judges, next_state
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
@@ -85,6 +87,9 @@ TAKE_BATCH = 10
 take at the same instant, so one read almost always finds one left."""
 JUDGED_LOOKBACK = 20
 """Newest entries read for a question still being judged that a customer asks again."""
+REPLY_PAGE = 100
+"""Log entries read at a time, newest first, back to the last reply, for the question a
+hand-back gives the bot (`question_for_bot`): a reply is almost always on the first page."""
 
 
 PRESENCE_EVERY_S = 30.0
@@ -268,7 +273,13 @@ class DeskService:
         A message that only asks for a person ("talk to a person", "agent", "转人工": see
         `asks_for_person`), written while the bot has the conversation, does what "talk to a
         person" does (`talk_to_person`), in the same one write: the bot could only have said the
-        help center has no answer to it. With a person on the conversation it is a message."""
+        help center has no answer to it. With a person on the conversation it is a message.
+
+        A message that only thanks, acknowledges or says goodbye ("thanks!", "got it, bye",
+        "谢谢": see `says_thanks`), written while the bot has the conversation, is no question:
+        the bot judges nothing, nothing escalates, and the desk replies in kind (a `thanked`
+        event after the message, in the same one write). With a person on the conversation it is
+        a message for them."""
         text = check_question(text)  # As stored and asked: without the spaces around it.
         cid = conversation_id
 
@@ -293,6 +304,10 @@ class DeskService:
             elif pending and asks_for_person(text):
                 # Asks nothing: the question the person takes up is the one asked before it.
                 pending, escalation, as_question = False, self._handoff(cid), False
+            elif pending and says_thanks(text):
+                # Nothing to answer, and "no-passages" would send a customer who only said
+                # thanks to the queue: a courteous word back instead.
+                pending, then = False, [Thanked()]
             elif pending and cid is not None:
                 speaks = next((e.locale for e in events if isinstance(e, LocaleSet)), current)
                 earlier = self._earlier_answer(cid, text, locale=speaks or DEFAULT_LOCALE)
@@ -397,9 +412,10 @@ class DeskService:
     def _handoff(self, conversation_id: int | None) -> Escalation:
         """The escalation of a customer who asks for a person: with their latest message as the
         question the person takes up (and the top probability of its latest decision), unless
-        that too only asked for a person (it would become a content gap) or there is none."""
+        that too only asked for a person, or only said thanks (it would become a content gap), or
+        there is none."""
         latest = None if conversation_id is None else self.store.latest_question(conversation_id)
-        if latest is None or asks_for_person(latest[0].text):
+        if latest is None or asks_for_person(latest[0].text) or says_thanks(latest[0].text):
             return Escalation(reason=Reason.CUSTOMER_ASKED)
         question, top = latest
         return Escalation(
@@ -558,9 +574,10 @@ class DeskService:
 
     def hand_back(self, conversation_id: int, *, agent: str) -> Conversation:
         """Give a conversation the agent owns back to the bot; the bot answers the customer's
-        last message if nobody has. `WroteMeanwhile` if the customer wrote after what the agent
-        has read, as for `resolve`: the console quotes the message the bot will answer, and one
-        that came after the quote went to the bot unseen."""
+        latest question since the last reply (`question_for_bot`), if there is one, else waits
+        for their next message. `WroteMeanwhile` if the customer wrote after what the agent has
+        read, as for `resolve`: the console quotes the message the bot will answer, and one that
+        came after the quote went to the bot unseen."""
         try:
             return self._let_go(
                 conversation_id, agent, Move.HAND_BACK, HandedBack(agent=agent), seen=True
@@ -779,12 +796,39 @@ class DeskService:
                 owner=conversation.agent,
                 conversation_id=conversation_id,
             )
+            # Back to the bot, the question it answers, chosen from the log as read now: the
+            # store refuses it (`StaleState`, and this reads again) if the customer writes since.
+            question = self._bot_question(conversation_id) if to is State.BOT else None
             return self.store.release(
                 conversation_id, agent=agent, expect=conversation.state, to=to, event=event,
-                seen=seen,
+                seen=seen, question=question,
             )  # fmt: skip
 
         return self._settle(attempt)
+
+    def question_for_bot(self, conversation_id: int) -> ChatMessage | None:
+        """The customer message the bot would answer if the conversation were handed back now
+        (see the function `question_for_bot`); None: none, it would wait for the next one."""
+        entries, _ = self._since_reply(conversation_id)
+        return question_for_bot(entries)
+
+    def _bot_question(self, conversation_id: int) -> BotQuestion:
+        entries, read_to = self._since_reply(conversation_id)
+        chosen = question_for_bot(entries)
+        return BotQuestion(entry=None if chosen is None else chosen.id, read_to=read_to)
+
+    def _since_reply(self, conversation_id: int) -> tuple[list[Entry], int]:
+        """The log from its newest reply (a bot answer or an agent's message) on, the whole log
+        if it has none; and the id of its newest entry (0: it is empty). Read a page at a time,
+        newest first: a long conversation is not read whole for its end."""
+        read: list[Entry] = []
+        before: int | None = None
+        while True:
+            page = self.store.entries(conversation_id, before_id=before, limit=REPLY_PAGE)
+            read[:0] = page
+            if len(page) < REPLY_PAGE or any(_is_reply(entry) for entry in page):
+                return read, read[-1].id if read else 0
+            before = page[0].id
 
     # -- the bot's side ---------------------------------------------------------------------------
 
@@ -1029,7 +1073,7 @@ def question_key(text: str) -> str:
 
 
 def _squeezed(words: Sequence[str]) -> frozenset[str]:
-    """`words`, each without its spaces, as a message is compared."""
+    """`words`, each without its spaces, as a message is compared (`says_thanks`)."""
     return frozenset(word.replace(" ", "") for word in words)
 
 
@@ -1135,6 +1179,147 @@ def _without_apostrophes(text: str) -> str:
     """`text` compatibility-normalised and case-folded, its apostrophes dropped ("I'd" as "id")."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return folded.replace("'", "").replace("\u2019", "")
+
+
+# What a message that only thanks, acknowledges or says goodbye is made of (see `says_thanks`):
+# any run of these, in any order ("ok great, thank you", "got it, bye", "好的，谢谢"); a word
+# repeated ("ok ok", "bye bye", "嗯嗯") is a run too.
+_THANK = (
+    "thanks", "thank you", "thank u", "thankyou", "thanx", "thnx", "thnks", "thx", "tks", "ty",
+    "tysm", "tyvm", "many thanks", "much appreciated", "appreciated", "appreciate it",
+    "i appreciate it", "i appreciate that", "cheers", "you are the best", "youre the best",
+    "you rock", "you are a star", "youre a star", "great help", "big help",
+)  # fmt: skip
+_BYE = (
+    "bye", "goodbye", "see you", "see ya", "cya", "later",
+    "take care", "have a nice day", "have a good day", "have a great day", "have a good one",
+    "have a nice weekend", "have a good weekend", "good night", "goodnight", "all the best",
+)  # fmt: skip
+_ACKNOWLEDGE = (
+    "ok", "okay", "okey", "okie", "k", "alright", "all right", "right", "sure",
+    "fine", "got it", "gotcha", "i see", "i understand", "understood", "noted", "makes sense",
+    "that makes sense", "great", "perfect", "awesome", "excellent", "brilliant", "cool", "nice",
+    "good", "very good", "lovely", "wonderful", "super", "amazing", "fantastic", "sounds good",
+    "that helps", "that helped", "that was helpful", "helpful", "very helpful", "it works",
+    "it worked", "that works", "that worked", "works now", "it works now", "all good", "all set",
+    "i am all set", "im all set", "that is all", "thats all", "that is it", "thats it",
+    "nothing else", "no more questions", "will do", "i will try that", "ill try that", "solved",
+    "problem solved", "oh", "ah", "yay",
+)  # fmt: skip
+_FOR = (
+    "so much", "very much", "a lot", "a ton", "a bunch", "a million", "again", "anyway",
+    "for your help", "for the help", "for helping", "for helping me", "for that", "for this",
+    "for everything", "for the info", "for the information", "for the answer", "for your time",
+    "for the quick reply", "for your quick reply", "for the reply",
+)  # fmt: skip
+"""What follows a thank-you ("thanks so much", "thank you for your help")."""
+_JOINING = ("and", "then", "so", "well", "really", "too", "now", "all", "you", "very", "much")
+"""Words between the others ("got it and thanks", "ok then"), never the first."""
+_ZH_THANK = (
+    "谢谢", "谢谢你", "谢谢您", "谢啦", "谢了", "多谢", "感谢", "感谢你", "感谢您", "非常感谢",
+    "太感谢了", "太谢谢了", "万分感谢", "辛苦了", "辛苦", "谢谢帮助", "谢谢帮忙", "谢谢你的帮助",
+    "谢谢您的帮助", "麻烦了", "麻烦你了",
+)  # fmt: skip
+_ZH_BYE = ("再见", "拜拜", "拜", "回头见", "下次见")
+_ZH_ACKNOWLEDGE = (
+    "好", "好的", "好吧", "好滴", "好嘞", "好哒", "嗯", "哦", "噢", "喔", "行",
+    "可以", "可以了", "没问题", "明白", "明白了", "知道了", "懂了", "了解", "了解了", "收到",
+    "清楚了", "解决了", "问题解决了", "没事了", "没有了", "没有别的问题了", "没有其他问题了",
+    "太好了", "很好", "太棒了",
+)  # fmt: skip
+_ZH_PARTICLES = ("啊", "呀", "哈", "啦", "了", "呢", "吧")
+_THANKS_WORDS = _squeezed((*_THANK, *_BYE, *_ZH_THANK, *_ZH_BYE))
+"""Words that thank or say goodbye: what a message needs besides a name ("thanks Wendy")."""
+_COURTESY_WORDS = _squeezed((*_ACKNOWLEDGE, *_ZH_ACKNOWLEDGE))
+_AFTER_WORDS = _squeezed((*_ZH_PARTICLES, *_JOINING))
+_FOR_WORDS = _squeezed(_FOR)
+_LONGEST = max(map(len, _THANKS_WORDS | _COURTESY_WORDS | _FOR_WORDS | _AFTER_WORDS))
+THANKS_CHARS = 60
+"""Longer than this (without spaces and punctuation), a message says more than "thanks"."""
+NAME_CHARS = 20
+"""The longest word taken for a name after a thank-you ("thanks Wendy")."""
+_NOT_A_NAME = frozenset(
+    "what why how when where who whom whose which can could would should is are am was were do "
+    "does did will may might must shall but however though although still not no dont doesnt "
+    "didnt cant cannot wont isnt arent wasnt help please and also".split()
+)
+"""Words that, next to a thank-you, begin or turn to something else: never taken for a name."""
+
+
+def says_thanks(text: str) -> bool:
+    """Whether `text` does nothing but thank, acknowledge or say goodbye: "thanks!", "ok great,
+    thank you", "got it, bye", "Thanks Wendy 👍", "👍", "谢谢", "好的，谢谢". Case, punctuation,
+    emoji and spaces are ignored; anything with more in it is a question ("thanks, how do I reset
+    my password?", "ok but it still does not unlock", "谢谢，怎么退款？"). A thank-you may name
+    who it thanks, one word first or last ("thanks Wendy", "Wendy, thanks"; not in Chinese,
+    written without spaces). A message that asks something ("ok?", "fine?") is a question."""
+    folded = _without_apostrophes(text)
+    words = re.findall(r"\w+", folded)
+    squeezed = "".join(words)
+    asks = "?" in text or "？" in text
+    if not squeezed:
+        # Only emoji ("👍", "🙏"): an acknowledgement; punctuation alone ("?") is not one.
+        return not asks and any(unicodedata.category(c) == "So" for c in folded)
+    if len(squeezed) > THANKS_CHARS or asks:
+        return False  # "ok?", "fine?": asked, not said; left to the bot like any question.
+    if _courtesy(squeezed):
+        return True
+    if len(words) < 2:
+        return False
+    return any(
+        name.isalpha()
+        and len(name) <= NAME_CHARS
+        # A word with no spaces in Chinese is a whole clause ("请问头盔在哪里"), never a name.
+        and not any(unicodedata.east_asian_width(c) in "WF" for c in name)
+        and name not in _NOT_A_NAME
+        and True in _courtesy("".join(rest))
+        for name, rest in ((words[-1], words[:-1]), (words[0], words[1:]))
+    )
+
+
+def _courtesy(squeezed: str) -> set[bool]:
+    """For each way `squeezed` is made wholly of courtesy words (`says_thanks`), whether one of
+    them thanks or says goodbye; empty when it is not. Worked out position by position, never by
+    trying every way of splitting it: "kkkk…" splits into "k"s in more ways than a regular
+    expression could try in a lifetime before failing on a last letter."""
+    size = len(squeezed)
+    reached: list[set[tuple[bool, bool]]] = [set() for _ in range(size + 1)]
+    reached[0].add((False, False))  # (just after a thank-you, thanked at all)
+    for start in range(size):
+        for after_thanks, thanked in reached[start]:
+            for end in range(start + 1, min(size, start + _LONGEST) + 1):
+                word = squeezed[start:end]
+                if word in _THANKS_WORDS:
+                    reached[end].add((True, True))
+                if after_thanks and word in _FOR_WORDS:  # "thanks so much", not "so much".
+                    reached[end].add((True, thanked))
+                if word in _COURTESY_WORDS or (start > 0 and word in _AFTER_WORDS):
+                    reached[end].add((False, thanked))
+    return {thanked for _, thanked in reached[size]}
+
+
+def question_for_bot(entries: Sequence[Entry]) -> ChatMessage | None:
+    """The customer message the bot answers when a person hands the conversation back: of those
+    written after the last reply in `entries` (a bot answer or an agent's message), the latest
+    that is a real question, neither a request for a person (`asks_for_person`) nor a thank-you
+    (`says_thanks`); None if there is none (the bot then waits for the customer's next message).
+    `entries` are oldest first, reaching back to that reply (or to the start of the log).
+
+    The desk's hand-back (`DeskService.hand_back`) and the agent console's confirmation before it
+    both ask this, so the console quotes the message the bot will answer."""
+    for entry in reversed(entries):
+        if not isinstance(entry, ChatMessage):
+            continue
+        if _is_reply(entry):
+            return None  # What came before the reply was answered.
+        if not asks_for_person(entry.text) and not says_thanks(entry.text):
+            return entry
+    return None
+
+
+def _is_reply(entry: Entry) -> bool:
+    """A bot answer or an agent's message: what the customer wrote before it was answered."""
+    return isinstance(entry, ChatMessage) and entry.author is not Author.CUSTOMER
 
 
 def _allowed(state: State, move: Move) -> bool:

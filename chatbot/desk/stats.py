@@ -123,11 +123,12 @@ class DeskStats(_Frozen):
     verdict, ...) and no answer marked not helpful."""
 
     questions: int
-    """Customer messages written in the window."""
+    """Customer messages written in the window, not counting those that only thanked (a
+    `thanked` event follows them: no question)."""
     bot_answers: int
     """Bot answers given in the window."""
     questions_by_hour: tuple[int, ...]
-    """Customer messages by hour of day (UTC), 24 counts from 00:00."""
+    """Those customer messages by hour of day (UTC), 24 counts from 00:00."""
 
     escalations: int
     """Times a conversation was sent to the queue in the window."""

@@ -16,6 +16,7 @@ from typing import NamedTuple, Protocol
 
 from chatbot.desk.models import (
     Author,
+    BotQuestion,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -285,13 +286,19 @@ class ConversationStore(Protocol):
         seen: bool = False,
         away_s: float | None = None,
         last_seen: datetime | None = None,
+        question: BotQuestion | None = None,
     ) -> Conversation:
         """The owner lets go (resolve, hand back, release): state `to` and `event`, if the state
         is still `expect` and `agent` still holds the claim.
 
         `seen`: only if `agent` has read every customer message (`UnseenMessage` otherwise), by
-        their read marker; an agent with no marker is not checked. Back to the bot (`to` is
-        `bot`), the customer's last message becomes the bot's question if nobody answered it.
+        their read marker; an agent with no marker is not checked.
+
+        `question`: back to the bot (`to` is `bot`), the customer message the service chose for
+        the bot to answer (`question.entry`; None: none) becomes its question, unless it is one
+        already; only if the customer wrote nothing after `question.read_to` (`StaleState`
+        otherwise: the service reads the log again and chooses again). Without it, nothing
+        becomes a question.
 
         `away_s`: the desk lets go for an agent who left (see `away_claims`): only if `agent`
         has a presence row and neither it nor the claim is newer than `away_s` seconds ago

@@ -22,6 +22,7 @@ from chatbot.desk.clock import Clock, utc_now
 from chatbot.desk.models import (
     EVENT_DATA,
     Author,
+    BotQuestion,
     Changes,
     ChatEvent,
     ChatMessage,
@@ -900,6 +901,7 @@ class SQLiteStore:
         seen: bool = False,
         away_s: float | None = None,
         last_seen: datetime | None = None,
+        question: BotQuestion | None = None,
     ) -> Conversation:
         assignments = {
             # Back in the queue at its old place: the customer has waited all along.
@@ -929,23 +931,33 @@ class SQLiteStore:
                 raise UnseenMessage(
                     f"conversation {conversation_id} has a message {agent} has not read"
                 )
+            if (
+                to is State.BOT
+                and question is not None
+                and db.execute(
+                    "SELECT 1 FROM entries WHERE conversation_id = ? AND author = 'customer'"
+                    " AND id > ? LIMIT 1",
+                    (conversation_id, question.read_to),
+                ).fetchone()
+            ):
+                # Written after the service read the log to choose: it was not considered.
+                raise StaleState(f"the customer wrote again in conversation {conversation_id}")
             db.execute(
                 f"UPDATE conversations SET state = ?, {assignments[to]} WHERE id = ?",
                 (to.value, conversation_id),
             )
             self._append(db, conversation_id, event=event)
-            if to is State.BOT:
-                # The customer's last word, if nobody answered it, is for the bot now: left to a
-                # person who handed back without replying, it would wait for nobody. Judged
-                # already or not: a decision kept silent (a person had it) was never said.
+            if to is State.BOT and question is not None and question.entry is not None:
+                # The question the service chose (the customer's latest since the last reply, a
+                # real one), for the bot now: left to a person who handed back without replying,
+                # it would wait for nobody. Judged already or not: a decision kept silent (a
+                # person had it) was never said.
                 db.execute(
                     "INSERT INTO questions (entry_id, conversation_id)"
                     " SELECT e.id, e.conversation_id FROM entries e"
-                    " WHERE e.id = (SELECT max(m.id) FROM entries m"
-                    "  WHERE m.conversation_id = ? AND m.author IS NOT NULL)"
-                    " AND e.author = 'customer'"
+                    " WHERE e.id = ? AND e.conversation_id = ? AND e.author = 'customer'"
                     " AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.entry_id = e.id)",
-                    (conversation_id,),
+                    (question.entry, conversation_id),
                 )
             return self._conversation(db, conversation_id)
 

@@ -369,12 +369,16 @@ def compute_stats(
         )
     )
     hours = [0] * 24
+    # A message that only thanked asked nothing: the `thanked` event written with it takes it
+    # off its hour (each half of the one statement read off its own index, by author or event).
     for hour, count in run(
-        f"SELECT {d.hour_of_day('created_at')} AS h, count(*) FROM entries"
-        f" WHERE author = 'customer' AND created_at >= {since_} GROUP BY h",
+        f"SELECT x.h, sum(x.n) FROM (SELECT {d.hour_of_day('created_at')} AS h, 1 AS n"
+        f"  FROM entries WHERE author = 'customer' AND created_at >= {since_}"
+        f"  UNION ALL SELECT {d.hour_of_day('created_at')}, -1 FROM entries"
+        f"  WHERE event = 'thanked' AND created_at >= {since_}) AS x GROUP BY x.h",
         p,
     ):
-        hours[int(hour)] = int(count)
+        hours[int(hour)] = max(0, int(count))
 
     # -- escalations and the people who took them -------------------------------------------------
     # By reason off the content-gap rows (one per escalation with a question, same time, a
@@ -534,7 +538,7 @@ def compute_stats(
         asked=int(asked),
         bot_answered=int(answered),
         bot_resolved=int(resolved),
-        questions=int(counts.get("customer", 0)),
+        questions=sum(hours),
         bot_answers=int(counts.get("bot", 0)),
         questions_by_hour=tuple(hours),
         escalations=int(escalations),

@@ -1,4 +1,4 @@
-"""Telling a request for a person from a question takes time in proportion to the
+"""Telling a request for a person or a thank-you from a question takes time in proportion to the
 message, whatever it is made of: any customer can write "请帮我"×26 + "x", and a regular
 expression that tried every way of splitting it into "请", "帮我" and "请帮我" ran for minutes on
 the desk's thread before saying "no"."""
@@ -8,12 +8,14 @@ import sys
 
 import pytest
 
-from chatbot.desk.service import PERSON_REQUEST_CHARS, asks_for_person
+from chatbot.desk.service import PERSON_REQUEST_CHARS, THANKS_CHARS, asks_for_person, says_thanks
 
 HOSTILE = [
     ("asks_for_person", "请帮我" * ((PERSON_REQUEST_CHARS - 1) // 3) + "x"),
     ("asks_for_person", "please" * ((PERSON_REQUEST_CHARS - 1) // 6) + "x"),
     ("asks_for_person", "thankyou" * ((PERSON_REQUEST_CHARS - 10) // 8) + "agentx"),
+    ("says_thanks", "k" * (THANKS_CHARS - 1) + "x"),
+    ("says_thanks", "好的" * ((THANKS_CHARS - 1) // 2) + "x"),
 ]
 DEADLINE_S = 20.0
 """Far above the milliseconds a linear check takes on any machine, far below the minutes the
@@ -54,6 +56,7 @@ def test_a_message_made_to_backtrack_is_told_apart_at_once(check: str, text: str
 )
 def test_requests_for_a_person_are_still_told(text: str) -> None:
     assert asks_for_person(text)
+    assert not says_thanks(text)
 
 
 @pytest.mark.parametrize(

@@ -179,9 +179,9 @@ async def test_hand_back_to_the_bot(make_app: MakeApp, other: DeskService) -> No
 async def test_handing_back_with_the_customers_message_unanswered_asks_first(
     make_app: MakeApp, other: DeskService
 ) -> None:
-    """Handed back after the customer's "ok thanks, that's all", the bot took it as a question,
-    could not answer, and told the customer a person would reply. The console says what the bot
-    will answer first; Ctrl+G again hands back."""
+    """Handed back with a question of the customer's unanswered, the bot takes it up: the console
+    says which first; Ctrl+G again hands back. (A thank-you is no question: it hands back at once,
+    see tests/tui/test_hand_back_confirm.py.)"""
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
         conversation = other.start_conversation().id
@@ -189,14 +189,14 @@ async def test_handing_back_with_the_customers_message_unanswered_asks_first(
         other.ask(conversation, "Where is my helmet?")
         other.claim(conversation, agent="ana")
         other.reply(conversation, agent="ana", text="In the locker by dock 4.")
-        other.ask(conversation, "ok thanks, that's all")
+        other.ask(conversation, "Is the locker open at night?")
         view = await app.open_conversation(conversation)
-        await wait_until(pilot, lambda: view.is_mine and "that's all" in view_text(app))
+        await wait_until(pilot, lambda: view.is_mine and "open at night" in view_text(app))
         await pilot.press("ctrl+g")
         hint = view.query_one("#reply-hint")
         await wait_until(pilot, lambda: "Ctrl+G again" in flat(screen_text(app, hint)))
         assert flat(screen_text(app, hint)) == (
-            "The bot will answer the customer's last message, “ok thanks, that's all”. Ctrl+G "
+            "The bot will answer the customer's message “Is the locker open at night?”. Ctrl+G "
             "again hands back; Ctrl+R resolves instead."
         )
         assert other.conversation(conversation).state is State.CLAIMED

@@ -38,7 +38,7 @@ from chatbot.desk.models import (
     State,
     StoredDecision,
 )
-from chatbot.desk.service import WroteMeanwhile
+from chatbot.desk.service import WroteMeanwhile, question_for_bot
 from chatbot.desk.states import Move, Refused, Role, next_state
 from chatbot.drafts import draft_owner, join_drafts, read_agent_draft, store_agent_draft
 from chatbot.errors import HelpdeskError
@@ -89,6 +89,14 @@ WROTE_MEANWHILE = N_("The customer has just written again: read it, then resolve
 reads the conversation again)."""
 WROTE_BEFORE_HAND_BACK = N_("The customer has just written again: read it, then hand back.")
 """A hand-back refused as the customer wrote after the message the console quoted."""
+HAND_BACK_QUOTE = N_(
+    "The bot will answer the customer's message “{text}”. Ctrl+G again hands back; Ctrl+R "
+    "resolves instead."
+)
+"""Said before handing back when there is a question for the bot (`question_for_bot`)."""
+NEXT_MESSAGE = N_("Handed back: the bot will answer the customer's next message.")
+"""Said once handed back with no question for the bot: nothing the customer wrote since the last
+reply asks anything (a thank-you, a request for a person), so the bot waits for them."""
 NOTE_PLACEHOLDER = N_("Internal note for agents (the customer never sees it); Enter saves")
 BOT_HAS_IT = N_("The bot is answering this conversation.")
 RESTORED = N_("Your unsent reply from before is back.")
@@ -232,8 +240,10 @@ class ConversationView(Vertical):
         self.conversation_id = conversation_id
         self.conversation: Conversation | None = None
         self._last_entry = 0
-        self._last_message: ChatMessage | None = None
-        """The newest message in the log (notes and events aside)."""
+        self._since_reply: list[ChatMessage] = []
+        """The newest reply read (a bot answer or an agent's message) and the customer's
+        messages after it; every message read while there is none: what `question_for_bot`
+        chooses the bot's question from, as the hand-back does."""
         self._hand_back_asked: int | None = None
         """The customer's message a hand-back was asked about: Ctrl+G again hands back."""
         self._read_entry = 0
@@ -478,7 +488,7 @@ class ConversationView(Vertical):
                     await self._read_decisions(page.entries)
                     self.transcript.start(page)
                     self._note_outcomes(page.entries)
-                    self._note_last_message(page.entries)
+                    self._note_messages(page.entries)
                     if (after := self._check_after) is not None:
                         self._note_replies(entry for entry in page.entries if entry.id > after)
                     if page.entries:
@@ -491,7 +501,7 @@ class ConversationView(Vertical):
                         await self._read_decisions(entries)
                         self.transcript.add(entries)
                         self._note_outcomes(entries)
-                        self._note_last_message(entries)
+                        self._note_messages(entries)
                         self._note_replies(entries)
                         grew = True
                 # The bot's decision is read again only when the log grew: a new one is an entry.
@@ -1250,26 +1260,40 @@ class ConversationView(Vertical):
     async def action_resolve(self) -> None:
         await self._let_go(self.services.desk.resolve)
 
-    def _note_last_message(self, entries: Iterable[Entry]) -> None:
-        for entry in reversed(list(entries)):
-            if isinstance(entry, ChatMessage):
-                self._last_message = entry
-                return
+    def _note_messages(self, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            if not isinstance(entry, ChatMessage):
+                continue
+            if entry.author is Author.CUSTOMER:
+                self._since_reply.append(entry)
+                if self._why == self.t.gettext(NEXT_MESSAGE):
+                    self._why = None  # The next message came: the line has said its piece.
+            else:  # A reply: what came before it was answered.
+                self._since_reply = [entry]
 
     async def action_hand_back(self) -> None:
-        last = self._last_message
-        if last is not None and last.author is Author.CUSTOMER and self._hand_back_asked != last.id:
-            # Handed back, the customer's last message is the bot's question: "ok thanks, that's
-            # all" came back to the queue as one the bot could not answer, and the customer was
-            # told a person would reply. Said first; the same key again hands back.
-            self._hand_back_asked = last.id
-            sentence = self.t.gettext(
-                "The bot will answer the customer's last message, “{text}”. Ctrl+G "
-                "again hands back; Ctrl+R resolves instead."
-            )
-            self.say_why(sentence.format(text=clip(" ".join(printable(last.text).split()), 40)))
+        # Handed back, the bot answers the customer's latest real question since the last reply
+        # (`question_for_bot`, the desk's own choice): said first, and the same key again hands
+        # back. With none ("thanks!", "talk to a person": judged, each went back to the queue as
+        # one the bot could not answer), it hands back at once and the bot waits for the next.
+        question = question_for_bot(self._since_reply)
+        reaches_reply = (
+            bool(self._since_reply) and self._since_reply[0].author is not Author.CUSTOMER
+        )
+        if question is None and not reaches_reply and self.transcript.hidden:
+            # The reply lies before the page shown: the desk reads back to it.
+            try:
+                question = await self.services.desk.question_for_bot(self.conversation_id)
+            except HelpdeskError as error:
+                await self._refuse(error)
+                return
+        if question is not None and self._hand_back_asked != question.id:
+            self._hand_back_asked = question.id
+            sentence = self.t.gettext(HAND_BACK_QUOTE)
+            self.say_why(sentence.format(text=clip(" ".join(printable(question.text).split()), 40)))
             return
-        await self._let_go(self.services.desk.hand_back)
+        if await self._let_go(self.services.desk.hand_back) and question is None:
+            self.say_why(self.t.gettext(NEXT_MESSAGE))
 
     async def action_release(self) -> None:
         await self._let_go(self.services.desk.release)
@@ -1293,16 +1317,19 @@ class ConversationView(Vertical):
             return
         await self.reload()
 
-    async def _let_go(self, move: Callable[..., Awaitable[object]]) -> None:
+    async def _let_go(self, move: Callable[..., Awaitable[object]]) -> bool:
+        """Make `move` (resolve, hand back, release) and show what came of it; False if it was
+        refused or failed (the line above the box says why)."""
         agent = self.services.agent
         if agent is None:
-            return
+            return False
         try:
             await move(self.conversation_id, agent=agent)
         except HelpdeskError as error:
             await self._refuse(error)
-            return
+            return False
         await self.reload()
+        return True
 
     async def action_show_earlier(self) -> None:
         first = self.transcript.first_id
