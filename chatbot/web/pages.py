@@ -71,7 +71,9 @@ def app_page(
         signed_out=t.gettext("You were signed out: sign in again to go on."),
         expired=t.gettext("Your session has expired: sign in again to go on."),
         opened_again=t.gettext("It was opened again in another tab or window."),
-        shutting_down=t.gettext("The help desk is restarting: try again in a minute."),
+        shutting_down=t.gettext(
+            "The help desk is restarting: this page starts again by itself once it is back."
+        ),
         # In place of "This session has ended.": its app process ended before it drew anything
         # (and nothing was sent, let alone saved).
         failed_to_start=t.gettext("The help desk cannot open now"),

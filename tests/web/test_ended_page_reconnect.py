@@ -134,7 +134,9 @@ def test_start_again_waits_for_a_server_that_is_still_down(stand_in: StandIn, pa
              what="the page to say it is connecting", timeout=10)  # fmt: skip
     assert page.url == stand_in.url + "/" and "-closed" in page.evaluate("document.body.className")
     why = page.locator(".closed-dialog .why")
-    assert why.inner_text() == "The help desk is restarting: try again in a minute."
+    assert why.inner_text() == (
+        "The help desk is restarting: this page starts again by itself once it is back."
+    )
     assert page.locator(".closed-dialog .saved").is_visible()  # The app ran: it holds.
 
     stand_in.drawn = b""

@@ -47,7 +47,9 @@ def test_sigterm_tells_the_browsers_ends_the_processes_and_loses_nothing(
     assert page.locator(".closed-dialog").is_visible()
     why = page.locator(".closed-dialog .why")
     why.wait_for(state="visible", timeout=10_000)
-    assert why.inner_text() == "The help desk is restarting: try again in a minute."
+    assert why.inner_text() == (
+        "The help desk is restarting: this page starts again by itself once it is back."
+    )
     page.screenshot(path=artifacts / "shutdown.png")
     assert not any(alive(pid) for pid in processes + bots)
     output = "".join(fresh_server.output)

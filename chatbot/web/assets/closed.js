@@ -14,6 +14,11 @@
 //   says the help desk is restarting (or cannot reach its database, when the server says that
 //   is why) and that it is connecting, asks again every few seconds, and goes once the server
 //   answers.
+// - A session ended by the server stopping (a restart) starts again by itself, the same way, a
+//   few seconds later: customers left waiting for an agent stayed on this page, never seeing the
+//   reply. Only that one: a page signed out, expired, ended by its user or replaced by another
+//   tab waits for "Start again" (gone by itself, it would sign in again, or take the other tab's
+//   session back).
 (function () {
   "use strict";
   var REASONS = {
@@ -27,9 +32,14 @@
   var CHECK_TIMEOUT_MS = 5000;
   var RETRY_MS = [1000, 2000, 3000, 5000]; // Then every 5 s, until it answers.
   var BY_ITSELF_MS = 60000; // A session that failed to start is tried again after a minute.
+  // One ended by a restart asks after 2 to 5 s: the server is still stopping before then, and
+  // the pages of its many sessions do not all ask at once (nor start again all at once).
+  var RESTARTED_MS = 2000;
+  var RESTARTED_SPREAD_MS = 3000;
   var DATABASE_OUT = "database unreachable"; // /healthz's reason while its database is out.
   var NativeWebSocket = window.WebSocket;
   var going = false;
+  var leaving = false;
 
   function dialog() {
     return document.querySelector(".closed-dialog");
@@ -68,6 +78,11 @@
     }
     var key = REASONS[reason];
     if (key) say(".why", key);
+    if (key === "shuttingDown") {
+      setTimeout(function () {
+        go(part("a.button"));
+      }, RESTARTED_MS + Math.random() * RESTARTED_SPREAD_MS);
+    }
     // Signed out already (here, on another tab or server, or by a new password): a "Sign out"
     // beside "Start again" would offer what has just been done.
     var signOut = part("form.sign-out");
@@ -133,6 +148,7 @@
 
   function goWhenAnswering(link, attempt) {
     answers().then(function (answer) {
+      if (leaving) return; // Signing out instead: going back in would cancel it.
       if (answer.ok) {
         window.location.assign(link.href);
         return;
@@ -156,6 +172,11 @@
     }
     event.preventDefault();
     go(link);
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form && form.closest && form.closest(".closed-dialog")) leaving = true; // "Sign out".
   });
 
   function go(link) {
