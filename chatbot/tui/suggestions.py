@@ -20,13 +20,11 @@ from typing import TYPE_CHECKING
 
 from chatbot.errors import HelpdeskError
 from chatbot.valen.cache import CorruptCacheError, read_entries
-from chatbot.valen.protocol import PREDICATE
+from chatbot.valen.protocol import PREDICATE, question_of
 
 if TYPE_CHECKING:
     from chatbot.engine.engine import Engine
 
-PREFIX = "Customer question: "
-SEPARATOR = "\n\nHelp-center passage: "
 MAX_SUGGESTIONS = 5
 
 
@@ -58,12 +56,11 @@ def recorded_questions(
     for entry in entries.values():
         if not isinstance(entry, dict):
             continue
-        text = entry.get("input", "")
-        if not (isinstance(text, str) and text.startswith(PREFIX) and SEPARATOR in text):
+        question = question_of(entry.get("input"))
+        if question is None:
             continue
         if entry.get("instructions") != predicate or entry.get("model") != model:
             continue
-        question = text[len(PREFIX) : text.index(SEPARATOR)]
         probability = entry.get("probability")
         # bool is an int: `true` is no probability. A refusal (none) never answers.
         if isinstance(probability, bool) or not isinstance(probability, int | float):

@@ -4,7 +4,8 @@ An entry is keyed by what determines Valen's answer (model, predicate, input tex
 else, so the same question and passage replay whatever base URL, key or dialect recorded them.
 The file is pretty-printed JSON with sorted keys so recordings diff cleanly. Writers merge under
 a file lock and replace the file atomically, so two processes recording at once lose nothing and a
-crash never leaves half a file.
+crash never leaves half a file. Each entry a recording writes carries that recording's number
+(`recording`: 1, 2, ...), since the file's order (by key, a hash) says nothing of which are new.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from chatbot.files import special_kind, write_text_atomic
 from chatbot.text import printable
-from chatbot.valen.protocol import JSONError, loads
+from chatbot.valen.protocol import JSONError, loads, question_of
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,18 @@ LOCK_S = 30.0
 USABLE_AGAIN = "replay cache %s is usable again: recording resumed"
 """Warned, as the corruption was, once a recording finds the file usable again: the app shows
 it as news, not as a problem."""
+
+
+RECORDING = "recording"
+"""An entry's field: the number of the recording into the file that wrote it (the first is 1), so
+the newest recordings are known."""
+SEED_QUESTIONS = (
+    "I was charged twice for the same ride, can I get my money back?",
+    "The bike's brakes were already worn when I took it. Will I have to pay for that?",
+    "There were no free docks at the station so I kept riding. Will I pay a late fee?",
+)
+"""The cookbook's questions, in its order: the shipped cache holds their recorded answers, and
+`read_entries` lists theirs first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +109,10 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     """The file's entries; None when there is no file. Anything unreadable, including a path that
     is not a regular file, JSON nested past the recursion limit or a number too long to convert,
     is a `CorruptCacheError`. The one reader of cache files: the replay cache and the app's
-    suggestions both use it."""
+    suggestions both use it.
+
+    Listed in the order the app offers their questions (`in_offer_order`), not the file's: by key,
+    that was a hash's, and a few throwaway recordings pushed the cookbook's questions out."""
     try:
         data = loads(_read_regular_file(path))
     except FileNotFoundError:
@@ -108,7 +124,37 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise CorruptCacheError(f"{path}: not a replay cache (no 'entries' object)")
     entries: dict[str, dict[str, Any]] = data["entries"]
-    return entries
+    return in_offer_order(entries)
+
+
+def in_offer_order(entries: dict[str, Any]) -> dict[str, Any]:
+    """`entries` reordered: the cookbook's questions first, in its order (`SEED_QUESTIONS`), then
+    the most recently recorded (a higher `recording` first), then the rest (recorded before
+    entries were numbered, or odd) as they came."""
+    seeds = {question: rank for rank, question in enumerate(SEED_QUESTIONS)}
+
+    def rank(item: tuple[str, Any]) -> tuple[int, int]:
+        entry = item[1]
+        if not isinstance(entry, dict):
+            return (2, 0)
+        seed = seeds.get(question_of(entry.get("input")) or "")
+        if seed is not None:
+            return (0, seed)
+        number = _recording(entry)
+        return (1, -number) if number is not None else (2, 0)
+
+    return dict(sorted(entries.items(), key=rank))  # Stable: ties keep the file's order.
+
+
+def _recording(entry: dict[str, Any]) -> int | None:
+    number = entry.get(RECORDING)
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def _last_recording(entries: dict[str, Any]) -> int:
+    """The highest recording number among `entries`; 0 for none."""
+    numbers = (_recording(e) for e in entries.values() if isinstance(e, dict))
+    return max((n for n in numbers if n is not None), default=0)
 
 
 FileState = tuple[int, int, int, int, int, int] | None
@@ -231,7 +277,10 @@ class ReplayCache:
                 except CorruptCacheError as error:
                     self._mark_corrupt(error, state)
                     return 0
-                merged.update(new)
+                # This recording's number, after every other's: what the file lists first among
+                # its questions, after the cookbook's, is what was recorded last.
+                number = _last_recording(merged) + 1
+                merged.update({key: {**entry, RECORDING: number} for key, entry in new.items()})
                 write_json_atomic(self.path, {"format": FORMAT, "entries": merged})
                 self._entries = merged
                 self.missing = False

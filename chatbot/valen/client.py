@@ -18,6 +18,7 @@ import json
 import math
 import random
 import re
+import ssl
 import time
 import zlib
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ from chatbot.valen.errors import (
     BadRequestError,
     BudgetExhaustedError,
     ConnectionBrokenError,
+    ErrorReplyError,
     GatewayTimeoutError,
     InvalidResponseError,
     MalformedKeyError,
@@ -45,6 +47,7 @@ from chatbot.valen.errors import (
     RedirectError,
     ReplyTooLargeError,
     ServerError,
+    TLSError,
     TooLargeError,
     ValenConnectionError,
     ValenError,
@@ -78,6 +81,12 @@ MAX_DETAIL_ITEMS = 20
 MAX_REPLY_BYTES = 1_000_000
 # An HTML error page's <title> is looked for in its first this-many characters only.
 HTML_SCAN_CHARS = 16_384
+# The longest wait a `retry-after` is read as: a longer one, an infinite one (`inf`, `1e400`) or
+# a date centuries ahead all read as this, far past any wait honoured, and are said as
+# `LONG_WAIT_WORDS`: `Retry-After: 99999999999999999999999` was said as "99999999999999991611392 s",
+# while `inf` was read as no Retry-After at all.
+MAX_RETRY_AFTER_S = 86_400.0
+LONG_WAIT_WORDS = "a day or more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,29 +122,48 @@ class RetryPolicy:
 
 def retry_after_s(headers: httpx.Headers, *, now: datetime | None = None) -> float | None:
     """The wait the server asked for: `retry-after-ms`, else `retry-after` in seconds or as an
-    HTTP date. None when absent or unreadable; never negative."""
-    millis = headers.get("retry-after-ms")
+    HTTP date. None when absent or unreadable (`nan` too); never negative, and never more than
+    `MAX_RETRY_AFTER_S`, which any longer wait, infinite ones included, reads as."""
+    millis = _number(headers.get("retry-after-ms"))
     if millis is not None:
-        try:
-            value = float(millis) / 1000
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value):
-            return max(value, 0.0)
+        return _bounded_wait(millis / 1000)
     after = headers.get("retry-after")
     if after is None:
         return None
-    try:
-        value = float(after)
-    except ValueError:
+    value = _number(after)
+    if value is None:
         try:
             when = parsedate_to_datetime(after)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
         if when.tzinfo is None:  # RFC 9110 dates are GMT; parsedate leaves "-0000" naive.
             when = when.replace(tzinfo=UTC)
         value = (when - (now or datetime.now(UTC))).total_seconds()
-    return max(value, 0.0) if math.isfinite(value) else None
+    return _bounded_wait(value)
+
+
+def _number(text: str | None) -> float | None:
+    """A header's number (`inf` and `1e400` are infinite, and long waits); None for none, `nan`
+    or anything else."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(value) else value
+
+
+def _bounded_wait(seconds: float) -> float:
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def wait_words(seconds: float) -> str:
+    """A wait a server asked for, as messages say it: `50 s`, `0.5 s`, or `LONG_WAIT_WORDS` for
+    one of `MAX_RETRY_AFTER_S` (what any longer wait reads as): never a float's stray digits."""
+    if seconds >= MAX_RETRY_AFTER_S:
+        return LONG_WAIT_WORDS
+    return f"{_s(seconds)} s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +244,19 @@ def error_message(reply: Reply, *, redact: Redactor = _NO_SECRETS) -> str:
             for item in message[:MAX_DETAIL_ITEMS]
         )
     return redact.one_line(_text(message), MAX_MESSAGE_CHARS) or reply.reason
+
+
+def _error_envelope(body: dict[str, Any]) -> bool:
+    """Whether a reply is an error envelope: `{"error": ...}` (OpenAI's, Ollama's) or
+    `{"detail": ...}` (FastAPI's), not empty (`null`, `false`, `""`, `{}`, `[]` say no error)."""
+    return any(body.get(name) not in (None, False, "", {}, []) for name in ("error", "detail"))
+
+
+def _error_type(body: dict[str, Any], redact: Redactor) -> str:
+    """` (type 'quota')` when the envelope names its error's type, as OpenAI's does."""
+    error = body.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    return f" (type {quote(kind, redact)})" if isinstance(kind, str) and kind else ""
 
 
 def _text(value: Any) -> str:
@@ -396,6 +437,57 @@ def _broke_off(error: httpx.TransportError, *, answered: int | None = None) -> s
     return None
 
 
+# OpenSSL's reasons when what answered a TLS client hello does not speak TLS (most often plain
+# HTTP: an https:// base URL for an http:// server).
+_NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE",
+                      "PACKET_LENGTH_TOO_LONG", "HTTP_REQUEST"})  # fmt: skip
+# X509 verify codes for a chain that ends at a certificate nobody here trusts: self-signed, or
+# signed by a CA not in the bundle (a private one).
+_UNTRUSTED = frozenset({2, 18, 19, 20, 21})
+_NAME_MISMATCH = frozenset({62, 64})  # The certificate is for another host name or IP address.
+# The SSL errors that are a connection closed or failing mid-handshake, not a verdict of TLS:
+# retried as any connection failure is.
+_NOT_A_TLS_VERDICT = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)
+
+
+def _tls_failure(error: BaseException) -> str | None:
+    """Why the TLS handshake failed, when `error` came of a TLS verdict: the certificate not
+    trusted, or no TLS at that address; None otherwise. Both httpcore and the aiohttp transport
+    keep the `ssl` error as the cause of their `ConnectError`; the deepest one is read (aiohttp's
+    own certificate error is an `ssl.CertificateError` too, without OpenSSL's words)."""
+    found: ssl.SSLError | None = None
+    cause: BaseException | None = error
+    for _ in range(8):  # A chain is a few links long; a cycle must not loop.
+        if cause is None:
+            break
+        if isinstance(cause, ssl.SSLError):
+            found = cause
+        cause = cause.__cause__ or cause.__context__
+    if found is None or isinstance(found, _NOT_A_TLS_VERDICT):
+        return None
+    if isinstance(found, ssl.SSLCertVerificationError):
+        said = str(getattr(found, "verify_message", "") or "certificate verify failed")
+        code = getattr(found, "verify_code", None)
+        if code in _UNTRUSTED:
+            return (
+                f"the server's certificate is not trusted ({said.rstrip('.')}); if a private CA "
+                "signed it, set SSL_CERT_FILE to a file holding that CA's certificate (PEM)"
+            )
+        if code in _NAME_MISMATCH:
+            return (
+                f"the server's certificate is for another name ({said.rstrip('.')}); use the "
+                "name it was issued for in the base URL"
+            )
+        return f"the server's certificate was refused ({said.rstrip('.')})"
+    reason = str(getattr(found, "reason", None) or type(found).__name__)
+    if reason in _NOT_TLS:
+        return (
+            f"the server at that address does not speak TLS ({reason}); if it serves plain "
+            "HTTP, use an http:// base URL"
+        )
+    return f"the TLS handshake failed ({reason})"
+
+
 class Clock(Protocol):
     """Where the client reads the time and waits: the system's by default, a fake in tests so a
     retry-after of seconds, or a budget running out, costs none."""
@@ -528,6 +620,10 @@ class ValenClient:
                     f"no reply from {self.url}: {type(error).__name__}"
                 ) from None
             except httpx.TransportError as error:
+                if answered is None and (tls := _tls_failure(error)) is not None:
+                    # Not "cannot reach ... is the server running?": it is, and the same
+                    # handshake would fail the same way, so it is not retried either.
+                    raise TLSError(f"the TLS handshake with {self.url} failed: {tls}") from None
                 if (broke_off := _broke_off(error, answered=answered)) is not None:
                     raise ConnectionBrokenError(
                         f"the server at {self.url} {broke_off}: {type(error).__name__}"
@@ -567,6 +663,14 @@ class ValenClient:
             if not isinstance(body, dict):  # `[]` was "reply has no 'answers'", as if it might.
                 raise InvalidResponseError(
                     f"reply is not a JSON object: {quote(body, self._redact)}", status=status
+                )
+            if body.get("answers") is None and _error_envelope(body):
+                # Said as the server's error, as for any other status: "reply has no 'answers'
+                # (is this a Valen server, and is --dialect right?)" hid "quota exceeded".
+                raise ErrorReplyError(
+                    f"the server answered {status} with an error instead of an answer: "
+                    f"{error_message(reply, redact=self._redact)}{_error_type(body, self._redact)}",
+                    status=status,
                 )
             outcomes = parse_answers(body, names, clean=self._redact)
         except ValenError as error:
@@ -637,8 +741,8 @@ class ValenClient:
                 if error.wait_s is not None and error.wait_s >= left:
                     # Valen's wait, not our budget, is what stops it: the kind stays the reply's.
                     error.message = (
-                        f"{error.message}; Valen asked to wait {_s(error.wait_s)} s, longer than "
-                        f"the question's time budget allows ({_s(left)} s left)"
+                        f"{error.message}; Valen asked to wait {wait_words(error.wait_s)}, longer "
+                        f"than the question's time budget allows ({_s(left)} s left)"
                     )
                     raise
                 if wait >= left:
@@ -661,8 +765,8 @@ class ValenClient:
             return own, own
         if asked > self.retry.max_wait_s:
             error.message = (
-                f"{error.message}; the server asked to wait {asked:.0f} s, "
-                f"more than the {self.retry.max_wait_s:g} s we wait"
+                f"{error.message}; the server asked to wait {wait_words(asked)}, "
+                f"more than the {_s(self.retry.max_wait_s)} s we wait"
             )
             raise error
         # A little jitter on top, so clients told the same instant do not all come back at once.
@@ -673,9 +777,9 @@ class ValenClient:
         """The error for a request not sent because the wait another request was asked for
         outlasts this one's deadline: of that request's kind and status, saying so."""
         cause = self._paused_by or RateLimitedError("", status=429)
-        asked = f"{_s(cause.wait_s)} s" if cause.wait_s is not None else "a while"
+        asked = wait_words(cause.wait_s) if cause.wait_s is not None else "a while"
         if cause.wait_s is not None and cause.wait_s > self.retry.max_wait_s:
-            asked += f", of which requests wait {self.retry.max_wait_s:g} s at most"
+            asked += f", of which requests wait {_s(self.retry.max_wait_s)} s at most"
         left = _s(max(deadline - self.clock.monotonic(), 0.0))
         said = f"; it said: {cause.message}" if cause.message else ""
         error = _copy(cause)

@@ -106,6 +106,15 @@ class ConnectionBrokenError(ValenConnectionError):
     connection failure; told apart so that nobody is asked whether the server is running."""
 
 
+class TLSError(ValenError):
+    """The TLS handshake failed: the server's certificate is not trusted (self-signed, a private
+    CA's, for another name, expired) or the server at that address does not speak TLS at all.
+    Not retried: the same handshake fails the same way, and "cannot reach ... (is the server
+    running?)" sent people looking for a server that was there all along."""
+
+    kind = "tls"
+
+
 class RedirectError(ValenError):
     """3xx: the server sent the request elsewhere; redirects are not followed (a POST with the
     key must not go wherever a reply says), so the base URL is what needs changing."""
@@ -133,6 +142,15 @@ class InvalidResponseError(ValenError):
     """A reply that is not a valid Valen answer (HTML, non-JSON, bad names or probabilities)."""
 
     kind = "invalid-response"
+
+
+class ErrorReplyError(InvalidResponseError):
+    """A success status whose body is an error envelope (`{"error": {"message": ...}}`,
+    `{"detail": ...}`) instead of an answer: the server's own words say what is wrong (a quota,
+    say), so its kind is not `invalid-response`, whose hint asks whether this is a Valen server
+    and whether the dialect is right."""
+
+    kind = "error-reply"
 
 
 class ReplyTooLargeError(InvalidResponseError):

@@ -23,9 +23,21 @@ PREDICATE = "A support agent could answer the customer's question using only thi
 ANSWER_NAME = "answers"
 
 
+QUESTION_PREFIX = "Customer question: "
+PASSAGE_SEPARATOR = "\n\nHelp-center passage: "
+
+
 def input_text(question: str, passage_text: str) -> str:
     """The text Valen reads for one question and one passage."""
-    return f"Customer question: {question}\n\nHelp-center passage: {passage_text}"
+    return f"{QUESTION_PREFIX}{question}{PASSAGE_SEPARATOR}{passage_text}"
+
+
+def question_of(text: object) -> str | None:
+    """The customer question in an `input_text`; None for any other value."""
+    if not (isinstance(text, str) and text.startswith(QUESTION_PREFIX)):
+        return None
+    end = text.find(PASSAGE_SEPARATOR)
+    return text[len(QUESTION_PREFIX) : end] if end >= 0 else None
 
 
 @dataclass(frozen=True, slots=True)
