@@ -65,7 +65,11 @@ async def test_a_rating_typed_before_quitting_is_asked_for_again_and_taken(
         # Typed again, a lone digit is no message for a person.
         await type_text(pilot, "4")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.question.value == "", timeout=START_S)
+        await wait_until(
+            pilot, lambda: "already rated" in flat(screen_text(again)), timeout=START_S
+        )
+        assert panel.question.value == "4"  # Not sent, and kept in the box to correct.
+        await pilot.press("backspace")
         await type_text(pilot, "thanks")  # Left unsent in the rated conversation.
         await pilot.press("ctrl+q")
     # Kept, for a new chat (the rated conversation is not opened again), and said so.

@@ -18,7 +18,8 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import hand_back_question
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton, handed_on, typing
+from chatbot.tui.screens.modal import Dialog, DialogButton, handed_on, typing
+from chatbot.tui.widgets.button_row import ButtonRow
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput

@@ -61,8 +61,9 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.kb_index import KnowledgeBaseIndex
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.editor_home import EditorHomeScreen
-from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton
+from chatbot.tui.screens.modal import Dialog, DialogButton
 from chatbot.tui.services import Services
+from chatbot.tui.widgets.button_row import ButtonRow
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.passage_form import PassageForm

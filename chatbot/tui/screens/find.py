@@ -81,6 +81,12 @@ def hit_line(hit: SearchHit, *, query: str = "", locale: Locale = DEFAULT_LOCALE
 class FindScreen(Dialog[int | None]):
     """A search box over every conversation's messages, newest first; Enter opens one."""
 
+    # A small terminal (60x20) gave the results two rows, the margins of a large one around
+    # them: each hit showed its number and one line of its words. There the dialog takes the
+    # screen, and drops its margins (see app.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (80, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-high")]
+
     BINDINGS = [
         Binding("escape", "close", N_("Close")),
         Binding("down", "to_results", N_("Results"), show=False),

@@ -14,7 +14,8 @@ from chatbot.desk.models import State
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings
-from chatbot.tui.screens.modal import ButtonRow, Dialog, DialogButton
+from chatbot.tui.screens.modal import Dialog, DialogButton
+from chatbot.tui.widgets.button_row import ButtonRow
 from chatbot.tui.widgets.footer import Footer
 
 

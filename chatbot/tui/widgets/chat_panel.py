@@ -921,8 +921,7 @@ class ChatPanel(Vertical):
 
     @on(Input.Changed, "#question")
     def _typing_question(self, event: Input.Changed) -> None:
-        if event.value:
-            self._hide_told_rated()  # Typed on (the box emptied by Enter keeps it).
+        self._hide_told_rated()  # Typed on, or cleared: the number it was said of is gone.
         if self._refused and (is_blank(event.value) or self._refusal(event.value) is None):
             # Cleared, or cut to within the limit: what the line said is over. ("Shorten it"
             # stayed under the transcript through an agent's replies until the next Enter.)
@@ -961,9 +960,10 @@ class ChatPanel(Vertical):
             return
         if self._rating_typed_amiss(words):
             # A second rating, a correction, or one out of range (`7`, `10`): sent, it reopened
-            # the resolved conversation and put a lone number in the agents' queue.
+            # the resolved conversation and put a lone number in the agents' queue. Kept in the
+            # box, as other words not sent are, to correct: taken out, the `7` was lost.
             self._say_rated()
-            field.take(words)
+            field.kept(words)
             return
         if not await self._store(words):
             field.kept(words)

@@ -3,14 +3,21 @@ or a notice about the conversation itself."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
+from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 from textual.widgets import Button, Static
 
 from chatbot.desk.models import Author, ChatMessage, Feedback
@@ -18,6 +25,7 @@ from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import feedback_note
 from chatbot.text import printable
 from chatbot.tui.moments import moment
+from chatbot.tui.widgets.button_row import ButtonRow
 
 AUTHOR_LABELS = {Author.CUSTOMER: N_("You"), Author.BOT: N_("Bot")}
 
@@ -35,6 +43,60 @@ def author_label(message: ChatMessage, *, locale: Locale = DEFAULT_LOCALE) -> st
             return t.gettext("Agent (support agent)")
         return t.gettext("{agent} (support agent)").format(agent=message.agent)
     return t.gettext(AUTHOR_LABELS[message.author])
+
+
+SLUG_BREAK = re.compile(r"(?<=[-_.])")
+"""Where a passage id too long for its line may break: after its own separators."""
+
+
+def id_kept_whole(text: str, passage_id: str, width: int) -> str:
+    """`text` (a source line) with the word holding `passage_id` (`(card-charged-twice)`) made
+    to fit lines of `width` cells without breaking a word of it: where it is wider than a line,
+    it breaks after its `-`, `_` or `.`. Wrapped as it was, a word longer than the line was
+    folded at its last cell, mid-word ("(card-charged-twic" then "e)")."""
+    at = text.rfind(passage_id)
+    if at < 0 or not passage_id:
+        return text
+    start, end = at, at + len(passage_id)
+    # The word around the id, as the line wraps it: up to spaces, and wide (Chinese) characters,
+    # each a word of its own (`cjk_wrap`).
+    while start > 0 and not text[start - 1].isspace() and cell_len(text[start - 1]) == 1:
+        start -= 1
+    while end < len(text) and not text[end].isspace() and cell_len(text[end]) == 1:
+        end += 1
+    word = text[start:end]
+    if cell_len(word) <= width:
+        return text  # It fits a line: wrapping moves it whole to one of its own if need be.
+    lines = [""]
+    for piece in SLUG_BREAK.split(word):
+        if lines[-1] and cell_len(lines[-1] + piece) > width:
+            lines.append(piece)
+        else:
+            lines[-1] += piece
+    return text[:start] + "\n".join(lines) + text[end:]
+
+
+class SourceLine(Visual):
+    """A bot answer's source ("Source: Title (passage-id)"), wrapped as words are, its passage id
+    never broken mid-word (`id_kept_whole`, at the width it is drawn at)."""
+
+    def __init__(self, text: str, passage_id: str) -> None:
+        self.text = printable(text)
+        self.passage_id = passage_id
+
+    def content(self, width: int) -> Content:
+        return Content(id_kept_whole(self.text, self.passage_id, width))
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        return self.content(width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return Content(self.text).get_optimal_width(rules, container_width)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self.content(width).get_height(rules, width)
 
 
 def _unfocusable(button: Button) -> Button:
@@ -93,11 +155,13 @@ class MessageBubble(Vertical):
             heading.append(f"  {moment(message.created_at, now=self.now)}", "dim")
         yield Static(heading, classes="bubble-author")
         yield Static(literal(message.text), classes="bubble-text")
-        if message.source is not None:
+        if message.source is not None and message.passage_id is not None:
             source = t.gettext("Source: {source}").format(source=message.source)
-            yield Static(literal(source), classes="bubble-source")
+            yield Static(SourceLine(source, message.passage_id), classes="bubble-source")
         if self.asks_for_feedback:
-            with Horizontal(classes="bubble-feedback"):
+            # Side by side where both fit, else one under the other: beside the queue at 60
+            # columns a row cut the second ("Helpful      Not").
+            with ButtonRow(classes="bubble-feedback"):
                 yield _unfocusable(Button(t.gettext("Helpful"), id="helpful", compact=True))
                 yield _unfocusable(
                     Button(
