@@ -17,6 +17,7 @@ from chatbot.cli.options import (
     PrintableFormatter,
     add_db_option,
     add_engine_options,
+    setting_default,
     settings_from,
 )
 from chatbot.text import printable
@@ -38,7 +39,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=int,
         metavar="N",
         default=argparse.SUPPRESS,
-        help="questions judged at once (default 8; setting bot.concurrency)",
+        help=f"questions judged at once ({setting_default('bot.concurrency')})",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per question")
     add_engine_options(parser)

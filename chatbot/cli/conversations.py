@@ -43,21 +43,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     common = argparse.ArgumentParser(add_help=False)
     add_db_option(common)
 
-    p = sub.add_parser("list", help="one line per conversation, oldest first", parents=[common])
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        # `help` is the description of its own --help too, as for the `kb` and `users` commands.
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    p = command("list", "one line per conversation, oldest first")
     p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
     p.add_argument("--limit", type=positive_int, metavar="N", help="at most N conversations")
     p.add_argument("--json", action="store_true", help="a JSON array of conversations")
     p.set_defaults(func=run_list)
 
-    p = sub.add_parser("show", help="one conversation: messages, events, decisions",
-                       parents=[common])  # fmt: skip
+    p = command("show", "one conversation: messages, events, decisions")
     p.add_argument("id", type=row_id, metavar="ID",
                    help="the conversation's number, as `list` and the queue show it")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the conversation as one JSON object")
     p.set_defaults(func=run_show)
 
-    p = sub.add_parser("export", help="every conversation as JSON lines, as `show --json` has it",
-                       parents=[common])  # fmt: skip
+    p = command("export", "every conversation as JSON lines, as `show --json` has it")
     p.add_argument("--state", choices=[s.value for s in State], help="only those in this state")
     p.set_defaults(func=run_export)
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from chatbot.cli.options import add_engine_options, settings_from, terminal_width
+from chatbot.cli.options import add_engine_options, setting_default, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, fit, printable, wrap
 
@@ -82,7 +82,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="N",
         default=argparse.SUPPRESS,
         help="questions judged at once, sharing one Valen client and its in-flight limit "
-        "(default 8; setting bot.concurrency); the report is the same as with 1",
+        f"({setting_default('bot.concurrency')}); the report is the same as with 1",
     )
     add_engine_options(parser, knowledge_base=False)
     parser.set_defaults(func=run)  # fmt: skip

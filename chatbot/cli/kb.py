@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from chatbot.knowledge_base.synonyms import SynonymGroup
 
 
+PASSAGE_ID = "the passage's id, as `kb list` shows it"
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     # --kb is accepted after any kb subcommand, like the engine options after `ask`.
     common = argparse.ArgumentParser(add_help=False)
@@ -51,7 +54,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=run_list)
 
     p = command("show", "show one passage and its revision, or one of its earlier versions")
-    p.add_argument("id")
+    p.add_argument("id", help=PASSAGE_ID)
     p.add_argument("--json", action="store_true", help="print the passage as its file holds it")
     p.add_argument(
         "--version",
@@ -71,7 +74,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "change a passage's text, title or tags; --tag replaces every tag it has, --add-tag "
         "keeps them",
     )
-    p.add_argument("id")
+    p.add_argument("id", help=PASSAGE_ID)
     _content_options(p, text_required=False, editing=True)
     p.add_argument(
         "--add-tag",
@@ -83,11 +86,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=run_edit)
 
     p = command("rm", "delete a passage (undo with `helpdesk kb restore ID`)")
-    p.add_argument("id")
+    p.add_argument("id", help=PASSAGE_ID)
     p.set_defaults(func=run_rm)
 
     p = command("restore", "restore an earlier version (default: undo the last save or delete)")
-    p.add_argument("id")
+    p.add_argument("id", help=PASSAGE_ID)
     p.add_argument("--version", type=int, metavar="N", help="version number from `kb history`")
     p.set_defaults(func=run_restore)
 
@@ -95,7 +98,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "history",
         "list a passage's earlier versions (`kb show ID --version N` prints one whole)",
     )
-    p.add_argument("id")
+    p.add_argument("id", help=PASSAGE_ID)
     p.set_defaults(func=run_history)
 
     p = command(
@@ -103,7 +106,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         'add passages from a {"passages": [...]} file (rerank_data or export), a [...] list '
         "of passages, or a knowledge-base directory (with its synonyms.toml)",
     )
-    p.add_argument("file", type=path_argument, metavar="FILE|DIR")
+    p.add_argument(
+        "file", type=path_argument, metavar="FILE|DIR", help="the file or folder to import"
+    )
     p.add_argument("--replace", action="store_true", help="overwrite passages that exist")
     p.set_defaults(func=run_import)
 
@@ -124,18 +129,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                               description="Words customers use for the same thing.")  # fmt: skip
     ssub = synonyms.add_subparsers(title="synonyms commands", metavar="COMMAND",
                                    parser_class=type(parser))  # fmt: skip
-    p = ssub.add_parser("list", help="every group, one a line: word = synonym, synonym",
-                        parents=[common])  # fmt: skip
+
+    def synonyms_command(name: str, help: str) -> argparse.ArgumentParser:
+        return ssub.add_parser(name, help=help, description=help, parents=[common])
+
+    p = synonyms_command("list", "every group, one a line: word = synonym, synonym")
     p.set_defaults(func=run_synonyms_list)
-    p = ssub.add_parser("add", parents=[common],
-                        help="add synonyms to WORD's group (or start one)")  # fmt: skip
-    p.add_argument("word")
-    p.add_argument("synonym", nargs="+")
+    p = synonyms_command("add", "add synonyms to WORD's group (or start one)")
+    p.add_argument("word", help="a word of the group to add to, or the first of a new one")
+    p.add_argument("synonym", nargs="+", help="a word customers use for the same thing")
     p.set_defaults(func=run_synonyms_add)
-    p = ssub.add_parser("rm", parents=[common],
-                        help="remove WORD's group, or only the SYNONYMs given from it")  # fmt: skip
-    p.add_argument("word")
-    p.add_argument("synonym", nargs="*")
+    p = synonyms_command("rm", "remove WORD's group, or only the SYNONYMs given from it")
+    p.add_argument("word", help="a word of the group")
+    p.add_argument("synonym", nargs="*", help="a word to take out of it (none: the whole group)")
     p.set_defaults(func=run_synonyms_rm)
 
 
@@ -144,7 +150,12 @@ def _content_options(
 ) -> None:
     text = parser.add_mutually_exclusive_group(required=text_required)
     text.add_argument("--text", help="the passage text")
-    text.add_argument("--text-file", type=Path, metavar="FILE", help="read the text from FILE")
+    # Kept as typed: `Path` makes ./- (a file named -) the - of standard input.
+    text.add_argument(
+        "--text-file",
+        metavar="FILE",
+        help="read the text from FILE; - reads standard input (./- for a file named -)",
+    )
     parser.add_argument("--title", help="short label shown as the answer's source (and searched)")
     tag = "a label, searched as the title and text are; repeat for several"
     if editing:  # `rides, safety` became `night` without a word.
@@ -179,19 +190,49 @@ def _store(args: argparse.Namespace, *, create: bool = False) -> KnowledgeBaseSt
     return open_knowledge_base(settings)
 
 
+STDIN = "standard input"
+"""How `--text-file -` is named in what is said about it."""
+
+
 def _text(args: argparse.Namespace) -> str | None:
     from chatbot.knowledge_base.storage import KnowledgeBaseError, read_regular_file
 
     if args.text_file is None:
         text: str | None = args.text
         return text
-    path: Path = args.text_file
-    # A FIFO or a folder is one line, never a hang.
-    content = read_regular_file(path, expected="a text file")
+    if args.text_file == "-":  # As `cat -`.
+        name, content = STDIN, _read_stdin()
+    else:
+        path = Path(args.text_file)
+        # A FIFO or a folder is one line, never a hang.
+        name, content = str(path), read_regular_file(path, expected="a text file")
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise KnowledgeBaseError(f"{path}: not UTF-8 text (byte {error.start})") from None
+        raise KnowledgeBaseError(f"{name}: not UTF-8 text (byte {error.start})") from None
+
+
+def _read_stdin() -> bytes:
+    """`--text-file -`: standard input, whole, as bytes (the text is UTF-8 whatever the locale
+    says), up to what a passage's file may hold: `< /dev/zero` is refused, not read forever. On
+    a terminal, says how to end it, as nothing else would."""
+    from chatbot.knowledge_base.storage import MAX_PASSAGE_FILE_BYTES, KnowledgeBaseError
+
+    if sys.stdin is None:  # `<&-`: Python has no standard input at all.
+        raise KnowledgeBaseError(f"{STDIN}: closed, nothing to read the text from")
+    if sys.stdin.isatty():
+        print("reading the passage text; end it with Ctrl+D on a line of its own",
+              file=sys.stderr)  # fmt: skip
+    stream = getattr(sys.stdin, "buffer", None)  # None: a text stream of a program's own.
+    if stream is not None:
+        content: bytes = stream.read(MAX_PASSAGE_FILE_BYTES + 1)
+    else:
+        content = sys.stdin.read(MAX_PASSAGE_FILE_BYTES + 1).encode("utf-8", "surrogateescape")
+    if len(content) > MAX_PASSAGE_FILE_BYTES:
+        raise KnowledgeBaseError(
+            f"{STDIN}: larger than {MAX_PASSAGE_FILE_BYTES:,} bytes, not a passage"
+        )
+    return content
 
 
 def make_passage(**fields: object) -> Passage:

@@ -12,7 +12,7 @@ from pathlib import Path
 from chatbot import __version__
 from chatbot.cli import app
 from chatbot.cli.options import Parser, configure_logging, print_error
-from chatbot.cli.output import OutputError, discard_output, guarded
+from chatbot.cli.output import OutputError, discard_output, guarded, tolerate_encoding
 from chatbot.errors import HelpdeskError
 from chatbot.text import not_utf8
 
@@ -40,7 +40,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         importlib.import_module(f"chatbot.cli.{name}").register(commands)
     for group in commands.choices.values():
         _require_command(group)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every command without a description of its own its line in the list of commands, so
+    that its `--help` says what it does under the usage: `conversations list --help` and `stats
+    --help` went from the usage straight to the options, where `kb list --help` did not."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for listed in action._choices_actions:
+                sub = action.choices[listed.dest]
+                if sub.description is None and listed.help:
+                    sub.description = listed.help
+                _describe(sub)
 
 
 def _require_command(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +76,7 @@ def _missing_command(parser: argparse.ArgumentParser, names: str, _args: object)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    tolerate_encoding()
     configure_logging()
     arguments = sys.argv[1:] if argv is None else list(argv)
     # A line that starts with a subcommand (`helpdesk ask ...`) needs no other subcommand's

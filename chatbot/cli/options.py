@@ -97,6 +97,18 @@ def _literal(path: Path) -> str:
     return str(path).replace("%", "%%")
 
 
+BUILT_IN = {"engine.threshold": "0.7", "engine.k": "5", "bot.concurrency": "8"}
+"""The built-in values of the settings an option's help names (`chatbot.config`'s defaults, which
+a test compares): help is built without loading the settings (pydantic, ~0.2 s), so it cannot say
+what a settings file or the environment set instead."""
+
+
+def setting_default(setting: str) -> str:
+    """What an option's help says of its default: the setting, and its built-in value. "(default
+    0.7)" was wrong wherever `[engine] threshold = 0.75` was configured."""
+    return f"default: setting {setting}, {BUILT_IN[setting]} unless configured"
+
+
 def kb_help() -> str:
     """The help for `--kb`, naming where the user's own copy of the passages lives."""
     return (
@@ -139,10 +151,14 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
         "--threshold",
         type=float,
         metavar="P",
-        help="answer when the top probability reaches P (default 0.7)",
+        help=f"answer when the top probability reaches P ({setting_default('engine.threshold')})",
     )
-    group.add_argument("-k", type=int, metavar="N",
-                       help="passages to retrieve and judge (default 5)")  # fmt: skip
+    group.add_argument(
+        "-k",
+        type=int,
+        metavar="N",
+        help=f"passages to retrieve and judge ({setting_default('engine.k')})",
+    )
 
 
 def add_locale_option(parser: argparse.ArgumentParser, *, customer: bool = False) -> None:
@@ -231,6 +247,8 @@ def _check_db(settings: Settings, flags: dict[str, str]) -> None:
         raise InvalidSetting(setting, problem, _source(setting, {}))
 
     db = settings.store.db
+    if not db.strip():  # As `--kb ""` is: `store.db is empty` did not say which option.
+        refuse("store.db", "is empty")
     if (problem := sqlite_url_problem(db)) is not None:
         refuse("store.db", problem)
     # A PostgreSQL URL naming no database reached the one named as the user, `postgres`, and
@@ -307,8 +325,18 @@ def configure_logging() -> None:
 
 def terminal_width() -> int | None:
     """The width to fit printed text to, from $COLUMNS or the terminal on stdout; None for a pipe
-    or a file, which get the same layout on every machine."""
+    or a file, which get the same layout on every machine whatever $COLUMNS says:
+    `shutil.get_terminal_size` reads $COLUMNS before it looks at stdout, so `COLUMNS=200 helpdesk
+    conversations list | wc -l` counted a header row. A stdout with no descriptor (an in-memory
+    stream: a program calling `main`, a test's capture) is not known to be a pipe: $COLUMNS, or
+    the terminal, decides there as before."""
     import shutil  # Not at the top: `helpdesk --help` need not load it.
 
+    try:
+        descriptor: int | None = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of these.
+        descriptor = None
+    if descriptor is not None and not os.isatty(descriptor):
+        return None
     columns = shutil.get_terminal_size(fallback=(0, 0)).columns
     return columns if columns > 0 else None

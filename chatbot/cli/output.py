@@ -7,7 +7,9 @@ AttributeError from the closing flush. `main` installs `guarded` around a comman
 
 from __future__ import annotations
 
+import codecs
 import errno
+import io
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -83,6 +85,38 @@ def guarded() -> Iterator[None]:
         yield
     finally:
         sys.stdout = original
+
+
+ESCAPED = "helpdesk-json-escape"
+"""The error handler standard output and error write a character their encoding lacks with."""
+
+
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """A character the output's encoding cannot write as JSON spells it, `\\u2026` (and a pair,
+    `\\ud83d\\udeb2`, beyond U+FFFF): in `--json` output that is the character itself to every
+    JSON reader, where Python's backslashreplace (`\\U0001f6b2`) is not JSON and "?" loses it;
+    in text it still says which character it was."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    units = error.object[error.start : error.end].encode("utf-16-be", "surrogatepass")
+    escaped = "".join(
+        f"\\u{int.from_bytes(units[n : n + 2], 'big'):04x}" for n in range(0, len(units), 2)
+    )
+    return escaped, error.end
+
+
+def tolerate_encoding() -> None:
+    """Make standard output and error, when their encoding is not UTF-8 (`PYTHONIOENCODING=ascii`,
+    a Latin-1 locale), write what it cannot show escaped (`_json_escape`) rather than fail:
+    `helpdesk ask` printed half its answer and a UnicodeEncodeError traceback at the first "…".
+    A stream that already tolerates (stderr's backslashreplace, a locale's surrogateescape) is
+    left as it is, and so is UTF-8, which writes every character."""
+    codecs.register_error(ESCAPED, _json_escape)  # Here, not at import: importing does nothing.
+    for stream in (sys.stdout, sys.stderr):
+        if not isinstance(stream, io.TextIOWrapper) or stream.errors != "strict":
+            continue
+        if codecs.lookup(stream.encoding).name != "utf-8":
+            stream.reconfigure(errors=ESCAPED)
 
 
 def discard_output() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import add_db_option, settings_from, terminal_width
+from chatbot.cli.options import BUILT_IN, add_db_option, settings_from, terminal_width
 from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, fit, printable, wrap
 
@@ -43,7 +43,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=float,
         metavar="P",
         default=argparse.SUPPRESS,
-        help="the answer threshold to mark (default: the configured one, 0.7)",
+        help="the answer threshold to mark (default: the one in force, setting engine.threshold, "
+        f"{BUILT_IN['engine.threshold']} unless configured)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object (shape in the README)")
     p.set_defaults(func=run)

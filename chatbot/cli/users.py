@@ -53,18 +53,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=run_list)
 
     p = command("rm", "remove an account (its sessions end at once)")
-    p.add_argument("name")
+    p.add_argument("name", help="the account's sign-in name")
     p.set_defaults(func=run_rm)
 
     p = command("passwd", "set an account's password (its sessions end at once)")
-    p.add_argument("name")
+    p.add_argument("name", help="the account's sign-in name")
     _password_option(p)
     p.set_defaults(func=run_passwd)
 
-    p = command("edit", "change an account's display name or role")
-    p.add_argument("name")
-    p.add_argument("--role", choices=roles)
-    p.add_argument("--display-name", metavar="TEXT")
+    p = command("edit", "change an account's display name or role (its sessions end at once)")
+    p.add_argument("name", help="the account's sign-in name")
+    p.add_argument("--role", choices=roles, help="the new role (as for `users add`)")
+    p.add_argument("--display-name", metavar="TEXT", help="the new name customers see on replies")
     p.set_defaults(func=run_edit)
 
 
@@ -89,7 +89,9 @@ def _service(
     return open_accounts(settings, migrate=migrate)
 
 
-def read_password(args: argparse.Namespace) -> str:
+def read_password(args: argparse.Namespace, name: str) -> str:
+    """The password for the account `name`: one line from stdin (`--password-stdin`), or typed
+    twice on the terminal."""
     from chatbot.accounts.models import check_password
 
     if args.password_stdin:
@@ -99,11 +101,36 @@ def read_password(args: argparse.Namespace) -> str:
         return line.removesuffix("\n").removesuffix("\r")
     if not sys.stdin.isatty():
         raise HelpdeskError("no terminal to ask for the password on: use --password-stdin")
-    first = _utf8(lambda: getpass.getpass("Password: "), prompted=True)
+    first = _typed("Password: ", name)
     check_password(first)  # Said before asking again: a short one need not be typed twice.
-    if _utf8(lambda: getpass.getpass("Password again: "), prompted=True) != first:
+    if _typed("Password again: ", name) != first:
         raise HelpdeskError("the two passwords differ; nothing changed")
     return first
+
+
+def _typed(prompt: str, name: str) -> str:
+    """What was typed at `prompt` on the terminal. Ctrl+D there (the end of input) is one line
+    naming the account, as nothing was given: `getpass` raised EOFError, a traceback. Ctrl+C
+    ends the command (status 130, `main`). Either way `getpass`, which ends its prompt's line
+    only once it has read one, left it open: the error, or the shell's prompt, went on it."""
+    try:
+        return _utf8(lambda: getpass.getpass(prompt), prompted=True)
+    except EOFError:
+        _end_prompt_line()
+        raise HelpdeskError(f"no password given for {name!r}; nothing changed") from None
+    except KeyboardInterrupt:
+        _end_prompt_line()
+        raise
+
+
+def _end_prompt_line() -> None:
+    """End the line of a prompt `getpass` left open, where it wrote it: the terminal itself
+    (/dev/tty), or stderr when there is none to open."""
+    try:
+        with open("/dev/tty", "w") as terminal:
+            terminal.write("\n")
+    except OSError:
+        print(file=sys.stderr)
 
 
 def _utf8(read: Callable[[], str], *, prompted: bool = False) -> str:
@@ -116,8 +143,8 @@ def _utf8(read: Callable[[], str], *, prompted: bool = False) -> str:
         text: str | None = read()
     except UnicodeDecodeError:
         text = None
-        if prompted and sys.stderr.isatty():
-            print(file=sys.stderr)
+        if prompted:
+            _end_prompt_line()
     if text is None or not_utf8(text) is not None:
         raise HelpdeskError("password is not valid UTF-8")
     return text
@@ -138,7 +165,7 @@ def run_add(args: argparse.Namespace) -> int:
     try:
         if service.account(name) is not None:
             raise HelpdeskError(f"account {name!r} exists already")
-        password = read_password(args)
+        password = read_password(args, name)
         account = service.add(
             name, role=Role(args.role), password=password, display_name=args.display_name
         )
@@ -202,7 +229,7 @@ def run_passwd(args: argparse.Namespace) -> int:
     try:
         if service.account(name) is None:  # Said before the password is typed twice for nothing.
             raise HelpdeskError(f"no account is named {name!r}")
-        password = read_password(args)
+        password = read_password(args, name)
         account = service.set_password(name, password)
     finally:
         service.close()

@@ -38,8 +38,9 @@ WRITTEN = "EXISTS (SELECT 1 FROM entries e WHERE e.conversation_id = c.id)"
 """The conversation `c` has a log entry (one probe of the entries' index by conversation)."""
 
 SHOWN_EMPTY_DAYS = 30
-"""Days before the first conversation a window still shows (as zeros): the longest period the
-analytics screen offers."""
+"""A window starting at most this many days before today has every day of it counted, zeros
+before the first conversation included: the analytics screen's periods (7 and 30 days, the
+longest) and `--since 30d` keep all their days."""
 
 
 class Dialect(Protocol):
@@ -570,18 +571,21 @@ def compute_stats(
 def _days(
     counts: Mapping[Any, Any], *, since: datetime | None, now: datetime, first_day: Any = None
 ) -> tuple[DayCount, ...]:
-    """Every day from the window's start (or the first conversation's day) to today, zeros
-    included, so a chart of them has one point per day. A window reaching back before the first
-    conversation starts there, or a month ago if that is later: `--since 0001-01-01` made
-    739,000 days of zeros (48 MB of JSON, 13 s), while "last 7 days" keeps its seven."""
+    """Every day from the window's start to today, zeros included, so a chart of them has one
+    point per day. A window reaching back more than `SHOWN_EMPTY_DAYS` starts at the later of
+    its start and the first conversation's day, as everything recorded (no window) does:
+    `--since 0001-01-01` made 739,000 days of zeros (48 MB of JSON, 13 s), and a floor of 30 days
+    ago, which the days once had, gave `--since 2026-11-01` on a desk started today 29 days of
+    zeros that were neither its window nor its conversations."""
     epoch = date(1970, 1, 1)
     known = {epoch + timedelta(days=int(day)): int(count) for day, count in counts.items()}
     today = now.astimezone(UTC).date()
     if since is not None:
-        floor = today - timedelta(days=SHOWN_EMPTY_DAYS - 1)
-        if first_day is not None:
-            floor = min(floor, epoch + timedelta(days=int(first_day)))
-        first = max(since.astimezone(UTC).date(), floor)
+        first = since.astimezone(UTC).date()
+        if first < today - timedelta(days=SHOWN_EMPTY_DAYS):
+            if first_day is None:  # Nothing was ever written: no day to count from.
+                return ()
+            first = max(first, epoch + timedelta(days=int(first_day)))
     elif known:
         first = min(known)
     else:

@@ -275,15 +275,32 @@ PEAK = textwrap.dedent("""\
 """)
 """Runs a command, its output thrown away, and prints its peak RSS (KiB): a process of its own
 whose only child is the command, so nothing else the tests ran counts."""
+PEAK_ON_A_TERMINAL = textwrap.dedent("""\
+    import os, pty, resource, subprocess, sys, threading
+    controller, terminal = pty.openpty()
+    def drain():
+        try:
+            while os.read(controller, 65536):
+                pass
+        except OSError:  # EIO: the command's side is closed.
+            pass
+    threading.Thread(target=drain, daemon=True).start()
+    subprocess.run(sys.argv[1:], stdout=terminal, check=True)
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+""")
+"""`PEAK` with the command's output on a pseudo-terminal (read and thrown away): a pipe gets the
+plain layout whatever `COLUMNS` says, so the terminal's table is measured only on a terminal."""
 
 
 def peak_kib(db: Path, *arguments: str, columns: str | None = None) -> int:
+    """The command's peak RSS; with `columns`, run on a terminal that wide."""
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     if columns is not None:
-        env["COLUMNS"] = columns  # A terminal's width, to the command.
+        env["COLUMNS"] = columns  # The terminal's width, to the command.
+    peak = PEAK if columns is None else PEAK_ON_A_TERMINAL
     helpdesk = [sys.executable, "-c", "from chatbot.cli.main import main; raise SystemExit(main())"]
     done = subprocess.run(
-        [sys.executable, "-c", PEAK, *helpdesk, "conversations", *arguments, "--db", str(db)],
+        [sys.executable, "-c", peak, *helpdesk, "conversations", *arguments, "--db", str(db)],
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     return int(done.stdout)
