@@ -95,7 +95,7 @@ def read_password(args: argparse.Namespace, name: str) -> str:
     from chatbot.accounts.models import check_password
 
     if args.password_stdin:
-        line = _utf8(sys.stdin.readline)
+        line = _utf8(_stdin_line)
         if not line:
             raise HelpdeskError("no password on stdin")
         return line.removesuffix("\n").removesuffix("\r")
@@ -106,6 +106,17 @@ def read_password(args: argparse.Namespace, name: str) -> str:
     if _typed("Password again: ", name) != first:
         raise HelpdeskError("the two passwords differ; nothing changed")
     return first
+
+
+def _stdin_line() -> str:
+    """One line of standard input, read as UTF-8 whatever the locale says: under
+    `PYTHONIOENCODING=ascii` a UTF-8 password ("pässwort") was refused as not UTF-8. A stdin with
+    no bytes beneath (a program's own text stream) is read as it is."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.readline()
+    line: bytes = stream.readline()
+    return line.decode("utf-8")  # Bytes that are not UTF-8: UnicodeDecodeError, which `_utf8` says.
 
 
 def _typed(prompt: str, name: str) -> str:
