@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from chatbot.valen.client import SystemClock
 from tests.valen_server import Reply
 
 
@@ -42,22 +41,13 @@ def use_clock(monkeypatch: pytest.MonkeyPatch, clock: Any) -> None:
     monkeypatch.setattr("chatbot.valen.client.SystemClock", lambda: clock)
 
 
-class ExpiringClock:
+class ExpiringClock(SystemClock):
     """The real clock, except that its timeouts end when `expire` is called (from any thread), so
     a budget runs out at a point the test chooses, never by waiting for it."""
 
     def __init__(self) -> None:
         self.asked: list[float] = []
         self._timers: list[tuple[asyncio.AbstractEventLoop, asyncio.Timeout]] = []
-
-    def monotonic(self) -> float:
-        return time.monotonic()
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
     @asynccontextmanager
     async def timeout(self, seconds: float) -> AsyncIterator[None]:
