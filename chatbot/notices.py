@@ -92,6 +92,10 @@ question for the bot, which judged nothing (see `chatbot.desk.service.says_thank
 THANKED_FOR_AGENTS = N_(
     "The customer only said thanks, okay or goodbye: not a question, so the bot judged nothing."
 )
+THANKED_AFTER_RESOLUTION_FOR_AGENTS = N_(
+    "The customer only said thanks, okay or goodbye after the resolution: it stays resolved."
+)
+"""A thank-you written in a resolved conversation: not reopened, in nobody's queue."""
 
 # Escalations the customer asked for, as opposed to ones the bot decided on.
 _ASKED = frozenset({Reason.CUSTOMER_ASKED, Reason.NOT_HELPFUL})
@@ -219,9 +223,11 @@ def notice(
             return t.gettext(
                 "The customer asked the same question again; the bot offered a person."
             )
-        case Thanked():
+        case Thanked(resolved=resolved):
             if reader == "customer":
                 return t.gettext(THANKED_NOTICE)
+            if resolved:
+                return t.gettext(THANKED_AFTER_RESOLUTION_FOR_AGENTS)
             return t.gettext(THANKED_FOR_AGENTS)
         case Rated(rating=rating):
             if reader == "customer":

@@ -105,7 +105,8 @@ class HandedBack(_Frozen):
 
 
 class Reopened(_Frozen):
-    """The customer wrote in a resolved conversation: the bot has it again."""
+    """The customer wrote in a resolved conversation: the bot has it again. Not for a message
+    that only thanked (`Thanked` with `resolved`): the conversation stays resolved."""
 
     type: Literal[EventType.REOPENED] = EventType.REOPENED
 
@@ -163,10 +164,13 @@ class PersonOffered(_Frozen):
 
 class Thanked(_Frozen):
     """The customer's message only thanked, acknowledged or said goodbye ("thanks!", "got it,
-    bye", "谢谢"), written while the bot had the conversation: no question for the bot, which
-    judged nothing; the desk said "you're welcome" instead. Follows that message in the log."""
+    bye", "谢谢"), written while the bot had the conversation or after a person resolved it: no
+    question for the bot, which judged nothing; the desk said "you're welcome" instead. Follows
+    that message in the log."""
 
     type: Literal[EventType.THANKED] = EventType.THANKED
+    resolved: bool = False
+    """Written in a resolved conversation, which stayed resolved (its rating still to give)."""
 
 
 RATINGS = range(1, 6)

@@ -278,8 +278,10 @@ class DeskService:
         A message that only thanks, acknowledges or says goodbye ("thanks!", "got it, bye",
         "谢谢": see `says_thanks`), written while the bot has the conversation, is no question:
         the bot judges nothing, nothing escalates, and the desk replies in kind (a `thanked`
-        event after the message, in the same one write). With a person on the conversation it is
-        a message for them."""
+        event after the message, in the same one write). Written after a person resolved the
+        conversation, the same, and the conversation stays resolved (`Move.THANK`: not
+        reopened, its rating still to give); any other message reopens it for the bot. With a
+        person on the conversation it is a message for them."""
         text = check_question(text)  # As stored and asked: without the spaces around it.
         cid = conversation_id
 
@@ -289,8 +291,12 @@ class DeskService:
                 conversation = self.store.conversation(cid)
                 state, current = conversation.state, conversation.locale
                 judging = conversation.pending
-            to = next_state(state, Move.WRITE, role=Role.CUSTOMER, conversation_id=cid)
-            events: list[EventData] = [Reopened()] if state is State.RESOLVED else []
+            # "agent thanks" asks for a person: that wins, as below.
+            thanks = not to_person and not asks_for_person(text) and says_thanks(text)
+            move = Move.THANK if thanks else Move.WRITE
+            to = next_state(state, move, role=Role.CUSTOMER, conversation_id=cid)
+            reopens = state is State.RESOLVED and to is not State.RESOLVED
+            events: list[EventData] = [Reopened()] if reopens else []
             if locale is not None and current is None:
                 events.append(LocaleSet(locale=locale, chosen_by_customer=True))
             elif current is None and (cid is None or self.store.latest_question(cid) is None):
@@ -304,10 +310,11 @@ class DeskService:
             elif pending and asks_for_person(text):
                 # Asks nothing: the question the person takes up is the one asked before it.
                 pending, escalation, as_question = False, self._handoff(cid), False
-            elif pending and says_thanks(text):
+            elif pending and thanks:
                 # Nothing to answer, and "no-passages" would send a customer who only said
-                # thanks to the queue: a courteous word back instead.
-                pending, then = False, [Thanked()]
+                # thanks to the queue: a courteous word back instead. After a resolution, the
+                # conversation stays as the agent left it (no one's queue, the rating still due).
+                pending, then = False, [Thanked(resolved=to is State.RESOLVED)]
             elif pending and cid is not None:
                 speaks = next((e.locale for e in events if isinstance(e, LocaleSet)), current)
                 earlier = self._earlier_answer(cid, text, locale=speaks or DEFAULT_LOCALE)

@@ -16,4 +16,4 @@ class State(StrEnum):
     CLAIMED = "claimed"
     """An agent owns it; the bot stays silent."""
     RESOLVED = "resolved"
-    """Done; the customer writing again hands it back to the bot."""
+    """Done; the customer writing again hands it back to the bot (a thank-you leaves it done)."""

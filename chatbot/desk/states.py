@@ -3,13 +3,15 @@ and who may make it. Pure: no storage, no clock, no I/O.
 
 ```
 bot ──escalate──► waiting ──claim──► claimed ──resolve──► resolved ──write──► bot
- ▲                  ▲                 │ │ ▲                  │
- └────hand back─────┼─────────────────┘ │ └──────reopen──────┘ (an agent, as owner)
-                    └───release─────────┘
+ ▲                  ▲                 │ │ ▲                  │  │
+ └────hand back─────┼─────────────────┘ │ └──────reopen──────┘  └──thank──► resolved
+                    └───release─────────┘   (an agent, as owner)
 ```
 
 A customer may always write: in `bot` the bot judges the message, in `waiting` and `claimed` a
-person reads it, and in `resolved` it hands the conversation back to the bot.
+person reads it, and in `resolved` it hands the conversation back to the bot. A message that
+only thanks, acknowledges or says goodbye (`thank`) moves nothing: a resolved conversation stays
+resolved, its rating still to give.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class Move(StrEnum):
 
     WRITE = "write"
     """The customer writes a message."""
+    THANK = "thank"
+    """The customer writes a message that only thanks, acknowledges or says goodbye: no question,
+    so it moves nothing (a thank-you for a resolution leaves the conversation resolved)."""
     ANSWER = "answer"
     """The bot answers a question."""
     ESCALATE = "escalate"
@@ -52,6 +57,10 @@ TRANSITIONS: dict[tuple[State, Move], State] = {
     (State.WAITING, Move.WRITE): State.WAITING,
     (State.CLAIMED, Move.WRITE): State.CLAIMED,
     (State.RESOLVED, Move.WRITE): State.BOT,
+    (State.BOT, Move.THANK): State.BOT,
+    (State.WAITING, Move.THANK): State.WAITING,
+    (State.CLAIMED, Move.THANK): State.CLAIMED,
+    (State.RESOLVED, Move.THANK): State.RESOLVED,
     (State.BOT, Move.ANSWER): State.BOT,
     (State.BOT, Move.ESCALATE): State.WAITING,
     (State.RESOLVED, Move.ESCALATE): State.WAITING,
@@ -66,6 +75,7 @@ TRANSITIONS: dict[tuple[State, Move], State] = {
 
 ROLES: dict[Move, frozenset[Role]] = {
     Move.WRITE: frozenset({Role.CUSTOMER}),
+    Move.THANK: frozenset({Role.CUSTOMER}),
     Move.ANSWER: frozenset({Role.BOT}),
     Move.ESCALATE: frozenset({Role.CUSTOMER, Role.BOT}),
     Move.CLAIM: frozenset({Role.AGENT}),
