@@ -38,6 +38,7 @@ from chatbot.desk.models import (
     Rated,
     Resolved,
     State,
+    Thanked,
 )
 from chatbot.engine.models import Decision
 from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
@@ -757,7 +758,9 @@ class ChatPanel(Vertical):
         newest_answer: MessageBubble | None = None
         # The customer was told something after the newest answer (a person's reply, a notice):
         # the answer is no longer what feedback would be about. Not the bot's note on a question
-        # asked again, which points at that very answer ("the answer above").
+        # asked again, which points at that very answer ("the answer above"), nor the desk's
+        # "You're welcome" to a thank-you: no question, and thanking then pressing Helpful is
+        # natural (the answer is still the bot's latest, the one the desk takes feedback on).
         told_since = False
         for entry in entries:
             if isinstance(entry, ChatMessage):
@@ -789,7 +792,7 @@ class ChatPanel(Vertical):
             if text is not None:
                 new.append(NoticeBubble(text))
                 self._newest_is_customer = False
-                told_since = told_since or not isinstance(event, PersonOffered)
+                told_since = told_since or not isinstance(event, PersonOffered | Thanked)
         if newest_answer is not None:
             # Feedback is for the latest answer only: earlier ones lose their buttons.
             previous, self._latest_answer = self._latest_answer, newest_answer
