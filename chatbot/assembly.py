@@ -29,6 +29,8 @@ from chatbot.i18n import DEFAULT_LOCALE, LOCALES, Locale
 # likewise httpx and the Valen client, which replaying recorded answers does not use, and the
 # engine (numpy, the BM25 index), which an app builds only after its first screen.
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
     from chatbot.accounts.service import AccountService
@@ -148,13 +150,22 @@ def make_http_client(settings: Settings, *, started: bool = False) -> httpx.Asyn
     """The one HTTP client a process uses for Valen, with explicit timeouts and at most one
     connection per request allowed in flight, over aiohttp's connection pool (see
     `chatbot.valen.transport` for why); aiohttp is loaded on the first request, not here, unless
-    `started` (for a caller that times that request)."""
+    `started` (for a caller that times that request).
+
+    When it will ask Valen (live or recording, or `started`), the certificates its TLS trusts are
+    read here, once: `SSL_CERT_FILE` or `SSL_CERT_DIR` naming nothing usable raises
+    `HelpdeskError`, one line, before anything is asked (see `check_valen_trust`)."""
     import httpx
 
     from chatbot.valen.transport import ValenTransport
 
     valen = settings.valen
-    transport = ValenTransport(max_connections=valen.max_in_flight)
+    verify: ssl.SSLContext | bool = True  # Replaying only: nothing is sent, nothing read.
+    if started or valen.replay != "on":
+        from chatbot.valen.trust import context_for
+
+        verify = context_for(valen.base_url)
+    transport = ValenTransport(max_connections=valen.max_in_flight, verify=verify)
     if started:
         transport.start()
     return httpx.AsyncClient(
@@ -163,6 +174,18 @@ def make_http_client(settings: Settings, *, started: bool = False) -> httpx.Asyn
         ),
         transport=transport,
     )
+
+
+def check_valen_trust(settings: Settings) -> None:
+    """Refuse, with one `HelpdeskError` line, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming no usable
+    CA certificates (a file that is not there, one holding no certificate), when `settings` ask
+    Valen live at an `https://` base URL: every request would fail. `make_http_client` does it
+    for whoever makes a client; this is for `helpdesk serve`, which makes none itself, before it
+    starts the bots and browser sessions that would each fail at theirs."""
+    if settings.valen.replay != "on":
+        from chatbot.valen.trust import context_for
+
+        context_for(settings.valen.base_url)  # Made once: the process's clients share it.
 
 
 def make_valen_client(settings: Settings, http: httpx.AsyncClient) -> ValenClient:

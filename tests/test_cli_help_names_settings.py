@@ -11,6 +11,7 @@ import pytest
 
 from chatbot.cli.options import BUILT_IN
 from chatbot.config import Settings
+from chatbot.paths import shipped_cache
 from tests.cli_run import run_cli
 
 
@@ -44,4 +45,11 @@ def test_the_built_in_values_named_are_the_settings_defaults() -> None:
         "engine.threshold": f"{settings.engine.threshold:g}",
         "engine.k": str(settings.engine.k),
         "bot.concurrency": str(settings.bot.concurrency),
+        "valen.cache": "the recorded answers shipped with helpdesk",
+        "valen.replay": settings.valen.replay,
+        "valen.dialect": settings.valen.dialect,
+        "web.host": settings.web.host,
+        "web.port": str(settings.web.port),
+        "web.bots": str(settings.web.bots),
     }
+    assert settings.valen.cache == shipped_cache()  # What valen.cache's words name.

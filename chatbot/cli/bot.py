@@ -94,9 +94,17 @@ async def serve(settings: Settings, *, log: logging.Logger) -> BotWorker:
     # mistyped database name) is one line, where the worker escalated every question as
     # `no-passages` from a new, empty one.
     check_knowledge_base(settings)
-    desk = AsyncDesk.open(lambda: open_service(settings))
+    # Made before the desk opens, as the knowledge base is checked: certificates its TLS cannot
+    # use (a bad SSL_CERT_FILE) are one line, where each question went to a person as
+    # "unexpected FileNotFoundError while asking Valen".
+    http = make_http_client(settings)
     try:
-        async with make_http_client(settings) as http:
+        desk = AsyncDesk.open(lambda: open_service(settings))
+    except BaseException:
+        await http.aclose()
+        raise
+    try:
+        async with http:
             passages = open_knowledge_base(settings, lock_timeout=2.0)
             live = LiveEngine(
                 build_engine(settings, http, passages), passages, on_problem=log.warning

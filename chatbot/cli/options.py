@@ -97,7 +97,17 @@ def _literal(path: Path) -> str:
     return str(path).replace("%", "%%")
 
 
-BUILT_IN = {"engine.threshold": "0.7", "engine.k": "5", "bot.concurrency": "8"}
+BUILT_IN = {
+    "engine.threshold": "0.7",
+    "engine.k": "5",
+    "bot.concurrency": "8",
+    "valen.cache": "the recorded answers shipped with helpdesk",
+    "valen.replay": "on",
+    "valen.dialect": "decisions",
+    "web.host": "127.0.0.1",
+    "web.port": "8000",
+    "web.bots": "1",
+}
 """The built-in values of the settings an option's help names (`chatbot.config`'s defaults, which
 a test compares): help is built without loading the settings (pydantic, ~0.2 s), so it cannot say
 what a settings file or the environment set instead."""
@@ -105,16 +115,24 @@ what a settings file or the environment set instead."""
 
 def setting_default(setting: str) -> str:
     """What an option's help says of its default: the setting, and its built-in value. "(default
-    0.7)" was wrong wherever `[engine] threshold = 0.75` was configured."""
+    0.7)" was wrong wherever `[engine] threshold = 0.75` was configured, "default: decisions"
+    wherever `[valen] dialect = "systemone"` was. (`--kb` and `--db`, whose built-in values are
+    paths in the user's data folder, say theirs in their own words.)"""
     return f"default: setting {setting}, {BUILT_IN[setting]} unless configured"
 
 
 def kb_help() -> str:
     """The help for `--kb`, naming where the user's own copy of the passages lives."""
     return (
-        "knowledge-base directory or postgresql:// URL (env HELPDESK_KB; default: "
-        f"{_literal(default_knowledge_base())}, copied from the shipped passages on first use)"
+        "knowledge-base directory or postgresql:// URL (setting knowledge_base.path, env "
+        f"HELPDESK_KB; default: {_literal(default_knowledge_base())} unless configured, copied "
+        "from the shipped passages on first use)"
     )
+
+
+def dialect_help() -> str:
+    """The help for `--dialect`, which `valen check` takes too."""
+    return f"Valen wire dialect (env VALEN_DIALECT; {setting_default('valen.dialect')})"
 
 
 def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool = True) -> None:
@@ -133,19 +151,19 @@ def add_engine_options(parser: argparse.ArgumentParser, *, knowledge_base: bool 
     group.add_argument(
         "--cache",
         metavar="PATH",
-        help="replay cache file (env VALEN_CACHE; default: the recorded answers shipped with "
-        "helpdesk)",
+        help=f"replay cache file (env VALEN_CACHE; {setting_default('valen.cache')})",
     )
     group.add_argument(
         "--replay",
         choices=["on", "off", "record"],
-        help="on: recorded answers only (default); off: live; record: live + save",
+        help="on: recorded answers only; off: live; record: live + save (env VALEN_REPLAY; "
+        f"{setting_default('valen.replay')})",
     )
     group.add_argument("--base-url", metavar="URL", help="Valen base URL (env VALEN_BASE_URL)")
     group.add_argument(
         "--dialect",
         choices=["decisions", "systemone"],
-        help="Valen wire dialect (env VALEN_DIALECT; default: decisions)",
+        help=dialect_help(),
     )
     group.add_argument(
         "--threshold",
@@ -178,8 +196,8 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         "--db",
         metavar="PATH|URL",
         default=argparse.SUPPRESS,
-        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db (env HELPDESK_DB; "
-        f"default: {_literal(default_database())})",
+        help="SQLite file, sqlite:///path or postgresql://user@host:5432/db (setting store.db, "
+        f"env HELPDESK_DB; default: {_literal(default_database())} unless configured)",
     )
 
 

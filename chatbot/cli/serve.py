@@ -13,7 +13,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from chatbot.accounts.roles import Area
-from chatbot.cli.options import add_db_option, add_engine_options, settings_from
+from chatbot.cli.options import (
+    add_db_option,
+    add_engine_options,
+    setting_default,
+    settings_from,
+)
 from chatbot.errors import HelpdeskError
 from chatbot.text import counted
 
@@ -34,8 +39,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "serve", help="serve the chat, the agent console and the editor to browsers"
     )
     web = parser.add_argument_group("web options", argument_default=argparse.SUPPRESS)
-    web.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    web.add_argument("--port", type=int, help="port to listen on (default 8000; 0: any free)")
+    web.add_argument("--host", help=f"address to listen on ({setting_default('web.host')})")
+    web.add_argument(
+        "--port", type=int, help=f"port to listen on, 0: any free ({setting_default('web.port')})"
+    )
     web.add_argument(
         "--public-url",
         metavar="URL",
@@ -50,7 +57,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--bots",
         type=int,
         metavar="N",
-        help="bot worker processes to run (default 1; 0: `helpdesk bot` runs elsewhere)",
+        help="bot worker processes to run, 0: `helpdesk bot` runs elsewhere "
+        f"({setting_default('web.bots')})",
     )
     add_db_option(parser)
     add_engine_options(parser)
@@ -139,13 +147,19 @@ def run(args: argparse.Namespace) -> int:
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
     from chatbot.accounts.aio import AsyncAccounts
-    from chatbot.assembly import check_knowledge_base, open_accounts, open_service
+    from chatbot.assembly import (
+        check_knowledge_base,
+        check_valen_trust,
+        open_accounts,
+        open_service,
+    )
     from chatbot.desk.aio import AsyncDesk
     from chatbot.web.server import HelpdeskServer
 
-    # Before anything is opened or made: a mistyped `--kb` is one line, not a server whose every
-    # session and bot refuses to start.
+    # Before anything is opened or made: a mistyped `--kb`, or an SSL_CERT_FILE that is not
+    # there, is one line, not a server whose every session and bot refuses to start.
     check_knowledge_base(settings)
+    check_valen_trust(settings)
     web = settings.web
     accounts = AsyncAccounts.open(lambda: open_accounts(settings))
     try:

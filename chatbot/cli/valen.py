@@ -17,7 +17,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from chatbot.cli.options import Parser, print_error, require_sendable_key, settings_from
+from chatbot.cli.options import (
+    Parser,
+    dialect_help,
+    print_error,
+    require_sendable_key,
+    settings_from,
+)
 from chatbot.text import printable
 from chatbot.valen.errors import (
     AuthenticationError,
@@ -69,7 +75,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     check.add_argument(
         "--dialect",
         choices=["decisions", "systemone"],
-        help="Valen wire dialect (env VALEN_DIALECT; default: decisions)",
+        help=dialect_help(),
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.set_defaults(func=run_check)

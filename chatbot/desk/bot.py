@@ -58,7 +58,7 @@ KEY_REFUSED = (
 )
 """The warning, once per worker, that Valen refused the key (the app shows it too)."""
 LONG_WAIT = (
-    "Valen asked to wait %s s before it is asked again (HTTP 429), more than the %s s a request "
+    "Valen asked to wait %s before it is asked again (HTTP 429), more than the %s s a request "
     "waits at most (valen.max_retry_wait_s): that request was not retried, and no request is "
     "sent for %s s; questions that cannot wait so long go to a person meanwhile, and then the "
     "bot asks Valen again"
@@ -366,7 +366,11 @@ class BotWorker:
             return
         self._long_wait_said = True
         held = seconds(client.retry.max_wait_s)
-        self.log.warning(LONG_WAIT, seconds(client.longest_refused_wait_s), held, held)
+        # The client's module is loaded: it made this client. "A day or more" for a day or
+        # more, as the client's own messages say it: `Retry-After: inf` read "86400 s".
+        from chatbot.valen.client import wait_words
+
+        self.log.warning(LONG_WAIT, wait_words(client.longest_refused_wait_s), held, held)
 
     async def _store(
         self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]

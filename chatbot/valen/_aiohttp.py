@@ -7,8 +7,6 @@ aiohttp's errors become the httpx errors httpcore would have raised for the same
 
 from __future__ import annotations
 
-import functools
-import os
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +14,8 @@ from contextlib import contextmanager
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
+
+from chatbot.valen.trust import verifying_context
 
 # Most specific first; the first match wins. httpx-aiohttp 0.2's own map lets the broad
 # ClientConnectionError win over ClientConnectorError, so a refused or dropped connection comes
@@ -72,21 +72,12 @@ def httpx_errors() -> Iterator[None]:
         raise httpx_error(error.__cause__) from error.__cause__
 
 
-@functools.cache
-def _verifying_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
-    """httpx's verifying context for these SSL_CERT_FILE / SSL_CERT_DIR values (it reads them
-    from the environment; they are the cache's key)."""
-    return httpx.create_ssl_context(verify=True)
-
-
 def ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
-    """The context a transport verifies servers with. The default one is made once per process
-    and shared, as aiohttp shares its own: loading the CA bundle costs ~20 ms of CPU, paid by
-    every new client otherwise. A context is not changed once made, and may serve many
-    connections at once."""
-    if verify is not True:
-        return httpx.create_ssl_context(verify=verify)
-    return _verifying_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    """The context a transport verifies servers with: the default one is the process's shared
+    `trust.verifying_context` (made once: loading the CA bundle costs ~20 ms of CPU)."""
+    if verify is True:
+        return verifying_context()
+    return httpx.create_ssl_context(verify=verify)
 
 
 def make_transport(
