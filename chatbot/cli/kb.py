@@ -432,7 +432,10 @@ def run_history(args: argparse.Namespace) -> int:
     current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
     print(f"   -  {current}")
     if versions:  # The previews of a long passage can all look alike.
-        print(f"a version whole: helpdesk kb show {args.id} --version N", file=sys.stderr)
+        # After the rows, on a line of its own: written while they waited in a pipe's buffer, it
+        # came before or amid them where both streams go to one place.
+        sys.stdout.flush()
+        print(f"To see a version whole: helpdesk kb show {args.id} --version N", file=sys.stderr)
     return 0
 
 

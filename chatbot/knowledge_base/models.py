@@ -14,7 +14,8 @@ from chatbot.text import first_control
 MAX_TEXT_CHARS = 4000
 MAX_TITLE_CHARS = 200
 MAX_ID_CHARS = 64
-_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?")
+_SLUG_CHARS = re.compile(r"[a-z0-9._-]")
+_SLUG_ENDS = re.compile(r"[a-z0-9]")
 # Device names Windows reserves in every folder, whatever follows the first dot (`nul.txt.json`
 # opens the null device there): a knowledge base exported or synced to Windows must still open.
 WINDOWS_RESERVED = frozenset(
@@ -23,15 +24,27 @@ WINDOWS_RESERVED = frozenset(
 
 
 def validate_passage_id(value: str) -> str:
-    """Return `value` if it is a safe slug (a file name that cannot leave its folder)."""
+    """Return `value` if it is a safe slug (a file name that cannot leave its folder): lowercase
+    letters, digits, '-', '_' and '.', starting and ending with a letter or digit, with no '..'.
+    A refusal names the rule broken: one list of rules, said of `a..b`, named none it broke."""
     if not value:
         raise ValueError("id is empty")
     if len(value) > MAX_ID_CHARS:
-        raise ValueError(f"id is longer than {MAX_ID_CHARS} characters")
-    if not _SLUG.fullmatch(value) or ".." in value:
+        raise ValueError(f"id has {len(value):,} characters; the limit is {MAX_ID_CHARS}")
+    bad = next((char for char in value if not _SLUG_CHARS.fullmatch(char)), None)
+    if bad is not None:
         raise ValueError(
-            f"id {value!r} is not a safe slug (lowercase letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit)"
+            f"id {value!r} is not a safe slug: {bad!r} is not allowed (only lowercase letters, "
+            "digits, '-', '_' and '.')"
+        )
+    if not (_SLUG_ENDS.fullmatch(value[0]) and _SLUG_ENDS.fullmatch(value[-1])):
+        raise ValueError(
+            f"id {value!r} is not a safe slug: it must start and end with a lowercase letter or "
+            "a digit"
+        )
+    if ".." in value:
+        raise ValueError(
+            f"id {value!r} is not a safe slug: two dots in a row ('..') are not allowed"
         )
     if value.split(".")[0] in WINDOWS_RESERVED:
         raise ValueError(f"id {value!r} is a device name on Windows; choose another")

@@ -69,7 +69,7 @@ def test_a_chinese_passage_round_trips_through_add_export_and_import(
         (["add", "--id", "../x", "--text", "hi"], "id '../x' is not a safe slug"),
         (["add", "--id", "a/b", "--text", "hi"], "id 'a/b' is not a safe slug"),
         (["add", "--id", "", "--text", "hi"], "id is empty"),
-        (["add", "--id", "x" * 65, "--text", "hi"], "id is longer than 64 characters"),
+        (["add", "--id", "x" * 65, "--text", "hi"], "id has 65 characters; the limit is 64"),
         (["add", "--id", "new", "--text", "   "], "passage 'new': text: text is empty"),
         (
             ["add", "--id", "new", "--text", "a" * 4001],

@@ -189,7 +189,7 @@ def test_reading_leaves_the_stamp_alone(kb_copy: Path) -> None:
         ("../x", "not a safe slug"),
         ("a/b", "not a safe slug"),
         ("", "id is empty"),
-        ("x" * 65, "longer than 64"),
+        ("x" * 65, "id has 65 characters; the limit is 64"),
         ("..", "not a safe slug"),
         ("/etc/passwd", "not a safe slug"),
         ("Upper", "not a safe slug"),

@@ -300,7 +300,7 @@ async def test_inline_validation_blocks_bad_ids_duplicates_and_oversized_text(
             await type_into(pilot, "#form-id", bad)
             assert "not a safe slug" in problem(editor) and save.disabled
         await type_into(pilot, "#form-id", "x" * 65)
-        assert "longer than 64" in problem(editor)
+        assert problem(editor) == "id has 65 characters; the limit is 64"
         await type_into(pilot, "#form-id", "helmet")
         assert problem(editor) == "passage 'helmet' already exists"
         await type_into(pilot, "#form-id", "fine-id")

@@ -1134,6 +1134,10 @@ class EditorScreen(Screen[None]):
             # behind them, out of sight.
             if active not in ("passages", "synonyms"):
                 return False
+            if active == "passages" and form is not None and form.deleted:
+                # Nothing to save until Restore brings it back, as the note under the form says:
+                # greyed, the key (and F8's) still read as offered, and did nothing.
+                return False
             return True if self._can_save() else None
         if action in ("new", "search"):
             return active == "passages"
@@ -1154,8 +1158,9 @@ class EditorScreen(Screen[None]):
             # changed elsewhere is refused (Reload first), and its Reload needs the room.
             if active != "passages" or (form is not None and form.changed_elsewhere):
                 return False
-            gone = form is not None and (form.is_new or form.deleted)
-            return None if gone else True
+            if form is not None and form.deleted:
+                return False  # Left out, as Ctrl+S is (above).
+            return None if form is not None and form.is_new else True
         return True
 
     def _back_offered(self) -> bool:

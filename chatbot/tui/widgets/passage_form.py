@@ -139,7 +139,10 @@ class PassageForm(Vertical):
             (t.gettext("Tags"), box(t.gettext("comma, separated"), "form-tags")),
         )
         text = PlainTextArea(
-            id="form-text", soft_wrap=True, placeholder=t.gettext("What the bot tells the customer")
+            id="form-text",
+            soft_wrap=True,
+            placeholder=t.gettext("What the bot tells the customer"),
+            locale=self.locale,
         )
         self._fields = (rows[0][1], rows[1][1], rows[2][1], text)
         for label, field in rows:
@@ -266,7 +269,7 @@ class PassageForm(Vertical):
         if self.deleted:
             return (
                 translations(self.locale)
-                .gettext("{passage} is deleted: Restore brings back the version highlighted")
+                .gettext("{passage} is deleted: Restore brings back the version highlighted.")
                 .format(passage=self.passage_id)
             )
         return check_form(

@@ -36,8 +36,8 @@ def matches(haystack: str, query: str) -> bool:
 
 
 def shortened(title: str, cells: int) -> str:
-    """`title` on one line of `cells` (0: as it is), cut with … where it is longer, with no blank
-    before the …: a title is a reminder under the id, and each row keeps to two lines."""
+    """`title` (or an id) on one line of `cells` (0: as it is), cut with … where it is longer,
+    with no blank before the …: each row keeps to two lines, the id's and the title's."""
     title = printable(title)
     cut = clip(title, cells) if cells else title
     return cut if cut == title else cut[:-1].rstrip() + "…"
@@ -121,8 +121,10 @@ class PassageList(Vertical):
         self._title_cells = cells = self._row_cells()
         rows: list[Option] = []
         for passage in found[:MAX_ROWS]:
-            # Every string from a passage file passes through `printable`, even validated ones.
-            label = Content(printable(passage.id))
+            # Every string from a passage file passes through `printable` (in `shortened`), even
+            # validated ones. The id is cut as the title is: wrapped, a long one left its tail
+            # ("ange" of `…-battery-range`) alone on a line, where the list could start.
+            label = Content(shortened(passage.id, cells))
             if passage.title:
                 label = Content.assemble(label, "\n", (shortened(passage.title, cells), "dim"))
             rows.append(Option(label, id=passage.id))

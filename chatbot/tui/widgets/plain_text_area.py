@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.segment import Segment
 from textual import events
+from textual.binding import Binding
 from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult
 
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale
 from chatbot.text import strip_control, undrawn
+from chatbot.tui.localize import localize_bindings
 from chatbot.tui.widgets.plain_input import JOINERS, move_focus_in_turn, own_key_in_turn
 
 
@@ -25,6 +30,30 @@ class PlainTextArea(TextArea):
     rest of the app show it: Textual's wrapping, cursor moves and mouse clicks in a text area
     each count a character as its own cells, and Rich counts these as none."""
 
+    # Textual's `TextArea` binds Home and End to the line only: Ctrl+End did nothing, and the
+    # words typed after it, meant for the end of the passage, went in mid-sentence.
+    BINDINGS = [
+        Binding("ctrl+home", "cursor_text_start", N_("Start of the text"), show=False),
+        Binding("ctrl+end", "cursor_text_end", N_("End of the text"), show=False),
+        Binding(
+            "ctrl+shift+home",
+            "cursor_text_start(True)",
+            N_("Select to the start of the text"),
+            show=False,
+        ),
+        Binding(
+            "ctrl+shift+end",
+            "cursor_text_end(True)",
+            N_("Select to the end of the text"),
+            show=False,
+        ),
+    ]
+
+    def __init__(self, *args: Any, locale: Locale = DEFAULT_LOCALE, **kwargs: Any) -> None:
+        """`TextArea`'s arguments; `locale`: the language of its keys' descriptions."""
+        super().__init__(*args, **kwargs)
+        localize_bindings(self, locale)
+
     _typed_aside = False
     """A character typed on a button beside the box went in (`take_typed`), and the focus has
     not left the box since: the keys typed in the same burst, queued to the button before the
@@ -36,6 +65,28 @@ class PlainTextArea(TextArea):
             return strip
         segments = [Segment(undrawn(s.text), s.style, s.control) for s in strip]
         return Strip(segments, strip.cell_length)
+
+    def _on_resize(self) -> None:
+        # Textual re-wraps the text on a resize but repaints only when the number of wrapped
+        # lines changes. A box resized while its tab was hidden is painted as it comes back,
+        # with the old width's lines (before this event arrives), cut at the new width: words
+        # hidden until the next resize.
+        super()._on_resize()
+        self.refresh()
+
+    def action_cursor_text_start(self, select: bool = False) -> None:
+        """Move the cursor to the start of the text (with `select`, selecting up to there)."""
+        if self._has_cursor:
+            self.move_cursor((0, 0), select=select)
+        else:
+            self.scroll_home()
+
+    def action_cursor_text_end(self, select: bool = False) -> None:
+        """Move the cursor to the end of the text (with `select`, selecting up to there)."""
+        if self._has_cursor:
+            self.move_cursor(self.document.end, select=select)
+        else:
+            self.scroll_end()
 
     def edit(self, edit: Edit) -> EditResult:
         edit.text = strip_control(edit.text)
