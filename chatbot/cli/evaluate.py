@@ -21,6 +21,7 @@ from chatbot.text import cells, clip, counted, fit, printable, wrap
 
 if TYPE_CHECKING:
     from chatbot.config import Settings
+    from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.valen.errors import ValenError
     from chatbot.valen.judge import PassageJudge
     from chatbot.valen.protocol import Outcome
@@ -58,9 +59,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument(
         "--passages",
-        type=Path,
-        metavar="DIR",
-        help="evaluate the questions against this knowledge-base directory instead",
+        metavar="DIR|URL",
+        # Kept as typed: a Path made "postgresql://host/db" a folder "postgresql:/host/db".
+        help="evaluate the questions against this knowledge base instead: a directory or a "
+        "postgresql:// URL, as --kb takes",
     )
     parser.add_argument(
         "--sweep",
@@ -318,25 +320,50 @@ async def _evaluate(
 
     settings = settings_from(args)
     progress.questions = _questions(args.data)
-    async with make_http_client(settings) as http:
-        kwargs: dict[str, Any] = {}
-        if args.predicate:
-            kwargs["predicates"] = args.predicate
-        report = await evaluate(
-            args.data,
-            # One judge, so one Valen client: its in-flight limit caps every question's requests.
-            judge=make_judge(settings, http),
-            watch=_Watch(progress),
-            concurrency=settings.bot.concurrency,
-            retriever=args.retriever,
-            k=settings.engine.k,
-            threshold=settings.engine.threshold,
-            knowledge_base=args.passages,
-            sweep=args.sweep,
-            target_precision=args.target_precision,
-            **kwargs,
-        )
+    with _passages(settings, args.passages) as knowledge_base:
+        async with make_http_client(settings) as http:
+            kwargs: dict[str, Any] = {}
+            if args.predicate:
+                kwargs["predicates"] = args.predicate
+            report = await evaluate(
+                args.data,
+                # One judge, so one Valen client: its in-flight limit caps every question's
+                # requests.
+                judge=make_judge(settings, http),
+                watch=_Watch(progress),
+                concurrency=settings.bot.concurrency,
+                retriever=args.retriever,
+                k=settings.engine.k,
+                threshold=settings.engine.threshold,
+                knowledge_base=knowledge_base,
+                sweep=args.sweep,
+                target_precision=args.target_precision,
+                **kwargs,
+            )
     return report, settings
+
+
+@contextmanager
+def _passages(settings: Settings, location: str | None) -> Iterator[KnowledgeBaseStore | None]:
+    """`--passages`: the knowledge base it names, a folder or PostgreSQL, opened as `--kb` would
+    be (None without it: the data file's own passages)."""
+    if location is None:
+        yield None
+        return
+    from pydantic import ValidationError
+
+    from chatbot.assembly import open_knowledge_base
+    from chatbot.config import KnowledgeBaseSettings
+
+    try:
+        section = KnowledgeBaseSettings.model_validate({"path": location})
+    except ValidationError as error:
+        raise HelpdeskError(f"invalid option --passages: {error.errors()[0]['msg']}") from None
+    knowledge_base = open_knowledge_base(settings.model_copy(update={"knowledge_base": section}))
+    try:
+        yield knowledge_base
+    finally:
+        knowledge_base.close()
 
 
 def _short(text: str, width: int = QUESTION_WIDTH) -> str:

@@ -25,15 +25,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision
 from chatbot.errors import HelpdeskError
+from chatbot.knowledge_base.interface import KnowledgeBaseStore
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import (
     check_unique,
     describe_validation_error,
-    load_knowledge_base,
     parse_passage,
     read_json,
 )
-from chatbot.knowledge_base.synonyms import SynonymGroup, load_synonyms, parse_synonyms
+from chatbot.knowledge_base.synonyms import SynonymGroup, parse_synonyms
 from chatbot.retrieval.retrievers import RetrieverName, SynonymGroups, make_retriever
 from chatbot.valen.errors import ValenError
 from chatbot.valen.judge import PassageJudge
@@ -74,9 +74,10 @@ class DataSet(BaseModel):
     queries: tuple[LabelledQuery, ...]
 
 
-def load_data(path: Path, *, knowledge_base: Path | None = None) -> DataSet:
-    """A data file's passages (or a knowledge base's, with its `synonyms.toml`), its optional
-    `synonyms` (word to synonyms, as in `synonyms.toml`) and its labelled questions."""
+def load_data(path: Path, *, knowledge_base: KnowledgeBaseStore | None = None) -> DataSet:
+    """A data file's passages (or a knowledge base's, a folder or PostgreSQL, with its
+    synonyms), its optional `synonyms` (word to synonyms, as in `synonyms.toml`) and its labelled
+    questions."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise HelpdeskError(f"{path}: expected a JSON object with 'passages' and 'queries'")
@@ -86,13 +87,13 @@ def load_data(path: Path, *, knowledge_base: Path | None = None) -> DataSet:
         raise HelpdeskError(f"{path}: 'synonyms' must map each word to its synonyms")
     synonyms = parse_synonyms(raw_synonyms, where=f"{path}: synonyms")
     if knowledge_base is not None:
-        passages = load_knowledge_base(knowledge_base)
+        passages = knowledge_base.passages()
         if not passages:  # Else the data file was blamed: "relevant id ... is not a passage".
             raise HelpdeskError(
-                f"{knowledge_base}: no passages there to evaluate the questions against (a "
-                "knowledge-base folder holds a NAME.json file for each)"
+                f"{knowledge_base.location}: no passages there to evaluate the questions against "
+                "(a knowledge-base folder holds a NAME.json file for each)"
             )
-        synonyms = (*load_synonyms(knowledge_base), *synonyms)
+        synonyms = (*knowledge_base.synonyms(), *synonyms)
     else:
         raw = data.get("passages")
         if not isinstance(raw, list) or not raw:
@@ -294,7 +295,7 @@ async def evaluate(
     k: int = 5,
     threshold: float = 0.7,
     predicates: Sequence[str] = (PREDICATE,),
-    knowledge_base: Path | None = None,
+    knowledge_base: KnowledgeBaseStore | None = None,
     sweep: bool = False,
     target_precision: float = 1.0,
     concurrency: int = 1,
