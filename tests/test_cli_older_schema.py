@@ -164,7 +164,8 @@ def test_a_command_that_writes_upgrades_it_and_then_the_readers_read(
     add = ["users", "add", "root", "--role", "admin", "--password-stdin"]
     assert main([*add, "--db", old_database.db]) == 0
     version, tables = old_database.schema()
-    assert version == old_database.latest and tables > old_tables
+    # The newest migration need not add a table (it may add columns or an index): none lost.
+    assert version == old_database.latest and tables >= old_tables
     capsys.readouterr()
 
     assert main(["doctor", "--db", old_database.db, "--json"]) == 0

@@ -23,7 +23,7 @@ JSON_KEYS = {
     "bot_resolution_rate", "questions", "bot_answers", "questions_by_hour", "escalations",
     "escalations_by_reason", "first_reply_s", "resolution_s", "waiting_now", "oldest_wait_s",
     "feedback", "decisions", "judgment_ms", "valen_errors", "top_scores", "unscored",
-    "threshold", "would_answer", "content_gaps", "per_day",
+    "threshold", "would_answer", "content_gaps", "per_day", "ratings",
 }  # fmt: skip
 
 

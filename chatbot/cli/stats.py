@@ -170,6 +170,12 @@ def report(
     yield from _figure("Questions", stats.questions, f"{stats.bot_answers} bot answers", width)
     yield from _figure("Waiting now", stats.waiting_now,
                        f"oldest {duration(stats.oldest_wait_s)}", width)  # fmt: skip
+    ratings = stats.ratings
+    rated = (
+        f"out of 5, {counted(ratings.count, 'rating')}; {ratings.resolutions_rated} of "
+        f"{ratings.resolutions} resolutions rated ({percent(ratings.rated_share)})"
+    )
+    yield from _figure("Customer rating", _average(ratings.average), rated, width)
     judgment = stats.judgment_ms
     for label, p50, p90, measured in (
         ("First human reply", duration(stats.first_reply_s.p50),
@@ -241,6 +247,9 @@ def report(
     yield from _feedback(stats, width)
 
     yield ""
+    yield from _ratings(stats, width)
+
+    yield ""
     yield from wrap("Top content gaps (asked, last asked, question)", width, "  ", first="")
     if not stats.content_gaps:
         yield "  none"
@@ -281,6 +290,35 @@ def report(
             line = f"  {sparkline(counts)}"
         yield line
         yield from wrap(span, width, " " * (column if column + len(span) <= width else 2))
+
+
+def _average(value: float | None) -> str:
+    """An average rating to one decimal ("–": none)."""
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _ratings(stats: DeskStats, width: int | None) -> Iterator[str]:
+    """The customers' ratings: how many of each, 5 down to 1, bars beside them, and per agent who
+    resolved, their number and average (no agent line when there is no rating)."""
+    ratings = stats.ratings
+    yield from _figure("Customer ratings (1 to 5)", ratings.count,
+                       f"average {_average(ratings.average)}", width)  # fmt: skip
+    largest = max(ratings.distribution, default=0)
+    longest = _bar_width(width, 37)
+    for rating, count in reversed(list(enumerate(ratings.distribution, start=1))):
+        yield f"  {rating:<24}{count:>8}   {bar(count, largest, longest)}"
+    if not ratings.by_agent:
+        return
+    heading = f"{'By agent who resolved':<26}{'ratings':>8}   average"
+    if width is None or cells(heading) <= width:
+        yield heading
+    else:  # The columns' names beside the heading, which wraps.
+        yield from wrap("By agent who resolved (ratings, average)", width, "  ", first="")
+    for a in ratings.by_agent:
+        name = "(nobody named)" if a.agent is None else printable(a.agent)
+        name = name if width is None else clip(name, 23)
+        # Padded by cells: a name in Chinese lines up with the others.
+        yield f"  {name}{' ' * max(0, 24 - cells(name))}{a.count:>8}   {_average(a.average)}"
 
 
 def _feedback(stats: DeskStats, width: int | None) -> Iterator[str]:

@@ -373,19 +373,27 @@ class SearchHit(_Frozen):
 
 
 class ContentGap(_Frozen):
-    """An escalated question: something the knowledge base could not answer well enough."""
+    """A question the knowledge base could not answer well enough: every escalation of it (the
+    same `question_key`, however worded), seen as its latest one, as the figures count it."""
 
     id: int
+    """The latest escalation's; marking it handled marks every escalation of the gap."""
     conversation_id: int
     question: str
+    """As the latest escalation worded it."""
     reason: Reason
     top_probability: float | None
     created_at: datetime
+    """When it was last escalated."""
     agent_reply: str | None
-    """The first thing an agent wrote in the conversation after the escalation, if anything."""
+    """The first thing an agent wrote in the conversation after the latest escalation that has
+    a reply, if any has."""
     handled: bool
     passage_id: str | None
     """The passage written from this gap, once handled."""
+    count: int = 1
+    """How many times customers asked it: customer messages, not escalations (a message the
+    bot judged again after a hand-back, and escalated again, was asked once)."""
 
 
 class PendingQuestion(_Frozen):

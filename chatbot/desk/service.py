@@ -945,10 +945,12 @@ class DeskService:
     # -- content gaps -----------------------------------------------------------------------------
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
+        """One per question, as `stats` counts them (the store's `content_gaps`)."""
         return self.store.content_gaps(include_handled=include_handled, limit=limit)
 
     def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
-        """Record that passage `passage_id` was written to fill this gap."""
+        """Record that passage `passage_id` was written to fill this gap: every escalation of its
+        question, however often and in whatever case, spacing or punctuation it was asked."""
         self.store.mark_gap_handled(gap_id, passage_id=passage_id)
 
     # -- reading ----------------------------------------------------------------------------------

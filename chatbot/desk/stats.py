@@ -8,7 +8,8 @@ only the typed result and the definitions; its JSON dump (`DeskStats.to_json`) i
 
 The window (`since`) applies to each figure by the time of the thing it counts: conversations by
 when they started, questions and answers by when they were written, escalations, resolutions and
-decisions by when they happened. `waiting_now` and `oldest_wait_s` are always as of now.
+decisions by when they happened, ratings by when the customer gave them. `waiting_now` and
+`oldest_wait_s` are always as of now.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from chatbot.desk.models import RATINGS
 from chatbot.engine.models import Reason
 from chatbot.errors import HelpdeskError
 
@@ -101,6 +103,73 @@ class DayCount(_Frozen):
     conversations: int
 
 
+def _mean(distribution: tuple[int, ...]) -> float | None:
+    """The average of counts per rating (from `RATINGS.start` up), to one decimal (None: no
+    rating)."""
+    count = sum(distribution)
+    if not count:
+        return None
+    return round(sum(r * n for r, n in zip(RATINGS, distribution, strict=True)) / count, 1)
+
+
+class AgentRatings(_Frozen):
+    """The ratings of one agent's resolutions."""
+
+    agent: str | None
+    """Who resolved the conversations rated (None: a rating that names nobody)."""
+    count: int
+    average: float | None
+    """To one decimal."""
+    distribution: tuple[int, ...]
+    """How many of each rating, 1 to 5."""
+
+    @classmethod
+    def of(cls, agent: str | None, distribution: tuple[int, ...]) -> AgentRatings:
+        return cls(agent=agent, count=sum(distribution), average=_mean(distribution),
+                   distribution=distribution)  # fmt: skip
+
+
+class Ratings(_Frozen):
+    """How customers rated the people who resolved their conversations: a rating, 1 to 5, is
+    asked once per resolution, and given or not. The ratings are those given in the window; the
+    share rated is of the window's resolutions (a resolution is rated after it, so a rating of
+    one just before the window counts among the ratings, not among the resolutions)."""
+
+    count: int
+    """Ratings given in the window."""
+    average: float | None
+    """Their average, to one decimal (None: no rating)."""
+    distribution: tuple[int, ...]
+    """How many of each rating, 1 to 5."""
+    resolutions: int
+    """Resolutions in the window (`resolved` events)."""
+    resolutions_rated: int
+    """Those of them the customer has rated so far."""
+    rated_share: float | None
+    """`resolutions_rated` / `resolutions` (None: no resolution)."""
+    by_agent: tuple[AgentRatings, ...]
+    """The window's ratings per agent who resolved the conversation, most rated first."""
+
+    @classmethod
+    def of(
+        cls,
+        distribution: tuple[int, ...],
+        *,
+        resolutions: int,
+        resolutions_rated: int,
+        by_agent: tuple[AgentRatings, ...] = (),
+    ) -> Ratings:
+        return cls(
+            count=sum(distribution),
+            average=_mean(distribution),
+            distribution=distribution,
+            resolutions=resolutions,
+            resolutions_rated=resolutions_rated,
+            rated_share=None if resolutions == 0 else resolutions_rated / resolutions,
+            by_agent=by_agent,
+        )
+
+
 class DeskStats(_Frozen):
     """The desk's figures for a window of time (see the module docstring for what `since`
     applies to)."""
@@ -168,6 +237,9 @@ class DeskStats(_Frozen):
     per_day: tuple[DayCount, ...]
     """Conversations started per UTC day, every day of the window (zeros included) up to
     `generated_at`'s day; from the first conversation's day when `since` is None."""
+    ratings: Ratings
+    """The customers' ratings given in the window, in all and per agent, and the share of the
+    window's resolutions rated."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property

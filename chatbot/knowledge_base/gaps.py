@@ -36,7 +36,8 @@ class Gap(Protocol):
 
 
 class GapLedger(Protocol):
-    """Where a handled gap is recorded (the conversation store)."""
+    """Where a handled gap is recorded (the conversation store): marking one marks every
+    escalation of its question handled, however often and in whatever wording it was asked."""
 
     def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None: ...
 

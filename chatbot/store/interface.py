@@ -410,10 +410,17 @@ class ConversationStore(Protocol):
     # -- content gaps -----------------------------------------------------------------------------
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
-        """Escalated questions, newest first, with the agent's reply that followed, if any."""
+        """Escalated questions no passage answers, newest first: one per question (its
+        escalations of one `question_key`, as the figures count them), how many times it was
+        asked, its latest wording and time, and the agent's reply that followed, if any (see
+        `chatbot.store.stats_sql.content_gaps`)."""
         ...
 
-    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None: ...
+    def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        """Passage `passage_id` was written for the gap whose escalation is `gap_id`: that one and
+        every open escalation of the same question (`question_key`) are handled. `StoreError` if
+        there is no such escalation."""
+        ...
 
     # -- reading ----------------------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Decision, Reason
 from chatbot.pgdeadline import DEFAULT_TIMEOUT_S, server_settings, watchdog
 from chatbot.pgslots import full_reason, no_connection_to_spare
-from chatbot.store import codec
+from chatbot.store import codec, gaps_sql
 from chatbot.store.interface import (
     ConversationNotFound,
     DatabaseFull,
@@ -83,7 +83,7 @@ from chatbot.store.sqlite import (
     search_hit,
     seen_until,
 )
-from chatbot.store.stats_sql import PostgresDialect, compute_stats, no_gap
+from chatbot.store.stats_sql import PostgresDialect, compute_stats, question_key
 
 CHANNEL = "helpdesk"
 """The NOTIFY channel every write announces itself on."""
@@ -107,6 +107,8 @@ STATS_BEGIN = (
 )
 """The figures' snapshot, and memory enough to sort 100,000 escalations without spilling to
 disk (the default 4 MB wrote 13 MB of temporary files for the content gaps at 60,000)."""
+GAPS_BEGIN = b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+"""The content gaps' snapshot: the newest gaps, then every escalation of them."""
 
 
 def _time(value: float | None) -> datetime | None:
@@ -710,9 +712,10 @@ class PostgresStore:
         if escalation.question:
             conn.execute(
                 "INSERT INTO escalations (conversation_id, question, reason, top_probability,"
-                " after_message_id, created_at) VALUES (%s, %s, %s, %s, %s, %s)",
+                " after_message_id, created_at, question_key)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 (conversation_id, escalation.question, escalation.reason.value,
-                 escalation.top_probability, last_entry, now),
+                 escalation.top_probability, last_entry, now, question_key(escalation.question)),
             )  # fmt: skip
         self._append(conn, conversation_id, event=escalation.event())
 
@@ -1360,41 +1363,35 @@ class PostgresStore:
     # -- content gaps -----------------------------------------------------------------------------
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
-        rows = self._rows(
-            "SELECT g.id, g.conversation_id, g.question, g.reason, g.top_probability,"
-            " g.created_at, g.handled_at, g.passage_id,"
-            " (SELECT coalesce(e.text, t.text) FROM entries e"
-            "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"
-            "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
-            "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
-            " FROM escalations g WHERE (%s OR g.handled_at IS NULL)"
-            f" AND NOT ({no_gap(PostgresDialect(), 'g')})"  # See `no_gap`.
-            " ORDER BY g.created_at DESC, g.id DESC LIMIT %s",
-            (include_handled, limit),
-        )
-        return [
-            ContentGap(
-                id=id_,
-                conversation_id=conversation,
-                question=question,
-                reason=Reason(reason),
-                top_probability=top,
-                created_at=_stamp(at),
-                handled=handled_at is not None,
-                passage_id=passage_id,
-                agent_reply=reply,
-            )
-            for id_, conversation, question, reason, top, at, handled_at, passage_id, reply in rows
-        ]
+        conn = self._link.connection()
+
+        def run(sql: str, params: Any) -> list[Any]:
+            return conn.execute(sql.encode(), params).fetchall()
+
+        try:
+            with self._link.watched(conn), conn.transaction():
+                conn.execute(GAPS_BEGIN)  # Its reads see one moment.
+                return gaps_sql.content_gaps(
+                    run, PostgresDialect(), include_handled=include_handled, limit=limit
+                )
+        except psycopg.Error as error:
+            if conn.broken or conn.closed:
+                self._link.drop()
+            raise self._link.fail(error, "cannot read the content gaps") from None
 
     def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        key = PostgresDialect().gap_key("escalations")
         with self._write(append=False) as conn:
-            cursor = conn.execute(
-                "UPDATE escalations SET handled_at = %s, passage_id = %s WHERE id = %s",
-                (self._now(), passage_id, gap_id),
-            )
-            if cursor.rowcount != 1:
+            row = self._one(conn, f"SELECT {key} FROM escalations WHERE id = %s", (gap_id,))
+            if row is None:
                 raise StoreError(f"content gap {gap_id} not found")
+            # The gap is every open escalation of its question (`stats_sql.question_key`).
+            conn.execute(
+                "UPDATE escalations SET handled_at = %s, passage_id = %s WHERE id = %s"
+                " OR (handled_at IS NULL AND (question_key = %s"
+                f" OR (question_key IS NULL AND {key} = %s)))",
+                (self._now(), passage_id, gap_id, row[0], row[0]),
+            )
 
     # -- reading ----------------------------------------------------------------------------------
 

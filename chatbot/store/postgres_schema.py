@@ -9,6 +9,8 @@ knowledge base can keep its own count in the same database.
 
 from __future__ import annotations
 
+from chatbot.store.stats_sql import postgres_question_key
+
 COMPONENT = "conversations"
 
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -232,5 +234,21 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )
         """,
         "CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at)",
+    ),
+    # 9: the customers' ratings for `helpdesk stats`, as SQLite's version 13: the rated events
+    # with their parameters (the rating and who resolved, in them alone), read without the table.
+    (
+        "CREATE INDEX entries_ratings ON entries (created_at)"
+        " INCLUDE (conversation_id, id, params) WHERE event = 'rated'",
+    ),
+    # 10: content gaps by their question's key, as SQLite's version 14: each escalation keeps
+    # its question's `question_key`, the open ones found by it off an index. The rows so far are
+    # keyed here (a row an older helpdesk writes during a rolling upgrade has none, and is keyed
+    # where it is read).
+    (
+        "ALTER TABLE escalations ADD COLUMN question_key text",
+        f"UPDATE escalations SET question_key = {postgres_question_key('question', bound=False)}",
+        "CREATE INDEX escalations_open_by_key ON escalations (question_key)"
+        " WHERE handled_at IS NULL",
     ),
 ]

@@ -21,6 +21,7 @@ from chatbot.desk.models import (
 )
 from chatbot.engine.models import Decision, Reason
 from chatbot.store.codec import compact, digest, unjudged
+from chatbot.store.stats_sql import question_key
 
 Migration = tuple[str, ...] | Callable[[sqlite3.Connection], None]
 
@@ -541,3 +542,41 @@ MIGRATIONS.append(
         "CREATE INDEX revoked_sessions_by_expiry ON revoked_sessions (expires_at)",
     )
 )
+
+# 13: the customers' ratings for `helpdesk stats`: the rating and the agent who resolved are in a
+# `rated` event's parameters alone, and an index of the rated events that holds them lets the
+# figures read them (and each rating's conversation, for its resolution) without a row of the
+# table: 0.1 s at 33,000 ratings read the table instead.
+MIGRATIONS.append(
+    (
+        "CREATE INDEX entries_ratings ON entries (event, created_at, conversation_id, params)"
+        " WHERE event = 'rated'",
+    )
+)
+
+
+# 14: content gaps by their question's key. The escalations of one question (`question_key` of
+# `chatbot.store.stats_sql`: case, spaces and punctuation aside) are one content gap, which the
+# figures count, the editor lists once and a passage written from it marks handled whole; each
+# row keeps its key, written with it, so that grouping them keys nothing, and those still open
+# are found by key off an index. The rows so far are keyed here, in Python (the store's SQL
+# function of the same name is not there for whoever else migrates the file); a row written
+# without its key, by an older helpdesk or a tool, is keyed where it is read. Changing
+# `question_key` means keying the rows again.
+def _migrate_to_v14(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE escalations ADD COLUMN question_key TEXT")
+    rows = db.execute(
+        "SELECT g.id, coalesce(g.question, (SELECT e.text FROM entries e"
+        " WHERE e.id = g.question_entry)) FROM escalations g"
+    ).fetchall()
+    db.executemany(
+        "UPDATE escalations SET question_key = ? WHERE id = ?",
+        [(question_key(question), id_) for id_, question in rows],
+    )
+    db.execute(
+        "CREATE INDEX escalations_open_by_key ON escalations (question_key)"
+        " WHERE handled_at IS NULL"
+    )
+
+
+MIGRATIONS.append(_migrate_to_v14)

@@ -50,7 +50,7 @@ from chatbot.desk.models import (
 from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Answer, Decision, Reason
 from chatbot.files import make_private_folders, special_kind
-from chatbot.store import codec
+from chatbot.store import codec, gaps_sql
 from chatbot.store.interface import (
     ConversationNotFound,
     EmptySweep,
@@ -64,7 +64,7 @@ from chatbot.store.interface import (
     swept,
 )
 from chatbot.store.schema import MIGRATIONS, judgment_error_counts
-from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, no_gap, question_key
+from chatbot.store.stats_sql import WRITTEN, SQLiteDialect, compute_stats, question_key
 from chatbot.text import has_number
 
 BUSY_TIMEOUT_MS = 5000
@@ -673,9 +673,10 @@ class SQLiteStore:
                     question = None
             db.execute(
                 "INSERT INTO escalations (conversation_id, question, question_entry, reason,"
-                " top_probability, after_message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " top_probability, after_message_id, created_at, question_key)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (conversation_id, question, escalation.question_entry, escalation.reason.value,
-                 escalation.top_probability, last_entry, now),
+                 escalation.top_probability, last_entry, now, question_key(escalation.question)),
             )  # fmt: skip
         self._append(db, conversation_id, event=escalation.event())
 
@@ -1293,43 +1294,32 @@ class SQLiteStore:
     # -- content gaps -----------------------------------------------------------------------------
 
     def content_gaps(self, *, include_handled: bool = True, limit: int = 200) -> list[ContentGap]:
-        rows = self._db.execute(
-            "SELECT g.id, g.conversation_id, coalesce(g.question,"
-            " (SELECT q.text FROM entries q WHERE q.id = g.question_entry)), g.reason,"
-            " g.top_probability,"
-            " g.created_at, g.handled_at, g.passage_id,"
-            " (SELECT coalesce(e.text, t.text) FROM entries e"
-            "  LEFT JOIN passage_texts t ON t.digest = e.text_digest"
-            "  WHERE e.conversation_id = g.conversation_id AND e.author = 'agent'"
-            "  AND e.id > g.after_message_id ORDER BY e.id LIMIT 1)"
-            " FROM escalations g WHERE (? OR g.handled_at IS NULL)"
-            f" AND NOT ({no_gap(SQLiteDialect(), 'g')})"  # See `no_gap`.
-            " ORDER BY g.created_at DESC, g.id DESC LIMIT ?",
-            (include_handled, limit),
-        ).fetchall()
-        return [
-            ContentGap(
-                id=id_,
-                conversation_id=conversation,
-                question=question,
-                reason=Reason(reason),
-                top_probability=top,
-                created_at=_stamp(at),
-                handled=handled_at is not None,
-                passage_id=passage_id,
-                agent_reply=reply,
+        def run(sql: str, params: Any) -> list[Any]:
+            return self._db.execute(sql, params).fetchall()
+
+        self._db.execute("BEGIN")  # Its reads see one moment.
+        try:
+            return gaps_sql.content_gaps(
+                run, SQLiteDialect(), include_handled=include_handled, limit=limit
             )
-            for id_, conversation, question, reason, top, at, handled_at, passage_id, reply in rows
-        ]
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot read the content gaps: {error}") from None
+        finally:
+            self._rollback()
 
     def mark_gap_handled(self, gap_id: int, *, passage_id: str) -> None:
+        key = SQLiteDialect().gap_key("escalations")
         with self._write() as db:
-            cursor = db.execute(
-                "UPDATE escalations SET handled_at = ?, passage_id = ? WHERE id = ?",
-                (self._now(), passage_id, gap_id),
-            )
-            if cursor.rowcount != 1:
+            row = db.execute(f"SELECT {key} FROM escalations WHERE id = ?", (gap_id,)).fetchone()
+            if row is None:
                 raise StoreError(f"content gap {gap_id} not found")
+            # The gap is every open escalation of its question (`stats_sql.question_key`).
+            db.execute(
+                "UPDATE escalations SET handled_at = ?, passage_id = ? WHERE id = ?"
+                " OR (handled_at IS NULL AND (question_key = ?"
+                f" OR (question_key IS NULL AND {key} = ?)))",
+                (self._now(), passage_id, gap_id, row[0], row[0]),
+            )
 
     # -- reading ----------------------------------------------------------------------------------
 

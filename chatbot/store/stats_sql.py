@@ -6,8 +6,9 @@ differs between databases is confined to a `Dialect`: how a parameter is written
 becomes epoch seconds, an hour of the day or a day number, how a probability falls into a
 histogram bin, how percentiles are taken, how a question becomes its key. `SQLiteDialect` is
 below; a PostgreSQL store adds its own (`percentile_disc`, `extract(epoch ...)`, `floor`) and
-calls `compute_stats` with it. No query parses JSON: Valen's errors are counted off table
-`judgment_errors`, which a store writes with each decision.
+calls `compute_stats` with it. One query parses JSON, the ratings', off an index of the rated
+events that holds their parameters (`entries_ratings`, migration 13); Valen's errors are counted
+off table `judgment_errors`, which a store writes with each decision.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
+from chatbot.desk.models import RATINGS
 from chatbot.desk.stats import (
     SCORE_BINS,
     TOP_GAPS,
+    AgentRatings,
     DayCount,
     DeskStats,
     ErrorCount,
     GapCount,
     PassageFeedback,
     Percentiles,
+    Ratings,
     ReasonCount,
     ScoreBin,
     ThresholdCount,
@@ -61,6 +65,12 @@ class Dialect(Protocol):
     def question_key(self, text: str) -> str:
         """The SQL expression `text` as a question's key (`question_key`), to compare two
         wordings of a question."""
+        ...
+
+    def gap_key(self, gap: str) -> str:
+        """The key of the `escalations` row aliased `gap` (`question_key` of its question): what
+        makes escalations one content gap. Stored with the row (column `question_key`), and
+        computed for a row written without one."""
         ...
 
     answer_title: str
@@ -103,6 +113,11 @@ class Dialect(Protocol):
         the database skip that look where no decision of the conversation answered."""
         ...
 
+    def json_value(self, column: str, key: str) -> str:
+        """The value of `key` in the JSON object held as text in `column` (the ratings' one
+        figure that needs an event's parameters)."""
+        ...
+
     per_row: str
     """Appended to a correlated subquery (`no_gap`'s answered question) to keep it one probe per
     outer row (PostgreSQL would otherwise hash it over the whole table)."""
@@ -135,6 +150,11 @@ class SQLiteDialect:
         # 60 nested replace() calls overflowed its parser's stack (and cost 3 times the CPU).
         return f"question_key({text})"
 
+    def gap_key(self, gap: str) -> str:
+        # NULL in a row written without it (by an older helpdesk, or a tool inserting rows):
+        # coalesce() computes only what is missing.
+        return f"coalesce({gap}.question_key, {self.question_key(self.gap_question(gap))})"
+
     def param(self, name: str) -> str:
         return f":{name}"
 
@@ -152,6 +172,9 @@ class SQLiteDialect:
 
     def score_bin(self, column: str, bins: int) -> str:
         return f"min(CAST({column} * {bins} AS INTEGER), {bins - 1})"
+
+    def json_value(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.{key}')"
 
     def percentiles(self, run: Run, values: str, params: Mapping[str, Any]) -> Percentiles:
         # SQLite has no percentile aggregate, and ranking in SQL (row_number() over a sort) took
@@ -187,11 +210,11 @@ class PostgresDialect:
         return asked_entry(gap)
 
     def question_key(self, text: str) -> str:
-        # A bracket expression of `KEY_IGNORED`: translate() with the same characters took 6
-        # times as long. `%` doubled: the driver reads one as a parameter's start.
-        ignored = "".join("\\" + c if c in "[]\\^-" else c for c in KEY_IGNORED)
-        ignored = ignored.replace("'", "''").replace("%", "%%")
-        return f"regexp_replace(lower({text}), '[{ignored}]+', '', 'g')"
+        return postgres_question_key(text)
+
+    def gap_key(self, gap: str) -> str:
+        # NULL only in a row an older helpdesk wrote after migration 10 (a rolling upgrade).
+        return f"coalesce({gap}.question_key, {self.question_key(self.gap_question(gap))})"
 
     def param(self, name: str) -> str:
         return f"%({name})s"
@@ -214,6 +237,9 @@ class PostgresDialect:
             f"CASE WHEN {column} IS NULL THEN NULL"
             f" ELSE least(floor({column} * {bins})::int, {bins - 1}) END"
         )
+
+    def json_value(self, column: str, key: str) -> str:
+        return f"({column}::json ->> '{key}')"
 
     def percentiles(self, run: Run, values: str, params: Mapping[str, Any]) -> Percentiles:
         # `OFFSET 0` keeps `values` a subquery computed once: flattened into the aggregates,
@@ -244,6 +270,17 @@ KEY_IGNORED = (
 _KEY_TABLE = str.maketrans("", "", KEY_IGNORED)
 
 
+def postgres_question_key(text: str, *, bound: bool = True) -> str:
+    """PostgreSQL's `question_key` of the SQL expression `text`. `bound`: for a statement sent
+    with parameters, where the driver reads a `%` as a parameter's start (a migration is sent
+    without)."""
+    # A bracket expression of `KEY_IGNORED`: translate() with the same characters took 6 times
+    # as long.
+    ignored = "".join("\\" + c if c in "[]\\^-" else c for c in KEY_IGNORED)
+    ignored = ignored.replace("'", "''").replace("%", "%%" if bound else "%")
+    return f"regexp_replace(lower({text}), '[{ignored}]+', '', 'g')"
+
+
 def question_key(text: str | None) -> str | None:
     """A question's key, as the figures compare questions: lowercased, without its spaces and
     punctuation (`KEY_IGNORED`), so "I was charged twice, can I get my money back?" and "i was
@@ -251,7 +288,13 @@ def question_key(text: str | None) -> str | None:
     (`chatbot.desk.service.question_key`: the words, case-folded and compatibility-normalised,
     which no SQL both backends run can do). SQLite calls this; PostgreSQL's `regexp_replace`
     does the same (`Dialect.question_key`; its lower() folds letters beyond ASCII as Python's
-    does in a UTF-8 locale, ASCII alone under the "C" one)."""
+    does in a UTF-8 locale, ASCII alone under the "C" one).
+
+    It is also what makes escalations one content gap, wherever gaps are shown or handled: the
+    figures count them by it, the editor lists one row per key, and a passage written from that
+    row marks every escalation of the key handled. Each `escalations` row keeps its question's
+    key (column `question_key`, written with the row: `Dialect.gap_key`), so that grouping them
+    keys nothing; changing this function means a migration that keys the rows again."""
     return None if text is None else text.lower().translate(_KEY_TABLE)
 
 
@@ -300,6 +343,32 @@ def no_gap(d: Dialect, gap: str) -> str:
         " AND coalesce((SELECT n.event FROM entries n"
         f"  WHERE n.conversation_id = {gap}.conversation_id AND n.id > {d.gap_entry(gap)}"
         "  ORDER BY n.id LIMIT 1), '') = 'person-offered'))"
+    )
+
+
+def gap_askings(d: Dialect, where: str) -> str:
+    """A query of the content gaps among the `escalations` rows aliased `g` that meet `where`
+    (the escalations that are no `no_gap`): per row its `question`, its key (`gkey`,
+    `gap_key`: the rows of one key are one gap), its time (`at`) and what it counts as
+    (`asking`)."""
+    return (
+        f"SELECT {d.gap_question('g')} AS question, {d.gap_key('g')} AS gkey,"
+        f" {d.epoch('g.created_at')} AS at, {asking(d, 'g')} AS asking"
+        f" FROM escalations g WHERE {where} AND NOT ({no_gap(d, 'g')})"
+    )
+
+
+def asking(d: Dialect, gap: str) -> str:
+    """The customer message the `escalations` row aliased `gap` counts as, among the rows a query
+    reads: a gap is counted in customer messages, not escalations (one whose message was
+    escalated before, an agent having handed the conversation back and the bot judged it again,
+    is no new asking). Its entry id; minus its own id where it is alone in its conversation or
+    its message is not found. The message is looked for only in a conversation with more than
+    one such row: looked for in every one (by its text, where the row does not name it), it cost
+    0.3 s for 60,000 gaps in either database."""
+    return (
+        f"CASE WHEN count(*) OVER (PARTITION BY {gap}.conversation_id) > 1"
+        f" THEN coalesce({d.gap_entry(gap)}, -{gap}.id) ELSE -{gap}.id END"
     )
 
 
@@ -386,11 +455,15 @@ def compute_stats(
     # covering index), not the events' JSON: reading 60,000 scattered event rows for their
     # parameters was the slowest figure. The escalations without a question are the customers
     # who asked for a person before asking anything: `customer-asked`.
-    ((escalations,),) = run(
-        f"SELECT count(*) FROM entries WHERE event = 'escalated' AND event <> 'decided'"
-        f" AND created_at >= {since_}",
-        p,
+    # The resolutions, for the share rated (below), in the same pass over the events' index.
+    events = dict(
+        run(
+            "SELECT event, count(*) FROM entries WHERE event IN ('escalated', 'resolved')"
+            f" AND event <> 'decided' AND created_at >= {since_} GROUP BY event",
+            p,
+        )
     )
+    escalations = events.get("escalated", 0)
     by_reason = {
         Reason(reason): int(count)
         for reason, count in run(
@@ -484,26 +557,54 @@ def compute_stats(
         )
     ]
 
+    # -- the customers' ratings -------------------------------------------------------------------
+    # Off the rated events' own index, which holds their parameters (`entries_ratings`): the
+    # rating and the agent who resolved are in them alone. A rating rates the conversation's
+    # latest resolution before it (the desk asks for it only while that one stands), found by
+    # one seek back into the conversation's events; it was one of the window's when its time is
+    # in the window (a rating comes after its resolution, so no rating of one is outside it).
+    distribution = dict.fromkeys(RATINGS, 0)
+    per_agent: dict[str | None, dict[int, int]] = {}
+    rated = 0
+    for agent, rating, count, of_window in run(
+        "SELECT g.agent, g.rating, count(*), sum(g.of_window) FROM"
+        f" (SELECT {d.json_value('x.params', 'agent')} AS agent,"
+        f"  CAST({d.json_value('x.params', 'rating')} AS INTEGER) AS rating,"
+        "  CASE WHEN (SELECT r.created_at FROM entries r"
+        "   WHERE r.conversation_id = x.conversation_id AND r.event = 'resolved'"
+        "   AND r.event <> 'decided' AND r.id < x.id ORDER BY r.id DESC LIMIT 1)"
+        f"  >= {since_} THEN 1 ELSE 0 END AS of_window"
+        f"  FROM entries x WHERE x.event = 'rated' AND x.created_at >= {since_}) AS g"
+        " GROUP BY g.agent, g.rating",
+        p,
+    ):
+        if rating not in distribution:  # Never written: the desk takes 1 to 5 only.
+            continue
+        distribution[rating] += int(count)
+        mine = per_agent.setdefault(agent, dict.fromkeys(RATINGS, 0))
+        mine[rating] += int(count)
+        rated += int(of_window or 0)
+    by_agent = sorted(
+        (AgentRatings.of(agent, tuple(counts.values())) for agent, counts in per_agent.items()),
+        key=lambda a: (-a.count, a.agent is None, a.agent or ""),
+    )
+    ratings = Ratings.of(
+        tuple(distribution.values()),
+        resolutions=int(events.get("resolved", 0)),
+        resolutions_rated=rated,
+        by_agent=tuple(by_agent),
+    )
+
     # -- content gaps and conversations per day ---------------------------------------------------
     gaps = [
         GapCount(
             question=question, count=int(count), last_at=datetime.fromtimestamp(float(last), UTC)
         )
         for question, count, last in run(
-            # Counted in customer messages (`asking`), not escalations: one whose message was
-            # escalated before (an agent handed the conversation back and the bot judged it
-            # again) is no new asking. The message is looked for only in a conversation with
-            # more than one gap (one with none found counts once): looked for in every one (by
-            # its text, where the row does not name it), it cost 0.3 s for 60,000 gaps in
-            # either database.
+            # One gap per key (`gap_askings`), as the editor lists them.
             "SELECT min(s.question), count(DISTINCT s.asking) AS n, max(s.at) FROM"
-            f" (SELECT {d.gap_question('g')} AS question, {d.epoch('g.created_at')} AS at,"
-            "  CASE WHEN count(*) OVER (PARTITION BY g.conversation_id) > 1"
-            f"  THEN coalesce({d.gap_entry('g')}, -g.id) ELSE -g.id END AS asking"
-            f"  FROM escalations g WHERE g.handled_at IS NULL AND g.created_at >= {since_}"
-            f"  AND NOT ({no_gap(d, 'g')})) AS s"
-            " GROUP BY lower(trim(s.question))"
-            f" ORDER BY n DESC, max(s.at) DESC LIMIT {TOP_GAPS}",
+            f" ({gap_askings(d, f'g.handled_at IS NULL AND g.created_at >= {since_}')}) AS s"
+            f" GROUP BY s.gkey ORDER BY n DESC, max(s.at) DESC LIMIT {TOP_GAPS}",
             p,
         )
     ]
@@ -565,6 +666,7 @@ def compute_stats(
         ),
         content_gaps=tuple(gaps),
         per_day=_days(per_day, since=since, now=now, first_day=first_day),
+        ratings=ratings,
     )
 
 

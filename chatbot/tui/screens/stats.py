@@ -1,5 +1,6 @@
 """Analytics for the people who run the desk: how well the bot does, why the rest escalate, how
-long customers wait for a person, which passages help, where the knowledge base has gaps.
+long customers wait for a person, how they rate the people who helped them, which passages help,
+where the knowledge base has gaps.
 
 The figures come from the desk service (`DeskService.stats`, computed in the database); this
 screen only draws them. It follows the desk: after anyone commits, the figures are read again at
@@ -19,15 +20,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Header, Sparkline, Static
+from textual.widgets import Header, Static
 
-from chatbot.desk.stats import DeskStats, duration, milliseconds, percent
+from chatbot.desk.stats import DeskStats, Ratings, duration, milliseconds, percent
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, translations
 from chatbot.text import printable
 from chatbot.tui.localize import localize_bindings, styled
 from chatbot.tui.services import Services
 from chatbot.tui.widgets.bar_chart import Bar, BarChart
+from chatbot.tui.widgets.fitted_sparkline import FittedSparkline
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.queue_list import one_line
 from chatbot.tui.widgets.score_histogram import ScoreHistogram
@@ -109,13 +111,19 @@ class StatsScreen(Screen[None]):
                                id="stats-reasons")  # fmt: skip
                 yield ScoreHistogram(locale=locale, id="stats-scores")
             yield Static(id="stats-days-title", classes="stats-title")
-            yield Sparkline([], id="stats-days")
+            # Two columns a day where they fit, one where not: today's bar is always drawn.
+            yield FittedSparkline([], id="stats-days")
             yield BarChart(t.gettext("Feedback per passage"), label_width=24, bar_width=20,
                            locale=locale, id="stats-feedback")  # fmt: skip
             yield Static(id="stats-errors")
             yield Static(id="stats-gaps")
             yield Static(id="stats-hours-title", classes="stats-title")
-            yield Sparkline([], id="stats-hours")
+            yield FittedSparkline([], id="stats-hours")
+            # The ratings' detail last: their average and share lead the summary.
+            yield BarChart(t.gettext("Customer ratings"), label_width=1, bar_width=20,
+                           locale=locale, id="stats-ratings")  # fmt: skip
+            yield BarChart(t.gettext("Ratings by agent who resolved"), label_width=14,
+                           bar_width=16, locale=locale, id="stats-raters")  # fmt: skip
         yield Footer()
 
     def on_mount(self) -> None:
@@ -210,8 +218,39 @@ class StatsScreen(Screen[None]):
                     count=stats.bot_answers
                 ),
             ),
+            "\n",
+            self._rated(stats.ratings),
         )
         self.query_one("#stats-summary", Static).update(summary)
+
+    def _rated(self, ratings: Ratings) -> Text:
+        """The summary's line on the customers' ratings: their average and number, and the
+        share of resolutions rated."""
+        t = translations(self.services.locale)
+        given = (
+            styled(
+                t.ngettext(
+                    "Customers rated {average} of 5 ({count} rating)",
+                    "Customers rated {average} of 5 ({count} ratings)",
+                    ratings.count,
+                ),
+                {"average": "bold"},
+                average=f"{ratings.average:.1f}",
+                count=ratings.count,
+            )
+            if ratings.average is not None
+            else Text(t.gettext("No customer rating"))
+        )
+        rated = t.ngettext(
+            "{rated} of {resolutions} resolution rated ({share})",
+            "{rated} of {resolutions} resolutions rated ({share})",
+            ratings.resolutions,
+        ).format(
+            rated=ratings.resolutions_rated,
+            resolutions=ratings.resolutions,
+            share=percent(ratings.rated_share),
+        )
+        return Text.assemble(given, " · ", rated)
 
     def show(self, stats: DeskStats) -> None:
         self.stats = stats
@@ -239,10 +278,8 @@ class StatsScreen(Screen[None]):
                 today=counts[-1],
             )
         self.query_one("#stats-days-title", Static).update(Text(title, style="bold"))
-        line = self.query_one("#stats-days", Sparkline)
-        line.data = counts or [0]
-        # Two cells a day up to the width of the screen: a week is a short line, not wide blocks.
-        line.styles.width = max(8, min(72, 2 * len(counts)))
+        # Two cells a day where they fit (a week is a short line, not wide blocks), else one.
+        self.query_one("#stats-days", FittedSparkline).data = counts or [0]
 
         self.query_one("#stats-feedback", BarChart).show(
             [
@@ -264,6 +301,7 @@ class StatsScreen(Screen[None]):
             ), style="not bold"
         )  # fmt: skip
         self.query_one("#stats-errors", Static).update(errors)
+        self._show_ratings(stats.ratings)
         gaps = Text(t.gettext("Top content gaps (times asked)"), style="bold")
         for gap in stats.content_gaps[:GAPS_SHOWN]:
             gaps.append(f"\n{gap.count:>4}  ", style="not bold")
@@ -272,7 +310,7 @@ class StatsScreen(Screen[None]):
             gaps.append("\n  " + t.gettext("none"), style="dim")
         self.query_one("#stats-gaps", Static).update(gaps)
         hours = stats.questions_by_hour
-        spark = self.query_one("#stats-hours", Sparkline)
+        spark = self.query_one("#stats-hours", FittedSparkline)
         if any(hours):
             busiest = hours.index(max(hours))
             heading = Text(
@@ -288,9 +326,36 @@ class StatsScreen(Screen[None]):
             heading.append("\n  " + t.gettext("none"), style="not bold dim")
         self.query_one("#stats-hours-title", Static).update(heading)
         spark.display = any(hours)
-        spark.data = list(hours)
-        spark.styles.width = 48  # Two cells an hour.
+        spark.data = list(hours)  # Two cells an hour where they fit.
         self.call_after_refresh(self._fit_charts)  # Their widths follow what they now show.
+
+    def _show_ratings(self, ratings: Ratings) -> None:
+        """How many of each rating, 5 down to 1 (zeros too, as the reasons), and per agent who
+        resolved: how many, their average."""
+        t = translations(self.services.locale)
+        average = "–" if ratings.average is None else f"{ratings.average:.1f}"
+        colour = {5: "green", 4: "green", 3: "yellow", 2: "red", 1: "red"}
+        self.query_one("#stats-ratings", BarChart).show(
+            [
+                Bar(str(rating), ((count, colour[rating]),), str(count))
+                for rating, count in reversed(list(enumerate(ratings.distribution, start=1)))
+            ],
+            title=t.gettext("Customer ratings ({count}), average {average} of 5").format(
+                count=ratings.count, average=average
+            ),
+        )
+        self.query_one("#stats-raters", BarChart).show(
+            [
+                Bar(
+                    t.gettext("(nobody named)") if a.agent is None else a.agent,
+                    ((a.count, "green"),),
+                    t.gettext("{count}, average {average}").format(
+                        count=a.count, average="–" if a.average is None else f"{a.average:.1f}"
+                    ),
+                )
+                for a in ratings.by_agent
+            ],
+        )
 
     def on_resize(self) -> None:
         self._fit_charts()

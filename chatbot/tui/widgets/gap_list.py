@@ -1,4 +1,7 @@
-"""Content gaps: questions the bot escalated, newest first, each a candidate for a new passage."""
+"""Content gaps: questions the bot escalated, newest first, each a candidate for a new passage.
+
+A question is one row however often it was asked (and escalated), in whatever case, spacing or
+punctuation: the rows are the gaps `helpdesk stats` counts, with how many times it was asked."""
 
 from __future__ import annotations
 
@@ -17,9 +20,12 @@ from chatbot.desk.models import ContentGap
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.text import clip, printable
 
-COLUMNS = (N_("when"), N_("reason"), N_("top"), N_("agent replied"), N_("question"))
+ASKED = N_("asked")
+COLUMNS = (N_("when"), ASKED, N_("reason"), N_("top"), N_("agent replied"), N_("question"))
 """The question last: it takes the width the others leave, shortened with … where it must be,
-so no column runs past the window's edge (at 80 columns "agent replied" used to be off screen)."""
+so no column runs past the window's edge (at 80 columns "agent replied" used to be off screen).
+"when" is when it was last asked; "asked", how many times, is shown only while a question was
+asked more than once (a column of ones would only take the question's room)."""
 MIN_QUESTION = 12
 """A question column narrower than this scrolls sideways instead: a few words are the least that
 tells one question from another."""
@@ -102,16 +108,20 @@ class GapList(Vertical):
         # is padded by a cell on either side); they take their short forms where it would be
         # left too little.
         self._width = table.scrollable_content_region.width
-        padding = 2 * table.cell_padding * len(COLUMNS)
+        asked = any(gap.count > 1 for gap in gaps)
+        columns = [column for column in COLUMNS if asked or column != ASKED]
+        padding = 2 * table.cell_padding * len(columns)
         for short in (False, True):
-            headers = [self.gettext(column) for column in COLUMNS]
+            headers = [self.gettext(column) for column in columns]
             if short:
-                headers[3] = self.gettext(SHORT_REPLIED)
-            rows = [self._cells(gap, short=short) for gap in gaps]
+                headers[columns.index(N_("agent replied"))] = self.gettext(SHORT_REPLIED)
+            rows = [self._cells(gap, short=short, asked=asked) for gap in gaps]
             widths = [
                 max(cell_len(cell) for cell in (header, *column))
                 for header, column in zip(
-                    headers[:-1], zip(*rows, strict=True) if rows else [()] * 4, strict=True
+                    headers[:-1],
+                    zip(*rows, strict=True) if rows else [()] * (len(columns) - 1),
+                    strict=True,
                 )
             ]
             room = self._width - sum(widths) - padding
@@ -137,12 +147,13 @@ class GapList(Vertical):
         self.set_class(not gaps, "-empty")
         self._show_reply()
 
-    def _cells(self, gap: ContentGap, *, short: bool) -> tuple[str, str, str, str]:
-        """A gap's cells before its question; `short`: the date without its time."""
+    def _cells(self, gap: ContentGap, *, short: bool, asked: bool) -> tuple[str, ...]:
+        """A gap's cells before its question; `short`: the date without its time; `asked`: with
+        how many times it was asked."""
         when = gap.created_at.astimezone().strftime("%m-%d" if short else "%m-%d %H:%M")
         top = "–" if gap.top_probability is None else f"{gap.top_probability:.2f}"
         replied = self.gettext("yes") if gap.agent_reply else self.gettext("not yet")
-        return (when, gap.reason.value, top, replied)
+        return (when, *([str(gap.count)] if asked else []), gap.reason.value, top, replied)
 
     def highlighted(self) -> ContentGap | None:
         table = self.query_one("#gap-table", DataTable)
