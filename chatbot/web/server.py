@@ -19,21 +19,26 @@ import itertools
 import json
 import logging
 import os
+import re
 import sys
 import time
+import warnings
 import zoneinfo
 from asyncio.subprocess import Process
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from http import HTTPStatus
 from importlib.metadata import version
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 from urllib.parse import unquote, urlencode
 
 import textual_serve
 from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError
+from aiohttp.multipart import BadContentDispositionHeader, BadContentDispositionParam
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
@@ -74,6 +79,69 @@ class _FailedStartSaidBetter(logging.Filter):
 
 
 logging.getLogger("textual-serve").addFilter(_FailedStartSaidBetter())
+
+
+UNREADABLE = (HttpProcessingError, web.RequestPayloadError)
+"""aiohttp's errors for a request it could not read: a line or header over its 8,190 bytes, too
+many headers, malformed HTTP, a body cut short or not in its `Content-Encoding`."""
+
+
+# aiohttp warns of a malformed `Content-Disposition` in a multipart form (and reads it as best it
+# can): each warning quoted the header, the request's bytes, on serve's output.
+warnings.filterwarnings("ignore", category=BadContentDispositionHeader)
+warnings.filterwarnings("ignore", category=BadContentDispositionParam)
+
+
+class _RequestHandler(web.RequestHandler):
+    """aiohttp's handler of one connection, quieter about a request it could not read: it answered
+    with the parser's words, which quote the start of the offending line (a session cookie, a
+    path), and logged them with a traceback, though the log never holds a cookie. Here the
+    answer is the bare status and the log one line, the address and what kind of error."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if not isinstance(exc, UNREADABLE):
+            return super().handle_error(request, status, exc, message)
+        if not isinstance(exc, BadHttpMethod):  # Not HTTP at all (a scanner, TLS): no line.
+            log.warning("unreadable request from %s: %s", request.remote, type(exc).__name__)
+        return super().handle_error(request, 400, exc, HTTPStatus.BAD_REQUEST.phrase)
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        # Said by `handle_error`; or the body of a request answered already, read to its end,
+        # went bad (a gzip body that is not gzip, say): nothing to say of it.
+        if not isinstance(kw.get("exc_info"), UNREADABLE):
+            super().log_exception(*args, **kw)
+
+
+class _WebServer(web.Server):
+    """aiohttp's server, whose connections are `_RequestHandler`s."""
+
+    def __call__(self) -> web.RequestHandler:
+        return _RequestHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _AppRunner(web.AppRunner):
+    """aiohttp's runner, serving with `_WebServer`: a request the parser cannot read never
+    reaches the application or its middlewares, and aiohttp offers no setting for what is said
+    of it (`tests/web/test_malformed_requests.py` checks this still holds on an upgrade)."""
+
+    async def _make_server(self) -> web.Server:
+        made = await super()._make_server()
+        return _WebServer(
+            made.request_handler,
+            request_factory=made.request_factory,
+            handler_cancellation=made.handler_cancellation,
+            loop=made._loop,
+            **made._kwargs,
+        )
+
 
 CUSTOMER_COOKIE = "helpdesk-chat"
 ACCOUNT_COOKIE = "helpdesk-session"
@@ -504,6 +572,18 @@ class LiveSession:
     """When a customer's conversation was last kept for this page (`KEEP_EVERY_S`)."""
 
 
+@web.middleware
+async def _handshakes_only(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A request to a websocket's address that is no websocket handshake gets a plain 400 before
+    anything else: a customer's plain GET started an app process and a conversation, then failed
+    with a traceback in the log when the handshake could not be answered."""
+    if request.path.startswith("/ws/") and not web.WebSocketResponse().can_prepare(request).ok:
+        raise web.HTTPBadRequest()
+    return await handler(request)
+
+
 def see_other(location: str) -> web.Response:
     """A 303 to `location` that carries cookies: returned, where aiohttp's `HTTPSeeOther` would
     have to be raised (returning one is deprecated)."""
@@ -533,12 +613,32 @@ def browser_timezone(request: web.Request) -> str | None:
     return zone if zone in known_timezones() else None
 
 
-def _clamp(value: str | None, default: int, top: int) -> int:
+def _clamp(value: object, default: int, top: int) -> int:
+    """A terminal's size, from the address or a resize message: a number or its digits (an
+    integer of thousands of digits is no size either), else `default`."""
     try:
-        number = int(value) if value is not None else default
+        number = int(value) if isinstance(value, int | str) else default
     except ValueError:
         number = default
     return max(MIN_SIZE, min(top, number))
+
+
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+"""Half of a UTF-16 pair, alone: `json.loads` joins a pair's two escapes into one character, so
+any left in a string are lone."""
+
+
+def _envelope(text: str) -> tuple[str, object] | None:
+    """A websocket message from the page, `["kind", data]` (or `["kind"]`), or None for anything
+    else: not JSON, not a list, nested too deep for the parser (a RecursionError, which ended the
+    session), a number of thousands of digits."""
+    try:
+        envelope = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
+        return None
+    return envelope[0], envelope[1] if len(envelope) > 1 else None
 
 
 class HelpdeskServer(Server):
@@ -611,7 +711,8 @@ class HelpdeskServer(Server):
 
     async def _make_app(self) -> web.Application:
         app = web.Application(
-            client_max_size=MAX_REQUEST_BYTES, middlewares=[self._database_out_middleware]
+            client_max_size=MAX_REQUEST_BYTES,
+            middlewares=[_handshakes_only, self._database_out_middleware],
         )
         app.on_response_prepare.append(add_security_headers)
         if self.secure:
@@ -971,6 +1072,19 @@ class HelpdeskServer(Server):
                 return response
         return self._html(signin_page(area=area, name=name, locale=locale))
 
+    async def _posted_form(self, request: web.Request) -> Mapping[str, object]:
+        """The sign-in form, or a plain 400 for a body that is not a form aiohttp can read: a
+        multipart one without a boundary or a field's name, cut short, in a charset Python does
+        not know or not in its charset. Each was a 500 and a traceback in the log."""
+        try:
+            return await request.post()
+        except ConnectionError:  # The client left mid-body: nobody to answer, nothing to say.
+            raise web.HTTPBadRequest() from None
+        except (ValueError, LookupError, *UNREADABLE) as error:
+            address = self.client_address(request)
+            log.warning("unreadable sign-in form from %s: %s", address, type(error).__name__)
+            raise web.HTTPBadRequest() from None
+
     async def handle_signin(self, request: web.Request) -> web.StreamResponse:
         locale = page_locale(request)
         t = translations(locale)
@@ -983,7 +1097,7 @@ class HelpdeskServer(Server):
                 ),
                 status=403,
             )
-        form = await request.post()
+        form = await self._posted_form(request)
         name = str(form.get("name", ""))[:64]
         password = str(form.get("password", ""))
         area = Area.EDITOR if form.get("next") == "/editor" else Area.AGENT
@@ -1305,21 +1419,20 @@ class HelpdeskServer(Server):
         """Keystrokes, resizes and focus changes to the app; anything malformed is dropped."""
         pastes = PasteFilter()
         async for message in websocket:
-            if message.type != WSMsgType.TEXT:
+            if message.type != WSMsgType.TEXT or (envelope := _envelope(message.data)) is None:
                 continue
-            try:
-                envelope = json.loads(message.data)
-                kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
-            except (ValueError, TypeError, IndexError, KeyError):
-                continue
+            kind, data = envelope
             if kind == "stdin" and isinstance(data, str):
-                await service.send_bytes(pastes.feed(data).encode("utf-8"))
+                # A lone surrogate (JSON may escape one, "\ud800") cannot be UTF-8: replaced, as
+                # the encoding ended the session.
+                text = LONE_SURROGATE.sub("\ufffd", data)
+                await service.send_bytes(pastes.feed(text).encode("utf-8"))
             elif kind == "resize" and isinstance(data, dict):
                 await service.set_terminal_size(
-                    _clamp(str(data.get("width")), 80, MAX_COLUMNS),
-                    _clamp(str(data.get("height")), 24, MAX_ROWS),
+                    _clamp(data.get("width"), 80, MAX_COLUMNS),
+                    _clamp(data.get("height"), 24, MAX_ROWS),
                 )
-            elif kind == "ping":
+            elif kind == "ping" and isinstance(data, str):  # The page's is its clock, a string.
                 await websocket.send_json(["pong", data])
             elif kind == "blur":
                 await service.blur()
@@ -1393,7 +1506,7 @@ class HelpdeskServer(Server):
             else:
                 self.zygote = zygote
         app = await self._make_app()
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        self._runner = _AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.settings.host, self.settings.port)
         await site.start()
