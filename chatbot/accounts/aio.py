@@ -44,11 +44,11 @@ class AsyncAccounts:
     async def authenticate(self, name: str, password: str) -> Account | None:
         return await self._run(self._service.authenticate, name, password)
 
-    async def sign_in(self, name: str, password: str) -> SignIn:
-        return await self._run(self._service.sign_in, name, password)
+    async def sign_in(self, name: str, password: str, *, address: str) -> SignIn:
+        return await self._run(self._service.sign_in, name, password, address=address)
 
-    async def sign_in_wait(self, name: str) -> float:
-        return await self._run(self._service.sign_in_wait, name)
+    async def sign_in_wait(self, name: str, *, address: str) -> float:
+        return await self._run(self._service.sign_in_wait, name, address=address)
 
     async def account(self, name: str) -> Account | None:
         return await self._run(self._service.account, name)

@@ -47,6 +47,11 @@ class Account(BaseModel):
     session_epoch: int
     """Bumped whenever the password or role changes: every session signed before is void."""
     created_at: datetime
+    incarnation: str = ""
+    """Made at random when the account is added and never reused: an account removed and added
+    again under its name has another, so a cookie signed for the earlier one (whose session epoch
+    the new one starts over from) is refused. Every store gives one; "" is only an account made
+    by hand (a test's), which no cookie signs in to."""
 
     def may_open(self, area: Area) -> bool:
         return area in ALLOWED[self.role]

@@ -1,11 +1,18 @@
-"""Sign-in rate limits: a few failures per account and per address, then refusals that cost
-little (no password is checked while a limit holds).
+"""Sign-in rate limits: a few failures, then refusals that cost little (no password is checked
+while a limit holds). Three counts, as OWASP's authentication guidance has them, so that guessing
+is slowed without handing anyone a way to keep a person out of their own account:
 
-Per account, failures are counted in the desk's database (`AccountService.sign_in`), so every
-`helpdesk serve` sharing it enforces one limit: behind a load balancer a guesser gets no more tries
-per account than against one server. Per address they are counted here, in memory, by each
-`serve` process on its own. The clocks are injected so tests move time by hand instead of
-sleeping.
+- per name and address (`MAX_FAILURES`): a few wrong passwords for a name lock that name for that
+  address alone. Someone guessing `ann`'s password from their address cannot lock `ann` out
+  from hers, nor keep anyone from another account;
+- per address (`ADDRESS_MAX_FAILURES`): one address trying many names is refused, whichever name;
+- per name, from every address together (`NAME_MAX_FAILURES`): guessing spread over many addresses
+  locks the name for everyone, only at a count that takes many addresses to reach.
+
+The counts per name (and address) are kept in the desk's database (`AccountService.sign_in`), so
+every `helpdesk serve` sharing it enforces them together: behind a load balancer a guesser gets no
+more tries than against one server. Per address they are counted here, in memory, by each `serve`
+process on its own. The clocks are injected so tests move time by hand instead of sleeping.
 """
 
 from __future__ import annotations
@@ -16,6 +23,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 MAX_FAILURES = 5
+"""Failed sign-ins for one name from one address within `WINDOW_S`: then that name is refused
+from that address until the oldest leaves the window."""
+ADDRESS_MAX_FAILURES = 20
+"""Failed sign-ins from one address within `WINDOW_S`, whatever the names: then the address is
+refused. Above `MAX_FAILURES`, so that one name locked from an address leaves its other accounts
+(several people behind one office's address) signing in."""
+NAME_MAX_FAILURES = 50
+"""Failed sign-ins for one name from every address together within `WINDOW_S`: then the name is
+refused from everywhere. Ten addresses' worth of `MAX_FAILURES`: one address alone can never
+reach it, so nobody locks a person out of their account from the person's own address."""
 WINDOW_S = 60.0
 MAX_KEYS = 100_000
 """Addresses remembered at most: an attacker with many addresses cannot grow this without
@@ -46,7 +63,7 @@ class AddressLimiter:
     def __init__(
         self,
         *,
-        max_failures: int = MAX_FAILURES,
+        max_failures: int = ADDRESS_MAX_FAILURES,
         window_s: float = WINDOW_S,
         clock: Callable[[], float] = time.monotonic,
         max_keys: int = MAX_KEYS,

@@ -26,7 +26,7 @@ from chatbot.accounts.models import (
     check_password,
     display_name_key,
 )
-from chatbot.accounts.ratelimit import MAX_FAILURES, WINDOW_S, wait_s
+from chatbot.accounts.ratelimit import MAX_FAILURES, NAME_MAX_FAILURES, WINDOW_S, wait_s
 from chatbot.desk.clock import Clock, utc_now
 from chatbot.errors import HelpdeskError
 from chatbot.store.interface import StoreError, unreachable
@@ -58,6 +58,7 @@ class AccountService:
         hasher: PasswordHasher | None = None,
         clock: Clock = utc_now,
         max_failures: int = MAX_FAILURES,
+        name_max_failures: int = NAME_MAX_FAILURES,
         window_s: float = WINDOW_S,
     ) -> None:
         self.store = store
@@ -65,6 +66,9 @@ class AccountService:
         self._clock = clock
         """Wall-clock time: failures are kept in the database, compared across hosts."""
         self.max_failures = max_failures
+        """For one name from one address (`chatbot.accounts.ratelimit.MAX_FAILURES`)."""
+        self.name_max_failures = name_max_failures
+        """For one name from every address (`chatbot.accounts.ratelimit.NAME_MAX_FAILURES`)."""
         self.window_s = window_s
 
     def close(self) -> None:
@@ -171,53 +175,73 @@ class AccountService:
             )
         return stored.account
 
-    def sign_in(self, name: str, password: str) -> SignIn:
-        """`authenticate`, under the per-account limit that every process sharing the database
-        enforces together: after `max_failures` wrong passwords for a name within `window_s`,
-        further attempts are refused, their password unchecked, until the oldest leaves the
-        window. A right password clears the name's failures.
+    def sign_in(self, name: str, password: str, *, address: str) -> SignIn:
+        """`authenticate`, under the limits that every process sharing the database enforces
+        together (`chatbot.accounts.ratelimit`): after `max_failures` wrong passwords for a name
+        from `address` within `window_s`, further attempts for it from there are refused, their
+        password unchecked, until the oldest leaves the window; and from every address once the
+        name has `name_max_failures` of them from all addresses together. A right password
+        clears the name's failures from its address (from others, they still count: a person
+        signing in does not hand a guesser elsewhere a fresh count).
 
         Failures are counted for any name that could be an account's, whether or not one is:
         a limit only real accounts reached would tell a guesser which names exist. What that
         lets invented names store stays small: each failure costs a password check on this
         service's one thread first, and failures older than the window are deleted."""
-        key = self._limit_key(name)
-        if key is not None and (wait := self._wait(key)) > 0:
+        keys = self._limit_keys(name, address)
+        if keys is not None and (wait := self._wait(*keys)) > 0:
             return SignIn(account=None, retry_after_s=wait)
         account = self.authenticate(name, password)
-        if key is not None:
+        if keys is not None:
+            name_key, address_key = keys
             if account is not None:
-                self.store.forget_failed_sign_ins(key)
+                self.store.forget_failed_sign_ins(name_key, address_key=address_key)
             else:
                 now = self._clock().timestamp()
-                self.store.add_failed_sign_in(key, at=now, forget_before=now - self.window_s)
+                self.store.add_failed_sign_in(
+                    name_key, address_key=address_key, at=now, forget_before=now - self.window_s
+                )
         return SignIn(account=account)
 
-    def sign_in_wait(self, name: str) -> float:
-        """Seconds until a sign-in for `name` is checked again (0: at once)."""
-        key = self._limit_key(name)
-        return 0.0 if key is None else self._wait(key)
+    def sign_in_wait(self, name: str, *, address: str) -> float:
+        """Seconds until a sign-in for `name` from `address` is checked again (0: at once)."""
+        keys = self._limit_keys(name, address)
+        return 0.0 if keys is None else self._wait(*keys)
 
-    def _wait(self, key: str) -> float:
+    def _wait(self, name_key: str, address_key: str) -> float:
         now = self._clock().timestamp()
-        since, limit = now - self.window_s, self.max_failures
-        failures = self._read(lambda: self.store.failed_sign_ins(key, since=since, limit=limit))
-        return wait_s(failures, now=now, max_failures=self.max_failures, window_s=self.window_s)
+        since = now - self.window_s
+        from_here = self._read(
+            lambda: self.store.failed_sign_ins(
+                name_key, address_key=address_key, since=since, limit=self.max_failures
+            )
+        )
+        from_everywhere = self._read(
+            lambda: self.store.failed_sign_ins(name_key, since=since, limit=self.name_max_failures)
+        )
+        limits = ((from_here, self.max_failures), (from_everywhere, self.name_max_failures))
+        window = self.window_s
+        return max(wait_s(at, now=now, max_failures=most, window_s=window) for at, most in limits)
 
     @cached_property
     def _limit_secret(self) -> bytes:
         # Derived from the database's own secret, so every process counts a name under one key.
         return hmac.digest(self.session_secret(), b"helpdesk sign-in failures", "sha256")
 
-    def _limit_key(self, name: str) -> str | None:
-        """What the database counts a name's failures under: a keyed hash, never the text typed
-        (which may be a password typed into the name field). None for a name no account can
-        have: the address's limit alone holds those."""
+    def _limit_keys(self, name: str, address: str) -> tuple[str, str] | None:
+        """What the database counts a name's failures from an address under: keyed hashes, never
+        the text typed (which may be a password typed into the name field) nor the address.
+        None for a name no account can have: the address's limit alone holds those."""
         try:
             name = check_name(name)
         except HelpdeskError:
             return None
-        return hmac.new(self._limit_secret, name.encode(), hashlib.sha256).hexdigest()[:32]
+        return self._keyed(f"name:{name}"), self._keyed(f"address:{address}")
+
+    def _keyed(self, text: str) -> str:
+        # surrogatepass: a forwarded address is a header's text, undecodable bytes and all.
+        data = text.encode(errors="surrogatepass")
+        return hmac.new(self._limit_secret, data, hashlib.sha256).hexdigest()[:32]
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:

@@ -124,16 +124,23 @@ class DeskConversations:
 
 
 def session_arguments(spec: SessionSpec) -> list[str]:
-    """`chatbot.web.child`'s arguments for a session, from what the server verified."""
+    """`chatbot.web.child`'s arguments for a session, from what the server verified. The display
+    name, its account's owner's choice, goes encoded where nothing can take it for an option
+    (`as_argument`), in its option's own argument (`--agent=NAME`). The rest cannot start with
+    "-": a conversation's number, a locale the server picked, an account's name (a letter or
+    digit first)."""
     if spec.area is None:
         if spec.conversation_id is None:  # A new customer's: the server sends it once started.
             return ["chat", "--locale", spec.locale]
         return ["chat", "--conversation", str(spec.conversation_id), "--locale", spec.locale]
+    from chatbot.web.spec import as_argument  # Here: `helpdesk serve --help` need not load it.
+
     assert spec.account is not None
-    args = [spec.area.value, "--agent", spec.account.display_name, "--locale", spec.locale]
+    agent = as_argument(spec.account.display_name)
+    args = [spec.area.value, f"--agent={agent}", "--locale", spec.locale]
     # Whose unsent drafts are theirs: the account itself (its name, and when it was made, as a
     # name may be given again), never the display name, which can pass to another account.
-    args += ["--account", f"{spec.account.name}@{spec.account.created_at.isoformat()}"]
+    args.append(f"--account={spec.account.name}@{spec.account.created_at.isoformat()}")
     if spec.account.may_open(Area.EDITOR):
         args.append("--editor")
     return args

@@ -251,4 +251,14 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE INDEX escalations_open_by_key ON escalations (question_key)"
         " WHERE handled_at IS NULL",
     ),
+    # 11: each account's incarnation, signed into its sign-in cookies, and failed sign-ins by
+    # address too, as SQLite's version 15. The accounts so far get one here (their browsers sign
+    # in once more); an account added later always gets its own from the store.
+    (
+        "ALTER TABLE accounts ADD COLUMN incarnation text",
+        "UPDATE accounts SET incarnation = md5(name || random()::text || clock_timestamp()::text)",
+        "ALTER TABLE accounts ALTER COLUMN incarnation SET NOT NULL",
+        "ALTER TABLE sign_in_failures ADD COLUMN address_key text",
+        "CREATE INDEX sign_in_failures_by_pair ON sign_in_failures (name_key, address_key, at)",
+    ),
 ]

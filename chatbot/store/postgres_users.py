@@ -22,7 +22,9 @@ from chatbot.store.users import AccountExists, AccountNotFound, StoredAccount
 
 SECRET_BYTES = 32
 
-_COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash"
+_COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash, incarnation"
+INCARNATION_BYTES = 16
+"""An account's incarnation (`Account.incarnation`): 128 random bits, never made twice."""
 
 
 def _account(row: tuple[Any, ...]) -> Account:
@@ -33,6 +35,7 @@ def _account(row: tuple[Any, ...]) -> Account:
         role=Role(role),
         session_epoch=epoch,
         created_at=datetime.fromtimestamp(created_at, UTC),
+        incarnation=row[6],
     )
 
 
@@ -75,10 +78,11 @@ class PostgresUserStore:
         with self._transaction() as conn:
             row = conn.execute(
                 "INSERT INTO accounts (name, display_name, role, password_hash, created_at,"
-                f" updated_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING"
-                f" RETURNING {_COLUMNS}".encode(),
-                (name, display_name, role.value, password_hash, now, now),
-            ).fetchone()
+                " updated_at, incarnation) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                f" ON CONFLICT (name) DO NOTHING RETURNING {_COLUMNS}".encode(),
+                (name, display_name, role.value, password_hash, now, now,
+                 secrets.token_urlsafe(INCARNATION_BYTES)),
+            ).fetchone()  # fmt: skip
         if row is None:
             raise AccountExists(f"account {name!r} exists already")
         return _account(row)
@@ -139,25 +143,34 @@ class PostgresUserStore:
         assert row is not None
         return bytes(row[0])
 
-    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+    def failed_sign_ins(
+        self, name_key: str, *, address_key: str | None = None, since: float, limit: int
+    ) -> list[float]:
+        pair = "" if address_key is None else " AND address_key = %s"
         with self._transaction() as conn:
             rows = conn.execute(
-                "SELECT at FROM sign_in_failures WHERE name_key = %s AND at > %s"
-                " ORDER BY at DESC LIMIT %s",
-                (name_key, since, limit),
+                f"SELECT at FROM sign_in_failures WHERE name_key = %s{pair} AND at > %s"
+                " ORDER BY at DESC LIMIT %s".encode(),
+                (name_key, *(() if address_key is None else (address_key,)), since, limit),
             ).fetchall()
         return [float(at) for (at,) in rows]
 
-    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
+    def add_failed_sign_in(
+        self, name_key: str, *, address_key: str, at: float, forget_before: float
+    ) -> None:
         with self._transaction() as conn:
             conn.execute("DELETE FROM sign_in_failures WHERE at < %s", (forget_before,))
             conn.execute(
-                "INSERT INTO sign_in_failures (name_key, at) VALUES (%s, %s)", (name_key, at)
+                "INSERT INTO sign_in_failures (name_key, address_key, at) VALUES (%s, %s, %s)",
+                (name_key, address_key, at),
             )
 
-    def forget_failed_sign_ins(self, name_key: str) -> None:
+    def forget_failed_sign_ins(self, name_key: str, *, address_key: str) -> None:
         with self._transaction() as conn:
-            conn.execute("DELETE FROM sign_in_failures WHERE name_key = %s", (name_key,))
+            conn.execute(
+                "DELETE FROM sign_in_failures WHERE name_key = %s AND address_key = %s",
+                (name_key, address_key),
+            )
 
     def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:
         with self._transaction() as conn:

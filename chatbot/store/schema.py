@@ -580,3 +580,21 @@ def _migrate_to_v14(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS.append(_migrate_to_v14)
+
+# 15: sign-ins that cannot outlive their account, and failures counted per address too.
+# Each account's `incarnation` (`Account.incarnation`): made at random as it is added, never made
+# again, and signed into its sign-in cookies, which are refused unless it still matches. Counting
+# sessions by `session_epoch` alone, an account removed and added again under its name started at
+# 0 again, and the earlier account's cookies signed in to it (its new role and all). The accounts
+# so far get one here: their browsers sign in once more. And each failed sign-in keeps a keyed
+# hash of the address it came from (`AccountService.sign_in`): a name is locked for one address
+# after a few failures from it, and for every address only after many more, so that nobody can
+# keep a person out of their account from the person's own address with a few wrong passwords.
+MIGRATIONS.append(
+    (
+        "ALTER TABLE accounts ADD COLUMN incarnation TEXT NOT NULL DEFAULT ''",
+        "UPDATE accounts SET incarnation = lower(hex(randomblob(16)))",
+        "ALTER TABLE sign_in_failures ADD COLUMN address_key TEXT",
+        "CREATE INDEX sign_in_failures_by_pair ON sign_in_failures (name_key, address_key, at)",
+    )
+)

@@ -24,7 +24,9 @@ from chatbot.store.users import AccountExists, AccountNotFound, StoredAccount
 SECRET_BYTES = 32
 REVOKED_PER_QUERY = 500
 
-_COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash"
+_COLUMNS = "name, display_name, role, session_epoch, created_at, password_hash, incarnation"
+INCARNATION_BYTES = 16
+"""An account's incarnation (`Account.incarnation`): 128 random bits, never made twice."""
 
 
 def _account(row: tuple[Any, ...]) -> Account:
@@ -35,6 +37,7 @@ def _account(row: tuple[Any, ...]) -> Account:
         role=Role(role),
         session_epoch=epoch,
         created_at=datetime.fromtimestamp(created_at, UTC),
+        incarnation=row[6],
     )
 
 
@@ -93,9 +96,10 @@ class SQLiteUserStore:
             try:
                 db.execute(
                     "INSERT INTO accounts (name, display_name, role, password_hash, created_at,"
-                    " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (name, display_name, role.value, password_hash, now, now),
-                )
+                    " updated_at, incarnation) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (name, display_name, role.value, password_hash, now, now,
+                     secrets.token_urlsafe(INCARNATION_BYTES)),
+                )  # fmt: skip
             except sqlite3.IntegrityError:
                 raise AccountExists(f"account {name!r} exists already") from None
             row = db.execute(f"SELECT {_COLUMNS} FROM accounts WHERE name = ?", (name,)).fetchone()
@@ -158,25 +162,36 @@ class SQLiteUserStore:
             ).fetchone()
         return bytes(value)
 
-    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+    def failed_sign_ins(
+        self, name_key: str, *, address_key: str | None = None, since: float, limit: int
+    ) -> list[float]:
+        pair = "" if address_key is None else " AND address_key = ?"
         try:
             rows = self._db.execute(
-                "SELECT at FROM sign_in_failures WHERE name_key = ? AND at > ?"
+                f"SELECT at FROM sign_in_failures WHERE name_key = ?{pair} AND at > ?"
                 " ORDER BY at DESC LIMIT ?",
-                (name_key, since, limit),
+                (name_key, *(() if address_key is None else (address_key,)), since, limit),
             ).fetchall()
         except sqlite3.Error as error:
             raise StoreError(f"{self.path}: {error}") from None
         return [at for (at,) in rows]
 
-    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
+    def add_failed_sign_in(
+        self, name_key: str, *, address_key: str, at: float, forget_before: float
+    ) -> None:
         with self._write() as db:
             db.execute("DELETE FROM sign_in_failures WHERE at < ?", (forget_before,))
-            db.execute("INSERT INTO sign_in_failures (name_key, at) VALUES (?, ?)", (name_key, at))
+            db.execute(
+                "INSERT INTO sign_in_failures (name_key, address_key, at) VALUES (?, ?, ?)",
+                (name_key, address_key, at),
+            )
 
-    def forget_failed_sign_ins(self, name_key: str) -> None:
+    def forget_failed_sign_ins(self, name_key: str, *, address_key: str) -> None:
         with self._write() as db:
-            db.execute("DELETE FROM sign_in_failures WHERE name_key = ?", (name_key,))
+            db.execute(
+                "DELETE FROM sign_in_failures WHERE name_key = ? AND address_key = ?",
+                (name_key, address_key),
+            )
 
     def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:
         with self._write() as db:

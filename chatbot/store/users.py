@@ -70,18 +70,25 @@ class UserStore(Protocol):
         for every process on every host that shares the database."""
         ...
 
-    def failed_sign_ins(self, name_key: str, *, since: float, limit: int) -> list[float]:
+    def failed_sign_ins(
+        self, name_key: str, *, address_key: str | None = None, since: float, limit: int
+    ) -> list[float]:
         """When the newest `limit` failed sign-ins under `name_key` after `since` were (seconds
-        since the epoch), newest first, whichever process on whichever host counted them."""
+        since the epoch), newest first, whichever process on whichever host counted them: those
+        from the address under `address_key` alone if it is given, else from every address."""
         ...
 
-    def add_failed_sign_in(self, name_key: str, *, at: float, forget_before: float) -> None:
-        """Count a failed sign-in under `name_key`; every failure (of any name) before
-        `forget_before` is deleted on the way, so the table holds only the window's."""
+    def add_failed_sign_in(
+        self, name_key: str, *, address_key: str, at: float, forget_before: float
+    ) -> None:
+        """Count a failed sign-in under `name_key` from the address under `address_key`; every
+        failure (of any name) before `forget_before` is deleted on the way, so the table holds
+        only the window's."""
         ...
 
-    def forget_failed_sign_ins(self, name_key: str) -> None:
-        """A right password: the failures under `name_key` no longer count."""
+    def forget_failed_sign_ins(self, name_key: str, *, address_key: str) -> None:
+        """A right password from that address: the failures under `name_key` from it no longer
+        count (those from other addresses still do)."""
         ...
 
     def revoke_session(self, digest: str, *, expires_at: float, forget_before: float) -> None:

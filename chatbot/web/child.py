@@ -22,13 +22,19 @@ from chatbot.config import load_settings
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, parse_locale
 from chatbot.pgslots import NoConnectionToSpare
+from chatbot.web.spec import from_argument
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="helpdesk-web-session", description=__doc__)
     parser.add_argument("area", choices=["chat", "agent", "editor"])
     parser.add_argument("--conversation", type=int, metavar="ID")
-    parser.add_argument("--agent", metavar="NAME", help="the account's display name")
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        type=from_argument,
+        help="the account's display name, percent-encoded, '-' too (`as_argument`)",
+    )
     parser.add_argument("--editor", action="store_true", help="this account may open the editor")
     parser.add_argument(
         "--account", metavar="KEY", help="the account whose drafts these are (name@created)"

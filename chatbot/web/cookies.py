@@ -15,31 +15,62 @@ Each kind of cookie has its own salt, so one can never stand in for the other.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, unquote
 
 from itsdangerous import BadSignature, TimestampSigner, URLSafeTimedSerializer
+
+from chatbot.accounts.models import Account
 
 CUSTOMER_SALT = "helpdesk.web.customer"
 ACCOUNT_SALT = "helpdesk.web.account"
 MAX_COOKIE_CHARS = 512
-"""Ours are under 100 characters; longer is not ours and is not worth verifying."""
+"""Ours are under 300 characters; longer is not ours and is not worth verifying."""
+MAX_TYPED_NAME = 64
+"""Characters of a name typed at sign-in kept for the page that says why it failed."""
+
+
+def typed_name_cookie(name: str) -> str:
+    """The name typed at a failed sign-in as a cookie's value: its first `MAX_TYPED_NAME`
+    characters, percent-encoded UTF-8. A cookie's value is ASCII: raw UTF-8 (`张三`) in a
+    `Set-Cookie` header is refused by HTTP clients (httpx) and by strict proxies. A character
+    UTF-8 cannot hold (half of a surrogate pair) is kept as `?`."""
+    return quote(name[:MAX_TYPED_NAME], safe="", errors="replace")
+
+
+def typed_name(value: str | None) -> str:
+    """The name a `typed_name_cookie` value holds (bytes that are not UTF-8 as U+FFFD)."""
+    return unquote(value or "", errors="replace")[:MAX_TYPED_NAME]
 
 
 @dataclass(frozen=True)
 class AccountClaim:
-    """Who a session cookie says signed in, the account's session epoch at the time, when
-    the sign-in ends (the cookie's age limit: an open console is closed then too), and the
-    cookie's digest (`cookie_digest`), under which signing out revokes it."""
+    """Who a session cookie says signed in, the account's incarnation and session epoch at the
+    time, when the sign-in ends (the cookie's age limit: an open console is closed then too), and
+    the cookie's digest (`cookie_digest`), under which signing out revokes it."""
 
     name: str
     epoch: int
+    incarnation: str
     until: float
     digest: str
+
+    def holds_for(self, account: Account) -> bool:
+        """Whether this cookie still signs in to `account`: signed for this very account, not an
+        earlier one of the same name removed since (whose session epoch the new one starts over
+        from), and no session of it ended since (a new password, role or display name)."""
+        return (
+            account.name == self.name
+            and bool(account.incarnation)
+            and hmac.compare_digest(account.incarnation, self.incarnation)
+            and account.session_epoch == self.epoch
+        )
 
 
 def cookie_digest(data: dict[str, Any], signed_at: float) -> str:
@@ -93,22 +124,29 @@ class CookieSigner:
             return None
         return conversation
 
-    def account(self, name: str, epoch: int) -> str:
+    def account(self, name: str, epoch: int, incarnation: str) -> str:
+        """A sign-in cookie for the account `name`, at its session epoch and incarnation now
+        (`AccountClaim.holds_for`)."""
         # A nonce of its own: two browsers signing in to one account within a second got the
         # same cookie, and signing one out (revoking its digest) signed out the other too.
-        return self._account.dumps({"a": name, "e": epoch, "n": secrets.token_urlsafe(9)})
+        nonce = secrets.token_urlsafe(9)
+        return self._account.dumps({"a": name, "e": epoch, "i": incarnation, "n": nonce})
 
     def read_account(self, value: str | None) -> AccountClaim | None:
+        """The claim of a sign-in cookie of ours, not too old; None for anything else, a cookie
+        signed before accounts had incarnations too (its browser signs in again)."""
         loaded = _load_stamped(self._account, value, self.account_max_age_s)
         if loaded is None:
             return None
         data, signed_at = loaded
-        name, epoch = data.get("a"), data.get("e")
-        if not isinstance(name, str) or type(epoch) is not int:
+        name, epoch, incarnation = data.get("a"), data.get("e"), data.get("i")
+        if not isinstance(name, str) or type(epoch) is not int or not isinstance(incarnation, str):
             return None
         until = signed_at + int(self.account_max_age_s)
         digest = cookie_digest(data, signed_at)
-        return AccountClaim(name=name, epoch=epoch, until=until, digest=digest)
+        return AccountClaim(
+            name=name, epoch=epoch, incarnation=incarnation, until=until, digest=digest
+        )
 
 
 def _load(serializer: URLSafeTimedSerializer, value: str | None, max_age: float) -> Any:

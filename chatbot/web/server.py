@@ -50,7 +50,7 @@ from chatbot.desk.aio import unreachable
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import N_, Locale, accepted_locale, translations
 from chatbot.paste import PasteFilter
-from chatbot.web.cookies import AccountClaim, CookieSigner
+from chatbot.web.cookies import AccountClaim, CookieSigner, typed_name, typed_name_cookie
 from chatbot.web.pages import app_page, message_page, signin_page, title
 from chatbot.web.security import (
     add_hsts,
@@ -758,6 +758,18 @@ class HelpdeskServer(Server):
             samesite="Strict" if strict else "Lax",
         )
 
+    def _delete_cookie(self, response: web.StreamResponse, base: str, *, strict: bool) -> None:
+        """Delete a cookie `_set_cookie` set, with the attributes it was set with: a browser
+        ignores a `Set-Cookie` for a `__Host-` cookie without `Secure`, so its deletion without
+        them left the cookie in the browser."""
+        response.del_cookie(
+            self.cookie_name(base),
+            path="/",
+            httponly=True,
+            secure=self.secure,
+            samesite="Strict" if strict else "Lax",
+        )
+
     def websocket_url(self, request: web.Request, path: str) -> str:
         if self.settings.public_url:
             base = self.settings.public_url.rstrip("/")
@@ -794,7 +806,7 @@ class HelpdeskServer(Server):
         if claim is None:
             return None
         account = await self.accounts.account(claim.name)
-        if account is None or account.session_epoch != claim.epoch:
+        if account is None or not claim.holds_for(account):
             return None
         if await self.accounts.signed_out([claim.digest]):  # On any server sharing the database.
             return None
@@ -1001,7 +1013,8 @@ class HelpdeskServer(Server):
         it in a cookie of a few minutes, never in the address (nor, ever, the password)."""
         query = {"next": f"/{area.value}", "error": error}
         response = see_other(f"/signin?{urlencode(query)}")
-        self._set_cookie(response, TYPED_NAME_COOKIE, name[:64], max_age=300, strict=True)
+        value = typed_name_cookie(name)
+        self._set_cookie(response, TYPED_NAME_COOKIE, value, max_age=300, strict=True)
         return response
 
     @web.middleware
@@ -1036,7 +1049,7 @@ class HelpdeskServer(Server):
         locale = page_locale(request)
         t = translations(locale)
         area = Area.EDITOR if request.query.get("next") == "/editor" else Area.AGENT
-        name = request.cookies.get(self.cookie_name(TYPED_NAME_COOKIE), "")[:64]
+        name = typed_name(request.cookies.get(self.cookie_name(TYPED_NAME_COOKIE)))
         error = request.query.get("error")
         try:
             signed = await self.signed_in(request)
@@ -1056,9 +1069,10 @@ class HelpdeskServer(Server):
                                locale=locale)  # fmt: skip
             return self._html(page, status=401)
         if error == "locked":
-            verdict = self.limiter.check(address=self.client_address(request))
+            address = self.client_address(request)
+            verdict = self.limiter.check(address=address)
             try:
-                account_wait = await self.accounts.sign_in_wait(name)
+                account_wait = await self.accounts.sign_in_wait(name, address=address)
             except Exception:  # A busy database: the page says what the address's limit says.
                 account_wait = 0.0
             waited = max(verdict.retry_after_s, account_wait)
@@ -1108,7 +1122,7 @@ class HelpdeskServer(Server):
         outcome = None
         if self.limiter.check(address=address).allowed:
             try:
-                outcome = await self.accounts.sign_in(name, password)
+                outcome = await self.accounts.sign_in(name, password, address=address)
             except HelpdeskError as error:  # Not counted as a failure: nothing was checked.
                 self._database_out(request, error)
                 return self._to_signin(area, name, "unavailable")
@@ -1126,7 +1140,7 @@ class HelpdeskServer(Server):
         self._set_cookie(
             response,
             ACCOUNT_COOKIE,
-            self.signer.account(account.name, account.session_epoch),
+            self.signer.account(account.name, account.session_epoch, account.incarnation),
             max_age=self.settings.session_hours * 3600,
             strict=True,
         )
@@ -1160,7 +1174,7 @@ class HelpdeskServer(Server):
             raise web.HTTPForbidden(text="refused: sign out from the help desk's own page")
         response = see_other("/agent")
         cookie = request.cookies.get(self.cookie_name(ACCOUNT_COOKIE))
-        response.del_cookie(self.cookie_name(ACCOUNT_COOKIE), path="/")
+        self._delete_cookie(response, ACCOUNT_COOKIE, strict=True)
         if (claim := self.signer.read_account(cookie)) is not None:
             # Kept in the database: every server sharing it refuses the cookie (a copy of it too)
             # and closes the consoles opened with it at its next check, not only this one's.
@@ -1609,6 +1623,7 @@ class HelpdeskServer(Server):
             if (
                 account is None
                 or account.session_epoch != signed.session_epoch
+                or account.incarnation != signed.incarnation  # Removed, and added again.
                 or (spec.area is not None and not account.may_open(spec.area))
             ):
                 log.warning("ending the session of %r: its account changed", signed.name)

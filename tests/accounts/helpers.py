@@ -16,6 +16,7 @@ from chatbot.accounts.models import Role
 from chatbot.accounts.service import AccountService
 from chatbot.assembly import open_accounts
 from chatbot.config import load_settings
+from chatbot.desk.clock import utc_now
 from chatbot.store.users import UserStore
 from tests.backends import Backend
 
@@ -60,7 +61,7 @@ class CountingHasher(PasswordHasher):
         return super().verify(hash, password)
 
 
-def open_store(backend: Backend, clock: Clock) -> UserStore:
+def open_store(backend: Backend, clock: Callable[[], datetime]) -> UserStore:
     if backend.name == "postgresql":
         from chatbot.store.postgres_users import PostgresUserStore
 
@@ -86,6 +87,12 @@ def two(backend: Backend, clock: Clock) -> Iterator[tuple[AccountService, Accoun
     finally:
         first.close()
         second.close()
+
+
+def accounts_of(backend: Backend) -> AccountService:
+    """The accounts of `backend`'s database, as `helpdesk users` changes them (on the real
+    clock; small argon2 parameters, which the server reads from each hash)."""
+    return AccountService(open_store(backend, utc_now), hasher=CountingHasher())
 
 
 def authenticates(db: Path, name: str, password: str) -> bool:

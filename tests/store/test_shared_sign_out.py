@@ -44,9 +44,9 @@ def test_a_cookie_signed_out_on_one_server_is_signed_out_on_the_other(
 ) -> None:
     first, second = two
     cookies = signer(clock)
-    tab = cookies.account("ana", 0)  # This browser's sign-in.
+    tab = cookies.account("ana", 0, "first")  # This browser's sign-in.
     clock.advance(1)
-    laptop = cookies.account("ana", 0)  # The same account signed in on another computer.
+    laptop = cookies.account("ana", 0, "first")  # The same account signed in on another computer.
     tab_claim, laptop_claim = cookies.read_account(tab), cookies.read_account(laptop)
     assert tab_claim is not None and laptop_claim is not None
     assert tab_claim.digest != laptop_claim.digest
@@ -70,14 +70,14 @@ def test_revocations_are_forgotten_once_their_cookies_have_run_out(
 ) -> None:
     first, second = two
     cookies = signer(clock)
-    early = cookies.read_account(cookies.account("ana", 0))
+    early = cookies.read_account(cookies.account("ana", 0, "first"))
     clock.advance(3600)
-    late = cookies.read_account(cookies.account("ana", 0))
+    late = cookies.read_account(cookies.account("ana", 0, "first"))
     assert early is not None and late is not None
     first.sign_out(early.digest, expires_at=early.until)
     second.sign_out(late.digest, expires_at=late.until)
     clock.advance(HOURS * 3600 - 1800)  # The early cookie has run out; the late one has not.
-    fresh = cookies.read_account(cookies.account("ana", 0))
+    fresh = cookies.read_account(cookies.account("ana", 0, "first"))
     assert fresh is not None
     first.sign_out(fresh.digest, expires_at=fresh.until)  # Forgets what ran out on the way.
     kept = {digest for digest, _ in rows_of(backend, [early.digest, late.digest, fresh.digest])}

@@ -87,7 +87,7 @@ def downgrade(db_path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_new_database_is_wal_and_fully_migrated(sqlite_store: SQLiteStore, db_path: Path) -> None:
-    assert sqlite_store.schema_version == len(MIGRATIONS) == 14
+    assert sqlite_store.schema_version == len(MIGRATIONS) == 15
     with sqlite3.connect(db_path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
@@ -150,7 +150,7 @@ def test_a_version_5_database_gains_its_decisions_valen_errors(
         gone = "SELECT * FROM sqlite_master WHERE name IN ('judgment_errors', 'passage_revisions')"
         assert not raw.execute(gone).fetchall()
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 14
+        assert store.schema_version == len(MIGRATIONS) == 15
         stats = store.stats(None)
         # answered() holds one replay miss beside two judged passages.
         assert [(e.kind, e.count) for e in stats.valen_errors] == [("replay-miss", 2)]
@@ -208,7 +208,7 @@ def test_a_version_6_database_reads_the_same_after_migration_7(
         )
         assert raw.execute(old_formats).fetchone() == (0, 0, 0)
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 14
+        assert store.schema_version == len(MIGRATIONS) == 15
         assert [(store.entries(c), store.decisions(c)) for c in conversations] == before
         assert store.content_gaps() == gaps
         assert store.stats(None) == stats
@@ -230,7 +230,7 @@ def test_a_version_3_database_gains_read_markers_with_everything_unread(
         conversation_id = claimed(store)
     downgrade(db_path, 3, monkeypatch)
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 14
+        assert store.schema_version == len(MIGRATIONS) == 15
         [item] = store.queue(agent="ana")
         assert (item.conversation_id, item.unread, item.read_entry) == (conversation_id, True, 0)
         store.mark_read(conversation_id, agent="ana", entry_id=store.last_entry_id())
@@ -248,7 +248,7 @@ def test_a_version_7_database_gains_typing_and_keeps_its_conversations(
         tables = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
         assert "typing" not in tables
     with SQLiteStore.open(db_path, clock=clock) as store:
-        assert store.schema_version == len(MIGRATIONS) == 14
+        assert store.schema_version == len(MIGRATIONS) == 15
         assert store.entries(conversation_id) == before
         store.set_typing(conversation_id, author=Author.AGENT, seconds=6)
         assert list(store.typing(conversation_id)) == [Author.AGENT]

@@ -34,9 +34,10 @@ def test_a_customer_cookie_names_its_conversation_until_it_expires() -> None:
 def test_an_account_cookie_names_its_account_and_epoch_until_it_expires() -> None:
     clock = Clock()
     cookies = signer(clock)
-    value = cookies.account("ana", 3)
+    value = cookies.account("ana", 3, "first")
     claim = cookies.read_account(value)
-    assert claim is not None and (claim.name, claim.epoch) == ("ana", 3)
+    assert claim is not None
+    assert (claim.name, claim.epoch, claim.incarnation) == ("ana", 3, "first")
     clock.now += 601
     assert cookies.read_account(value) is None
 
@@ -52,7 +53,7 @@ def test_altered_foreign_or_swapped_cookies_are_worthless() -> None:
     assert signer(clock, secret=b"x" * 32).read_customer(value) is None  # Another server's key.
     # One kind never stands in for the other (each has its own salt).
     assert cookies.read_account(value) is None
-    assert cookies.read_customer(cookies.account("ana", 0)) is None
+    assert cookies.read_customer(cookies.account("ana", 0, "first")) is None
     for junk in (None, "", "...", "a" * 600, "not.a.cookie"):
         assert cookies.read_customer(junk) is None and cookies.read_account(junk) is None
 

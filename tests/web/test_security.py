@@ -172,8 +172,10 @@ def test_the_sixth_wrong_password_in_a_minute_is_refused_without_checking(
     assert sign_in(page, fresh_server, "agent", "ana", PASSWORD) == 429
     assert page.inner_text("p.error").startswith("Too many failed sign-ins. Try again in ")
     assert not [c for c in context.cookies() if c["name"] == "helpdesk-session"]
-    # Another account from the same address is refused too: the address has its own count.
-    assert sign_in(page, fresh_server, "editor", "eddie", PASSWORD) == 429
+    # Another account from the same address is not: five failures lock ana from this address
+    # alone (an address is refused only after 20 failures, whatever the names).
+    assert sign_in(page, fresh_server, "editor", "eddie", PASSWORD) == 200
+    assert any(c["name"] == "helpdesk-session" for c in context.cookies())
 
 
 def test_a_copied_customer_cookie_opens_only_its_own_conversation(

@@ -193,19 +193,19 @@ def test_the_accounts_reconnect_after_the_database_ended_their_connection(
 ) -> None:
     service = AccountService(PostgresUserStore.open(database.url), hasher=FAST_HASHER)
     try:
-        assert service.sign_in("ana", PASSWORD).account is not None
+        assert service.sign_in("ana", PASSWORD, address="127.0.0.1").account is not None
         database.bounce()
-        assert service.sign_in("ana", PASSWORD).account is not None
+        assert service.sign_in("ana", PASSWORD, address="127.0.0.1").account is not None
         database.bounce()
         account = service.account("ana")
         assert account is not None and account.name == "ana"
         database.bounce()
-        assert service.sign_in("ana", "not the password").account is None
+        assert service.sign_in("ana", "not the password", address="127.0.0.1").account is None
         database.bounce()
         assert service.session_secret()
         database.down()
         with pytest.raises(HelpdeskError, match="database unavailable"):
-            service.sign_in("ana", PASSWORD)
+            service.sign_in("ana", PASSWORD, address="127.0.0.1")
     finally:
         database.up()
         service.close()

@@ -160,7 +160,7 @@ def test_two_sign_ins_in_one_second_get_cookies_of_their_own() -> None:
     """Signing one browser out revokes its cookie's digest: another browser signed in to the same
     account in the same second had byte for byte the same cookie, and would be signed out too."""
     signer = CookieSigner(b"k" * 32, customer_max_age_s=60, account_max_age_s=60, clock=lambda: 1e9)
-    first, second = signer.account("ana", 0), signer.account("ana", 0)
+    first, second = signer.account("ana", 0, "first"), signer.account("ana", 0, "first")
     assert first != second
     claims = [signer.read_account(value) for value in (first, second)]
     assert [(claim.name, claim.epoch) for claim in claims if claim] == [("ana", 0), ("ana", 0)]
@@ -172,7 +172,7 @@ def test_a_copy_of_a_cookie_with_its_signature_respelled_has_the_same_digest() -
     character there is the same valid cookie. Revoked by a digest of the cookie's text, that copy
     went on signing in."""
     signer = CookieSigner(b"k" * 32, customer_max_age_s=60, account_max_age_s=60, clock=lambda: 1e9)
-    cookie = signer.account("ana", 0)
+    cookie = signer.account("ana", 0, "first")
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     last = alphabet.index(cookie[-1])
     respelled = [cookie[:-1] + alphabet[(last & ~3) | bits] for bits in range(4)]
