@@ -170,6 +170,19 @@ def session_roots(server_pid: int, marker: str) -> list[int]:
     return roots
 
 
+def descendants_running(roots: list[int], marker: str) -> list[int]:
+    """The processes under `roots` (not themselves) whose command line holds `marker`."""
+    found = []
+    for pid in (pid for root in roots for pid in tree(root)[1:]):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in line:
+            found.append(pid)
+    return found
+
+
 def browse(
     url: str, server_pid: int, roots: Callable[[], list[int]], sessions: int
 ) -> dict[str, float]:
@@ -195,9 +208,11 @@ def browse(
             wait_until(lambda: len(roots()) == sessions, 60, "every session's process")
             memory = settled_pss(roots())
             resident = [rss_bytes(tree(pid)) for pid in roots()]
-            # Fixed costs: the server and, for ours, the zygote every session is forked from and
-            # the bot worker that answers every session's questions.
+            # Fixed costs: the server and, for ours, the zygote every session is forked from, the
+            # process it starts to decide every session's suggested questions, and the bot
+            # worker that answers every session's questions.
             fixed = session_roots(server_pid, "chatbot.web.zygote")
+            fixed += descendants_running(fixed, "chatbot.engine.suggestions")
             fixed += session_roots(server_pid, "chatbot bot")
             server = pss_bytes([server_pid, *fixed])
         finally:

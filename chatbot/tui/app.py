@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from chatbot.engine.engine import Engine
     from chatbot.knowledge_base.interface import KnowledgeBaseStore
     from chatbot.tui.kb_index import KnowledgeBaseIndex
-    from chatbot.tui.suggestions import Suggestion
+    from chatbot.tui.suggestions import SharedVerdicts, Suggestion
     from chatbot.tui.widgets.chat_panel import ChatPanel
     from chatbot.tui.widgets.conversation_view import ConversationView
     from chatbot.tui.widgets.queue_list import QueueList
@@ -149,6 +149,9 @@ class Prepared:
     """What a terminal's customer chat keeps for the next run (None: nothing, as in a browser)."""
     resumed: int | None = None
     """The conversation the customer's chat opens again by itself, the last run's, still open."""
+    shared_suggestions: SharedVerdicts | None = None
+    """Where another process decides the suggested questions for this app (a browser customer's
+    session: serve's decider), which then builds no engine of its own while that one lives."""
 
     def opening(self, conversation_id: int) -> Prepared:
         """These, for an app opened on `conversation_id` (one started after `prepare_app`, as
@@ -493,6 +496,9 @@ class HelpDeskApp(SafeApp):
         gc.enable()
         assert self._prepared is not None
         if not self._reads_engine():
+            shared = self._prepared.shared_suggestions
+            if shared is not None and self.services.suggestions:
+                self._follow_shared_suggestions(shared)
             return
         # The thread's future is kept apart from the worker, which Textual may cancel on exit:
         # `on_unmount` waits for the thread itself and closes what it made.
@@ -516,13 +522,34 @@ class HelpDeskApp(SafeApp):
         """Whether anything in this app reads the engine. A customer's chat with no bot of its
         own (a browser's, `--no-bot`) asking Valen live has nothing that does: its questions go
         to the desk's bots, and there are no recorded questions to decide. Building it anyway
-        cost each such session its index, its HTTP client and a few tenths of a second."""
+        cost each such session its index, its HTTP client and a few tenths of a second. Nor
+        has one whose suggested questions another process decides (a browser's, in replay mode):
+        its engine was the whole knowledge base again in every customer's session."""
         assert self._prepared is not None
         return (
             self.mode_name != "chat"
             or self._prepared.make_bot is not None
-            or bool(self.services.suggestions)
+            or (bool(self.services.suggestions) and self._prepared.shared_suggestions is None)
         )
+
+    def _follow_shared_suggestions(self, shared: SharedVerdicts) -> None:
+        """Mark the suggested questions as the shared decider last decided them, now and once a
+        second from now on (a `stat` of its file); once it is gone, decide them here instead."""
+
+        def check() -> None:
+            if self._closing or self._prepared is None:
+                return
+            fresh = shared.fresh(self.services.suggestions)
+            if fresh is not None and fresh != self.services.suggestions:
+                self.services.suggestions = fresh
+                self.services.suggestions_changed.publish(fresh)
+            if not shared.decider_alive():
+                timer.stop()
+                self._prepared = replace(self._prepared, shared_suggestions=None)
+                self._start_engine()  # Builds this app's own, which follows the knowledge base.
+
+        timer = self.set_interval(KB_POLL_S, check)
+        check()
 
     def _tells_cache_problems(self) -> bool:
         """The replay cache's problems are shown to whoever can act on them: a terminal's user,
@@ -1086,11 +1113,15 @@ def prepare_app(
     editor: bool = True,
     agent_locale: Locale = DEFAULT_LOCALE,
     keep_chat: bool = False,
+    shared_suggestions: SharedVerdicts | None = None,
 ) -> Prepared:
     """Open the desk and check the knowledge base; bad settings raise `HelpdeskError`. What
     `create_app` does first; a browser session does it before saying it started. With
     `keep_chat` (a terminal's), a customer's chat opened on no conversation opens the one the
-    user's last run on this database was in, while it is still open (`TerminalChat`)."""
+    user's last run on this database was in, while it is still open (`TerminalChat`). With
+    `shared_suggestions` (a browser customer's session), another process decides the suggested
+    questions: a customer's chat with no bot of its own then builds no engine (see
+    `Prepared.shared_suggestions`)."""
     from chatbot.assembly import check_knowledge_base, open_knowledge_base, open_service
     from chatbot.desk.aio import AsyncDesk
     from chatbot.desk.models import bot_stalled_after
@@ -1181,18 +1212,8 @@ def prepare_app(
                 locale_engines=engine_readers(engines.translated),
             )
 
-    suggestions: tuple[Suggestion, ...] = ()
-    if settings.valen.replay == "on":
-        from chatbot.tui.suggestions import recorded_questions
-        from chatbot.valen.protocol import PREDICATE
+    from chatbot.tui.suggestions import offered
 
-        # The engine's threshold and predicate, known from the settings before it is built.
-        suggestions = recorded_questions(
-            settings.valen.cache,
-            threshold=settings.engine.threshold,
-            predicate=PREDICATE,
-            model=settings.valen.model,
-        )
     return Prepared(
         desk=desk,
         live=live,
@@ -1205,11 +1226,12 @@ def prepare_app(
         # A customer's chat alone starts in English and follows its conversation; an agent's
         # screens are in the language set for them, else in their terminal's or browser's.
         locale=DEFAULT_LOCALE if mode == "chat" else settings.ui.locale or agent_locale,
-        suggestions=suggestions,
+        suggestions=offered(settings),
         bot_stalled_s=bot_stalled_after(settings.valen.budget_s),
         opened=opened,
         terminal_chat=terminal_chat,
         resumed=resumed,
+        shared_suggestions=shared_suggestions,
     )
 
 

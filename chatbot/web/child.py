@@ -126,10 +126,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("chatbot.config").setLevel(logging.ERROR)
         settings = load_settings()
         if args.area == "chat":
+            from chatbot.engine.suggestions import SharedVerdicts
+
             # The desk opened and the knowledge base checked as the app would, before saying
             # this process started: a missing knowledge base fails here, with no conversation.
+            # The suggested questions are decided by serve's one decider, which its zygote
+            # started (and named in the environment every fork inherits): a customer's session
+            # holds no engine, which was the whole knowledge base again in each of them.
             prepared = prepare_app(
-                settings, mode="chat", conversation_id=args.conversation, bot=False, editor=False
+                settings,
+                mode="chat",
+                conversation_id=args.conversation,
+                bot=False,
+                editor=False,
+                shared_suggestions=SharedVerdicts.from_environment(),
             )
             if args.conversation is None:
                 try:

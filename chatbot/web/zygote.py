@@ -7,7 +7,9 @@ the session's three pipe ends with the request over a private Unix socket (SCM_R
 forked process talks to the server exactly as an exec'd one would.
 
 The zygote stays single-threaded (forking a threaded process is unsafe) and never opens the
-database or the network: everything a session does happens after the fork.
+database or the network: everything a session does happens after the fork. Nor does it build an
+engine: as it starts, it starts the one process that decides the customers' suggested questions
+for every session (`share_suggestions`), so that no customer's session holds the knowledge base.
 
 A fork shares the zygote's modules but imports the ones the zygote had not (most of the desk,
 the store) from disk. After an upgrade in place (`pip install -U`, `git pull`) those are the new
@@ -24,6 +26,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -36,6 +39,9 @@ PIPES = 3
 FOLDER_PREFIX = "helpdesk-serve-"
 """The private temporary folder the server makes for the zygote's socket is named
 `helpdesk-serve-PID-…`, PID the server's (see `chatbot.web.spawn.sweep_stale_folders`)."""
+SUGGESTIONS_FILE = "suggestions.json"
+"""Beside the socket: the suggested questions as the one decider the zygote starts decides them
+for every session (`share_suggestions`), and its lock."""
 
 
 FileStamp = tuple[int, int, int]
@@ -121,6 +127,56 @@ def preload() -> None:
     gc.freeze()
 
 
+_decider: subprocess.Popen[bytes] | None = None
+
+
+def share_suggestions(folder: str) -> None:
+    """Start the one process that decides the chat's suggested questions for every session
+    (`chatbot.engine.suggestions`: an engine of the whole knowledge base, which each customer's
+    session built for itself), and name its file in the environment every fork inherits. Its
+    lock is taken here, before any fork, so that no session takes it for gone while it starts,
+    and handed to it alone: no fork of the zygote holds it. Started afresh, not forked, so that
+    it is told apart from the zygote and its sessions by its command line."""
+    global _decider
+    from chatbot.engine.suggestions import SHARED_ENV, SharedVerdicts
+    from chatbot.web.spawn import dies_with_this_process, python_command
+
+    shared = SharedVerdicts(Path(folder) / SUGGESTIONS_FILE)
+    try:
+        lock = shared.hold()
+    except OSError as error:  # Every session then decides for itself, as before.
+        print(f"helpdesk serve: cannot share the suggested questions: {error}", file=sys.stderr)
+        return
+    try:
+        _decider = subprocess.Popen(
+            python_command("chatbot.engine.suggestions", str(shared.path)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,  # The zygote's is the server's pipe, read no more.
+            pass_fds=(lock,),
+            # Ended by the zygote (or its death), never by a Ctrl+C meant for serve.
+            start_new_session=True,
+            preexec_fn=dies_with_this_process(),  # The zygote is single-threaded here.
+        )
+    except OSError as error:
+        print(f"helpdesk serve: cannot share the suggested questions: {error}", file=sys.stderr)
+        shared.remove()
+        return
+    finally:
+        os.close(lock)
+    os.environ[SHARED_ENV] = str(shared.path)
+
+
+def _end_decider(folder: str) -> None:
+    """End the decider before its files go, so that none is written after."""
+    if _decider is not None:
+        with contextlib.suppress(Exception):  # Reaped already by `_reap`: nothing to end.
+            _decider.kill()
+            _decider.wait(5)
+    from chatbot.engine.suggestions import SharedVerdicts
+
+    SharedVerdicts(Path(folder) / SUGGESTIONS_FILE).remove()
+
+
 def run_session(request: dict[str, object], fds: list[int]) -> int:
     """In the fork: become the session's process and run the app."""
     os.setsid()  # Its own process group: a signal meant for the zygote does not reach it.
@@ -195,10 +251,12 @@ def fork_session(request: dict[str, object], fds: list[int]) -> tuple[int, int]:
 def remove_socket(path: str) -> None:
     """Remove the socket and, when it is the server's private one, its folder: a server killed
     outright (`kill -9`) could not, and its zygote, told by that death (SIGTERM, see
-    `chatbot.web.spawn.dies_with_this_process`), is the one left to do it."""
+    `chatbot.web.spawn.dies_with_this_process`), is the one left to do it. The suggestions'
+    decider is ended first, and its files removed."""
+    folder = os.path.dirname(path)
+    _end_decider(folder)
     with contextlib.suppress(OSError):
         os.unlink(path)
-    folder = os.path.dirname(path)
     if os.path.basename(folder).startswith(FOLDER_PREFIX):
         with contextlib.suppress(OSError):  # Only if empty: nothing else of anybody's goes.
             os.rmdir(folder)
@@ -265,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = CodeSnapshot.of_package()
     preload()
     code.add_loaded_modules()
+    share_suggestions(os.path.dirname(args[0]))
     try:
         serve(args[0], code)
     except KeyboardInterrupt:
