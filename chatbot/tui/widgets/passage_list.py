@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
+from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.knowledge_base.models import Passage
 from chatbot.text import cells as cells_of
 from chatbot.text import clip, printable
@@ -23,6 +24,17 @@ from chatbot.tui.widgets.plain_input import PlainInput, joined_lines
 DELETED_PREFIX = "deleted:"
 MAX_ROWS = 500
 """Rows shown at once: an option list of 100,000 passages would take seconds to build."""
+MORE = N_(
+    "{count} more passages not listed, only the first {shown} by id: type a word from an id, "
+    "title or text to find them."
+)
+"""The list's last line when it is cut: the rows go by id, so the rest are not a scroll away
+("1,510 more: type to narrow the list" read as a hint, and `helmet` was never reached)."""
+MORE_MATCHES = N_(
+    "{count} more matches not listed, only the first {shown} by id: type more words to narrow "
+    "the search."
+)
+"""The same under a search that matches more than the rows shown."""
 
 
 def searchable(passage: Passage) -> str:
@@ -64,6 +76,37 @@ class SearchBox(PlainInput):
             options.action_cursor_up()
 
 
+class PassageOptions(OptionList):
+    """The rows. The last one a key can reach (End, Down, Page Down) is scrolled to with what
+    follows it: the line saying the list is cut, which takes no cursor. End left that line below
+    the view, and the list looked complete."""
+
+    def scroll_to_highlight(self, top: bool = False) -> None:
+        super().scroll_to_highlight(top)
+        highlighted = self.highlighted
+        if top or highlighted is None or not self.is_mounted:
+            return
+        last = self.option_count - 1
+        if highlighted >= last or not self.get_option_at_index(last).disabled:
+            return
+        # Only disabled lines below it (one, or a few): a short walk from the end.
+        if any(
+            not self.get_option_at_index(index).disabled for index in range(highlighted + 1, last)
+        ):
+            return
+        try:
+            y = self._index_to_line[highlighted]
+        except KeyError:
+            return
+        # Cut to the view's height from its top when taller: the row itself stays in view.
+        self.scroll_to_region(
+            Region(0, y, self.scrollable_content_region.width, self.virtual_size.height - y),
+            force=True,
+            animate=False,
+            immediate=True,
+        )
+
+
 class PassageList(Vertical):
     """A search box over an option list; choosing a row posts `Chosen`."""
 
@@ -86,7 +129,7 @@ class PassageList(Vertical):
     def compose(self) -> ComposeResult:
         t = translations(self.locale)
         yield SearchBox(placeholder=t.gettext("Search passages"), id="passage-search", compact=True)
-        yield OptionList(id="passage-options", markup=False)
+        yield PassageOptions(id="passage-options", markup=False)
 
     @property
     def options(self) -> OptionList:
@@ -128,12 +171,6 @@ class PassageList(Vertical):
             if passage.title:
                 label = Content.assemble(label, "\n", (shortened(passage.title, cells), "dim"))
             rows.append(Option(label, id=passage.id))
-        if len(found) > MAX_ROWS:
-            more = t.gettext("{count} more: type to narrow the list").format(
-                count=f"{len(found) - MAX_ROWS:,}"
-            )
-            rows.append(Option(Content.styled(more, "dim italic"), disabled=True))
-        options.add_options(rows)
         for passage_id, last, haystack in self._deleted:
             if matches(haystack, query):
                 said = t.gettext("{passage}  (deleted)")
@@ -145,7 +182,14 @@ class PassageList(Vertical):
                 if last is not None and last.title:
                     title = Content.styled(shortened(last.title, cells), "dim italic")
                     label = Content.assemble(label, "\n", title)
-                options.add_option(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
+                rows.append(Option(label, id=f"{DELETED_PREFIX}{passage_id}"))
+        if len(found) > MAX_ROWS:
+            # Last, under the deleted ones too: where End and scrolling down end (it wraps).
+            more = t.gettext(MORE_MATCHES if query.strip() else MORE).format(
+                count=f"{len(found) - MAX_ROWS:,}", shown=f"{MAX_ROWS:,}"
+            )
+            rows.append(Option(Content.styled(more, "dim italic"), disabled=True))
+        options.add_options(rows)
         if not options.option_count:
             # An empty list read as a list not loaded yet, or broken.
             if query.strip():
