@@ -325,6 +325,25 @@ class HelpDeskApp(SafeApp):
         """The settings are loaded and the desk is open: `services` is there."""
         return self._services is not None
 
+    @property
+    def ending(self) -> bool:
+        """The app is on its way out: asked to exit (a quit, settings that cannot be used), or
+        its message loop is over (its browser page closed, the terminal gone). Textual mounts
+        nothing from then on: a widget it was building starts without its parts."""
+        return self.return_code is not None or not self.is_running
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Every widget's, timer's and worker's failure comes here. Once the app is ending, a
+        # widget Textual was building starts with none of its parts (mounting them is refused),
+        # and the first of its handlers that looks for one fails: the chat's status line, the
+        # queue's table, Textual's own tabs. That is the app ending, not a fault: it went out as
+        # a traceback (return code 1) into serve's log for every browser page closed within a
+        # second of opening, which anyone could repeat to fill the log. Only the app's log says.
+        if self.ending:
+            self.log.warning(f"as the app ends: {error!r}")
+            return
+        super()._handle_exception(error)
+
     def _use(self, prepared: Prepared) -> None:
         self._prepared = prepared
         self.knowledge_base = prepared.knowledge_base
@@ -401,10 +420,16 @@ class HelpDeskApp(SafeApp):
 
     def _start_loading(self) -> None:
         assert self._prepare is not None
+        if self.ending:
+            return  # Closed as its first screen was drawn: nothing to open.
         # The thread's future is kept apart from the worker, as the engine's is (see there).
         self._preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare))
-        self.run_worker(self._load(self._preparing), name="open the desk")
+        self._load(self._preparing)
 
+    # Workers made by `@work`, which makes the coroutine as the worker starts: one made for a
+    # worker the ending app never started was never awaited, and said so on stderr (in serve's
+    # log) once collected.
+    @work(name="open the desk")
     async def _load(self, preparing: asyncio.Future[Prepared]) -> None:
         """Put the prepared desk in place, then the panels; settings that cannot be used end
         the app with one line, said once the terminal is back (`startup_error`)."""
@@ -468,7 +493,8 @@ class HelpDeskApp(SafeApp):
             self.startup_error = str(error)
             self.exit(return_code=2)
             return None
-        return None if self._closing else made
+        # Ending, nothing more is put in place: Textual mounts nothing then (see `ending`).
+        return None if self._closing or self.ending else made
 
     async def _started(self) -> None:
         desk = self.services.desk
@@ -495,6 +521,8 @@ class HelpDeskApp(SafeApp):
         # start-up (the settings' imports included).
         gc.enable()
         assert self._prepared is not None
+        if self.ending:
+            return  # Closed as its first screen was drawn: no engine to build.
         if not self._reads_engine():
             shared = self._prepared.shared_suggestions
             if shared is not None and self.services.suggestions:
@@ -516,7 +544,7 @@ class HelpDeskApp(SafeApp):
 
             build = build_and_check
         self._engines = asyncio.ensure_future(asyncio.to_thread(build))
-        self.run_worker(self._build_and_start(self._engines), name="build the engine")
+        self._build_and_start(self._engines)
 
     def _reads_engine(self) -> bool:
         """Whether anything in this app reads the engine. A customer's chat with no bot of its
@@ -599,6 +627,7 @@ class HelpDeskApp(SafeApp):
             timeout=CACHE_NOTICE_S,
         )
 
+    @work(name="build the engine")  # (See `_load`.)
     async def _build_and_start(self, building: asyncio.Future[Engines]) -> None:
         """Build the engine (and the HTTP client, the translations' engines) off the UI thread,
         put it in place, then start the embedded bot worker, which answers whatever was asked
@@ -749,11 +778,12 @@ class HelpDeskApp(SafeApp):
             return
         if self.kb_index is None or not self.services.live.ready:
             # Its panels read the engine and its index: open it once they are built.
-            self.run_worker(self._edit_when_ready(), group="open editor", exclusive=True)
+            self._edit_when_ready()
             return
         if not any(isinstance(screen, EditorScreen) for screen in self.screen_stack):
             self.push_screen(EditorScreen(self.services, index=self.kb_index))
 
+    @work(group="open editor", exclusive=True)  # (See `_load`.)
     async def _edit_when_ready(self) -> None:
         await self.services.live.wait_ready()
         self.action_edit_knowledge_base()

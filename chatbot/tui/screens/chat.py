@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Header, Input, Static
+from textual.widgets import Input, Static
 
 from chatbot.drafts import MAX_DRAFT_CHARS, drafts_for, join_drafts, read_draft, store_draft
 from chatbot.files import make_private_folders, write_bytes_atomic
@@ -20,6 +20,7 @@ from chatbot.i18n import N_, Locale, translations
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
+from chatbot.tui.widgets.header import Header
 
 SAVE_DRAFT_S = 1.0
 """How long after an edit the question box's draft is stored: a write per key would be too many,

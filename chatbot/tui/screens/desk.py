@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widget import Widget
-from textual.widgets import Header
 
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
+from chatbot.tui.widgets.header import Header
 
 if TYPE_CHECKING:
     from chatbot.tui.services import Services

@@ -26,7 +26,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (
     Button,
-    Header,
     Input,
     Static,
     TabbedContent,
@@ -66,6 +65,7 @@ from chatbot.tui.services import Services
 from chatbot.tui.widgets.button_row import ButtonRow
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
+from chatbot.tui.widgets.header import Header
 from chatbot.tui.widgets.passage_form import PassageForm
 from chatbot.tui.widgets.passage_history import PassageHistory
 from chatbot.tui.widgets.passage_list import PassageList

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from chatbot.i18n import DEFAULT_LOCALE, N_, translations
 from chatbot.tui.screens.mode import ModeScreen
 from chatbot.tui.widgets.footer import Footer
+from chatbot.tui.widgets.header import Header
 
 CLOSED = N_(
     "The knowledge-base editor is closed. Press F2 to open it again, or Ctrl+Q to end this session."

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from chatbot.desk.stats import DeskStats, Ratings, duration, milliseconds, percent
 from chatbot.errors import HelpdeskError
@@ -31,6 +31,7 @@ from chatbot.tui.services import Services
 from chatbot.tui.widgets.bar_chart import Bar, BarChart
 from chatbot.tui.widgets.fitted_sparkline import FittedSparkline
 from chatbot.tui.widgets.footer import Footer
+from chatbot.tui.widgets.header import Header
 from chatbot.tui.widgets.queue_list import one_line
 from chatbot.tui.widgets.score_histogram import ScoreHistogram
 
