@@ -238,10 +238,15 @@ async def open_session(base: str, area: str, cookies: dict[str, str]) -> tuple[A
     return client, socket
 
 
+DECIDER = 2
+"""The suggestions' decider's connections, once per `serve`: the knowledge base and its listener."""
+
+
 def test_serve_holds_two_and_three_per_browser_session(own_database: str, tmp_path: Path) -> None:
     """`serve` itself: accounts and the customers' conversations. Each browser session: the desk,
     its change feed and the knowledge base (no listener of its own: it polls the stamp), a
-    customer's as an agent's."""
+    customer's as an agent's. Once per `serve`, with the first session, the suggestions' decider
+    (replay mode): the knowledge base and its listener."""
     admin, url = postgres_env.ADMIN_URL, own_database
     serve, base = start_serve(tmp_path / "home", url)
     try:
@@ -261,11 +266,15 @@ def test_serve_holds_two_and_three_per_browser_session(own_database: str, tmp_pa
                     wait_for, lambda: serve.said("session 1 started (chat"),
                     timeout=START_TIMEOUT_S, what="the customer's session",
                 )  # fmt: skip
-                assert len(backends(admin, url)) == 2 + 3
+                await asyncio.to_thread(
+                    wait_for, lambda: len(backends(admin, url)) >= 2 + 3 + DECIDER,
+                    timeout=START_TIMEOUT_S, what="the suggestions' decider",
+                )  # fmt: skip
+                assert len(backends(admin, url)) == 2 + 3 + DECIDER
                 assert backends(admin, url).count(LISTEN_DESK) == 1
                 opened.append(await open_session(base, "agent", agent))
                 await asyncio.to_thread(
-                    wait_for, lambda: len(backends(admin, url)) >= 2 + 3 + 3,
+                    wait_for, lambda: len(backends(admin, url)) >= 2 + 3 + 3 + DECIDER,
                     timeout=START_TIMEOUT_S, what="the agent's session",
                 )  # fmt: skip
                 # Its app draws once everything it keeps is open (a session prepares first).
@@ -273,15 +282,20 @@ def test_serve_holds_two_and_three_per_browser_session(own_database: str, tmp_pa
                     while (await opened[-1][1].receive()).type != WSMsgType.BINARY:
                         pass
                 queries = backends(admin, url)
-                assert len(queries) == 2 + 3 + 3, queries
-                assert queries.count(LISTEN_DESK) == 2 and LISTEN_KB not in queries
+                assert len(queries) == 2 + 3 + 3 + DECIDER, queries
+                # The one knowledge-base listener is the decider's: sessions poll the stamp.
+                assert queries.count(LISTEN_DESK) == 2 and queries.count(LISTEN_KB) == 1
             finally:
                 for client, socket in opened:
                     await socket.close()
                     await client.close()
 
         run_async(sessions())
-        wait_for(lambda: len(backends(admin, url)) == 2, what="the sessions' connections closed")
+        # The decider stays while `serve` runs: it serves the next customer's session too.
+        wait_for(
+            lambda: len(backends(admin, url)) == 2 + DECIDER,
+            what="the sessions' connections closed",
+        )
     finally:
         serve.stop()
 

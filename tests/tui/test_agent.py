@@ -297,7 +297,8 @@ async def test_the_queue_updates_live_with_wait_times(
 ) -> None:
     app = make_app("agent")
     async with app.run_test(size=SIZE) as pilot:
-        assert "Nobody is waiting." in screen_text(app)
+        # "Reading the queue…" until the first read is back.
+        await wait_until(pilot, lambda: "Nobody is waiting." in screen_text(app))
         conversation = other.start_conversation()  # A customer in another process.
         other.talk_to_person(conversation.id)
         other.ask(conversation.id, "Where is my helmet?")
