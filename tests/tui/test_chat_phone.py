@@ -252,9 +252,9 @@ async def test_a_chat_that_no_longer_overflows_is_shown_from_the_top(make_app: M
         await pilot.resize_terminal(*PHONE)
         await wait_until(pilot, lambda: log.size.height > 20 and log.max_scroll_y == 0)
         await wait_until(pilot, lambda: log.scroll_y == 0)
-        rows = log_rows(app, panel)
-        assert rows[1].startswith("Hi! Ask anything"), rows
-        assert WAITING_NOTICE in flat("\n".join(rows))
+        # Drawn at its new size a frame after it scrolled: rows read at once were still blank.
+        await wait_until(pilot, lambda: log_rows(app, panel)[1].startswith("Hi! Ask anything"))
+        assert WAITING_NOTICE in flat("\n".join(log_rows(app, panel)))
 
 
 # -- 6. the status line wraps rather than losing half its sentence ------------------------------

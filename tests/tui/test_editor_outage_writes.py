@@ -72,7 +72,8 @@ async def test_a_save_in_an_outage_says_so_plainly_and_its_line_goes_once_it_is_
 
         outage.end()  # No key pressed: the editor notices by itself.
         await wait_until(pilot, lambda: problem(editor) == BACK[locale], timeout=10)
-        assert BACK[locale] in notices(editor)
+        # The toast follows the line under the form, a message later.
+        await wait_until(pilot, lambda: BACK[locale] in notices(editor))
         assert editor.query_one("#form-text", TextArea).text == MINE
 
         await pilot.press("ctrl+s")  # And it saves, as the line says.
