@@ -23,7 +23,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -234,10 +235,19 @@ def measure_ours(directory: Path, sessions: int) -> dict[str, float]:
     shutil.copytree(SHIPPED_KB, kb, ignore=shutil.ignore_patterns(".*"))
     argv = [sys.executable, "-m", "chatbot", "serve", "--port", "0", "--bots", "1"]
     argv += ["--db", str(directory / "helpdesk.sqlite3"), "--kb", str(kb)]
+    with serving(argv, environment(directory)) as (process, url, roots):
+        return browse(url + "/", process.pid, roots, sessions)
+
+
+@contextmanager
+def serving(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str, Callable[[], list[int]]]]:
+    """`helpdesk serve` run as `argv`: its process, its URL once /healthz answers, and the pids
+    of the session processes it has said it started so far; stopped on leaving."""
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=environment(directory),
-    )  # fmt: skip
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd
+    )
     lines: list[str] = []
     try:
         assert process.stdout is not None
@@ -256,7 +266,7 @@ def measure_ours(directory: Path, sessions: int) -> dict[str, float]:
             started = [line for line in list(lines) if " started (" in line]
             return [int(line.rsplit("pid ", 1)[1].rstrip(")\n")) for line in started]
 
-        return browse(url + "/", process.pid, roots, sessions)
+        yield process, url, roots
     finally:
         process.terminate()
         process.wait(60)

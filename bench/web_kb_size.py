@@ -21,10 +21,8 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -33,9 +31,9 @@ if __package__ in (None, ""):
 from bench.common import ROOT, machine, median  # noqa: E402
 from bench.web import (  # noqa: E402
     CHROMIUM_ARGS,
-    answers,
     environment,
     pss_bytes,
+    serving,
     session_roots,
     settled_pss,
     tree,
@@ -95,27 +93,7 @@ def measure(directory: Path, kb: Path, sessions: int, repo: Path) -> dict[str, f
         "PYTHONPATH": str(repo),
         "HELPDESK_WEB__MAX_SESSIONS_PER_ADDRESS": str(max(sessions, 8)),
     }
-    process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=directory
-    )
-    lines: list[str] = []
-    try:
-        assert process.stdout is not None
-        url = ""
-        for line in process.stdout:
-            if "listening on " in line:
-                url = line.split("listening on ", 1)[1].strip()
-                break
-        if not url:
-            raise RuntimeError("helpdesk serve did not start")
-        threading.Thread(target=lambda: lines.extend(process.stdout or []), daemon=True).start()
-        wait_until(lambda: answers(url + "/healthz"), 60, "helpdesk serve")
-
-        def roots() -> list[int]:
-            # "helpdesk serve: session N started (chat, conversation C, pid P)"
-            started = [line for line in list(lines) if " started (" in line]
-            return [int(line.rsplit("pid ", 1)[1].rstrip(")\n")) for line in started]
-
+    with serving(argv, env, cwd=directory) as (process, url, roots):
         with sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
             contexts = []
@@ -144,9 +122,6 @@ def measure(directory: Path, kb: Path, sessions: int, repo: Path) -> dict[str, f
                     context.close()
                 browser.close()
         return figures
-    finally:
-        process.terminate()
-        process.wait(60)
 
 
 def measure_code(repo: Path, sessions: int, kbs: dict[str, Path]) -> dict[str, object]:
