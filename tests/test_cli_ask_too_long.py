@@ -1,5 +1,6 @@
 """`ask` with a question over the limit says how far over, as the chat does: it said only
-"question is longer than 2000 characters"."""
+"question is longer than 2000 characters". `check_question` says so for every caller (the desk, the
+web, `ask`), not only here."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_the_limit_counts_the_question_without_the_spaces_around_it() -> None:
     assert check_question(PADDED) == "refund"
     longest = "a" * MAX_QUESTION_CHARS
     assert check_question(f"  {longest}\n") == longest
-    with pytest.raises(HelpdeskError, match="longer than 2000 characters"):
+    with pytest.raises(HelpdeskError, match="question has 2,001 characters; the limit is 2,000"):
         check_question(f" {longest}b ")
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from chatbot.cli.evaluate import Progress
 from chatbot.cli.options import add_engine_options, settings_from, terminal_width
-from chatbot.text import cells, counted, is_blank, printable, wrap
+from chatbot.text import cells, counted, printable, wrap
 
 # The engine (numpy, pydantic, httpx) is imported when the command runs, so that registering it
 # costs `helpdesk --help` nothing.
@@ -213,26 +213,12 @@ def to_json(decision: Decision) -> str:
     return _UNESCAPED_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _check_length(question: str) -> None:
-    """Refuse a question over the limit saying by how much, as the chat does: "question is longer
-    than 2000 characters" left someone who pasted an email guessing how much to cut. Counted as
-    `check_question` counts, without the whitespace around it; a blank one is its to refuse."""
-    from chatbot.engine.question import MAX_QUESTION_CHARS
-    from chatbot.errors import HelpdeskError
-
-    if not is_blank(question) and (count := len(question.strip())) > MAX_QUESTION_CHARS:
-        raise HelpdeskError(
-            f"question has {count:,} characters; the limit is {MAX_QUESTION_CHARS:,}"
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from chatbot.engine.engine import check_question
 
     # Bytes that are not UTF-8 never reach here: `main` refuses them, for every command.
-    _check_length(args.question)
     question = check_question(args.question)
     settings = settings_from(args)
     asking = Asking(sys.stderr if sys.stderr.isatty() else None)

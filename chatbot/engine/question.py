@@ -22,5 +22,9 @@ def check_question(question: str) -> str:
         raise HelpdeskError("question is empty")
     question = question.strip()
     if len(question) > MAX_QUESTION_CHARS:
-        raise HelpdeskError(f"question is longer than {MAX_QUESTION_CHARS} characters")
+        # Says by how much: "longer than 2000 characters" left someone who pasted an email
+        # guessing how much to cut.
+        raise HelpdeskError(
+            f"question has {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}"
+        )
     return question

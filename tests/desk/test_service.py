@@ -135,7 +135,7 @@ def test_ask_stores_a_pending_question_first(desk: DeskService) -> None:
 def test_a_bad_question_is_refused_with_one_line(desk: DeskService) -> None:
     with pytest.raises(HelpdeskError, match="question is empty"):
         desk.ask(None, "   ")
-    with pytest.raises(HelpdeskError, match="longer than 2000 characters"):
+    with pytest.raises(HelpdeskError, match="question has 2,001 characters; the limit is 2,000"):
         desk.ask(None, "x" * 2001)
     assert desk.conversations() == []
 
