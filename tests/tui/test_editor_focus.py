@@ -117,7 +117,7 @@ async def test_try_it_clears_the_results_of_the_question_before_a_refused_one(
         await pilot.press("enter")
         await settle(pilot)
         said = str(decision.render())
-        assert "Type a question first." in said or "longer than 2000" in said
+        assert "Type a question first." in said or "2,001 characters; the limit is 2,000" in said
         assert table.row_count == 0
         assert not flat(screen_text(app, answer)).strip()
         assert "card-charged-twice" not in flat(screen_text(app))
