@@ -275,7 +275,8 @@ async def test_agents_keep_their_own_language(
     async with app.run_test(size=SIZE) as pilot:
         assert app.sub_title == "客服控制台"
         view: ConversationView = await app.open_conversation(chinese)
-        await wait_until(pilot, lambda: "接手" in footer_text(app))
+        # The footer is redrawn after the view mounts: wait for the view's own key.
+        await wait_until(pilot, lambda: "接手" in footer_text(app) and "返回" in footer_text(app))
         text = flat(screen_text(app))
         assert Q1_ZH in text  # The customer's words, as typed.
         assert "客户要求转人工。" in text  # Their escalation, said in the agent's language.
