@@ -366,7 +366,9 @@ async def test_a_person_replies_live_from_another_process(
         assert other.claim(1, agent="ben").won
         other.reply(1, agent="ben", text="No late fee: we waive it when docks are full.")
         took = await wait_until(pilot, lambda: "we waive it" in chat_text(app))
-        assert took < 1.0
+        # Heard of, not read on a timer (the chat has none while reads work): a loaded machine
+        # took more than a second now and then, a timer would take its whole period.
+        assert took < 3.0
         assert "ben (support agent) is helping you." in chat_text(app)
 
 

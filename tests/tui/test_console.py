@@ -807,9 +807,9 @@ async def test_a_customer_reopening_the_chat_never_sees_notes(
     app = make_app("chat", conversation_id=conversation)
     async with app.run_test(size=SIZE) as pilot:
         chat = app.screen.query_one(ChatPanel)
+        # The panel takes the conversation before it mounts its messages: wait for them.
         await wait_until(pilot, lambda: chat.conversation is not None)
-        await pilot.pause()
-        assert "Where is my helmet?" in flat(screen_text(app))
+        await wait_until(pilot, lambda: "Where is my helmet?" in flat(screen_text(app)))
         assert "VIP" not in flat(screen_text(app))
 
 
