@@ -281,6 +281,9 @@ class HelpDeskApp(SafeApp):
         nothing is held). From the start: keys typed as `helpdesk chat` was launched reach the
         app before any widget has the focus, and the screen dropped every one of them."""
         self._closing = False
+        self._desk_failed_leaving = False
+        """The desk failed as this console quit (or signed out): the app's end does not ask it
+        again, to wait as long for the same answer."""
         self._app_log = _AppLog(self)
         self._cache_log: _CacheWarnings | None = None
         self._bot_log: _CacheWarnings | None = None
@@ -841,6 +844,12 @@ class HelpDeskApp(SafeApp):
             self.farewell = kept.farewell(
                 self.reopen_with, locale=self._shown_locale, rating_asked=await self._rating_due()
             )
+        if (agent := self._console_agent()) is not None and not self._desk_failed_leaving:
+            # However it ends (a quit, the terminal closed, SIGTERM, the page gone), this console
+            # is closed: only a quit said so, and the agent's next console, quitting within the
+            # minute, said "another of your consoles is still open" of the dead one. Said again
+            # after a quit: now that the screens are gone, no presence tick can follow it.
+            await self._session_ended(agent)
         try:
             await self._close()
         finally:
@@ -988,8 +997,8 @@ class HelpDeskApp(SafeApp):
         this browser's other tabs too: they are not another console."""
         from chatbot.tui.screens.dialogs import ClaimsAnswer, ClaimsOnQuit
 
-        agent = self._services.agent if self._services is not None else None
-        if agent is None or self.mode_name == "chat":
+        agent = self._console_agent()
+        if agent is None:
             await then()
             return
         desk = self.services.desk
@@ -997,6 +1006,7 @@ class HelpDeskApp(SafeApp):
             claims = await desk.claimed_by(agent)
         except HelpdeskError as error:
             self.notify(str(error), severity="error")
+            self._desk_failed_leaving = True
             await then()
             return
         if not claims:
@@ -1033,13 +1043,19 @@ class HelpDeskApp(SafeApp):
             answered,
         )
 
+    def _console_agent(self) -> str | None:
+        """The agent whose console this is (its presence said under their name), if any."""
+        agent = self._services.agent if self._services is not None else None
+        return None if self.mode_name == "chat" else agent
+
     async def _session_ended(self, agent: str) -> None:
         """This console is going: another of the agent's, quitting next, counts it open no more
         (rather than for the minute its last sighting stays fresh)."""
         try:
             await self.services.desk.session_ended(agent)
         except HelpdeskError:
-            pass  # It stops being seen all the same, and counts as closed a minute later.
+            # It stops being seen all the same, and counts as closed a minute later.
+            self._desk_failed_leaving = True
 
 
 async def _handled_so_far(widget: MessagePump) -> None:

@@ -11,9 +11,11 @@ SIGHUP (the terminal closed: tmux's kill-session, an ssh connection dropped) and
 a shutdown) killed the process where it stood, exit status 129 or 143: the app never unmounted,
 so what was typed and not sent or saved (an agent's reply or note, an editor's passage) was lost.
 Each now ends the app as a quit does, without the quit question: every screen unmounts (keeping
-its drafts), claims stay as a quit keeping them leaves them, and the exit status is still the
-shell's for that signal, 128 + its number (129, 143), so scripts and supervisors see what they
-saw before. A second signal while the app ends kills it at once, as before.
+its drafts), claims stay as a quit keeping them leaves them, the agent's console counts as closed
+at once (the app's unmount says so, as a quit does: the agent's next console no longer says, for
+a minute, that this one is still open), and the exit status is still the shell's for that signal,
+128 + its number (129, 143), so scripts and supervisors see what they saw before. A second signal
+while the app ends kills it at once, as before.
 """
 
 from __future__ import annotations

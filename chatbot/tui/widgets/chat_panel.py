@@ -332,9 +332,13 @@ class ChatPanel(Vertical):
 
     def restore_draft(self, text: str) -> bool:
         """Put a draft back in the question box, unless something is typed there already;
-        whether it was."""
+        whether it was. Put back is not typed: the agent holding the conversation is not told
+        the customer types (they saw "The customer is typing…" for 6 s as a chat opened), so
+        the box says nothing of the change; the keys typed after it tell as any do."""
         if text and not self.question.value:
-            self.question.value = text
+            with self.question.prevent(Input.Changed):
+                self.question.value = text
+            self.question.guard.edited(text)  # What the box's own handler of the change does.
             self.question.cursor_position = len(text)
             return True
         return False
