@@ -491,6 +491,9 @@ class AsyncDesk:
     async def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         return await self._run(self._service.latest_decision, conversation_id)
 
+    async def question_decision(self, message_id: int) -> StoredDecision | None:
+        return await self._run(self._service.question_decision, message_id)
+
     async def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return await self._run(self._service.queue, agent=agent)
 

@@ -485,6 +485,11 @@ class ConversationStore(Protocol):
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None: ...
 
+    def question_decision(self, message_id: int) -> StoredDecision | None:
+        """The latest decision on the customer question `message_id` (None: none yet): the one
+        behind an escalation, which its conversation's `question_entry` names."""
+        ...
+
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         """Waiting conversations, longest wait first, then those `agent` has claimed. Each item's
         `last_customer_entry` is the customer's newest message, `read_entry` `agent`'s marker."""

@@ -1486,6 +1486,12 @@ class SQLiteStore:
         ).fetchall()
         return self._to_decisions(rows)[0] if rows else None
 
+    def question_decision(self, message_id: int) -> StoredDecision | None:
+        rows = self._db.execute(
+            f"{self._DECISION} WHERE message_id = ? ORDER BY id DESC LIMIT 1", (message_id,)
+        ).fetchall()
+        return self._to_decisions(rows)[0] if rows else None
+
     _QUEUE = (
         "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"
         " c.top_probability, c.agent, c.claimed_at, c.question_entry,"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,13 +15,15 @@ from textual.widgets import Static
 from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.notices import why_no_passages
-from chatbot.text import printable
+from chatbot.text import clip, printable
 from chatbot.tui.localize import styled
 
 if TYPE_CHECKING:
     from chatbot.desk.models import Outcome
 
 BAR_WIDTH = 20
+QUESTION_CELLS = 80
+"""A question quoted above its decision (where more than one is shown) is cut to this."""
 MIN_BAR_WIDTH = 5
 """A pane too narrow for the whole bar shortens it down to this, and keeps the score whole."""
 
@@ -155,3 +158,24 @@ class CandidateBars(Static):
             self.update(
                 render_decision(decision, timings=timings, locale=self.locale, outcome=outcome)
             )
+
+    def show_all(
+        self, decisions: Sequence[tuple[Decision, Outcome | None]], *, timings: bool = True
+    ) -> None:
+        """Each decision with what came of it, oldest first, as `show` shows one. Where there
+        are several, each is headed by the customer's question it decided, quoted: the verdict
+        lines alone did not say which question each was for."""
+        if len(decisions) <= 1:
+            decision, outcome = decisions[0] if decisions else (None, None)
+            self.show(decision, timings=timings, outcome=outcome)
+            return
+        parts: list[RenderableType] = []
+        for decision, outcome in decisions:
+            if parts:
+                parts.append(Text(""))
+            question = clip(" ".join(printable(decision.question).split()), QUESTION_CELLS)
+            parts.append(Text(f"“{question}”", style="italic"))
+            parts.append(
+                render_decision(decision, timings=timings, locale=self.locale, outcome=outcome)
+            )
+        self.update(Group(*parts))

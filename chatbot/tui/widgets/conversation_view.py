@@ -248,8 +248,10 @@ class ConversationView(Vertical):
         """The customer's message a hand-back was asked about: Ctrl+G again hands back."""
         self._read_entry = 0
         self._decision: StoredDecision | None = None
-        """The bot's latest decision here, as shown beside the transcript."""
-        self._shown_decision: tuple[int, Outcome | None] | None = None
+        """The bot's latest decision here (what the header says it did last, once it has the
+        conversation again)."""
+        self._shown_decisions: tuple[tuple[int, Outcome | None], ...] | None = None
+        """The decisions beside the transcript (see `shown_decisions`), with what came of each."""
         self._outcomes: dict[int, Outcome] = {}
         """What came of each decision whose `decided` event was read: `kept` ones were never
         said to the customer."""
@@ -504,14 +506,16 @@ class ConversationView(Vertical):
                         self._note_messages(entries)
                         self._note_replies(entries)
                         grew = True
-                # The bot's decision is read again only when the log grew: a new one is an entry.
-                latest = await desk.latest_decision(self.conversation_id) if grew else None
-                if latest is not None and latest.id not in self._outcomes:
-                    # Its `decided` event lies before the page read, or came after the log was:
-                    # it follows the question decided on.
-                    self._note_outcomes(
-                        await desk.entries_after(self.conversation_id, latest.message_id)
-                    )
+                # The bot's decisions are read again only when the log grew: a new one is an
+                # entry, and so is every change of state (which decides what is shown).
+                latest, shown = await self._decisions(conversation) if grew else (None, ())
+                for stored in (latest, *shown):
+                    if stored is not None and stored.id not in self._outcomes:
+                        # Its `decided` event lies before the page read, or came after the log
+                        # was: it follows the question decided on.
+                        self._note_outcomes(
+                            await desk.entries_after(self.conversation_id, stored.message_id)
+                        )
                 typing = {}
                 if conversation.state is State.CLAIMED:  # The customer signals only then.
                     typing = await desk.typing(self.conversation_id)
@@ -527,7 +531,7 @@ class ConversationView(Vertical):
             self.post_message(DeskTrouble(False))
             self.conversation = conversation
             if grew:
-                self._show_decision(latest)
+                self._show_decisions(latest, shown)
             if previous is None or previous.state != conversation.state:
                 self._why = None
             if not self.is_mine and self.passage is not None and not self.note_mode:
@@ -595,26 +599,42 @@ class ConversationView(Vertical):
 
     @property
     def outcome(self) -> Outcome | None:
-        """What came of the latest decision shown (None: none, or not known)."""
+        """What came of the latest decision (None: none, or not known)."""
         decision = self._decision
         return None if decision is None else self._outcomes.get(decision.id)
 
-    def _show_decision(self, latest: StoredDecision | None) -> None:
-        """The latest decision beside the transcript, as what came of it (`kept`: what the bot
-        would have done, for it said nothing)."""
+    async def _decisions(
+        self, conversation: Conversation
+    ) -> tuple[StoredDecision | None, tuple[StoredDecision, ...]]:
+        """The bot's latest decision here, and those to show beside the transcript."""
+        desk = self.services.desk
+        latest = await desk.latest_decision(conversation.id)
+        escalating = None
+        question = conversation.question_entry
+        if conversation.state in WITH_A_PERSON and question is not None:
+            if latest is not None and latest.message_id == question:
+                escalating = latest
+            else:
+                escalating = await desk.question_decision(question)
+        return latest, shown_decisions(escalating, latest)
+
+    def _show_decisions(
+        self, latest: StoredDecision | None, shown: tuple[StoredDecision, ...]
+    ) -> None:
+        """`shown` beside the transcript, each as what came of it (`kept`: what the bot would
+        have done, for it said nothing); `latest` is the bot's latest decision, for the header."""
         self._decision = latest
-        shown = None if latest is None else (latest.id, self.outcome)
-        if shown is not None and shown == self._shown_decision:
+        said = tuple((stored.id, self._outcomes.get(stored.id)) for stored in shown)
+        if said == self._shown_decisions:
             return
-        self._shown_decision = shown
-        self.bars.show(
-            None if latest is None else latest.decision,
+        self._shown_decisions = said
+        self.bars.show_all(
+            [(stored.decision, outcome) for stored, (_, outcome) in zip(shown, said, strict=True)],
             timings=self.services.timings,
-            outcome=self.outcome,
         )
         # Stacked under the transcript, a pane that only says "not judged" takes no more than
         # its line: at 80x24 it held two fifths of the height the transcript needs.
-        self.query_one("#conversation-side").set_class(latest is None, "-unjudged")
+        self.query_one("#conversation-side").set_class(not shown, "-unjudged")
 
     async def _mark_read(self) -> None:
         """Everything written so far is on screen: this agent has read it."""
@@ -993,11 +1013,26 @@ class ConversationView(Vertical):
         except HelpdeskError as error:
             await self._refuse(error)
             return
+        if result.won:
+            self._claimed(result.conversation)
         await self.reload()
         if not result.won:
             owner = _shown_name(result.conversation.agent, self.t.gettext("someone else"))
             # Not "by {owner}.": a name ending in a full stop ("Ana P.") read "Ana P.."
             self.say_why(self.t.gettext("{owner} claimed it first.").format(owner=owner))
+
+    def _claimed(self, conversation: Conversation) -> None:
+        """The claim of `conversation` went through: its keys, header and line above the box say
+        so at once. The reload after it reads the log and the bot's decisions first, and on a
+        busy desk the footer offered Claim for a second or more under "claimed by ana"."""
+        if conversation.id != self.conversation_id or self.closed:
+            return  # Another conversation is shown by now (Escape while the claim waited).
+        self.conversation = conversation
+        self._why = None  # What the reload does on a change of state (it sees none now).
+        self._show_header()
+        self._show_reply_state()
+        self.reply_input.focus()  # As the reload does once the conversation is the agent's.
+        self.refresh_bindings()
 
     async def action_reopen(self) -> None:
         if not named(self, self.services, self.action_reopen):
@@ -1231,13 +1266,18 @@ class ConversationView(Vertical):
 
         try:
             conversation = await self.services.desk.conversation(self.conversation_id)
-            latest = await self.services.desk.latest_decision(self.conversation_id)
+            # The candidates beside the transcript: those of the question the conversation came
+            # to a person with (the latest decision was on "hello? anyone?", and had none).
+            _, shown = await self._decisions(conversation)
         except HelpdeskError as error:
             await self._refuse(error)
             return
-        scores = {} if latest is None else {
-            c.id: c.probability for c in latest.decision.candidates
-        }  # fmt: skip
+        scores: dict[str, float | None] = {}
+        for stored in shown:
+            for candidate in stored.decision.candidates:
+                # A passage both considered: its better score.
+                judged = (scores.get(candidate.id), candidate.probability)
+                scores[candidate.id] = max((p for p in judged if p is not None), default=None)
         passages = list(await answering_passages(self.services, conversation.locale))
         ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
         items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
@@ -1408,6 +1448,30 @@ class ConversationView(Vertical):
         yield PaletteCommand(t.gettext("Back to the queue"),
                              t.gettext("Leave this view; the conversation stays as it is"),
                              self.action_close)  # fmt: skip
+
+
+WITH_A_PERSON = frozenset({State.WAITING, State.CLAIMED})
+"""The states in which the conversation waits for, or is held by, a person."""
+
+
+def shown_decisions(
+    escalating: StoredDecision | None, latest: StoredDecision | None
+) -> tuple[StoredDecision, ...]:
+    """The bot's decisions beside the transcript, oldest first. `escalating`: while a person has
+    the conversation (`WITH_A_PERSON`), the decision on the question it came to them with (its
+    `question_entry`, the one its queue row names); None otherwise.
+
+    While a person has it, that decision comes first: its candidates are what the agent answers
+    from. A later one was kept silent (a person had the conversation by then) and is shown under
+    it only if it considered passages: one that found none ("hello? anyone?", written while the
+    bot was down) has nothing to offer, and shown alone it hid the escalation's candidates, in the
+    pane and in Ctrl+O's picker. Otherwise (the bot has it, or it is resolved), the latest
+    decision alone: what the bot did last is what stands."""
+    if escalating is None:
+        return () if latest is None else (latest,)
+    if latest is not None and latest.id > escalating.id and latest.decision.candidates:
+        return (escalating, latest)
+    return (escalating,)
 
 
 def _shown_name(agent: str | None, otherwise: str) -> str:
