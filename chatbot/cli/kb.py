@@ -323,6 +323,8 @@ def _show_version(store: KnowledgeBaseStore, args: argparse.Namespace) -> int:
     from chatbot.knowledge_base.storage import KnowledgeBaseError
 
     version = choose_version(args.id, store.history(args.id), args.version)
+    if version.problem is not None:  # Its history file cannot be read: nothing to show.
+        raise KnowledgeBaseError(version.problem)
     if args.json:
         print(version.content, end="" if version.content.endswith("\n") else "\n")
         return 0
@@ -398,7 +400,8 @@ def run_restore(args: argparse.Namespace) -> int:
 
     store = _store(args)
     chosen = choose_version(args.id, store.history(args.id), args.version)
-    before = store.get(args.id).revision if store.exists(args.id) else None
+    current = _current_or_problem(store, args.id)[0]
+    before = None if current is None else current.revision
     stored = store.restore(args.id, version=args.version)
     if stored.revision == before:
         print(f"{args.id} unchanged: version {chosen.number} is already the current version")
@@ -412,10 +415,14 @@ def run_history(args: argparse.Namespace) -> int:
     versions = store.history(args.id)
     width = terminal_width()
     passages = [_passage_or_none(v) for v in versions]
-    now = store.get(args.id).passage if store.exists(args.id) else None
+    current, broken = _current_or_problem(store, args.id)
+    now = None if current is None else current.passage
     for number, v in enumerate(versions):
         when = v.archived_at.strftime("%Y-%m-%d %H:%M:%S UTC")
         passage = passages[number]
+        if v.problem is not None:  # Its history file: only this version is lost, said whole.
+            print(f"{v.number:>4}  {when}  unreadable: {printable(v.problem)}")
+            continue
         if passage is not None:
             preview = printable(passage.text.replace("\n", " "))
         else:  # A hand-broken file was archived as it was.
@@ -429,14 +436,36 @@ def run_history(args: argparse.Namespace) -> int:
         if v.reason != "delete" and passage is not None and after is not None:
             for line in _field_changes(passage, after):
                 print(" " * 6 + (line if width is None else clip(line, max(width - 6, 4))))
-    current = "current" if store.exists(args.id) else "deleted (restore brings back the newest)"
-    print(f"   -  {current}")
+    if broken is not None:
+        print(f"   -  current, unreadable: {printable(broken)}")
+    elif store.exists(args.id):
+        print("   -  current")
+    else:
+        print("   -  deleted (restore brings back the newest)")
     if versions:  # The previews of a long passage can all look alike.
         # After the rows, on a line of its own: written while they waited in a pipe's buffer, it
         # came before or amid them where both streams go to one place.
         sys.stdout.flush()
         print(f"To see a version whole: helpdesk kb show {args.id} --version N", file=sys.stderr)
     return 0
+
+
+def _current_or_problem(
+    store: KnowledgeBaseStore, passage_id: str
+) -> tuple[StoredPassage | None, str | None]:
+    """The passage as it is now (None: deleted), or, when its file cannot be read, None and why:
+    a broken file stopped `kb history` and `kb restore`, the way to undo the edit that broke it."""
+    from chatbot.knowledge_base.errors import KnowledgeBaseError, KnowledgeBaseUnreachable
+    from chatbot.knowledge_base.interface import PassageNotFoundError
+
+    try:
+        return (store.get(passage_id) if store.exists(passage_id) else None), None
+    except PassageNotFoundError:  # Deleted between the two looks.
+        return None, None
+    except KnowledgeBaseUnreachable:  # Nothing is wrong with the passage: said as an error.
+        raise
+    except KnowledgeBaseError as error:
+        return None, str(error)
 
 
 def _passage_or_none(version: Version) -> Passage | None:
@@ -583,7 +612,10 @@ def run_export(args: argparse.Namespace) -> int:
         raise KnowledgeBaseError(f"{output}: is a directory, expected a file to write")
     if output is not None:
         output = _export_target(output)
-    passages = _store(args).passages()
+    store = _store(args)
+    if output is not None:
+        _refuse_inside(store, args.output, output)
+    passages = store.passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
     if output is None:
         sys.stdout.write(text)
@@ -616,6 +648,22 @@ def _export_target(output: Path) -> Path:
     if not stat.S_ISREG(mode):
         raise KnowledgeBaseError(f"{output}: is {special_kind(mode)}, expected a file to write")
     return target
+
+
+def _refuse_inside(store: KnowledgeBaseStore, given: Path, target: Path) -> None:
+    """Refuse to write an export (`given`, which writes `target`) into the knowledge-base folder
+    it is read from, symlinks resolved: `--output kb/helmet.json` replaced a passage with the
+    export, which is no passage, and kept no history of it."""
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+    from chatbot.knowledge_base.store import PassageStore
+
+    if not isinstance(store, PassageStore):
+        return
+    folder = store.directory.resolve()
+    if target.resolve().is_relative_to(folder):
+        raise KnowledgeBaseError(
+            f"{given}: inside the knowledge base {store.directory}; write the export outside it"
+        )
 
 
 def run_synonyms_list(args: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ REVISION_CHARS = 12
 
 Reason = Literal["edit", "delete", "restore", "import"]
 """What replaced an archived version: a save, a delete, a restore of another version, an import."""
+UNREADABLE: Literal["unreadable"] = "unreadable"
+"""The reason a version whose history file cannot be read is listed with (see `Version.problem`)."""
 
 
 class PassageNotFoundError(KnowledgeBaseError):
@@ -44,6 +46,16 @@ class DuplicatePassageError(KnowledgeBaseError):
 
 class ConflictError(KnowledgeBaseError):
     """The passage changed on disk after the editor opened it; saving would lose that change."""
+
+
+class UnreadableConflictError(ConflictError):
+    """The passage's file changed after the editor opened it, into something that is no passage
+    (a hand edit broke it): said as such, with why, rather than as someone else's version, which
+    could not be shown. `revision` is the broken file's: a save based on it replaces the file."""
+
+    def __init__(self, message: str, *, revision: str) -> None:
+        super().__init__(message)
+        self.revision = revision
 
 
 def passage_file_text(passage: Passage) -> str:
@@ -81,10 +93,14 @@ class Version:
 
     id: str
     number: int
-    reason: Reason
+    reason: Reason | Literal["unreadable"]
     archived_at: datetime
     content: str
     """The exact text the passage file held."""
+    problem: str | None = None
+    """Why this version's history file cannot be read (one line naming it), or None. Such a
+    version is still listed, as `UNREADABLE`, with the file's modification time and no content,
+    and cannot be shown or restored: one broken file costs its own version, not the others."""
 
     @property
     def revision(self) -> str:
@@ -92,6 +108,8 @@ class Version:
 
     def passage(self) -> Passage:
         """The version as a passage; a hand-broken file that was archived cannot be restored."""
+        if self.problem is not None:
+            raise KnowledgeBaseError(f"{self.problem}; cannot be restored")
         where = f"history of {self.id!r}, version {self.number}"
         try:
             raw = decode_json(self.content.encode("utf-8"), where=where)

@@ -35,6 +35,7 @@ from chatbot.files import (
     write_text_atomic,
 )
 from chatbot.knowledge_base.interface import (
+    UNREADABLE,
     CheckReport,
     ConflictError,
     DuplicatePassageError,
@@ -43,6 +44,7 @@ from chatbot.knowledge_base.interface import (
     Reason,
     Scan,
     StoredPassage,
+    UnreadableConflictError,
     Version,
     checked_id,
     choose_version,
@@ -91,6 +93,7 @@ __all__ = [
     "PollingWatch",
     "Scan",
     "StoredPassage",
+    "UnreadableConflictError",
     "Version",
     "passage_file_text",
     "revision_of",
@@ -221,14 +224,16 @@ class PassageStore:
         return self._current_path(passage_id).is_file()
 
     def history(self, passage_id: str) -> list[Version]:
-        """The passage's earlier versions, oldest first; the current file is not among them."""
+        """The passage's earlier versions, oldest first; the current file is not among them. A
+        history file that cannot be read is listed as its own unreadable version (`problem`),
+        never an error for the whole history: the others can still be shown and restored."""
         directory = self.history_dir(passage_id)
         versions = []
         if directory.is_dir():
             for path in directory.iterdir():
                 match = _VERSION_FILE.fullmatch(path.name)
                 if match:
-                    versions.append(self._read_version(passage_id, path))
+                    versions.append(self._read_version(passage_id, path, int(match.group(1))))
         if not versions and not self.exists(passage_id):
             raise PassageNotFoundError(f"passage {passage_id!r} not found and has no history")
         return sorted(versions, key=lambda v: v.number)
@@ -493,6 +498,15 @@ class PassageStore:
                 f"passage {passage_id!r} was deleted by someone else since you opened it"
             )
         if revision_of(current) != based_on:
+            try:
+                parse_passage_file(self.passage_path(passage_id), current)
+            except KnowledgeBaseError as error:
+                # Not "changed by someone else": no one's version is there to be shown.
+                raise UnreadableConflictError(
+                    f"passage {passage_id!r} was changed since you opened it, and its file is "
+                    f"unreadable now: {error}",
+                    revision=revision_of(current),
+                ) from None
             raise ConflictError(
                 f"passage {passage_id!r} was changed by someone else since you opened it"
             )
@@ -554,9 +568,11 @@ class PassageStore:
         path = self.history_dir(version.id) / f"{version.number:06d}.json"
         path.unlink(missing_ok=True)
 
-    def _read_version(self, passage_id: str, path: Path) -> Version:
-        data = read_json(path)
+    def _read_version(self, passage_id: str, path: Path, number: int) -> Version:
+        """Version `number` (its file's name) as its file `path` holds it, or, when the file
+        cannot be read as a history entry, an unreadable version saying why."""
         try:
+            data = read_json(path)
             return Version(
                 id=passage_id,
                 number=int(data["version"]),
@@ -564,8 +580,16 @@ class PassageStore:
                 archived_at=datetime.fromisoformat(data["archived_at"]),
                 content=str(data["content"]),
             )
+        except KnowledgeBaseError as error:
+            problem = str(error)
         except (KeyError, TypeError, ValueError):
-            raise KnowledgeBaseError(f"{path}: not a history entry") from None
+            problem = f"{path}: not a history entry"
+        try:
+            archived_at = datetime.fromtimestamp(path.lstat().st_mtime, UTC)
+        except OSError:
+            archived_at = datetime.fromtimestamp(0, UTC)
+        return Version(id=passage_id, number=number, reason=UNREADABLE, archived_at=archived_at,
+                       content="", problem=problem)  # fmt: skip
 
 
 def _identity(directory: Path) -> tuple[int, int] | None:

@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from chatbot.knowledge_base.storage import KnowledgeBaseError
+from chatbot.knowledge_base.storage import KnowledgeBaseError, read_regular_file
 from chatbot.text import first_control
 
 SYNONYMS_FILE = "synonyms.toml"
@@ -134,19 +134,24 @@ def _words_problem(words: Sequence[str]) -> str | None:
 
 
 def read_synonyms_table(path: Path) -> dict[str, object]:
-    """The TOML table of a `synonyms.toml`, one line for every way it can fail. A leading byte
-    order mark (Notepad writes one) is skipped."""
+    """The TOML table of a `synonyms.toml`, one line for every way it can fail, in the words a
+    passage file's are said in. A leading byte order mark (Notepad writes one) is skipped. Only
+    a regular file is read: a FIFO is refused without waiting for a writer (which hung every
+    command and left an app's reload threads stuck), a folder without reading it."""
+    content = read_regular_file(path, expected="a TOML file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise KnowledgeBaseError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnowledgeBaseError(f"{path}: cannot read: {error}") from None
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise KnowledgeBaseError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         hint = _quote_hint(text, error)
         raise KnowledgeBaseError(f"{path}: malformed TOML: {error}{hint}") from None
+    except RecursionError:  # `a = [[[[...`: tomllib recurses once per bracket.
+        raise KnowledgeBaseError(f"{path}: nested too deeply") from None
+    except ValueError:  # Python refuses to convert an integer of thousands of digits.
+        raise KnowledgeBaseError(f"{path}: a number in the TOML is too long") from None
 
 
 _ERROR_LINE = re.compile(r"\(at line (\d+), column \d+\)$")

@@ -50,6 +50,7 @@ from chatbot.knowledge_base.interface import (
     KnowledgeBaseStore,
     PassageNotFoundError,
     StoredPassage,
+    UnreadableConflictError,
 )
 from chatbot.knowledge_base.models import Passage
 from chatbot.knowledge_base.storage import KnowledgeBaseError
@@ -877,7 +878,9 @@ class EditorScreen(Screen[None]):
         except PassageNotFoundError:
             now = None
         except KnowledgeBaseError:
-            return
+            if not isinstance(error, UnreadableConflictError):
+                return
+            now = error.revision  # Broken by hand: Ctrl+S replaces the file (asking first).
         if now is None:
             message = self.gettext(
                 "{error}: Ctrl+R shows it as it is now, Ctrl+S saves yours as it again (both "
