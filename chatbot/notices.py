@@ -86,6 +86,16 @@ REPEAT_NOTICE_IN_A_BROWSER = N_(
     "press “Talk to a person” below and someone will reply here."
 )
 """In a browser, which keeps Ctrl+T for a new tab and never passes it to the page."""
+REPEAT_NOT_HELPFUL_NOTICE = N_(
+    "You asked this before, and said the answer did not help: talk to a person (Ctrl+T) and "
+    "they will reply here."
+)
+REPEAT_NOT_HELPFUL_NOTICE_IN_A_BROWSER = N_(
+    "You asked this before, and said the answer did not help: press “Talk to a person” below and "
+    "someone will reply here."
+)
+"""Asked again after marking the answer "Not helpful" (`PersonOffered.not_helpful`): a person
+has written since, so the answer is not "above", and the customer has said it did not help."""
 THANKED_NOTICE = N_("You're welcome. Ask anything else here, or ask for a person.")
 """The desk's word back to a customer who only thanked, acknowledged or said goodbye: no
 question for the bot, which judged nothing (see `chatbot.desk.service.says_thanks`)."""
@@ -217,7 +227,11 @@ def notice(
             if reader == "customer":
                 return None
             return f"{note_heading(agent, locale=locale)}: {text}"
-        case PersonOffered():
+        case PersonOffered(not_helpful=not_helpful):
+            if reader == "customer" and not_helpful:
+                return t.gettext(
+                    REPEAT_NOT_HELPFUL_NOTICE_IN_A_BROWSER if browser else REPEAT_NOT_HELPFUL_NOTICE
+                )
             if reader == "customer":
                 return t.gettext(REPEAT_NOTICE_IN_A_BROWSER if browser else REPEAT_NOTICE)
             return t.gettext(

@@ -12,7 +12,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from chatbot.desk.state import State as State  # Defined apart so the CLI needs no pydantic.
 from chatbot.engine.models import Decision, Reason
@@ -160,6 +167,19 @@ class PersonOffered(_Frozen):
     type: Literal[EventType.PERSON_OFFERED] = EventType.PERSON_OFFERED
     answer_entry: int
     """The bot's earlier answer to the same question."""
+    not_helpful: bool = False
+    """The customer had marked that answer not helpful (a person had the conversation since, and
+    handed it back): the offer says so, not that the answer "above" is what the help center
+    says, nor "if it did not help"."""
+
+    @model_serializer(mode="wrap")
+    def _not_helpful_only_if_so(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Stored and exported without `not_helpful` unless it is true: every other offer keeps
+        the form it always had (`{"type": "person-offered", "answer_entry": …}`)."""
+        data: dict[str, object] = handler(self)
+        if not self.not_helpful:
+            data.pop("not_helpful", None)
+        return data
 
 
 class Thanked(_Frozen):

@@ -321,7 +321,11 @@ class DeskService:
                 if earlier is not None:
                     # The same answer again would not help: offer a person instead, and leave
                     # the choice to the customer (the conversation stays with the bot).
-                    pending, then = False, [PersonOffered(answer_entry=earlier.id)]
+                    offer = PersonOffered(
+                        answer_entry=earlier.id,
+                        not_helpful=earlier.feedback is Feedback.NOT_HELPFUL,
+                    )
+                    pending, then = False, [offer]
                 elif judging and self._being_judged(cid, text):
                     # Asked again while the bot still judges it (a slow Valen, an impatient
                     # customer): one answer serves both, where each got the same answer.

@@ -73,7 +73,7 @@ async def test_a_chinese_first_message_turns_the_chat_chinese(
         assert "您好！关于租车" in shown  # The welcome, said again in Chinese.
         assert "下一位就是您：客服人员会在这里回复您。" in shown  # The status line.
         assert "Hi! Ask anything" not in shown and "A person will reply" not in shown
-        assert app.screen.query_one("#question", Input).placeholder == "输入您的问题，按回车发送"
+        assert app.screen.query_one("#question", Input).placeholder == "输入消息，按回车发送"
         # (Not "转人工": while it waits for a person, the footer does not offer one.)
         await wait_until(pilot, lambda: "新对话" in footer_text(app))
         # The switch is offered in the other language's own words, always in sight at the top;

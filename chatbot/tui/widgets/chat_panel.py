@@ -108,6 +108,16 @@ PERSON_READS = N_("A person will read this.")
 """Under the customer's newest message while a person has the conversation, or it waits for one:
 the bot stays silent then, and a message (a suggestion tapped) showed nothing under it, as if
 the bot had not heard."""
+WRITE_TO_AGENT = N_("Write to {agent}, press Enter")
+WRITE_TO_PERSON = N_("Write a message, press Enter")
+"""The question box's placeholder while a person has the conversation (`WRITE_TO_AGENT`, named),
+or it waits for one: "Type your question" read oddly beside "ana (support agent) is helping you."
+and under "A person will read this."."""
+RATE_OR_WRITE = N_("Rate 1 to 5, or write again")
+"""The placeholder while the rating is asked: a number typed here rates (`TYPED_RATINGS`), other
+words ask again, as the status says ("Resolved. Write again if you need anything else."). No
+"press Enter": the question above says it, and beside the queue at 80 columns the box holds 33
+characters."""
 TYPED_RATINGS = {str(rating): rating for rating in RATINGS} | {
     chr(ord("０") + rating): rating for rating in RATINGS
 }
@@ -559,6 +569,7 @@ class ChatPanel(Vertical):
             )
             if due is not None and isinstance(due.event, Resolved):
                 self.rating.ask(None if due.event.agent is None else printable(due.event.agent))
+                self._show_placeholder()
             else:
                 self._hide_rating()
             if conversation.state is not State.RESOLVED or (
@@ -657,7 +668,23 @@ class ChatPanel(Vertical):
             agent = None if conversation.agent is None else printable(conversation.agent)
             text = status_line(conversation.state, agent, ahead=self._ahead, locale=self.locale)
         self.query_one("#chat-status", StatusLine).update(text)
+        self._show_placeholder()
         self._show_suggestions()
+
+    def _show_placeholder(self) -> None:
+        """Say in the empty question box what a message typed there does now: asks the bot,
+        goes to the person who has the conversation (or will), or, while the rating is asked,
+        rates it."""
+        conversation = self.conversation
+        if self.rating.display:
+            text = self.gettext(RATE_OR_WRITE)
+        elif conversation is None or conversation.state not in PERSON_HAS_IT:
+            text = self.gettext(PLACEHOLDER)
+        elif conversation.state is State.CLAIMED and conversation.agent:
+            text = self.gettext(WRITE_TO_AGENT).format(agent=printable(conversation.agent))
+        else:
+            text = self.gettext(WRITE_TO_PERSON)
+        self.question.placeholder = text
 
     def _suggesting(self) -> bool:
         """Whether the suggested questions are offered: not while a person has the conversation
@@ -722,9 +749,8 @@ class ChatPanel(Vertical):
             self.query_one(SuggestionList).show_in(locale)
         self.query_one(BotWorking).show_in(locale)
         self.rating.show_in(locale)
-        self.question.placeholder = self.gettext(PLACEHOLDER)
         self._error_again()
-        self._show_status()
+        self._show_status()  # The question box's placeholder too.
         self.query_one("#chat-language", LanguageSwitch).update(self._language_hint())
         self._localize_bindings()
         self.post_message(self.LocaleChanged(locale))
@@ -1204,6 +1230,7 @@ class ChatPanel(Vertical):
         if self.rating.has_focus:
             self.question.focus()
         self.rating.display = False
+        self._show_placeholder()
 
     def _awaiting_feedback(self) -> MessageBubble | None:
         """The latest bot answer, if the customer has not judged it yet, nothing was said after
