@@ -66,6 +66,20 @@ def store_location(db: str) -> Path:
     return Path(sqlite_url_path(db)).expanduser()
 
 
+def refuse_special_file(db: str) -> None:
+    """Refuse, with the line `helpdesk bot` and `serve` say (`SQLiteStore.open`), a SQLite
+    `store.db` that is there and is not a regular file (a FIFO, a device, a folder), before
+    anything opens it: `stats`, `doctor`, `conversations` and `users list` waited forever on a
+    FIFO, and read `/dev/null` as a database with no help-desk tables."""
+    if is_postgres(db):
+        return
+    from chatbot.files import special_file
+
+    path = store_location(db)
+    if (kind := special_file(path)) is not None:
+        raise HelpdeskError(f"{path}: is {kind}, expected a database file")
+
+
 def require_database_name(db: str) -> None:
     """Refuse, with one line, a `postgresql://` `store.db` naming no database: libpq would
     connect to the one named as the user (`postgres`) and the help desk's tables be made there.
@@ -447,6 +461,7 @@ def require_database(settings: Settings) -> None:
                 "`helpdesk serve` make them on first use)"
             )
         return
+    refuse_special_file(db)
     path = store_location(db)
     if not path.exists():
         raise HelpdeskError(
@@ -456,7 +471,7 @@ def require_database(settings: Settings) -> None:
     from chatbot.store.sqlite import stored_version as sqlite_version
 
     # As for PostgreSQL: opening would add the help desk's tables to another application's file.
-    if not path.is_dir() and sqlite_version(path) is None:
+    if sqlite_version(path) is None:
         raise HelpdeskError(
             f"{path}: no help-desk tables there (the app, `helpdesk bot` and `helpdesk serve` "
             "make them on first use)"
@@ -595,6 +610,7 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
     if not is_postgres(db):
         import sqlite3
 
+        refuse_special_file(db)  # Before SQLite opens it: a FIFO's open waits for a writer.
         # Before the store opens it: another application's `user_version` would be read as
         # the help desk's schema version (and one above ours refused as "upgrade helpdesk").
         other, latency = _sqlite_other_tables(store_location(db), round_trips)

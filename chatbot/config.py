@@ -361,10 +361,24 @@ class ConfigFileSource(PydanticBaseSettingsSource):
         if (named := environment_variable(CONFIG_ENV)) and not os.path.lexists(self.path):
             # Named on purpose, so a typo would otherwise leave the defaults in force unsaid.
             warn_once(f"{named}={self.path}: no such file; settings from it not used")
+        elif (target := _dangling_link(self.path)) is not None:
+            # A link to a file moved or not made yet (a dotfiles checkout missing): as unsaid.
+            where = f"{named}={self.path}" if named else str(self.path)
+            warn_once(
+                f"{where}: a link to {target}, which does not exist; settings from it not used"
+            )
         data = read_config_file(self.path)
         for key in unknown_keys(data, self.settings_cls):
             warn_once(f"{self.path}: unknown setting {key!r} ignored{_suggest(key)}")
         return data
+
+
+def _dangling_link(path: Path) -> str | None:
+    """Where `path` links to, when it is a symbolic link to nothing; None otherwise."""
+    try:
+        return os.readlink(path) if path.is_symlink() and not path.exists() else None
+    except OSError:
+        return None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -553,6 +567,20 @@ class InvalidSetting(HelpdeskError):
         self.problem = problem
 
 
+def _setting_named(location: str) -> str:
+    """A refused value's dotted location as the setting's name: what names no section or setting
+    is pydantic's own word for a type it tried (`knowledge_base.path.constrained-str`), left
+    out."""
+    model: type[BaseModel] | None = Settings
+    kept = []
+    for part in location.split("."):
+        if model is None or part not in model.model_fields:
+            break
+        kept.append(part)
+        model = dict(_sections(model)).get(part)
+    return ".".join(kept) or location
+
+
 def _source(setting: str, overrides: dict[str, Any]) -> str | None:
     """Where the refused value of `setting` came from, in the order the sources win: given by
     the caller (the command line names its own options), a short environment variable, a long
@@ -648,6 +676,10 @@ def load_settings(**overrides: Any) -> Settings:
         from chatbot.knowledge_base.storage import first_problem
 
         setting, problem = first_problem(error)
+        setting = _setting_named(setting)
+        if error.errors()[0]["type"] == "model_type":
+            # Pydantic's "a valid dictionary or instance of KnowledgeBaseSettings" named a class.
+            problem = f"expected a table of settings ([{setting}] with its keys under it)"
         raise InvalidSetting(setting, problem, _source(setting, overrides)) from None
     except (OSError, ValueError) as error:  # An unreadable or malformed value in the file.
         raise HelpdeskError(f"cannot read configuration: {error}") from None

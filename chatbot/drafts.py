@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.files import make_private_folders
+from chatbot.files import make_private_folders, read_regular_file
 from chatbot.text import is_blank, strip_control
 
 MAX_DRAFT_CHARS = 50_000
@@ -296,11 +296,9 @@ def _read_form(path: Path) -> UnsavedPassage | None:
     """A kept form, each field as its box may hold it (the text keeps its line breaks and tabs,
     the one-line fields nothing but what a line shows); None if there is none, or not ours."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:  # None kept (or not a file of ours: a link).
+        data = read_regular_file(path, limit=MAX_PASSAGE_DRAFT_BYTES + 1, follow=False)
+    except OSError:  # None kept (or not a file of ours: a link, a FIFO, a folder).
         return None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_PASSAGE_DRAFT_BYTES + 1)
     if len(data) > MAX_PASSAGE_DRAFT_BYTES:
         return None
     try:
@@ -398,12 +396,11 @@ def _prune(folder: Path, *, keep: Path) -> None:
 
 
 def _read(path: Path, limit: int) -> str:
-    """A draft file's text, as its box may hold it; empty if there is none."""
+    """A draft file's text, as its box may hold it; empty if there is none. Only a regular file
+    is read: a FIFO's open waited for a writer, and hung the chat that read it."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:  # None kept (or not a file of ours: a link).
+        data = read_regular_file(path, limit=4 * limit + 1, follow=False)
+    except OSError:  # None kept (or not a file of ours: a link, a FIFO, a folder).
         return ""
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(4 * limit + 1)
     text = strip_control(data.decode("utf-8", "replace"), one_line=True)
     return "" if is_blank(text) else text[:limit]

@@ -1,14 +1,18 @@
-"""Crash-safe file writes: a reader sees the old file or the new one, never half of one; and
-what a path that is not a regular file is, for the errors that refuse it.
+"""Crash-safe file writes: a reader sees the old file or the new one, never half of one; reads of
+regular files alone, never waiting on a FIFO; and what a path that is not a regular file is, for
+the errors that refuse it.
 
 Shared by the knowledge base (passage files, history, imports, exports) and the Valen replay cache.
 New files get the permissions the person's umask gives (`umask 077` keeps them private); a file
-that is replaced keeps the mode it had.
+that is replaced keeps the mode it had. A path that is a symbolic link is written through to its
+target, as editors and git do: replacing the link made it a plain file, and the file it pointed
+at (a dotfiles repository's, a cache shared by a team) was left as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -64,8 +68,22 @@ def _temporary_beside(path: Path) -> Path:
     return path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMPORARY_SUFFIX}")
 
 
+def write_target(path: Path) -> Path:
+    """The file a write to `path` replaces: `path`, or, when it is a symbolic link, the file it
+    leads to (through every link on the way; one that does not exist yet is made there). A loop
+    of links is an `OSError`, as opening it is."""
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if target.is_symlink():  # Only a loop is left a link by `realpath`.
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+    return target
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`."""
+    """Write `data` to a temporary file beside `path`, fsync it, rename it over `path`; a link
+    at `path` is written through (`write_target`), the temporary file beside its target."""
+    path = write_target(path)
     try:
         mode: int | None = path.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -117,6 +135,8 @@ def remove_durably(path: Path) -> None:
 
 def special_kind(mode: int) -> str:
     """What a path that is not a regular file is, from its `st_mode`, for a one-line error."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -124,3 +144,44 @@ def special_kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "a device or other special file"
+
+
+class NotRegularFileError(OSError):
+    """A path that is there but is not a regular file (a folder, a FIFO, a device, a socket):
+    refused before it is read, or waited on. Its `strerror` says what it is."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        self.kind = special_kind(mode)
+        super().__init__(errno.EINVAL, f"is {self.kind}, not a regular file", str(path))
+
+
+def special_file(path: Path) -> str | None:
+    """What `path` is when it is there and not a regular file (`special_kind`), without opening
+    it; None for a regular file, or when nothing can be learnt (missing, unreadable)."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else special_kind(mode)
+
+
+def read_regular_file(path: Path, *, limit: int = -1, follow: bool = True) -> bytes:
+    """The bytes of `path` (at most `limit`) if it is a regular file; anything else is a
+    `NotRegularFileError`, raised without reading it or waiting on it (a FIFO's open waits for a
+    writer, and hung what read it). Without `follow`, a symbolic link is refused too."""
+    # Looked at before opening: opening a device can do something of its own (a terminal, a tape).
+    mode = (path.stat() if follow else path.lstat()).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(path, mode)
+    # Something else may be put there between the stat and the open: O_NONBLOCK keeps the open of
+    # a FIFO from waiting for a writer, O_NOCTTY keeps a terminal from becoming ours, and the
+    # fstat of what was opened decides.
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, mode)
+        return handle.read(limit)

@@ -3,7 +3,10 @@
 tomlkit edits the parsed document and writes it back with the person's comments, blank lines,
 key order and quoting as they were (tomli-w only writes a dict, so it would drop every comment).
 The new file replaces the old in one rename, so a crash leaves one or the other, never half; a file
-that is not valid TOML is left alone with a one-line error, never overwritten.
+that is not valid TOML is left alone with a one-line error, never overwritten. A settings file that
+is a symbolic link (into a dotfiles repository, say) is written through to its target, the new
+file made beside the target: renamed over the link, it became a plain file, and the file it
+pointed at was never changed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from tomlkit.items import Table
 
 from chatbot.config import MAX_CONFIG_BYTES, config_file
 from chatbot.errors import HelpdeskError
+from chatbot.files import read_regular_file, write_target
 
 
 def save_setting(section: str, key: str, value: str, *, path: Path | None = None) -> Path:
@@ -25,7 +29,11 @@ def save_setting(section: str, key: str, value: str, *, path: Path | None = None
     the file written."""
     path = config_file() if path is None else path
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        # Never a FIFO's open, which waited for a writer: only a regular file is read. Its line
+        # ends read as `read_text` reads them.
+        text = read_regular_file(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except FileNotFoundError:
+        text = ""
     except (OSError, UnicodeDecodeError) as error:
         raise HelpdeskError(f"cannot update {path}: {_reason(error)}") from None
     if len(text) > MAX_CONFIG_BYTES:
@@ -52,6 +60,7 @@ def save_setting(section: str, key: str, value: str, *, path: Path | None = None
 def _replace(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = write_target(path)
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
         descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:

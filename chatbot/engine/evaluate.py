@@ -107,6 +107,10 @@ def load_data(path: Path, *, knowledge_base: KnowledgeBaseStore | None = None) -
     return DataSet(passages=tuple(passages), synonyms=synonyms, queries=tuple(queries))
 
 
+QUERY_SHAPE = 'expected an object such as {"text": "Can I get a refund?", "relevant": ["refunds"]}'
+"""What a labelled question looks like, for a `queries` item that is not one."""
+
+
 def load_queries(path: Path, passage_ids: set[str], *, data: Any = None) -> list[LabelledQuery]:
     if data is None:
         data = read_json(path)
@@ -115,12 +119,16 @@ def load_queries(path: Path, passage_ids: set[str], *, data: Any = None) -> list
         raise HelpdeskError(f"{path}: expected a 'queries' list")
     queries = []
     for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            # Pydantic's "a valid dictionary or instance of LabelledQuery" named a class.
+            raise HelpdeskError(f"{path}: queries[{index}]: {QUERY_SHAPE}")
         try:
             query = LabelledQuery.model_validate(item)
         except ValidationError as error:
-            raise HelpdeskError(
-                f"{path}: queries[{index}]: {describe_validation_error(error)}"
-            ) from None
+            problem = describe_validation_error(error)
+            if error.errors()[0]["type"] == "tuple_type":  # "a valid tuple", no JSON word.
+                problem = 'relevant: expected a list of passage ids, such as ["refunds"]'
+            raise HelpdeskError(f"{path}: queries[{index}]: {problem}") from None
         if not query.text.strip():
             raise HelpdeskError(f"{path}: queries[{index}]: question is empty")
         for relevant in query.relevant:

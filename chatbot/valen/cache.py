@@ -4,7 +4,8 @@ An entry is keyed by what determines Valen's answer (model, predicate, input tex
 else, so the same question and passage replay whatever base URL, key or dialect recorded them.
 The file is pretty-printed JSON with sorted keys so recordings diff cleanly. Writers merge under
 a file lock and replace the file atomically, so two processes recording at once lose nothing and a
-crash never leaves half a file. Each entry a recording writes carries that recording's number
+crash never leaves half a file; a cache that is a symbolic link is written through to its target,
+locked there too. Each entry a recording writes carries that recording's number
 (`recording`: 1, 2, ...), since the file's order (by key, a hash) says nothing of which are new.
 """
 
@@ -13,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import stat
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from chatbot.files import special_kind, write_text_atomic
+from chatbot.files import NotRegularFileError, read_regular_file, write_target, write_text_atomic
 from chatbot.text import printable
 from chatbot.valen.protocol import JSONError, loads, question_of
 
@@ -82,29 +82,6 @@ class CorruptCacheError(Exception):
     """The cache file exists but cannot be read as a replay cache."""
 
 
-def _not_regular(path: Path, mode: int) -> CorruptCacheError:
-    return CorruptCacheError(f"{path}: is {special_kind(mode)}, not a regular file")
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of `path` if it is a regular file. Anything else (a FIFO, a device, a socket, a
-    folder) is a `CorruptCacheError`, raised without reading it or waiting on it."""
-    # Looked at before opening: opening a device can do something of its own (a terminal, a tape).
-    mode = path.stat().st_mode
-    if not stat.S_ISREG(mode):
-        raise _not_regular(path, mode)
-    # Something else may be put there between the stat and the open: O_NONBLOCK keeps the open of
-    # a FIFO from waiting for a writer, O_NOCTTY keeps a terminal from becoming ours, and the
-    # fstat of what was opened decides.
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
-    flags |= getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    with os.fdopen(os.open(path, flags), "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise _not_regular(path, mode)
-        return handle.read()
-
-
 def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     """The file's entries; None when there is no file. Anything unreadable, including a path that
     is not a regular file, JSON nested past the recursion limit or a number too long to convert,
@@ -113,10 +90,20 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
 
     Listed in the order the app offers their questions (`in_offer_order`), not the file's: by key,
     that was a hash's, and a few throwaway recordings pushed the cookbook's questions out."""
+    read = _read_cache(path)
+    return None if read is None else read[0]
+
+
+def _read_cache(path: Path) -> tuple[dict[str, dict[str, Any]], object] | None:
+    """`read_entries`, and the file's `format` (None when it names none)."""
     try:
-        data = loads(_read_regular_file(path))
+        # Anything but a regular file (a FIFO, a device, a socket, a folder) is refused without
+        # reading it or waiting on it.
+        data = loads(read_regular_file(path))
     except FileNotFoundError:
         return None
+    except NotRegularFileError as error:
+        raise CorruptCacheError(f"{path}: {error.strerror}") from None
     except OSError as error:
         raise CorruptCacheError(f"{path}: cannot read: {error.strerror or error}") from None
     except JSONError as error:
@@ -124,7 +111,39 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]] | None:
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise CorruptCacheError(f"{path}: not a replay cache (no 'entries' object)")
     entries: dict[str, dict[str, Any]] = data["entries"]
-    return in_offer_order(entries)
+    return in_offer_order(entries), data.get("format")
+
+
+def usable(entry: object) -> TypeGuard[dict[str, Any]]:
+    """Whether a recorded `entry` can be replayed: an object that is refused or holds a
+    probability from 0 to 1. Any other (a list, a probability of "high", 7.5 or NaN) replays as
+    a miss."""
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("refused") is True:
+        return True
+    probability = entry.get("probability")
+    if isinstance(probability, bool) or not isinstance(probability, int | float):
+        return False
+    return not math.isnan(probability) and 0.0 <= probability <= 1.0
+
+
+def cache_problems(entries: dict[str, Any], format: object) -> list[str]:
+    """What makes part of a cache that reads unusable, each said once as it loads: every entry
+    that cannot be replayed was a silent `replay-miss`, pointing away from the file."""
+    problems = []
+    if format is not None and format != FORMAT:
+        named = printable(repr(format)[:80])
+        problems.append(
+            f"its format is {named}, which this helpdesk does not know (it reads {FORMAT})"
+        )
+    unusable = sum(not usable(entry) for entry in entries.values())
+    if unusable:
+        problems.append(
+            f"{unusable} of {len(entries)} entries cannot be replayed (each needs a probability"
+            ' from 0 to 1, or "refused": true) and replay as misses'
+        )
+    return problems
 
 
 def in_offer_order(entries: dict[str, Any]) -> dict[str, Any]:
@@ -190,13 +209,17 @@ class ReplayCache:
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             state = file_state(self.path)  # Before reading: a change after it is seen later.
+            entries: dict[str, dict[str, Any]] | None = {}
             try:
-                entries = read_entries(self.path)
+                read = _read_cache(self.path)
             except CorruptCacheError as error:
                 # Replay without the file rather than crash, and say so once; `record` leaves the
                 # file alone so whatever is in it can still be repaired.
                 self._mark_corrupt(error, state)
-                entries = {}
+            else:
+                entries = None if read is None else read[0]
+                for problem in [] if read is None else cache_problems(*read):
+                    log.warning("replay cache %s: %s", printable(str(self.path)), problem)
             self.missing = entries is None
             self._entries = entries or {}
         return self._entries
@@ -239,18 +262,10 @@ class ReplayCache:
         entries = self._load()
         self._warn_if_missing()
         raw = entries.get(cache_key(input=input, instructions=instructions, model=model))
-        if not isinstance(raw, dict):
+        if not usable(raw):  # None recorded, or unusable (warned of as the file loaded).
             return None
-        probability = raw.get("probability")
-        if raw.get("refused") is True:
-            probability = None
-        elif isinstance(probability, bool) or not isinstance(probability, int | float):
-            return None
-        elif not 0.0 <= probability <= 1.0:
-            return None
-        return CacheEntry(
-            input, instructions, model, None if probability is None else float(probability)
-        )
+        probability = None if raw.get("refused") is True else float(raw["probability"])
+        return CacheEntry(input, instructions, model, probability)
 
     def __len__(self) -> int:
         return len(self._load())
@@ -268,7 +283,10 @@ class ReplayCache:
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=LOCK_S)
+            # Beside the file written (a link's target): two links to one shared cache lock it
+            # as one.
+            target = write_target(self.path)
+            lock = FileLock(str(target.with_name(f".{target.name}.lock")), timeout=LOCK_S)
             with lock:
                 # Re-read inside the lock: another process may have recorded since we loaded.
                 state = file_state(self.path)
@@ -289,8 +307,14 @@ class ReplayCache:
                     log.warning(USABLE_AGAIN, printable(str(self.path)))
                     self.corrupt = None
         except (OSError, Timeout) as error:
-            # A recording that cannot be saved must not cost the customer their answer.
-            log.warning("could not record into %s: %s", self.path, type(error).__name__)
+            # A recording that cannot be saved must not cost the customer their answer. Why, in
+            # the system's words ("Read-only file system", "No space left on device"): the
+            # exception's name said nothing, and its text repeats the path.
+            if isinstance(error, Timeout):
+                reason = f"another process held its lock for over {LOCK_S:g} s"
+            else:
+                reason = error.strerror or type(error).__name__
+            log.warning("could not record into %s: %s", printable(str(self.path)), reason)
             return 0
         return len(new)
 

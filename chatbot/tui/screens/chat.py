@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from chatbot.drafts import MAX_DRAFT_CHARS, drafts_for, join_drafts, read_draft, store_draft
-from chatbot.files import make_private_folders, write_bytes_atomic
+from chatbot.files import make_private_folders, read_regular_file, write_bytes_atomic
 from chatbot.i18n import N_, Locale, translations
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.screens.mode import ModeScreen
@@ -27,6 +27,8 @@ SAVE_DRAFT_S = 1.0
 and a session killed outright (`serve` killed, a crash: no unmount) loses at most this."""
 
 if TYPE_CHECKING:
+    from gettext import NullTranslations
+
     from chatbot.desk.models import Conversation
     from chatbot.tui.services import Services
     from chatbot.tui.widgets.chat_panel import ChatPanel
@@ -149,6 +151,24 @@ STILL_OPEN_TYPED = N_(
 )
 TYPED_KEPT = N_("What you typed is kept: `{command}` puts it back.")
 RATING_WAITS = N_("Conversation #{number} waits for your rating: `{command}` opens it again.")
+# Said when what the chat keeps could not be written (a read-only or full disk): the line said it
+# was kept, and the next run opened a new, empty chat. `{reason}` is the system's, in a few words.
+STILL_OPEN_NOT_NOTED = N_(
+    "Conversation #{number} is still open, but it could not be noted for next time ({reason}):"
+    " `{command}` opens it again."
+)
+STILL_OPEN_NOT_KEPT = N_(
+    "Conversation #{number} is still open, but what you typed could not be kept ({reason}):"
+    " `{command}` opens it again."
+)
+RATING_WAITS_NOT_KEPT = N_(
+    "Conversation #{number} waits for your rating, but what you typed could not be kept"
+    " ({reason}): `{command}` opens it again."
+)
+TYPED_NOT_KEPT = N_("What you typed could not be kept ({reason}).")
+UNREAD = N_("What your last chat left could not be read ({reason}): this is a new chat.")
+"""Above a new chat when `TERMINAL_CHAT` is there but unreadable (not JSON, not what a chat
+leaves, a folder, a FIFO): it started a new chat silently, the words it kept out of reach."""
 
 
 RATE_LATER_S = 24 * 3600.0
@@ -193,6 +213,33 @@ class ResumedNote(Static):
         self.update(Text(translations(locale).gettext(RESUMED).format(number=self.number)))
 
 
+class UnreadNote(Static):
+    """One line above a new chat whose last run's `TERMINAL_CHAT` could not be read (`UNREAD`),
+    in the chat's language, as `ResumedNote` is."""
+
+    DEFAULT_CSS = """
+    UnreadNote {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
+    def __init__(self, reason: str, *, locale: Locale) -> None:
+        super().__init__(id="chat-unread")
+        self.reason = reason
+        self.show_in(locale)
+
+    def show_in(self, locale: Locale) -> None:
+        self.update(Text(translations(locale).gettext(UNREAD).format(reason=self.reason)))
+
+
+def _reason(error: OSError) -> str:
+    """Why a write or read failed, in the system's few words ("Read-only file system")."""
+    return error.strerror or type(error).__name__
+
+
 class TerminalChat:
     """A terminal's customer chat (`helpdesk chat`, and beside the queue), kept for the same user's
     next run on the same database, as a browser's is by its cookie: the conversation it was in,
@@ -204,6 +251,8 @@ class TerminalChat:
         self.folder = folder
         """The database's drafts folder: the conversation's unsent words are kept there, as a
         browser's are, and `TERMINAL_CHAT` beside them."""
+        self.unread: str | None = None
+        """Why `TERMINAL_CHAT` is there but could not be read (said above the new chat)."""
         self.conversation_id, self.words = self._read()
         """What the last run left: its conversation, or the words of a chat not started."""
         self._remembered = (self.conversation_id, self.words)
@@ -223,6 +272,11 @@ class TerminalChat:
         self._carried: tuple[int, str] | None = None
         """The last run's conversation, not opened again, and its words, brought to this chat:
         its draft goes once they are kept here."""
+        self._unkept: str | None = None
+        """Why the box's words could not be stored as its conversation's draft, the last time
+        that was tried (None: stored, or nothing to store)."""
+        self._unnoted: str | None = None
+        """Why `TERMINAL_CHAT` could not be written, the last time that was tried."""
 
     @classmethod
     def of(cls, database: str) -> TerminalChat:
@@ -247,23 +301,32 @@ class TerminalChat:
 
     def _read(self) -> tuple[int | None, str]:
         try:
-            with (self.folder / TERMINAL_CHAT).open("rb") as handle:
-                # ASCII JSON: a character is at most 12 bytes (a pair of `\uXXXX`).
-                kept = json.loads(handle.read(12 * MAX_DRAFT_CHARS + 1024))
-        except (OSError, ValueError):  # None kept, or not ours to read.
+            # ASCII JSON: a character is at most 12 bytes (a pair of `\uXXXX`). Only a regular
+            # file is read: a FIFO's open waited for a writer, and hung the chat.
+            data = read_regular_file(self.folder / TERMINAL_CHAT, limit=12 * MAX_DRAFT_CHARS + 1024)
+        except (FileNotFoundError, NotADirectoryError):  # None kept; nowhere to keep one.
             return None, ""
-        if not isinstance(kept, dict):
+        except OSError as error:  # A folder, a FIFO, not this user's to read.
+            self.unread = _reason(error)
             return None, ""
-        conversation, words = kept.get("conversation"), kept.get("words")
-        if type(conversation) is not int or conversation < 1:
-            conversation = None
-        return conversation, _words(words if isinstance(words, str) else "")
+        try:
+            kept = json.loads(data)
+        except ValueError:
+            self.unread = "not valid JSON"
+            return None, ""
+        conversation = kept.get("conversation") if isinstance(kept, dict) else None
+        words = kept.get("words", "") if isinstance(kept, dict) else None
+        number = type(conversation) is int and conversation > 0
+        if not (number or conversation is None) or not isinstance(words, str):
+            self.unread = "not a conversation number and words"
+            return None, ""
+        return conversation, _words(words)
 
     def _remember(self, conversation_id: int | None, words: str) -> None:
         if (conversation_id, words) == self._remembered:
             return
         path = self.folder / TERMINAL_CHAT
-        with contextlib.suppress(OSError):  # A full disk: tried again at the next change.
+        try:
             if conversation_id is None and not words:
                 path.unlink(missing_ok=True)
             else:
@@ -271,6 +334,10 @@ class TerminalChat:
                 kept = {"conversation": conversation_id, "words": words}
                 write_bytes_atomic(path, json.dumps(kept, ensure_ascii=True).encode("ascii"))
                 path.chmod(0o600)  # Private, as the drafts beside it (kept by later writes).
+        except OSError as error:  # A full disk: tried again at the next change, said at the end.
+            self._unnoted = _reason(error)
+        else:
+            self._unnoted = None
             self._remembered = (conversation_id, words)
 
     def attach(self, chat: ChatPanel) -> None:
@@ -292,6 +359,12 @@ class TerminalChat:
             welcome = chat.log_view.query_children(".welcome")
             note = ResumedNote(conversation, locale=chat.locale)
             chat.log_view.mount(note, after=welcome.last() if welcome else None)
+        elif conversation is None and self.unread is not None:
+            welcome = chat.log_view.query_children(".welcome")
+            unread = UnreadNote(self.unread, locale=chat.locale)
+            chat.log_view.mount(unread, after=welcome.last() if welcome else None)
+            # Below the suggestions, it was under the fold of a small terminal: scrolled to.
+            unread.call_after_refresh(unread.scroll_visible, animate=False)
         chat.services.changed.subscribe(chat, lambda _version: self.noted())
         self.noted()
 
@@ -311,6 +384,8 @@ class TerminalChat:
         if self._chat is not None:
             for note in self._chat.query(ResumedNote):
                 note.show_in(locale)
+            for unread in self._chat.query(UnreadNote):
+                unread.show_in(locale)
 
     def save(self) -> None:
         """Keep what the box holds: as its conversation's draft (the browser's kind, which
@@ -320,7 +395,7 @@ class TerminalChat:
         if chat is None or box is None:
             return
         conversation = chat.conversation_id
-        with contextlib.suppress(OSError):  # A full disk: tried again at the next edit.
+        try:
             if self._draft_of is not None and self._draft_of != conversation:
                 # Left for a new chat: the box's words went with it, not to stay behind.
                 store_draft(self.folder, self._draft_of, text="", base=self._stored)
@@ -331,6 +406,10 @@ class TerminalChat:
                     self._stored = store_draft(
                         self.folder, conversation, text=box.value, base=self._stored
                     )
+        except OSError as error:  # A full disk: tried again at the next edit, said at the end.
+            self._unkept = _reason(error)
+        else:
+            self._unkept = None
         self._remember(conversation, "" if conversation is not None else _words(box.value))
         if self._carried is not None and self._remembered[0] == conversation:
             (left_in, words), self._carried = self._carried, None
@@ -347,18 +426,39 @@ class TerminalChat:
         typed = not is_blank(box.value)
         conversation = chat.conversation
         if chat.conversation_id is None:
-            return t.gettext(TYPED_KEPT).format(command=command) if typed else None
+            return self._typed_line(t, command, typed=typed)
         if conversation is None or conversation.id != chat.conversation_id:
             return None  # Not read yet: nothing known to say of it.
         if not resumable(conversation, words=box.value, rating_due=rating_asked):
             # Resolved: a new chat starts next time, with the words, if any, in its box.
-            return t.gettext(TYPED_KEPT).format(command=command) if typed else None
+            return self._typed_line(t, command, typed=typed)
         from chatbot.desk.models import State  # As in `resumable`: loaded after start-up.
 
+        # Not written (a read-only or full disk): said, and why, where it said all was kept, and
+        # the command names the conversation, which the next run would not find by itself.
+        number, unkept = conversation.id, self._unkept if typed else None
+        if unkept is not None or self._unnoted is not None:
+            command = f"{command} --conversation {number}"
         if conversation.state is State.RESOLVED:
-            return t.gettext(RATING_WAITS).format(number=conversation.id, command=command)
-        line = STILL_OPEN_TYPED if typed else STILL_OPEN
-        return t.gettext(line).format(number=conversation.id, command=command)
+            line = RATING_WAITS if unkept is None else RATING_WAITS_NOT_KEPT
+        elif unkept is not None:
+            line = STILL_OPEN_NOT_KEPT
+        elif self._unnoted is not None:
+            line, unkept = STILL_OPEN_NOT_NOTED, self._unnoted
+        else:
+            line = STILL_OPEN_TYPED if typed else STILL_OPEN
+        return t.gettext(line).format(number=number, reason=unkept, command=command)
+
+    def _typed_line(self, t: NullTranslations, command: str, *, typed: bool) -> str | None:
+        """The line for words typed in a chat the next run starts new: kept, and how to have
+        them back, or not kept, and why."""
+        if not typed:
+            return None
+        # In `TERMINAL_CHAT`, or its conversation's draft, which the next run finds through it.
+        unkept = self._unnoted or self._unkept
+        if unkept is not None:
+            return t.gettext(TYPED_NOT_KEPT).format(reason=unkept)
+        return t.gettext(TYPED_KEPT).format(command=command)
 
 
 def _words(text: str) -> str:
