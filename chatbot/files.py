@@ -151,8 +151,18 @@ class NotRegularFileError(OSError):
     refused before it is read, or waited on. Its `strerror` says what it is."""
 
     def __init__(self, path: Path, mode: int) -> None:
+        self.mode = mode
         self.kind = special_kind(mode)
         super().__init__(errno.EINVAL, f"is {self.kind}, not a regular file", str(path))
+
+
+class FileTooLargeError(OSError):
+    """A regular file larger than a reader's `cap`: refused by its size before it is read, or
+    when it grew past the cap while being read."""
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.cap = cap
+        super().__init__(errno.EFBIG, f"larger than {cap:,} bytes", str(path))
 
 
 def special_file(path: Path) -> str | None:
@@ -165,10 +175,14 @@ def special_file(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else special_kind(mode)
 
 
-def read_regular_file(path: Path, *, limit: int = -1, follow: bool = True) -> bytes:
+def read_regular_file(
+    path: Path, *, limit: int = -1, follow: bool = True, cap: int | None = None
+) -> bytes:
     """The bytes of `path` (at most `limit`) if it is a regular file; anything else is a
     `NotRegularFileError`, raised without reading it or waiting on it (a FIFO's open waits for a
-    writer, and hung what read it). Without `follow`, a symbolic link is refused too."""
+    writer, and hung what read it). Without `follow`, a symbolic link is refused too. With a
+    `cap` (in place of a `limit`), a file larger than it is a `FileTooLargeError`, refused by its
+    size before it is read."""
     # Looked at before opening: opening a device can do something of its own (a terminal, a tape).
     mode = (path.stat() if follow else path.lstat()).st_mode
     if not stat.S_ISREG(mode):
@@ -181,7 +195,14 @@ def read_regular_file(path: Path, *, limit: int = -1, follow: bool = True) -> by
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     with os.fdopen(os.open(path, flags), "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(path, mode)
-        return handle.read(limit)
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFileError(path, info.st_mode)
+        if cap is None:
+            return handle.read(limit)
+        if info.st_size > cap:
+            raise FileTooLargeError(path, cap)
+        data = handle.read(cap + 1)
+        if len(data) > cap:  # It grew while being read.
+            raise FileTooLargeError(path, cap)
+        return data

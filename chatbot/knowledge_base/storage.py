@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import stat
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-# Defined there (light enough for the settings and an app's first screen), named here too.
+from chatbot import files
 from chatbot.files import special_kind
+
+# Defined there (light enough for the settings and an app's first screen), named here too.
 from chatbot.knowledge_base.errors import KnowledgeBaseError as KnowledgeBaseError
 from chatbot.knowledge_base.errors import require_directory as require_directory
 from chatbot.knowledge_base.errors import shipped_knowledge_base as shipped_knowledge_base
@@ -89,40 +90,22 @@ def _kind(mode: int, expected: str = "a JSON file") -> str:
 def read_regular_file(
     path: Path, *, limit: int | None = None, expected: str = "a JSON file"
 ) -> bytes:
-    """The bytes of a regular file. Anything else is a `KnowledgeBaseError` naming `path`: a FIFO
-    is refused without blocking on it, a directory or device without reading it (a directory as
-    not the `expected` kind of file)."""
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for a writer.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    """The bytes of a regular file (`chatbot.files.read_regular_file`). Anything else is a
+    `KnowledgeBaseError` naming `path`: a FIFO is refused without blocking on it, a directory or
+    device without reading it (a directory as not the `expected` kind of file), a file larger
+    than `limit` bytes as not a passage."""
     try:
-        fd = os.open(path, flags)
+        return files.read_regular_file(path, cap=limit)
     except FileNotFoundError:
         raise MissingFileError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise KnowledgeBaseError(f"{path}: {_kind(stat.S_IFDIR, expected)}") from None
+    except files.NotRegularFileError as error:
+        raise KnowledgeBaseError(f"{path}: {_kind(error.mode, expected)}") from None
+    except files.FileTooLargeError as error:
+        raise KnowledgeBaseError(
+            f"{path}: larger than {error.cap:,} bytes, not a passage"
+        ) from None
     except OSError as error:
         raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise KnowledgeBaseError(f"{path}: {_kind(info.st_mode, expected)}")
-        cap = limit if limit is not None else sys.maxsize - 1
-        if info.st_size > cap:
-            raise KnowledgeBaseError(f"{path}: larger than {cap:,} bytes, not a passage")
-        chunks: list[bytes] = []
-        size = 0
-        want = info.st_size + 1  # One read for a file that is not growing; one more sees its end.
-        while chunk := os.read(fd, want):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > cap:  # It grew while being read.
-                raise KnowledgeBaseError(f"{path}: larger than {cap:,} bytes, not a passage")
-            want = 1 << 16
-    except OSError as error:
-        raise KnowledgeBaseError(f"{path}: cannot read: {error.strerror or error}") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
 
 
 class _DuplicateKey(ValueError):

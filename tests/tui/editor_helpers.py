@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.pilot import Pilot
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static, TabbedContent, TextArea
 
 from chatbot.config import Settings
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.editor import EditorScreen
+from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import editor_settings
-from tests.tui.helpers import type_text, wait_until
+from tests.tui.helpers import offered, type_text, wait_until
 
 
 @pytest.fixture
@@ -27,6 +29,19 @@ async def open_editor(pilot: Pilot[None]) -> EditorScreen:
     screen = pilot.app.screen
     assert isinstance(screen, EditorScreen)
     return screen
+
+
+async def synonyms_from_palette(pilot: Pilot[None]) -> SynonymsPanel:
+    """The editor's Synonyms tab, opened by its command in the palette (Ctrl+P)."""
+    app = pilot.app
+    assert isinstance(app, HelpDeskApp)
+    await pilot.press("ctrl+p", *"synonyms")
+    await wait_until(pilot, lambda: offered(app, "Knowledge base: synonyms"))
+    await pilot.press("enter")
+    editor = app.screen_stack[-1]
+    # The tab's content is built when it is first shown, before the tab shows.
+    await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "synonyms")
+    return editor.query_one(SynonymsPanel)
 
 
 async def try_question(pilot: Pilot[None], question: str) -> None:

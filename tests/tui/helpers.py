@@ -29,9 +29,11 @@ from chatbot.engine.engine import Engine
 from chatbot.errors import HelpdeskError
 from chatbot.tui import HelpDeskApp, Mode, create_app
 from chatbot.tui.screens.dialogs import BURST_S, ClaimsOnQuit, NameDialog
+from chatbot.tui.screens.passage_picker import PassagePicker
 from chatbot.tui.screens.stats import StatsScreen
 from chatbot.tui.widgets.chat_log import ChatLog
 from chatbot.tui.widgets.chat_panel import ChatPanel, StatusLine
+from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.message_bubble import MessageBubble
 from chatbot.tui.widgets.queue_list import QueueTable
@@ -178,6 +180,12 @@ def terminal_output(app: HelpDeskApp) -> str:
     driver = app._driver
     assert isinstance(driver, RecordingDriver), "run the app with driver_class=RecordingDriver"
     return "".join(driver.written)
+
+
+async def signals_sent(app: HelpDeskApp) -> None:
+    """Wait until every typing signal the app started has reached the desk: finding none sent
+    then means none was, not that it had not arrived yet."""
+    await app.workers.wait_for_complete([w for w in app.workers if w.group == "typing"])
 
 
 def footer_offers(app: HelpDeskApp, action: str) -> bool:
@@ -329,6 +337,23 @@ def offered(app: HelpDeskApp, title: str) -> bool:
         return False
     hits = app.screen.query_one(CommandList)
     return any(title in str(hits.get_option_at_index(i).prompt) for i in range(hits.option_count))
+
+
+async def open_passage_picker(pilot: Pilot[Any]) -> PassagePicker:
+    """Ctrl+O, until the passage picker is up."""
+    app = pilot.app
+    await pilot.press("ctrl+o")
+    await wait_until(pilot, lambda: isinstance(app.screen, PassagePicker))
+    picker = app.screen
+    assert isinstance(picker, PassagePicker)
+    return picker
+
+
+async def claim_and_pick(pilot: Pilot[Any], view: ConversationView) -> PassagePicker:
+    """Claim the open conversation (Ctrl+L) and press Ctrl+O, as the agent does."""
+    await pilot.press("ctrl+l")
+    await wait_until(pilot, lambda: view.is_mine)
+    return await open_passage_picker(pilot)
 
 
 async def open_stats(pilot: Pilot[Any]) -> StatsScreen:

@@ -15,13 +15,10 @@ locked database does): keys go in through the driver, as a terminal sends them, 
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-from textual import events
 
 from chatbot.desk.aio import AsyncDesk
 from chatbot.desk.models import Author
@@ -31,6 +28,7 @@ from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.agent_console import AgentConsole
 from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import MakeApp
+from tests.tui.driver_helpers import keys, until
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
 
 WAITING = "Waiting for the desk's database… What you type stays in the box."
@@ -87,26 +85,6 @@ def waiting(desk: DeskService, question: str = "My dog chewed the saddle. Who pa
     desk.talk_to_person(conversation)
     desk.ask(conversation, question)
     return conversation
-
-
-def keys(app: HelpDeskApp, *pressed: str) -> None:
-    """Send keys as a terminal does (a word is its letters), without waiting for the app."""
-    driver = app._driver
-    assert driver is not None
-    for key in pressed:
-        named = key in ("enter", "escape", "ctrl+l")
-        for name, character in [(key, None)] if named else [(c, c) for c in key]:
-            event = events.Key("space" if name == " " else name, character)
-            event.set_sender(app)
-            driver.send_message(event)
-
-
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait until `condition` holds, the app running meanwhile (not Pilot's wait: it waits for
-    every widget to be idle, which a view waiting on the desk is not)."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 def hint(app: HelpDeskApp, view: ConversationView) -> str:

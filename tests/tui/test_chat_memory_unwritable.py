@@ -22,23 +22,23 @@ import pytest
 from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.drafts import drafts_for, read_draft, save_draft
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.chat import TERMINAL_CHAT, ResumedNote, UnreadNote
-from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.readonly import read_only
 from tests.tui.conftest import Q1
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state, terminal_app
+from tests.tui.resume_helpers import (
+    SIZE,
+    START_S,
+    chat_ready,
+    next_in_line,
+    state,
+    status,
+    terminal_app,
+)
 
 __all__ = ["state"]  # A fixture.
 
 WORDS = "words I typed ro-marker"
-
-
-def status(panel: ChatPanel) -> str:
-    app = panel.app
-    assert isinstance(app, HelpDeskApp)
-    return flat(screen_text(app, panel.query_one("#chat-status")))
 
 
 def waiting_conversation(other: DeskService) -> int:
@@ -57,12 +57,7 @@ async def test_words_that_cannot_be_kept_are_said_at_quit_with_a_command_that_st
         app = terminal_app("chat", db=db_path)
         async with app.run_test(size=SIZE) as pilot:
             panel = await chat_ready(pilot, app)
-            panel.question.focus()
-            await type_text(pilot, Q1)
-            await pilot.press("enter")
-            await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-            await pilot.press("ctrl+t")
-            await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+            await next_in_line(pilot, panel)
             await type_text(pilot, WORDS)
             await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
@@ -107,12 +102,7 @@ async def test_a_memory_that_is_a_folder_is_said_and_the_words_are_reached_all_t
         note = panel.query_one(UnreadNote)
         said = "What your last chat left could not be read (is a directory, not a regular file):"
         await wait_until(pilot, lambda: said in flat(screen_text(app, note)), timeout=START_S)
-        panel.question.focus()
-        await type_text(pilot, Q1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-        await pilot.press("ctrl+t")
-        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        await next_in_line(pilot, panel)
         await type_text(pilot, WORDS)
         await pilot.press("ctrl+q")
         await wait_until(pilot, lambda: not app.is_running, timeout=START_S)

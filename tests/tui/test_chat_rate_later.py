@@ -15,7 +15,14 @@ from chatbot.desk.service import DeskService
 from chatbot.tui.screens.chat import ResumedNote
 from tests.tui.conftest import Q1, FrozenClock
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state, terminal_app
+from tests.tui.resume_helpers import (
+    SIZE,
+    START_S,
+    ask_for_a_person,
+    chat_ready,
+    state,
+    terminal_app,
+)
 
 __all__ = ["state"]
 
@@ -36,11 +43,7 @@ async def test_a_rating_typed_before_quitting_is_asked_for_again_and_taken(
     app = terminal_app("chat", db=db_path)
     async with app.run_test(size=SIZE) as pilot:
         panel = await chat_ready(pilot, app)
-        panel.question.focus()
-        await type_text(pilot, Q1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-        await pilot.press("ctrl+t")
+        await ask_for_a_person(pilot, panel)
         await wait_until(pilot, lambda: other.conversation(1).state is State.WAITING)
         other.claim(1, agent="ben")
         other.resolve(1, agent="ben")
@@ -92,11 +95,7 @@ async def test_a_conversation_resolved_while_away_opens_again_for_its_rating(
     app = terminal_app("chat", db=db_path)
     async with app.run_test(size=SIZE) as pilot:
         panel = await chat_ready(pilot, app)
-        panel.question.focus()
-        await type_text(pilot, Q1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-        await pilot.press("ctrl+t")
+        await ask_for_a_person(pilot, panel)
         await wait_until(pilot, lambda: other.conversation(1).state is State.WAITING)
         await pilot.press("ctrl+q")
     other.claim(1, agent="ben")

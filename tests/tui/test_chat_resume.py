@@ -12,39 +12,31 @@ open and how to open it again. A browser session keeps nothing of this (it has i
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
-import pty
-import re
-import struct
-import subprocess
-import sys
-import termios
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from chatbot.cli.main import build_parser
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
 from chatbot.drafts import drafts_for, read_draft, save_draft
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.chat import TERMINAL_CHAT, ResumedNote
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import Q1, MakeApp
 from tests.tui.helpers import flat, screen_text, type_text, wait_until
-from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state, terminal_app
+from tests.tui.resume_helpers import (
+    SIZE,
+    START_S,
+    chat_ready,
+    next_in_line,
+    state,
+    status,
+    terminal_app,
+)
+from tests.tui.terminal_helpers import after_the_app, command_in_a_terminal
 
 __all__ = ["state"]  # A fixture.
 
 WORDS = "unsent draft text"
-
-
-def status(panel: ChatPanel) -> str:
-    app = panel.app
-    assert isinstance(app, HelpDeskApp)
-    return flat(screen_text(app, panel.query_one("#chat-status")))
 
 
 async def test_helpdesk_chat_reopens_the_waiting_conversation_with_its_unsent_words(
@@ -53,12 +45,7 @@ async def test_helpdesk_chat_reopens_the_waiting_conversation_with_its_unsent_wo
     app = terminal_app("chat", db=db_path)
     async with app.run_test(size=SIZE) as pilot:
         panel = await chat_ready(pilot, app)
-        panel.question.focus()
-        await type_text(pilot, Q1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-        await pilot.press("ctrl+t")
-        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        await next_in_line(pilot, panel)
         await type_text(pilot, WORDS)
         await pilot.press("ctrl+q")  # No question asked: nothing is lost by quitting.
         await wait_until(pilot, lambda: not app.is_running, timeout=START_S)
@@ -105,12 +92,7 @@ async def test_a_resolved_conversation_is_not_reopened_and_its_words_start_the_n
     app = terminal_app("chat", db=db_path)
     async with app.run_test(size=SIZE) as pilot:
         panel = await chat_ready(pilot, app)
-        panel.question.focus()
-        await type_text(pilot, Q1)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: panel.conversation is not None, timeout=START_S)
-        await pilot.press("ctrl+t")
-        await wait_until(pilot, lambda: "You are next" in status(panel), timeout=START_S)
+        await next_in_line(pilot, panel)
         await type_text(pilot, WORDS)
         await pilot.press("ctrl+q")
     other.claim(1, agent="ana")
@@ -241,64 +223,26 @@ async def test_a_browsers_chat_keeps_nothing_of_this(
 
 # -- the real command, in a terminal -------------------------------------------------------------
 
-LEAVE_SCREEN = "\x1b[?1049l"
-ESCAPE = re.compile(r"\x1b(\[[0-9;?<>=$ ]*[A-Za-z~]|[=>78])")
-
 
 def test_quitting_helpdesk_chat_says_which_conversation_waits_and_how_to_open_it(
     tmp_path: Path, other: DeskService, db_path: Path
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HELPDESK_", "VALEN_"))}
-    env |= {
-        "HELPDESK_CONFIG": str(tmp_path / "none.toml"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "TERM": "xterm-256color",
-    }
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 60, 0, 0))
-    command = [sys.executable, "-m", "chatbot", "chat", "--no-bot", "--db", str(db_path)]
-    process = subprocess.Popen(
-        command, stdin=terminal, stdout=terminal, stderr=terminal, env=env, start_new_session=True
-    )
-    os.close(terminal)
-    os.set_blocking(controller, False)
-    output = bytearray()
-
-    def drain() -> None:
-        with contextlib.suppress(BlockingIOError, OSError):
-            output.extend(os.read(controller, 65536))
-
-    def until(condition: Callable[[], object]) -> None:
-        deadline = time.monotonic() + 60
-        while not condition():
-            assert time.monotonic() < deadline, "condition not met in time"
-            drain()
-            time.sleep(0.02)
-
     def state_of() -> State | None:
         with contextlib.suppress(Exception):
             return other.conversation(1).state
         return None
 
-    try:
-        until(lambda: b"Type your question" in output)  # The first screen is up.
-        os.write(controller, b"Where is my refund?\r")
-        until(lambda: state_of() is State.BOT)
-        os.write(controller, b"\x14")  # Ctrl+T
-        until(lambda: state_of() is State.WAITING)
-        os.write(controller, WORDS.encode() + b"\x11")  # Ctrl+Q
-        until(lambda: process.poll() is not None)
-        drain()
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        os.close(controller)
-    assert process.returncode == 0
-    text = output.decode("utf-8", "replace")
-    left = ESCAPE.sub("", text.rpartition(LEAVE_SCREEN)[2]).replace("\r\n", "\n").strip()
+    command = ["chat", "--no-bot", "--db", str(db_path)]
+    with command_in_a_terminal(tmp_path, *command, size=(60, 20)) as chat:
+        chat.until(lambda: b"Type your question" in chat.output)  # The first screen is up.
+        chat.type(b"Where is my refund?\r")
+        chat.until(lambda: state_of() is State.BOT)
+        chat.type(b"\x14")  # Ctrl+T
+        chat.until(lambda: state_of() is State.WAITING)
+        chat.type(WORDS.encode() + b"\x11")  # Ctrl+Q
+        code = chat.ended()
+    assert code == 0
+    left = after_the_app(chat.output.decode("utf-8", "replace")).strip()
     # The line, once the terminal is back (beside whatever Python itself may warn of at exit).
     assert (
         f"Conversation #1 is still open, with what you typed: "

@@ -9,17 +9,14 @@ through the driver, as Pilot's `press` waits for a view that is waiting on the d
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Callable
 from typing import Any
-
-from textual import events
 
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from tests.tui.conftest import SIZE, MakeApp
 from tests.tui.desk_helpers import waiting
+from tests.tui.driver_helpers import keys, until
 from tests.tui.helpers import flat, footer_offers, screen_text
 
 
@@ -54,23 +51,6 @@ class HeldReads:
         return getattr(self._real, name)
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait until `condition` holds, the app running meanwhile (not Pilot's wait: it waits for
-    every widget to be idle, which a view waiting on the desk is not)."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
-def press(app: HelpDeskApp, key: str) -> None:
-    """A key as a terminal sends it, without waiting for the app."""
-    driver = app._driver
-    assert driver is not None
-    event = events.Key(key, None)
-    event.set_sender(app)
-    driver.send_message(event)
-
-
 async def test_the_footer_drops_claim_as_soon_as_the_claim_returns(
     make_app: MakeApp, other: DeskService
 ) -> None:
@@ -81,7 +61,7 @@ async def test_the_footer_drops_claim_as_soon_as_the_claim_returns(
         await until(lambda: footer_offers(app, "claim"))
         reads = HeldReads(app)
         try:
-            press(app, "ctrl+l")
+            keys(app, "ctrl+l")
             await until(lambda: reads.held.is_set())  # Claimed; the reload waits on the log.
             assert other.conversation(conversation).agent == "ana"
             header = view.query_one("#conversation-header")

@@ -20,8 +20,14 @@ from chatbot.tui.screens.new_chat_dialog import NewChatDialog
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import FrozenClock, MakeApp
-from tests.tui.editor_helpers import open_editor, settings, settle, type_into
-from tests.tui.helpers import ask, offered, type_text, wait_until
+from tests.tui.editor_helpers import (
+    open_editor,
+    settings,
+    settle,
+    synonyms_from_palette,
+    type_into,
+)
+from tests.tui.helpers import ask, type_text, wait_until
 
 __all__ = ["settings"]  # The editor tests' settings: a writable copy of the knowledge base.
 
@@ -77,13 +83,7 @@ async def test_synonyms_from_the_palette_and_a_conflict_is_said(
     app = make_app("editor")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("ctrl+p", *"synonyms")
-        await wait_until(pilot, lambda: offered(app, "Knowledge base: synonyms"))
-        await pilot.press("enter")
-        editor = app.screen_stack[-1]
-        # The tab's content is built when it is first shown, before the tab shows.
-        await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "synonyms")
-        panel = editor.query_one(SynonymsPanel)
+        panel = await synonyms_from_palette(pilot)
         assert panel.text == "senior = pensioner\n"
         # Another editor saves meanwhile; this one's save is refused, its typing kept.
         store = PassageStore(kb_copy)

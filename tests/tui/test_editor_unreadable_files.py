@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from textual.widgets import OptionList, Static, TabbedContent
+from textual.widgets import OptionList, Static
 
 from chatbot.config import Settings
 from chatbot.knowledge_base.store import PassageStore
@@ -21,7 +21,8 @@ from chatbot.tui.screens.editor import Confirm, EditorScreen
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from tests.tui.conftest import SIZE, MakeApp, editor_settings
 from tests.tui.editor_follows_helpers import open_editor, open_passage, problem, text
-from tests.tui.helpers import engine_ready, flat, offered, screen_text, type_text, wait_until
+from tests.tui.editor_helpers import synonyms_from_palette
+from tests.tui.helpers import engine_ready, flat, screen_text, type_text, wait_until
 
 NESTED = "a = " + "[" * 10_000 + "\n"
 
@@ -43,12 +44,7 @@ async def test_deeply_nested_synonyms_are_said_in_the_tab_and_the_app_goes_on(
         await engine_ready(app)
         path = kb_copy / "synonyms.toml"
         path.write_text(NESTED, encoding="utf-8")
-        await pilot.press("ctrl+p", *"synonyms")
-        await wait_until(pilot, lambda: offered(app, "Knowledge base: synonyms"))
-        await pilot.press("enter")
-        editor = app.screen_stack[-1]
-        await wait_until(pilot, lambda: editor.query_one(TabbedContent).active == "synonyms")
-        panel = editor.query_one(SynonymsPanel)
+        panel = await synonyms_from_palette(pilot)
         await wait_until(pilot, lambda: "nested too deeply" in synonyms_problem(panel))
         assert synonyms_problem(panel) == f"{path}: nested too deeply (saving replaces the file)"
         assert app.is_running

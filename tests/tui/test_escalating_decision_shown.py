@@ -11,8 +11,6 @@ Ctrl+O's passage picker, the bot's candidates first, had none first."""
 
 from __future__ import annotations
 
-from textual.pilot import Pilot
-
 from chatbot.desk.service import DeskService
 from chatbot.engine.models import Answer, Candidate, Decision, Reason
 from chatbot.tui import HelpDeskApp
@@ -20,7 +18,7 @@ from chatbot.tui.screens.passage_picker import PassagePicker
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.conversation_view import ConversationView
 from tests.tui.conftest import SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import flat, screen_text, wait_until
+from tests.tui.helpers import claim_and_pick, flat, screen_text, wait_until
 
 REFUND = "ok. and how long does a refund take to show up on my card?"
 HELLO = "hello? anyone?"
@@ -100,19 +98,6 @@ def pane(app: HelpDeskApp, view: ConversationView) -> str:
     return flat(screen_text(app, view.query_one(CandidateBars)))
 
 
-async def open_picker(
-    pilot: Pilot[None], app: HelpDeskApp, view: ConversationView
-) -> PassagePicker:
-    """Claim the open conversation (Ctrl+L) and press Ctrl+O, as the agent does."""
-    await pilot.press("ctrl+l")
-    await wait_until(pilot, lambda: view.is_mine)
-    await pilot.press("ctrl+o")
-    await wait_until(pilot, lambda: isinstance(app.screen, PassagePicker))
-    picker = app.screen
-    assert isinstance(picker, PassagePicker)
-    return picker
-
-
 async def test_the_escalating_questions_candidates_are_shown_not_a_later_kept_decision(
     make_app: MakeApp, other: DeskService, clock: FrozenClock
 ) -> None:
@@ -130,7 +115,7 @@ async def test_the_escalating_questions_candidates_are_shown_not_a_later_kept_de
         assert "hello?" not in said  # One decision: not headed by its question.
 
         # Ctrl+O: the refund question's candidates first.
-        picker = await open_picker(pilot, app, view)
+        picker = await claim_and_pick(pilot, view)
         assert {item.passage.id for item in picker.items[: len(MISSED)]} == set(MISSED)
         assert all(item.probability is None for item in picker.items[: len(MISSED)])
         await pilot.press("escape")
@@ -160,7 +145,7 @@ async def test_a_later_kept_decision_that_considered_passages_is_shown_under_it(
         assert "station-full" in said and "0.91" in said
 
         # Ctrl+O: both questions' candidates first, scores and all.
-        picker = await open_picker(pilot, app, view)
+        picker = await claim_and_pick(pilot, view)
         first = picker.items[: len(MISSED) + 1]
         assert {item.passage.id for item in first} == {*MISSED, "station-full"}
         assert first[0].passage.id == "station-full" and first[0].probability == 0.91

@@ -25,7 +25,14 @@ from chatbot.knowledge_base.store import PassageStore
 from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem
 from tests.tui.conftest import Q2, FrozenClock, editor_settings
-from tests.tui.helpers import agent_app, squashed, type_text, wait_until
+from tests.tui.helpers import (
+    agent_app,
+    claim_and_pick,
+    open_passage_picker,
+    squashed,
+    type_text,
+    wait_until,
+)
 
 QUESTION = "头盔丢了要赔多少钱？"
 SHIPPED = {
@@ -66,13 +73,7 @@ async def open_picker(pilot: Pilot[None], app: HelpDeskApp, conversation: int) -
     await app.services.live.wait_ready()
     view = await app.open_conversation(conversation)
     await wait_until(pilot, lambda: view.conversation is not None)
-    await pilot.press("ctrl+l")
-    await wait_until(pilot, lambda: view.is_mine)
-    await pilot.press("ctrl+o")
-    await wait_until(pilot, lambda: isinstance(app.screen, PassagePicker))
-    picker = app.screen
-    assert isinstance(picker, PassagePicker)
-    return picker
+    return await claim_and_pick(pilot, view)
 
 
 def ids(items: Sequence[PickerItem]) -> list[str]:
@@ -158,7 +159,7 @@ async def test_a_chinese_conversations_picker_lists_its_chinese_passages_and_fil
             assert app.screen.query_one("#reply", Input).value == ""
 
             # Enter picks the first passage shown: the Chinese one, into the reply box.
-            picker = await reopen(pilot, app)
+            picker = await open_passage_picker(pilot)
             await type_text(pilot, "赔偿")
             await wait_until(pilot, lambda: ids(picker.shown)[:1] == ["helmet-fee"])
             await pilot.press("enter")
@@ -168,14 +169,6 @@ async def test_a_chinese_conversations_picker_lists_its_chinese_passages_and_fil
             )
     finally:
         desk.close()
-
-
-async def reopen(pilot: Pilot[None], app: HelpDeskApp) -> PassagePicker:
-    await pilot.press("ctrl+o")
-    await wait_until(pilot, lambda: isinstance(app.screen, PassagePicker))
-    picker = app.screen
-    assert isinstance(picker, PassagePicker)
-    return picker
 
 
 async def test_an_english_conversations_picker_lists_the_main_knowledge_base_and_filters(

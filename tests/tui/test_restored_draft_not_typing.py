@@ -6,28 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.desk.models import Author, State
+from chatbot.desk.models import Author
 from chatbot.desk.service import DeskService
 from chatbot.drafts import drafts_for, save_draft
-from chatbot.tui import HelpDeskApp
-from chatbot.tui.widgets.chat_panel import ChatPanel
 from tests.tui.conftest import MakeApp
 from tests.tui.helpers import type_text, wait_until
-from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state
+from tests.tui.resume_helpers import SIZE, reopened_with, state
 
 __all__ = ["state"]  # A fixture.
 
 WORDS = "and the charger too"
-
-
-async def signals_sent(app: HelpDeskApp) -> None:
-    """Every typing signal the app started has reached the desk: none found then means none was
-    sent, not that it had not arrived yet."""
-    await app.workers.wait_for_complete([w for w in app.workers if w.group == "typing"])
-
-
-def claimed(panel: ChatPanel) -> bool:
-    return panel.conversation is not None and panel.conversation.state is State.CLAIMED
 
 
 async def test_a_restored_draft_sends_no_typing_signal_and_keys_after_it_do(
@@ -40,11 +28,7 @@ async def test_a_restored_draft_sends_no_typing_signal_and_keys_after_it_do(
     save_draft(drafts_for(str(db_path)), conversation, WORDS)  # Left unsent by the last run.
     app = make_app("chat", conversation_id=conversation, keep_chat="helpdesk chat", bot=False)
     async with app.run_test(size=SIZE) as pilot:
-        panel = await chat_ready(pilot, app)
-        await wait_until(pilot, lambda: panel.question.value == WORDS, timeout=START_S)
-        await wait_until(pilot, lambda: claimed(panel), timeout=START_S)
-        await pilot.pause()  # The box's change, handled by now.
-        await signals_sent(app)
+        panel = await reopened_with(pilot, app, WORDS)
         assert other.typing(conversation) == {}  # Put back, not typed.
         panel.question.focus()
         await type_text(pilot, "!")

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from chatbot.desk.models import Author, State
 from chatbot.desk.service import DeskService
-from chatbot.tui import HelpDeskApp
 from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.conversation_view import ConversationView
 from chatbot.tui.widgets.typing_line import TypingLine
 from tests.tui.conftest import Q1, Q3, SIZE, FrozenClock, MakeApp
-from tests.tui.helpers import ask, footer_offers, screen_text, type_text, wait_until
-
-
-async def signals_sent(app: HelpDeskApp) -> None:
-    """Wait until every typing signal the app started has reached the desk: finding none sent
-    then means none was, not that it had not arrived yet."""
-    await app.workers.wait_for_complete([w for w in app.workers if w.group == "typing"])
+from tests.tui.helpers import (
+    ask,
+    footer_offers,
+    screen_text,
+    signals_sent,
+    type_text,
+    wait_until,
+)
 
 
 def line(app: object, selector: str) -> str:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.desk.models import State
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
-from chatbot.tui.widgets.chat_panel import ChatPanel
 from chatbot.tui.widgets.typing_line import TypingLine
 from tests.tui.conftest import FrozenClock, MakeApp
 from tests.tui.helpers import screen_text, type_text, wait_until
-from tests.tui.resume_helpers import SIZE, START_S, chat_ready, state
+from tests.tui.resume_helpers import SIZE, START_S, chat_ready, claimed, reopened_with, state
 
 __all__ = ["state"]  # A fixture.
 
@@ -34,15 +32,6 @@ def typing_gone(app: HelpDeskApp) -> bool:
     return not app.screen.query_one("#typing-hint", TypingLine).display and (
         TYPING not in screen_text(app)
     )
-
-
-async def signals_sent(app: HelpDeskApp) -> None:
-    """Every typing signal the app started has reached the desk."""
-    await app.workers.wait_for_complete([w for w in app.workers if w.group == "typing"])
-
-
-def claimed(panel: ChatPanel) -> bool:
-    return panel.conversation is not None and panel.conversation.state is State.CLAIMED
 
 
 async def test_the_agent_stops_seeing_the_customer_type_once_they_quit_and_come_back(
@@ -75,11 +64,7 @@ async def test_the_agent_stops_seeing_the_customer_type_once_they_quit_and_come_
 
         again = customer_chat()  # The customer comes back: their words are in the box again.
         async with again.run_test(size=SIZE) as pilot:
-            panel = await chat_ready(pilot, again)
-            await wait_until(pilot, lambda: panel.question.value == WORDS, timeout=START_S)
-            await wait_until(pilot, lambda: claimed(panel), timeout=START_S)
-            await pilot.pause()  # The box's change, handled by now.
-            await signals_sent(again)
+            panel = await reopened_with(pilot, again, WORDS)
             assert other.typing(conversation) == {}  # Put back, not typed: nobody is told.
             await console.pause()
             assert typing_gone(agent)

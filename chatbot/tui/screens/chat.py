@@ -190,13 +190,13 @@ def resumable(conversation: Conversation, *, words: str = "", rating_due: bool =
     return person or conversation.pending > 0 or not is_blank(words)
 
 
-class ResumedNote(Static):
-    """One line above a resumed conversation's transcript: the customer sees it is the one they
-    left, and its number. Not a bubble: it stays when the chat is said again in another
-    language, and goes with the conversation (a new chat)."""
+class ChatNote(Static):
+    """One line above the chat's transcript, `message` with its `fields`, in the chat's language
+    (`show_in` says it again in another). Not a bubble: it stays when the chat is said again in
+    another language."""
 
     DEFAULT_CSS = """
-    ResumedNote {
+    ChatNote {
         color: $text-muted;
         text-style: italic;
         padding: 0 1;
@@ -204,35 +204,31 @@ class ResumedNote(Static):
     }
     """
 
-    def __init__(self, number: int, *, locale: Locale) -> None:
-        super().__init__(id="chat-resumed")
-        self.number = number
+    def __init__(self, message: str, *, id: str, locale: Locale, **fields: object) -> None:
+        super().__init__(id=id)
+        self.message, self.fields = message, fields
         self.show_in(locale)
 
     def show_in(self, locale: Locale) -> None:
-        self.update(Text(translations(locale).gettext(RESUMED).format(number=self.number)))
+        self.update(Text(translations(locale).gettext(self.message).format(**self.fields)))
 
 
-class UnreadNote(Static):
+class ResumedNote(ChatNote):
+    """One line above a resumed conversation's transcript: the customer sees it is the one they
+    left, and its number. It goes with the conversation (a new chat)."""
+
+    def __init__(self, number: int, *, locale: Locale) -> None:
+        super().__init__(RESUMED, id="chat-resumed", locale=locale, number=number)
+        self.number = number
+
+
+class UnreadNote(ChatNote):
     """One line above a new chat whose last run's `TERMINAL_CHAT` could not be read (`UNREAD`),
     in the chat's language, as `ResumedNote` is."""
 
-    DEFAULT_CSS = """
-    UnreadNote {
-        color: $text-muted;
-        text-style: italic;
-        padding: 0 1;
-        margin: 1 0 0 0;
-    }
-    """
-
     def __init__(self, reason: str, *, locale: Locale) -> None:
-        super().__init__(id="chat-unread")
+        super().__init__(UNREAD, id="chat-unread", locale=locale, reason=reason)
         self.reason = reason
-        self.show_in(locale)
-
-    def show_in(self, locale: Locale) -> None:
-        self.update(Text(translations(locale).gettext(UNREAD).format(reason=self.reason)))
 
 
 def _reason(error: OSError) -> str:
@@ -382,10 +378,8 @@ class TerminalChat:
 
     def show_in(self, locale: Locale) -> None:
         if self._chat is not None:
-            for note in self._chat.query(ResumedNote):
+            for note in self._chat.query(ChatNote):
                 note.show_in(locale)
-            for unread in self._chat.query(UnreadNote):
-                unread.show_in(locale)
 
     def save(self) -> None:
         """Keep what the box holds: as its conversation's draft (the browser's kind, which
