@@ -24,6 +24,7 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import (
     Button,
     Input,
@@ -68,7 +69,7 @@ from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.gap_list import GapList
 from chatbot.tui.widgets.header import Header
 from chatbot.tui.widgets.passage_form import PassageForm
-from chatbot.tui.widgets.passage_history import PassageHistory
+from chatbot.tui.widgets.passage_history import PassageHistory, without_path
 from chatbot.tui.widgets.passage_list import PassageList
 from chatbot.tui.widgets.synonyms_panel import SynonymsPanel
 from chatbot.tui.widgets.try_it import TryItPanel
@@ -783,6 +784,13 @@ class EditorScreen(Screen[None]):
 
     @on(PassageForm.SaveRequested)
     async def _save_requested(self, event: PassageForm.SaveRequested) -> None:
+        if event.based_on != self.form.revision:
+            # Asked before the form was opened again: Ctrl+S twice in one burst, the first save
+            # reopening the form before the second request arrived. Saved as it was asked, it
+            # was refused as "changed by someone else" (or, new, as already existing): the
+            # form as it is now is judged instead ("Nothing to save", or the keys typed since).
+            self.form.request_save()
+            return
         if event.based_on is not None and self.form.changed_elsewhere:
             # Saved against the revision it was opened at, it would only be refused again: the
             # editor's way to keep their work is to save it over the other version, on asking.
@@ -842,6 +850,10 @@ class EditorScreen(Screen[None]):
                 self.refresh_gaps()
             else:
                 stored = self.passages.add(passage)
+        except UnreadableConflictError as error:
+            # Said once, in the form (a toast of the same words covered the form at 80x24).
+            self._conflict_found(passage.id, error)
+            return
         except ConflictError as error:
             self._refused(str(error))
             if event.based_on is not None:
@@ -877,10 +889,10 @@ class EditorScreen(Screen[None]):
             now: str | None = self.passages.get(passage_id).revision
         except PassageNotFoundError:
             now = None
-        except KnowledgeBaseError:
-            if not isinstance(error, UnreadableConflictError):
-                return
-            now = error.revision  # Broken by hand: Ctrl+S replaces the file (asking first).
+        except KnowledgeBaseError as broken:
+            if isinstance(error, UnreadableConflictError):
+                self._broken_found(passage_id, error, broken)
+            return
         if now is None:
             message = self.gettext(
                 "{error}: Ctrl+R shows it as it is now, Ctrl+S saves yours as it again (both "
@@ -892,6 +904,20 @@ class EditorScreen(Screen[None]):
                 "first)."
             )
         self.form.mark_changed_elsewhere(message.format(error=error), revision=now)
+        self.refresh_bindings()
+
+    def _broken_found(
+        self, passage_id: str, error: UnreadableConflictError, broken: KnowledgeBaseError
+    ) -> None:
+        """A save found the passage's file broken by hand since the form was opened: said in at
+        most two rows under the form (the file by its name, why cut to fit), where at 80x24 the
+        path and the parser's words took six and left the text box one. Ctrl+S replaces the
+        file, asking first (`_ask_to_replace`), with `error.revision` as the file is now."""
+        why = without_path(str(broken))
+        message = self.gettext(
+            "{file} is unreadable now ({why}): Ctrl+S saves yours over it."
+        ).format(file=f"{passage_id}.json", why=why)
+        self.form.mark_changed_elsewhere(message, revision=error.revision, cut=why)
         self.refresh_bindings()
 
     def _refused(self, message: str) -> None:
@@ -1078,6 +1104,12 @@ class EditorScreen(Screen[None]):
 
     @on(SynonymsPanel.SaveRequested)
     async def _save_synonyms(self, event: SynonymsPanel.SaveRequested) -> None:
+        if event.based_on != self.synonyms.revision:
+            # Asked before the last save reloaded them (Ctrl+S twice in a burst): as the
+            # passages' (`_save_requested`), judged as they are now, not refused as changed by
+            # someone else.
+            self.synonyms.request_save()
+            return
         try:
             revision = self.index.passages.save_synonyms(event.groups, based_on=event.based_on)
         except KnowledgeBaseError as error:
@@ -1186,6 +1218,14 @@ class EditorScreen(Screen[None]):
         return tabs.active if tabs is not None and tabs.is_attached else "passages"
 
     def action_save(self) -> None:
+        # Ctrl+S is the app's key (priority): it runs as it arrives, while the keys typed just
+        # before it, handed to the focused box, may still wait there. Read then, the box missed
+        # them: a burst (the browser, `tmux send-keys`) saved `bike = bicycle, c`, or nothing.
+        after_keys_so_far(self.focused, self._save_now)
+
+    def _save_now(self) -> None:
+        if not self.is_attached:  # The editor closed while the keys were handled.
+            return
         if self.query_one(TabbedContent).active == "synonyms":
             self.synonyms.request_save()
             return
@@ -1295,6 +1335,27 @@ class EditorScreen(Screen[None]):
             t.gettext("Words customers use for the same thing, one group a line"),
             lambda: self.action_tab("synonyms"),
         )
+
+
+def after_keys_so_far(widget: Widget | None, then: Callable[[], object]) -> None:
+    """Run `then` once `widget` (the one focused) has handled every message already sent to it,
+    and each of its containers every message already sent to them, in turn: the keys typed
+    before a key the app runs itself (a priority binding) are in the box by then, and a key the
+    box passed on (typed on a button, taken by the form for its text) is where it went. Without
+    a widget, at once."""
+    chain = [] if widget is None else [
+        node for node in widget.ancestors_with_self if isinstance(node, Widget)
+    ]  # fmt: skip
+
+    def step(index: int) -> None:
+        # A widget gone meanwhile handles nothing more: the next one is waited for.
+        while index < len(chain):
+            if chain[index].call_later(step, index + 1):
+                return
+            index += 1
+        then()
+
+    step(0)
 
 
 def _last_readable(versions: list[Version]) -> Passage | None:

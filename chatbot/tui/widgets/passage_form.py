@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, Static, TextArea
@@ -71,6 +72,63 @@ def _as_saved(values: tuple[str, ...]) -> tuple[object, ...]:
     return (passage_id.strip(), title.strip(), split_tags(tags), text.strip())
 
 
+MESSAGE_ROWS = 2
+"""The rows a message with a part that can be cut takes at most (`MessageLine`)."""
+
+
+def fit_rows(message: str, cut: str, width: int, rows: int = MESSAGE_ROWS) -> str:
+    """`message`, its part `cut` (if it holds it) shortened with … as little as keeps it to
+    `rows` rows of `width` cells, wrapped as a `Static` wraps it: whole if it fits (or there is
+    no width yet), down to a bare … where the rest of the message needs the rows."""
+    at = message.find(cut) if cut else -1
+    if width <= 0 or at < 0 or _rows(message, width) <= rows:
+        return message
+    head, tail = message[:at], message[at + len(cut) :]
+
+    def shortened(keep: int) -> str:
+        return f"{head}{cut[:keep].rstrip(_TRAILING)}…{tail}"
+
+    low, high = 0, len(cut) - 1  # The most kept that fits (or nothing, if none does).
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _rows(shortened(middle), width) <= rows:
+            low = middle
+        else:
+            high = middle - 1
+    # Cut between words where a word ends before the cut (`line 1 column…`, not `colu…`).
+    space = cut.rfind(" ", 0, low + 1)
+    return shortened(space if space > 0 and cut[low] != " " else low)
+
+
+_TRAILING = " \t,;:"
+"""What a cut part does not end in before its …: `column 17:…` read as a colon cut off."""
+
+
+def _rows(text: str, width: int) -> int:
+    return len(Content(text).wrap(width))
+
+
+class MessageLine(Static):
+    """The form's message, under the text: said whole, except a part that may be cut (a file's
+    problem, in a parser's words) so that it keeps to two rows at the width it has, as the
+    window is resized too. Six rows of one message at 80x24 left the text box one row."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id, markup=False)
+        self._said = ("", "")
+
+    def say(self, message: str, *, cut: str = "") -> None:
+        self._said = (message, cut)
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        message, cut = self._said
+        self.update(fit_rows(message, cut, self.size.width))
+
+
 class PassageForm(Vertical):
     """Edits one passage; posts `SaveRequested`, `DeleteRequested` or `NewRequested`."""
 
@@ -116,6 +174,8 @@ class PassageForm(Vertical):
         changed or deleted since it was opened (empty otherwise); cleared by the next opening."""
         self.elsewhere_revision: str | None = None
         """With `changed_elsewhere`: the revision the passage was found at (None: deleted)."""
+        self._elsewhere_cut = ""
+        """The part of `changed_elsewhere` that may be cut to keep it to two rows."""
         self.discarded = False
         """The editor said to throw away the unsaved changes shown (leaving, quitting): they are
         not kept when the app ends. Cleared by the next opening or keystroke."""
@@ -151,7 +211,7 @@ class PassageForm(Vertical):
                 yield field
         yield text
         with Horizontal(id="form-status"):
-            yield Static("", id="form-problem", markup=False)
+            yield MessageLine(id="form-problem")
             yield Static("", id="form-count", markup=False)
         with Horizontal(id="form-buttons"):
             yield Button(t.gettext("Save"), variant="primary", id="form-save", compact=True)
@@ -185,6 +245,7 @@ class PassageForm(Vertical):
         self.generation += 1
         self.changed_elsewhere = ""
         self.elsewhere_revision = None
+        self._elsewhere_cut = ""
         self.revision = revision
         self.gap_id = gap_id
         self.deleted = deleted
@@ -282,13 +343,15 @@ class PassageForm(Vertical):
         )
 
     def mark_changed_elsewhere(
-        self, message: str, *, revision: str | None, show: bool = True
+        self, message: str, *, revision: str | None, show: bool = True, cut: str = ""
     ) -> None:
         """Say `message` under the form until it is opened again: the passage changed (to
         `revision`; None: it was deleted) elsewhere while this form holds unsaved changes, which
-        it keeps. Without `show`, the message line keeps what it says until the next change."""
+        it keeps. Without `show`, the message line keeps what it says until the next change.
+        `cut`: a part of `message` shortened where the whole would take more than two rows."""
         self.changed_elsewhere = message
         self.elsewhere_revision = revision
+        self._elsewhere_cut = cut
         if show:
             self.validate_form()
 
@@ -310,7 +373,8 @@ class PassageForm(Vertical):
 
     def watch_problem(self, problem: str) -> None:
         # Messages quote what was typed (an id, a title): shown with control characters spelled out.
-        self.query_one("#form-problem", Static).update(printable(problem))
+        cut = self._elsewhere_cut if problem == self.changed_elsewhere else ""
+        self.query_one("#form-problem", MessageLine).say(printable(problem), cut=printable(cut))
         self._show_count()
 
     def _show_count(self) -> None:
@@ -319,6 +383,11 @@ class PassageForm(Vertical):
         text is too long, which is what the message then says."""
         count = self.query_one("#form-count", Static)
         count.display = not self.problem or count.has_class("over")
+        # The editor's column gives the form a row more while it says something of what is typed
+        # (app.tcss): at 60x20 two rows of message left the text box one line. Not a deleted
+        # passage's: nothing is typed there, and the history (Restore) is what matters.
+        if self.parent is not None:
+            self.parent.set_class(bool(self.problem) and not self.deleted, "-form-message")
 
     @on(Input.Changed)
     @on(TextArea.Changed)

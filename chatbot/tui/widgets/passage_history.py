@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,16 @@ from chatbot.text import cells, pieces, printable
 _CONTEXT = 10
 """Tokens kept either side of a change; the rest of an unchanged stretch is elided."""
 
+_FILE_FIRST = re.compile(r"(?:(?!: ).)*\.json: ", re.DOTALL)
+"""The path a file's problem starts with (`kb/.history/helmet/000002.json: `)."""
+
+
+def without_path(problem: str) -> str:
+    """A file's problem (`PATH: not UTF-8 text (byte 20)`) without the path it starts with,
+    for a line whose place already says which file it is."""
+    match = _FILE_FIRST.match(problem)
+    return problem[match.end() :] if match and match.end() < len(problem) else problem
+
 
 FIRST_CHANGE = {
     "text": N_("Restoring v{number} would change the text: "),
@@ -30,11 +41,26 @@ FIRST_CHANGE = {
     "tags": N_("Restoring v{number} would change the tags: "),
 }
 """The lead-in of the first field a restore would change (the text's, most often the only one)."""
+CANNOT_RESTORE = N_("v{number} cannot be restored: ")
+"""The lead-in of why a version cannot be restored (its history file, or the file it kept, is
+unreadable), in place of what restoring it would change."""
 ALSO_CHANGES = {
     "title": N_("It would also change the title: "),
     "tags": N_("It would also change the tags: "),
 }
 """The lead-in of each further field, on a line of its own."""
+
+
+def why_not_restorable(version: Version) -> str | None:
+    """Why `version` cannot be restored (None: it can): its history file is unreadable (its
+    `problem`), or the passage file it kept was broken by hand before it was replaced."""
+    if version.problem is not None:
+        return version.problem
+    try:
+        version.passage()
+    except KnowledgeBaseError as error:
+        return str(error).removesuffix("; cannot be restored")
+    return None
 
 
 def tags_diff(current: Sequence[str], version: Sequence[str]) -> Text:
@@ -64,11 +90,11 @@ def passage_diff(
     restore brings back all three: a diff of the text alone said "nothing" for a version that
     differed only in its tags."""
     t = translations(locale)
-    try:
-        old = version.passage()
-    except KnowledgeBaseError as error:  # A hand-broken file: only why it cannot be restored.
-        heading = t.gettext(FIRST_CHANGE["text"]).format(number=version.number)
-        return Text(heading, "dim") + Text(str(error))
+    if (why := why_not_restorable(version)) is not None:
+        # Only why: "Restoring v2 would change the text: …; cannot be restored" said both.
+        heading = t.gettext(CANNOT_RESTORE).format(number=version.number)
+        return Text(heading, "dim") + Text(printable(why))
+    old = version.passage()
     title, tags, text = ("", (), "") if current is None else (
         current.title, current.tags, current.text)  # fmt: skip
     changes: list[tuple[str, Text]] = []
@@ -241,10 +267,18 @@ class PassageHistory(Vertical):
         options.clear_options()
         for version in reversed(versions):
             when = version.archived_at.astimezone().strftime("%Y-%m-%d %H:%M")
-            # The reason comes from a file on disk: printable like any outside text.
-            label = t.gettext("v{number}  {when}  replaced by {reason}").format(
-                number=version.number, when=when, reason=printable(version.reason)
-            )
+            if version.problem is not None:
+                # Its history file cannot be read: said so, with why (its row says which file;
+                # the list cuts the line to fit), not "replaced by unreadable".
+                why = printable(without_path(version.problem)).replace("\n", " ")
+                label = t.gettext("v{number}  {when}  unreadable: {problem}").format(
+                    number=version.number, when=when, problem=why
+                )
+            else:
+                # The reason comes from a file on disk: printable like any outside text.
+                label = t.gettext("v{number}  {when}  replaced by {reason}").format(
+                    number=version.number, when=when, reason=printable(version.reason)
+                )
             options.add_option(Option(label, id=str(version.number)))
         if not versions:
             options.add_option(Option(t.gettext("no earlier versions"), disabled=True))
@@ -282,7 +316,9 @@ class PassageHistory(Vertical):
             diff.update("")
         else:
             diff.update(passage_diff(self.current, version, locale=self.locale))
-        self.query_one("#history-restore", Button).disabled = version is None
+        # Not offered for a version that cannot be restored: it only led to an error.
+        restorable = version is not None and why_not_restorable(version) is None
+        self.query_one("#history-restore", Button).disabled = not restorable
 
     @on(OptionList.OptionSelected, "#history-options")
     @on(Button.Pressed, "#history-restore")
@@ -291,6 +327,18 @@ class PassageHistory(Vertical):
         self.request_restore()
 
     def request_restore(self) -> None:
+        """Ask the editor to restore the highlighted version; one that cannot be restored (Enter
+        or a click on its row, the palette's Restore) is refused here, and why is said again,
+        marked, where it was said: no dialog asks about a restore that can only fail."""
         version = self.highlighted
-        if self.passage_id is not None and version is not None:
-            self.post_message(self.RestoreRequested(self.passage_id, version.number))
+        if self.passage_id is None or version is None:
+            return
+        if (why := why_not_restorable(version)) is not None:
+            t = translations(self.locale)
+            heading = t.gettext(CANNOT_RESTORE).format(number=version.number)
+            refused = Text(heading, "bold red") + Text(printable(why))
+            self.query_one("#history-diff", Static).update(refused)
+            self.query_one("#history-diff-scroll", VerticalScroll).scroll_home(animate=False)
+            self.app.bell()
+            return
+        self.post_message(self.RestoreRequested(self.passage_id, version.number))

@@ -150,7 +150,11 @@ class SynonymsPanel(Vertical):
     def request_save(self) -> None:
         """Ask the screen to save, unless a line is bad (its problem is shown already) or
         nothing changed (said: "Saved 5 synonym groups." twice for a file left as it was read
-        like two saves of typing that was in fact lost)."""
+        like two saves of typing that was in fact lost). Judged by what the box holds now:
+        the groups and problems follow its `Changed` messages, which come after the keys that
+        made them, and a Ctrl+S straight after a burst saved `bike = bicycle, c`, or was
+        refused for a problem the line had had two keys earlier."""
+        self._check()
         if self.problems:
             return
         if self.loaded and not self.dirty:
