@@ -491,8 +491,8 @@ class AsyncDesk:
     async def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         return await self._run(self._service.latest_decision, conversation_id)
 
-    async def question_decision(self, message_id: int) -> StoredDecision | None:
-        return await self._run(self._service.question_decision, message_id)
+    async def decisions_since(self, conversation_id: int, message_id: int) -> list[StoredDecision]:
+        return await self._run(self._service.decisions_since, conversation_id, message_id)
 
     async def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return await self._run(self._service.queue, agent=agent)

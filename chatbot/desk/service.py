@@ -1018,10 +1018,10 @@ class DeskService:
     def latest_decision(self, conversation_id: int) -> StoredDecision | None:
         return self.store.latest_decision(conversation_id)
 
-    def question_decision(self, message_id: int) -> StoredDecision | None:
-        """The decision on the customer question `message_id` (None: not decided yet): for a
-        conversation waiting for a person, the one behind its `question_entry`."""
-        return self.store.question_decision(message_id)
+    def decisions_since(self, conversation_id: int, message_id: int) -> list[StoredDecision]:
+        """The decisions on the conversation's customer questions from `message_id` on, oldest
+        first: for one waiting for a person, those on its `question_entry` and after."""
+        return self.store.decisions_since(conversation_id, message_id)
 
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:
         return self.store.queue(agent=agent)

@@ -485,9 +485,11 @@ class ConversationStore(Protocol):
 
     def latest_decision(self, conversation_id: int) -> StoredDecision | None: ...
 
-    def question_decision(self, message_id: int) -> StoredDecision | None:
-        """The latest decision on the customer question `message_id` (None: none yet): the one
-        behind an escalation, which its conversation's `question_entry` names."""
+    def decisions_since(self, conversation_id: int, message_id: int) -> list[StoredDecision]:
+        """The decisions on `conversation_id`'s customer questions from `message_id` on (its own
+        included), oldest first: for a conversation a person has, the one behind its escalation
+        (`message_id` its `question_entry`) and those the bot kept silent on later questions.
+        Found from those questions (an index range), not from every decision of the conversation."""
         ...
 
     def queue(self, *, agent: str | None = None) -> list[QueueItem]:

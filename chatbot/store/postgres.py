@@ -1539,11 +1539,15 @@ class PostgresStore:
         )
         return self._to_decisions(rows)[0] if rows else None
 
-    def question_decision(self, message_id: int) -> StoredDecision | None:
+    def decisions_since(self, conversation_id: int, message_id: int) -> list[StoredDecision]:
+        # From the questions (entries_by_author's range, then decisions_by_message), not from
+        # every decision of a long conversation.
         rows = self._rows(
-            f"{self._DECISION} WHERE message_id = %s ORDER BY id DESC LIMIT 1", (message_id,)
+            f"{self._DECISION} WHERE message_id IN (SELECT q.id FROM entries q"
+            " WHERE q.conversation_id = %s AND q.author = 'customer' AND q.id >= %s) ORDER BY id",
+            (conversation_id, message_id),
         )
-        return self._to_decisions(rows)[0] if rows else None
+        return self._to_decisions(rows)
 
     _QUEUE = (
         "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"

@@ -1486,11 +1486,13 @@ class SQLiteStore:
         ).fetchall()
         return self._to_decisions(rows)[0] if rows else None
 
-    def question_decision(self, message_id: int) -> StoredDecision | None:
+    def decisions_since(self, conversation_id: int, message_id: int) -> list[StoredDecision]:
         rows = self._db.execute(
-            f"{self._DECISION} WHERE message_id = ? ORDER BY id DESC LIMIT 1", (message_id,)
+            f"{self._DECISION} WHERE message_id IN (SELECT q.id FROM entries q"
+            " WHERE q.conversation_id = ? AND q.author = 'customer' AND q.id >= ?) ORDER BY id",
+            (conversation_id, message_id),
         ).fetchall()
-        return self._to_decisions(rows)[0] if rows else None
+        return self._to_decisions(rows)
 
     _QUEUE = (
         "SELECT c.id, c.state, coalesce(c.waiting_since, c.updated_at), c.reason,"

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from chatbot.engine.models import Decision
+from chatbot.engine.models import Candidate, Decision
 from chatbot.i18n import DEFAULT_LOCALE, Locale, translations
 from chatbot.notices import why_no_passages
 from chatbot.text import clip, printable
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from chatbot.desk.models import Outcome
 
 BAR_WIDTH = 20
-QUESTION_CELLS = 80
-"""A question quoted above its decision (where more than one is shown) is cut to this."""
 MIN_BAR_WIDTH = 5
 """A pane too narrow for the whole bar shortens it down to this, and keeps the score whole."""
 
@@ -54,18 +52,49 @@ class Bar:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    """A customer's question quoted on one line, cut with … to the cells its pane has: wrapped,
+    a long one took two rows of a pane of six (at 60x20), and pushed every bar out of it."""
+
+    question: str
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(3, options.max_width), options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        words = clip(" ".join(printable(self.question).split()), max(options.max_width - 2, 1))
+        yield Text(f"“{words}”", style="italic", no_wrap=True, overflow="ellipsis")
+
+
 def describe(
     decision: Decision,
     *,
     timings: bool,
     locale: Locale = DEFAULT_LOCALE,
     outcome: Outcome | None = None,
+    brief: bool = False,
 ) -> Text:
     """One line: what the bot did and why. `outcome` is what came of the decision where it is
     known: `kept` (a person had the conversation by then) is said as what the bot would have
-    done, for it said nothing."""
+    done, for it said nothing. `brief`: a kept decision shown under the one a conversation was
+    escalated with (see `render_several`), said in few words, its threshold and time left to the
+    line above: the whole sentence took two or three rows of a pane that has six to eight."""
     t = translations(locale)
     kept = outcome == "kept"
+    if brief and kept:
+        if decision.answer is not None:
+            return styled(
+                t.gettext("Kept silent: would have answered from {passage}"),
+                {"passage": "bold"},
+                passage=printable(decision.answer.id),
+            )
+        assert decision.reason is not None
+        return styled(
+            t.gettext("Kept silent: would have escalated ({reason})"),
+            {"reason": "bold"},
+            reason=decision.reason.value,
+        )
     if decision.answer is not None:
         verdict = styled(
             t.gettext(
@@ -104,38 +133,103 @@ def render_decision(
     outcome: Outcome | None = None,
 ) -> RenderableType:
     """The decision line, then one row per candidate: bar and probability, or why not judged."""
+    parts: list[RenderableType] = [
+        describe(decision, timings=timings, locale=locale, outcome=outcome),
+        Text(""),
+        candidate_rows(decision.candidates, decision.threshold, locale=locale),
+    ]
+    if not decision.candidates:
+        parts.append(Text(why_no_passages(decision, locale=locale), style="dim"))
+    parts.extend(error_lines(decision.candidates, locale=locale))
+    return Group(*parts)
+
+
+def candidate_rows(
+    candidates: Sequence[Candidate], threshold: float, *, locale: Locale = DEFAULT_LOCALE
+) -> Table:
+    """One row per candidate: its bar and probability, or "not judged"."""
     t = translations(locale)
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True)
     table.add_column()  # The bar: the one column a narrow table takes cells from.
     table.add_column(justify="right", no_wrap=True)
-    for candidate in decision.candidates:
+    for candidate in candidates:
         name = Text(printable(candidate.id), style="bold")
         if candidate.probability is not None:
             table.add_row(
-                name,
-                Bar(candidate.probability, decision.threshold),
-                Text(f"{candidate.probability:.2f}"),
+                name, Bar(candidate.probability, threshold), Text(f"{candidate.probability:.2f}")
             )
         else:
             not_judged = Text(
                 t.gettext("not judged"), style="red", no_wrap=True, overflow="ellipsis"
             )
             table.add_row(name, not_judged, Text("–"))
-    parts: list[RenderableType] = [
-        describe(decision, timings=timings, locale=locale, outcome=outcome),
-        Text(""),
-        table,
-    ]
-    if not decision.candidates:
-        parts.append(Text(why_no_passages(decision, locale=locale), style="dim"))
-    errors = [c for c in decision.candidates if c.error]
-    if errors:
-        parts.append(Text(""))
-        parts.append(Text(t.gettext("Errors"), style="bold"))
-        for candidate in errors:
-            assert candidate.error is not None
-            parts.append(Text(f"{printable(candidate.id)}: {printable(candidate.error)}", "red"))
+    return table
+
+
+def error_lines(
+    candidates: Sequence[Candidate], *, locale: Locale = DEFAULT_LOCALE
+) -> list[RenderableType]:
+    """Why each of `candidates` that was not judged was not, under a heading (none: nothing)."""
+    errors = [c for c in candidates if c.error]
+    if not errors:
+        return []
+    lines: list[RenderableType] = [Text(""), Text(translations(locale).gettext("Errors"), "bold")]
+    for candidate in errors:
+        assert candidate.error is not None
+        lines.append(Text(f"{printable(candidate.id)}: {printable(candidate.error)}", "red"))
+    return lines
+
+
+def top_candidate(decision: Decision) -> Candidate | None:
+    """The passage the bot would have answered from, or else the one it judged likeliest."""
+    for candidate in decision.candidates:
+        if decision.answer is not None and candidate.id == decision.answer.id:
+            return candidate
+    return max(
+        decision.candidates,
+        key=lambda c: -1.0 if c.probability is None else c.probability,
+        default=None,
+    )
+
+
+def render_several(
+    decisions: Sequence[tuple[Decision, Outcome | None]],
+    *,
+    timings: bool = True,
+    locale: Locale = DEFAULT_LOCALE,
+) -> RenderableType:
+    """The decision a conversation was escalated with and those kept silent since, oldest
+    first, each headed by its question quoted on one line, and so few rows that at 80x24 (a
+    pane of eight) all show: the first's judged candidates as bars, those not judged named on
+    one line; each later one in brief (`describe`) with the candidate it came to. Why passages
+    went unjudged comes last, below what the agent answers from (the Errors of the first pushed
+    the second decision out of sight)."""
+    t = translations(locale)
+    parts: list[RenderableType] = []
+    said: list[Candidate] = []  # The candidates shown: why those not judged were not comes last.
+    for number, (decision, outcome) in enumerate(decisions):
+        parts.append(Quoted(decision.question))
+        # Kept silent since (`number` > 0): what it would have done, and from which passage.
+        parts.append(
+            describe(decision, timings=timings, locale=locale, outcome=outcome, brief=number > 0)
+        )
+        if number:
+            shown = [top] if (top := top_candidate(decision)) is not None else []
+        else:
+            shown = list(decision.candidates)
+        judged = [c for c in shown if c.probability is not None]
+        if judged:
+            parts.append(candidate_rows(judged, decision.threshold, locale=locale))
+        if unjudged := [c for c in shown if c.probability is None]:
+            names = t.gettext(", ").join(printable(c.id) for c in unjudged)
+            line = styled(t.gettext("Not judged: {passages}"), {"passages": "bold"}, passages=names)
+            line.stylize("red")
+            parts.append(line)
+        if not decision.candidates:
+            parts.append(Text(why_no_passages(decision, locale=locale), style="dim"))
+        said.extend(shown)
+    parts.extend(error_lines(said, locale=locale))
     return Group(*parts)
 
 
@@ -162,20 +256,11 @@ class CandidateBars(Static):
     def show_all(
         self, decisions: Sequence[tuple[Decision, Outcome | None]], *, timings: bool = True
     ) -> None:
-        """Each decision with what came of it, oldest first, as `show` shows one. Where there
-        are several, each is headed by the customer's question it decided, quoted: the verdict
-        lines alone did not say which question each was for."""
+        """Each decision with what came of it, oldest first: one as `show` shows it; several
+        as `render_several` does, each headed by the customer's question it decided, quoted (the
+        verdict lines alone did not say which question each was for)."""
         if len(decisions) <= 1:
             decision, outcome = decisions[0] if decisions else (None, None)
             self.show(decision, timings=timings, outcome=outcome)
             return
-        parts: list[RenderableType] = []
-        for decision, outcome in decisions:
-            if parts:
-                parts.append(Text(""))
-            question = clip(" ".join(printable(decision.question).split()), QUESTION_CELLS)
-            parts.append(Text(f"“{question}”", style="italic"))
-            parts.append(
-                render_decision(decision, timings=timings, locale=self.locale, outcome=outcome)
-            )
-        self.update(Group(*parts))
+        self.update(render_several(decisions, timings=timings, locale=self.locale))

@@ -60,6 +60,7 @@ from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.rating_prompt import RatingPrompt
 from chatbot.tui.widgets.send_box import SendBox
 from chatbot.tui.widgets.suggestion_list import PERSON_REPLIES, SuggestionList
+from chatbot.tui.widgets.transcript import about_question
 from chatbot.tui.widgets.typing_line import TypingLine
 
 RATING_WORDS = {1: N_("1 (poor)"), 5: N_("5 (excellent)")}
@@ -792,8 +793,15 @@ class ChatPanel(Vertical):
         # "You're welcome" to a thank-you: no question, and thanking then pressing Helpful is
         # natural (the answer is still the bot's latest, the one the desk takes feedback on).
         told_since = False
+        # The customer's messages, by id, and their newest: an escalation the bot logged after
+        # they wrote again names the question it is about (`about_question`).
+        shown = [bubble.message for bubble in self.log_view.query(MessageBubble)]
+        asked = {m.id: m.text for m in shown if m.author is Author.CUSTOMER}
+        last_asked = max(asked, default=None)
         for entry in entries:
             if isinstance(entry, ChatMessage):
+                if entry.author is Author.CUSTOMER:
+                    asked[entry.id], last_asked = entry.text, entry.id
                 bubble = MessageBubble(entry, locale=self.locale, now=now)
                 if entry.author is Author.BOT:
                     self._answers[entry.id] = bubble
@@ -820,6 +828,9 @@ class ChatPanel(Vertical):
                 browser=self.app.is_web,
             )
             if text is not None:
+                text = about_question(
+                    event, text, asked=asked, last_asked=last_asked, locale=self.locale
+                )
                 new.append(NoticeBubble(text))
                 self._newest_is_customer = False
                 told_since = told_since or not isinstance(event, PersonOffered | Thanked)

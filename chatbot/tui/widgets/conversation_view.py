@@ -425,7 +425,7 @@ class ConversationView(Vertical):
                     # conversation or the dialog they open, never going to this customer.
                     hold_keys={"f6", "ctrl+f", "f4"},
                 )
-            with VerticalScroll(id="conversation-side", can_focus=False):
+            with SidePane(id="conversation-side"):
                 yield Static(self.t.gettext("Passages the bot considered"), classes="section-title")
                 yield CandidateBars(locale=self.services.locale, id="candidates")
 
@@ -609,14 +609,13 @@ class ConversationView(Vertical):
         """The bot's latest decision here, and those to show beside the transcript."""
         desk = self.services.desk
         latest = await desk.latest_decision(conversation.id)
-        escalating = None
         question = conversation.question_entry
-        if conversation.state in WITH_A_PERSON and question is not None:
-            if latest is not None and latest.message_id == question:
-                escalating = latest
-            else:
-                escalating = await desk.question_decision(question)
-        return latest, shown_decisions(escalating, latest)
+        if conversation.state not in WITH_A_PERSON or question is None:
+            return latest, shown_decisions(None, (), latest)
+        if latest is not None and latest.message_id == question:
+            return latest, shown_decisions(question, (latest,), latest)  # Nothing decided since.
+        since = await desk.decisions_since(conversation.id, question)
+        return latest, shown_decisions(question, since, latest)
 
     def _show_decisions(
         self, latest: StoredDecision | None, shown: tuple[StoredDecision, ...]
@@ -634,7 +633,9 @@ class ConversationView(Vertical):
         )
         # Stacked under the transcript, a pane that only says "not judged" takes no more than
         # its line: at 80x24 it held two fifths of the height the transcript needs.
-        self.query_one("#conversation-side").set_class(not shown, "-unjudged")
+        side = self.query_one(SidePane)
+        side.set_class(not shown, "-unjudged")
+        side.set_class(len(shown) > 1, "-several")
 
     async def _mark_read(self) -> None:
         """Everything written so far is on screen: this agent has read it."""
@@ -1450,28 +1451,46 @@ class ConversationView(Vertical):
                              self.action_close)  # fmt: skip
 
 
+class SidePane(VerticalScroll):
+    """The bot's decisions beside (or under) the transcript. While it holds more than it shows, it
+    is a Tab stop, and its arrows, Page Up/Down, Home and End scroll it: not focusable, only the
+    mouse wheel reached a second decision below the fold. Otherwise Tab passes it by."""
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0
+
+
 WITH_A_PERSON = frozenset({State.WAITING, State.CLAIMED})
 """The states in which the conversation waits for, or is held by, a person."""
 
 
 def shown_decisions(
-    escalating: StoredDecision | None, latest: StoredDecision | None
+    question: int | None, since: Sequence[StoredDecision], latest: StoredDecision | None
 ) -> tuple[StoredDecision, ...]:
-    """The bot's decisions beside the transcript, oldest first. `escalating`: while a person has
-    the conversation (`WITH_A_PERSON`), the decision on the question it came to them with (its
-    `question_entry`, the one its queue row names); None otherwise.
+    """The bot's decisions beside the transcript, oldest first. `question`: while a person has
+    the conversation (`WITH_A_PERSON`), the question it came to them with (its `question_entry`,
+    the one its queue row names), and `since` the decisions on it and on the customer's later
+    questions, oldest first; None otherwise.
 
-    While a person has it, that decision comes first: its candidates are what the agent answers
-    from. A later one was kept silent (a person had the conversation by then) and is shown under
-    it only if it considered passages: one that found none ("hello? anyone?", written while the
-    bot was down) has nothing to offer, and shown alone it hid the escalation's candidates, in the
-    pane and in Ctrl+O's picker. Otherwise (the bot has it, or it is resolved), the latest
-    decision alone: what the bot did last is what stands."""
+    While a person has it, the decision on that question comes first: its candidates are what
+    the agent answers from. Under it, the latest decision since that considered passages: the
+    bot kept it silent (a person had the conversation by then), and it may name the passage that
+    answers the customer. One that found none ("hello? anyone?", written while the bot was down)
+    has nothing to offer: shown, or taken for the latest, it hid the escalation's candidates and
+    then a kept decision's ("would have answered from damage-fee"), in the pane and in Ctrl+O's
+    picker. Otherwise (the bot has it, it is resolved, or its question was never decided), the
+    latest decision alone: what the bot did last is what stands."""
+    escalating = max(
+        (stored for stored in since if stored.message_id == question),
+        key=lambda stored: stored.id,
+        default=None,
+    )
     if escalating is None:
         return () if latest is None else (latest,)
-    if latest is not None and latest.id > escalating.id and latest.decision.candidates:
-        return (escalating, latest)
-    return (escalating,)
+    considered = [
+        stored for stored in since if stored.id > escalating.id and stored.decision.candidates
+    ]
+    return (escalating, considered[-1]) if considered else (escalating,)
 
 
 def _shown_name(agent: str | None, otherwise: str) -> str:

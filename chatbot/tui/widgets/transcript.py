@@ -18,11 +18,11 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widgets import RichLog
 
-from chatbot.desk.models import Author, ChatEvent, ChatMessage, Note, Page
+from chatbot.desk.models import Author, ChatEvent, ChatMessage, Escalated, EventData, Note, Page
 from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
 from chatbot.notices import note_heading, notice
-from chatbot.text import printable
+from chatbot.text import clip, printable
 from chatbot.tui.moments import moment
 
 Entry = ChatMessage | ChatEvent
@@ -45,6 +45,36 @@ wraps and renders every line it is given up front (~0.3 s for 1,000 messages); 1
 
 EARLIER_KEY = "F3"
 """The key the earlier-messages line names; `ConversationView` binds it."""
+
+ABOUT_QUESTION = N_("About “{question}”: {notice}")
+"""An escalation's notice that names the question it is about (see `about_question`)."""
+ABOUT_CELLS = 50
+"""The question's words quoted in `ABOUT_QUESTION` are cut to this."""
+
+
+def about_question(
+    event: EventData,
+    sentence: str,
+    *,
+    asked: Mapping[int, str],
+    last_asked: int | None,
+    locale: Locale = DEFAULT_LOCALE,
+) -> str:
+    """`sentence`, said for `event`, naming the question it is about when `event` is an
+    escalation whose question is not the customer's message just before it (`last_asked`), and
+    its words are known (`asked`: the customer's messages by id). The bot decides a question
+    late when it was down or busy, after the customer wrote again, and its escalation is logged
+    then: "The bot could not answer this from the help center" sat under "hello? anyone?", and
+    read as about it, in the agent's transcript and the customer's chat alike. It stays where it
+    came (moved up to its question, the customer would not see "a person will reply here"
+    arrive, and the agent would read it before a hand-back that came first), and says which."""
+    if not isinstance(event, Escalated):
+        return sentence
+    question = event.question_entry
+    if question is None or question == last_asked or question not in asked:
+        return sentence
+    words = clip(" ".join(printable(asked[question]).split()), ABOUT_CELLS)
+    return translations(locale).gettext(ABOUT_QUESTION).format(question=words, notice=sentence)
 
 
 @dataclass(frozen=True)
@@ -94,13 +124,18 @@ def transcript_text(
     locale: Locale = DEFAULT_LOCALE,
     now: datetime | None = None,
     decisions: Mapping[int, Decision] | None = None,
+    asked: dict[int, str] | None = None,
+    last_asked: int | None = None,
 ) -> TranscriptText:
     """Entries as the transcript writes them, every word shown literally. Given `now`, each
     message and note says when it was written (an agent picking up a conversation needs to know
-    whether the customer wrote a minute or a day ago)."""
+    whether the customer wrote a minute or a day ago). `asked`: the customer's messages written
+    so far, by id (those among `entries` are added to it), and `last_asked` the newest of them
+    before `entries`, for `about_question`."""
     t = translations(locale)
     text = Text()
     notes: set[int] = set()
+    asked = {} if asked is None else asked
 
     def when(entry: Entry) -> None:
         if now is not None:
@@ -124,12 +159,17 @@ def transcript_text(
         if isinstance(entry, ChatEvent):
             sentence = notice(entry.event, reader="agent", locale=locale, decisions=decisions)
             if sentence is not None:
+                sentence = about_question(
+                    entry.event, sentence, asked=asked, last_asked=last_asked, locale=locale
+                )
                 if text:
                     text.append("\n")
                 text.append(dashed(printable(sentence)), NOTICE_STYLE)
             continue
         if text:
             text.append("\n")
+        if entry.author is Author.CUSTOMER:
+            asked[entry.id], last_asked = entry.text, entry.id
         if entry.author is Author.AGENT:
             agent = printable(entry.agent) if entry.agent else t.gettext("Agent")
             who = t.gettext("{agent} (agent)").format(agent=agent)
@@ -215,6 +255,11 @@ class Transcript(RichLog):
         self.decisions: Mapping[int, Decision] = {}
         """The conversation's decisions by question, which a `not-judged` escalation is said
         from (a replay miss, or Valen declining): set by the view before it writes one."""
+        self._asked: dict[int, str] = {}
+        """The customer's messages written, by id: an escalation logged after the customer wrote
+        again names the one it is about (`about_question`)."""
+        self._last_asked: int | None = None
+        """The newest of them."""
 
     @property
     def hidden(self) -> int:
@@ -251,7 +296,7 @@ class Transcript(RichLog):
         self._entries[:0] = page.entries
         self._hidden, self._exact = page.earlier, page.earlier_exact
         self._header = self._earlier_text()
-        text = self._text(page.entries) if page.entries else None
+        text = self._text(page.entries, newer=False) if page.entries else None
         if text is not None:
             self._texts.insert(0, text)
         width = self._width()
@@ -272,6 +317,7 @@ class Transcript(RichLog):
 
     def clear(self) -> Self:
         self._texts = []
+        self._asked, self._last_asked = {}, None
         self._header, self._header_rows = None, 0
         super().clear()
         self._wrapped_at = self._width()  # No lines: as good as wrapped to the width there is.
@@ -349,10 +395,21 @@ class Transcript(RichLog):
         self.virtual_size = Size(self._widest_line_width, len(self.lines))
         self.refresh()
 
-    def _text(self, entries: Sequence[Entry]) -> TranscriptText:
-        return transcript_text(
-            entries, locale=self.locale, now=self.clock(), decisions=self.decisions
+    def _text(self, entries: Sequence[Entry], *, newer: bool = True) -> TranscriptText:
+        """`entries` as written: `newer` than any written so far, or (False) an earlier page."""
+        text = transcript_text(
+            entries,
+            locale=self.locale,
+            now=self.clock(),
+            decisions=self.decisions,
+            asked=self._asked,
+            last_asked=self._last_asked if newer else None,
         )
+        if newer:
+            for entry in entries:
+                if isinstance(entry, ChatMessage) and entry.author is Author.CUSTOMER:
+                    self._last_asked = entry.id
+        return text
 
     def _earlier_text(self) -> TranscriptText | None:
         """The line above the entries shown that says how many are not, with a blank line under
