@@ -31,6 +31,11 @@ REPLAY_MISS_NOTE = (
     "judgments, from {cache}, and none is recorded for this question and passage. Ask Valen live "
     "with --replay off, or with --replay record to save its answers for next time."
 )
+UNUSABLE_NOTE = (
+    "A replay-miss whose recorded answer is unusable comes from an entry of {cache} that cannot "
+    "be replayed (see the warning about it): repair or remove the entry, or record it again with "
+    "--replay record."
+)
 UNREADABLE_CACHE_NOTE = (
     "Every replay-miss here comes from the replay cache, not from this question: it could not be "
     "read ({problem}), so no recorded judgment was used. Repair the file or move it aside, or ask "
@@ -169,11 +174,20 @@ def render(
             lines += [row, *wrap(error, width, "      ")]
         else:
             lines.append(f"{row}  {error}" if error else row)
-    if any(c.error_kind == "replay-miss" for c in decision.candidates):
-        if unreadable is not None:
-            note = UNREADABLE_CACHE_NOTE.format(problem=unreadable)
-        else:
-            note = REPLAY_MISS_NOTE.format(cache=cache)
+    misses = {c.error for c in decision.candidates if c.error_kind == "replay-miss"}
+    notes = []
+    if unreadable is not None and misses:
+        notes.append(UNREADABLE_CACHE_NOTE.format(problem=unreadable))
+    elif misses:
+        # Each kind of miss said for what it is: none recorded, or recorded and unusable.
+        from chatbot.valen.judge import UNUSABLE  # Loaded by now: the judge said it.
+
+        unusable = f"replay-miss: {UNUSABLE}"
+        if misses - {unusable}:
+            notes.append(REPLAY_MISS_NOTE.format(cache=cache))
+        if unusable in misses:
+            notes.append(UNUSABLE_NOTE.format(cache=cache))
+    for note in notes:
         lines += ["", *wrap(printable(note), width)]
     return "\n".join(lines)
 

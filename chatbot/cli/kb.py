@@ -118,7 +118,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "-o",
         type=_output_file,
         metavar="FILE",
-        help="file to write (default: standard output, so '-' is refused: leave --output out)",
+        help="file to write, or '-' for standard output (the default); a FIFO or a device, such"
+        " as /dev/stdout, is written to as it is",
     )
     p.set_defaults(func=run_export)
 
@@ -163,14 +164,11 @@ def _content_options(
     parser.add_argument("--tag", action="append", metavar="TAG", help=tag)
 
 
-def _output_file(text: str) -> Path:
-    """`--output FILE`. Standard output is the default already, so "-" is refused rather than
-    taken for a file named "-" in the current folder, which is what it was."""
+def _output_file(text: str) -> Path | None:
+    """`--output FILE`: "-" is standard output, as leaving it out is (None), not a file named
+    "-" in the current folder (`./-` is that)."""
     if text == "-":
-        raise argparse.ArgumentTypeError(
-            "'-' is not a file: leave --output out to write to standard output "
-            "(or write ./- for a file named -)"
-        )
+        return None
     return path_argument(text)
 
 
@@ -605,37 +603,102 @@ def run_export(args: argparse.Namespace) -> int:
     from chatbot.files import write_text_atomic
     from chatbot.knowledge_base.storage import KnowledgeBaseError, export_passages
 
-    output: Path | None = args.output
+    given: Path | None = args.output
+    descriptor = None if given is None else _own_descriptor(given)
+    if descriptor == 1:  # /dev/stdout: standard output, as "-" and no --output are.
+        given = None
     # A folder (".", "/", "x/..") has no file name to write beside and rename over: the atomic
     # write raised ValueError, a traceback. Refused before the knowledge base is read.
-    if output is not None and (output.name in ("", "..") or output.is_dir()):
-        raise KnowledgeBaseError(f"{output}: is a directory, expected a file to write")
-    if output is not None:
-        output = _export_target(output)
+    if given is not None and (given.name in ("", "..") or given.is_dir()):
+        raise KnowledgeBaseError(f"{given}: is a directory, expected a file to write")
+    output = None if given is None or descriptor is not None else _export_target(given)
     store = _store(args)
-    if output is not None:
-        _refuse_inside(store, args.output, output)
+    if given is not None and output is not None:
+        _refuse_inside(store, given, output)
     passages = store.passages()
     text = json.dumps(export_passages(passages), indent=2, ensure_ascii=False) + "\n"
-    if output is None:
+    if given is None:
         sys.stdout.write(text)
         return 0
     try:
-        write_text_atomic(output, text)
+        if output is None:
+            # A descriptor of ours, a FIFO, a device: written to as it is, never replaced by a
+            # file renamed over it (/dev/stdout led to "/proc/…/fd/pipe:[…]", no file to write
+            # beside).
+            _write_into(given, descriptor, text.encode("utf-8"))
+        else:
+            write_text_atomic(output, text)
+    except BrokenPipeError:
+        raise  # The reader went away: `main` exits 141, as it does for standard output.
     except OSError as error:
-        raise KnowledgeBaseError(f"{output}: cannot write: {error.strerror or error}") from None
+        raise KnowledgeBaseError(f"{given}: cannot write: {error.strerror or error}") from None
     exported = counted(len(passages), "passage")
-    print(f"exported {exported} to {printable(str(output))}", file=sys.stderr)
+    print(f"exported {exported} to {printable(str(given))}", file=sys.stderr)
     return 0
 
 
-def _export_target(output: Path) -> Path:
-    """The file an export replaces: a symlink's target (the link stays a link), and only ever a
-    regular file. The write renames a new file into place, which turned /dev/null into a plain
-    file (as root), and a FIFO a reader waited on, or a symlink, into a file of its own."""
+_DESCRIPTOR_NAMES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR_FOLDERS = ("/dev/fd", "/proc/self/fd")
+
+
+def _own_descriptor(output: Path) -> int | None:
+    """The descriptor of this process `output` names (/dev/stdout, /dev/fd/3, /proc/self/fd/1),
+    if it names one: written to as the shell opened it (`>> log` appends), not replaced."""
+    import os
+
+    name = os.path.normpath(os.path.abspath(output))
+    if name in _DESCRIPTOR_NAMES:
+        return _DESCRIPTOR_NAMES[name]
+    folder, _, number = name.rpartition("/")
+    own = folder in _DESCRIPTOR_FOLDERS or folder == f"/proc/{os.getpid()}/fd"
+    return int(number) if own and number.isdigit() and number.isascii() else None
+
+
+def _write_into(output: Path, descriptor: int | None, data: bytes) -> None:
+    """Write `data` to `output` as it is: `descriptor` (one of ours it names), or the FIFO or
+    device it is, opened without waiting (a FIFO nothing reads is refused, not waited on)."""
+    import errno
+    import os
     import stat
 
-    from chatbot.files import special_kind
+    from chatbot.knowledge_base.storage import KnowledgeBaseError
+
+    if descriptor is not None:
+        if descriptor == 2:
+            sys.stderr.flush()
+        _write_all(descriptor, data)
+        return
+    flags = os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        opened = os.open(output, flags)
+    except OSError as error:
+        if error.errno == errno.ENXIO and stat.S_ISFIFO(output.stat().st_mode):
+            raise KnowledgeBaseError(
+                f"{output}: a FIFO (named pipe) nothing reads: start its reader first"
+            ) from None
+        raise
+    try:
+        os.set_blocking(opened, True)  # Opened without waiting; written as usual.
+        _write_all(opened, data)
+    finally:
+        os.close(opened)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    import os
+
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def _export_target(output: Path) -> Path | None:
+    """The file an export replaces: a symlink's target (the link stays a link), and only ever a
+    regular file; None for a FIFO, a device or a socket, written to as it is (`_write_into`).
+    The write renames a new file into place, which turned /dev/null into a plain file (as
+    root), and a FIFO a reader waited on, or a symlink, into a file of its own."""
+    import stat
+
     from chatbot.knowledge_base.storage import KnowledgeBaseError
 
     target = output.resolve() if output.is_symlink() else output
@@ -645,9 +708,7 @@ def _export_target(output: Path) -> Path:
         return target  # A new file (or a link to one not made yet).
     except OSError as error:
         raise KnowledgeBaseError(f"{output}: cannot write: {error.strerror or error}") from None
-    if not stat.S_ISREG(mode):
-        raise KnowledgeBaseError(f"{output}: is {special_kind(mode)}, expected a file to write")
-    return target
+    return target if stat.S_ISREG(mode) else None
 
 
 def _refuse_inside(store: KnowledgeBaseStore, given: Path, target: Path) -> None:

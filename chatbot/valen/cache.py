@@ -267,6 +267,14 @@ class ReplayCache:
         probability = None if raw.get("refused") is True else float(raw["probability"])
         return CacheEntry(input, instructions, model, probability)
 
+    def holds_unusable(self, *, input: str, instructions: str, model: str | None) -> bool:
+        """Whether an answer is recorded for this exact input, predicate and model that cannot be
+        replayed (`usable`: a probability of "high", 7.5 or NaN): its miss is the file's, not a
+        gap in the recordings."""
+        entries = self._load()
+        key = cache_key(input=input, instructions=instructions, model=model)
+        return key in entries and not usable(entries[key])
+
     def __len__(self) -> int:
         return len(self._load())
 

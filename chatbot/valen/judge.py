@@ -19,6 +19,10 @@ ReplayMode = Literal["on", "off", "record"]
 
 log = logging.getLogger(__name__)
 
+UNUSABLE = "recorded answer unusable: not a probability from 0 to 1, nor a refusal"
+"""A replay miss's reason where the cache holds an entry it cannot replay: "no recorded answer"
+sent the reader looking for a gap in the recordings, beside a warning that the file was broken."""
+
 
 class PassageJudge:
     """Asks whether each passage answers a question.
@@ -49,18 +53,24 @@ class PassageJudge:
         if self.cache is not None:
             entry = self.cache.lookup(input=text, instructions=instructions, model=self.model)
         if entry is None:
-            return ReplayMissError(self._miss_reason())
+            return ReplayMissError(self._miss_reason(text, instructions))
         if entry.probability is None:
             return RefusedError("Valen declined to judge this passage (recorded)")
         return entry.probability
 
-    def _miss_reason(self) -> str:
+    def _miss_reason(self, text: str, instructions: str) -> str:
         """Why replay found nothing: an agent reading "no recorded answer" on every passage
-        would look for a gap in the recordings when the file could not be read at all."""
+        would look for a gap in the recordings when the file could not be read at all, or when
+        this passage's entry is there and broken."""
         if self.cache is not None and self.cache.corrupt is not None:
             return "the replay cache could not be read (see the warning about it)"
         if self.cache is not None and self.cache.missing:
             return "the replay cache file does not exist"
+        cache = self.cache
+        if cache is not None and cache.holds_unusable(
+            input=text, instructions=instructions, model=self.model
+        ):
+            return UNUSABLE
         return "no recorded answer for this question and passage"
 
     async def _ask(self, text: str, instructions: str, deadline: float) -> Outcome:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -15,7 +16,12 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from chatbot.drafts import MAX_DRAFT_CHARS, drafts_for, join_drafts, read_draft, store_draft
-from chatbot.files import make_private_folders, read_regular_file, write_bytes_atomic
+from chatbot.files import (
+    NotRegularFileError,
+    make_private_folders,
+    read_regular_file,
+    write_bytes_atomic,
+)
 from chatbot.i18n import N_, Locale, translations
 from chatbot.text import is_blank, strip_control
 from chatbot.tui.screens.mode import ModeScreen
@@ -169,6 +175,14 @@ TYPED_NOT_KEPT = N_("What you typed could not be kept ({reason}).")
 UNREAD = N_("What your last chat left could not be read ({reason}): this is a new chat.")
 """Above a new chat when `TERMINAL_CHAT` is there but unreadable (not JSON, not what a chat
 leaves, a folder, a FIFO): it started a new chat silently, the words it kept out of reach."""
+# The app's own reasons for `UNREAD`, said in the note's language (a system's, `strerror`, is
+# said as the system says it).
+NOT_JSON = N_("not valid JSON")
+NOT_A_CHAT = N_("not a conversation number and words")
+IS_A_DIRECTORY = N_("is a directory, not a regular file")
+IS_A_FIFO = N_("is a FIFO (named pipe), not a regular file")
+IS_SPECIAL = N_("is a socket or device, not a regular file")
+OWN_REASONS = frozenset({NOT_JSON, NOT_A_CHAT, IS_A_DIRECTORY, IS_A_FIFO, IS_SPECIAL})
 
 
 RATE_LATER_S = 24 * 3600.0
@@ -227,13 +241,26 @@ class UnreadNote(ChatNote):
     in the chat's language, as `ResumedNote` is."""
 
     def __init__(self, reason: str, *, locale: Locale) -> None:
-        super().__init__(UNREAD, id="chat-unread", locale=locale, reason=reason)
         self.reason = reason
+        """Why: one of `OWN_REASONS` (a message id), or the system's words."""
+        super().__init__(UNREAD, id="chat-unread", locale=locale, reason=reason)
+
+    def show_in(self, locale: Locale) -> None:
+        t = translations(locale)
+        reason = t.gettext(self.reason) if self.reason in OWN_REASONS else self.reason
+        self.update(Text(t.gettext(self.message).format(reason=reason)))
 
 
 def _reason(error: OSError) -> str:
     """Why a write or read failed, in the system's few words ("Read-only file system")."""
     return error.strerror or type(error).__name__
+
+
+def _not_regular(error: NotRegularFileError) -> str:
+    """Why a path that is not a regular file was not read, as one of `OWN_REASONS`."""
+    if stat.S_ISDIR(error.mode):
+        return IS_A_DIRECTORY
+    return IS_A_FIFO if stat.S_ISFIFO(error.mode) else IS_SPECIAL
 
 
 class TerminalChat:
@@ -248,7 +275,8 @@ class TerminalChat:
         """The database's drafts folder: the conversation's unsent words are kept there, as a
         browser's are, and `TERMINAL_CHAT` beside them."""
         self.unread: str | None = None
-        """Why `TERMINAL_CHAT` is there but could not be read (said above the new chat)."""
+        """Why `TERMINAL_CHAT` is there but could not be read (said above the new chat): one of
+        `OWN_REASONS`, translated where it is said, or the system's words."""
         self.conversation_id, self.words = self._read()
         """What the last run left: its conversation, or the words of a chat not started."""
         self._remembered = (self.conversation_id, self.words)
@@ -302,19 +330,22 @@ class TerminalChat:
             data = read_regular_file(self.folder / TERMINAL_CHAT, limit=12 * MAX_DRAFT_CHARS + 1024)
         except (FileNotFoundError, NotADirectoryError):  # None kept; nowhere to keep one.
             return None, ""
-        except OSError as error:  # A folder, a FIFO, not this user's to read.
+        except NotRegularFileError as error:  # A folder, a FIFO.
+            self.unread = _not_regular(error)
+            return None, ""
+        except OSError as error:  # Not this user's to read.
             self.unread = _reason(error)
             return None, ""
         try:
             kept = json.loads(data)
         except ValueError:
-            self.unread = "not valid JSON"
+            self.unread = NOT_JSON
             return None, ""
         conversation = kept.get("conversation") if isinstance(kept, dict) else None
         words = kept.get("words", "") if isinstance(kept, dict) else None
         number = type(conversation) is int and conversation > 0
         if not (number or conversation is None) or not isinstance(words, str):
-            self.unread = "not a conversation number and words"
+            self.unread = NOT_A_CHAT
             return None, ""
         return conversation, _words(words)
 

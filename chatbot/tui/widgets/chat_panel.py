@@ -45,7 +45,7 @@ from chatbot.engine.question import MAX_QUESTION_CHARS, check_question
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, LANGUAGE_NAMES, LOCALES, N_, Locale, translations
 from chatbot.notices import by_question, needs_decisions, notice, status_line
-from chatbot.text import is_blank, printable
+from chatbot.text import cells, clip, is_blank, printable
 from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
@@ -119,6 +119,17 @@ RATE_OR_WRITE = N_("Rate 1 to 5, or write again")
 words ask again, as the status says ("Resolved. Write again if you need anything else."). No
 "press Enter": the question above says it, and beside the queue at 80 columns the box holds 33
 characters."""
+# Shorter forms of the placeholders, for a box too narrow for the whole (beside the queue at 60
+# columns it holds 23 cells): the box wrapped a longer one at a word and showed its first line,
+# "Write to Maximiliana", "Rate 1 to 5, or write".
+ASK_SHORT = N_("Type your question")
+WRITE_TO_AGENT_SHORT = N_("Write to {agent}")
+WRITE_SHORT = N_("Write a message")
+RATE_OR_WRITE_SHORT = N_("Rate 1–5, or write")
+RATE_SHORT = N_("Rate 1–5")
+NAME_KEPT = 4
+"""The fewest cells of an agent's name a placeholder keeps, cut (with its …): fewer said nothing
+of who reads ("Write to M…"), and the generic sentence is said in its place."""
 TYPED_RATINGS = {str(rating): rating for rating in RATINGS} | {
     chr(ord("０") + rating): rating for rating in RATINGS
 }
@@ -211,6 +222,16 @@ class LanguageSwitch(Static):
         # A double tap is one gesture: its second tap would switch straight back.
         if event.chain == 1:
             self.post_message(self.Pressed())
+
+
+def _cut_name(name: str, width: int) -> str:
+    """`name` in `width` cells, cut with …, without a word's first letter or two left over at
+    the end ("Maximiliana…", not "Maximiliana M…")."""
+    kept = clip(name, width)[:-1]
+    head, space, tail = kept.rpartition(" ")
+    if space and head.strip() and len(tail) < 3:
+        kept = head.rstrip()
+    return kept + "…"
 
 
 class ChatPanel(Vertical):
@@ -672,20 +693,47 @@ class ChatPanel(Vertical):
         self._show_placeholder()
         self._show_suggestions()
 
+    def on_resize(self, _event: events.Resize) -> None:
+        # The box's width follows the panel's: the placeholder is fitted to it again.
+        self._show_placeholder()
+
     def _show_placeholder(self) -> None:
         """Say in the empty question box what a message typed there does now: asks the bot,
         goes to the person who has the conversation (or will), or, while the rating is asked,
-        rates it."""
+        rates it; in the box's width (`_placeholders`: the first form that fits, the last cut
+        with … where none does)."""
+        question = self.question
+        width = question.scrollable_content_region.width
+        forms = self._placeholders(width)
+        if width <= 0:  # Not laid out yet: said whole, fitted once the panel has its size.
+            question.placeholder = forms[0]
+            return
+        question.placeholder = next(
+            (text for text in forms if cells(text) <= width), clip(forms[-1], width)
+        )
+
+    def _placeholders(self, width: int) -> list[str]:
+        """The forms of the placeholder for now, longest first: the agent's name is cut to fit
+        `width` (keeping `NAME_KEPT` cells) before the sentence is said without it."""
         conversation = self.conversation
         if self.rating.display:
-            text = self.gettext(RATE_OR_WRITE)
-        elif conversation is None or conversation.state not in PERSON_HAS_IT:
-            text = self.gettext(PLACEHOLDER)
-        elif conversation.state is State.CLAIMED and conversation.agent:
-            text = self.gettext(WRITE_TO_AGENT).format(agent=printable(conversation.agent))
-        else:
-            text = self.gettext(WRITE_TO_PERSON)
-        self.question.placeholder = text
+            return [self.gettext(text) for text in (RATE_OR_WRITE, RATE_OR_WRITE_SHORT, RATE_SHORT)]
+        if conversation is None or conversation.state not in PERSON_HAS_IT:
+            return [self.gettext(PLACEHOLDER), self.gettext(ASK_SHORT)]
+        generic = [self.gettext(WRITE_TO_PERSON), self.gettext(WRITE_SHORT)]
+        if conversation.state is not State.CLAIMED or not conversation.agent:
+            return generic
+        agent = printable(conversation.agent)
+        forms = []
+        for sentence in (WRITE_TO_AGENT, WRITE_TO_AGENT_SHORT):
+            said = self.gettext(sentence)
+            forms.append(said.format(agent=agent))
+            room = width - cells(said.format(agent=""))
+            if 0 < width and NAME_KEPT <= room < cells(agent):
+                forms.append(said.format(agent=_cut_name(agent, room)))
+            if sentence is WRITE_TO_AGENT:
+                forms.append(generic[0])
+        return [*forms, generic[1]]
 
     def _suggesting(self) -> bool:
         """Whether the suggested questions are offered: not while a person has the conversation
