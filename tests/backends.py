@@ -5,7 +5,9 @@ PostgreSQL: each test gets a database of its own with a unique name, copied from
 migrated once per session. Making one costs a second or two on a busy machine, so after a test its
 database is emptied (every connection to it ended, every row deleted, ids restarted) and handed to
 the next test; one whose schema a test changed is dropped instead. All are dropped at the end
-(`WITH (FORCE)`). The server is `HELPDESK_TEST_POSTGRES` (default: the project machines' trust
+(`WITH (FORCE)`); those of a run killed before its end (a timeout, Ctrl+C twice), named by the
+pid of the process that made them, are dropped by the next run once no such process runs. The
+server is `HELPDESK_TEST_POSTGRES` (default: the project machines' trust
 server). When it cannot be reached only the PostgreSQL tests are skipped, with the URL tried,
 unless `HELPDESK_REQUIRE_POSTGRES=1` (CI), where they fail.
 """
@@ -61,6 +63,17 @@ class Backend:
         return DeskService(self.open(clock), max_attempts=max_attempts)
 
 
+def _running(pid: int) -> bool:
+    """Whether a process `pid` runs on this machine (the test server is on it: 127.0.0.1)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # Another user's.
+    return True
+
+
 class PostgresServer:
     """The test server: makes databases from a migrated template and drops them."""
 
@@ -70,6 +83,7 @@ class PostgresServer:
         self.admin = admin
         self._psycopg = psycopg
         self._conn = psycopg.connect(admin, autocommit=True, connect_timeout=3)
+        self.drop_orphans()
         self.template = f"helpdesk_tmpl_{os.getpid()}_{uuid.uuid4().hex[:8]}"
         self._conn.execute(f'CREATE DATABASE "{self.template}"'.encode())
         from chatbot.store.postgres import PostgresStore
@@ -78,6 +92,25 @@ class PostgresServer:
 
         self._free: list[str] = []
         self._made: list[str] = []
+
+    def drop_orphans(self) -> None:
+        """Drop the databases of runs whose process is gone: a run killed before its end left
+        its template and test databases behind, one pair per worker, run after run. Only on this
+        machine's server, where a pid names a process here."""
+        if urlsplit(self.admin).hostname not in (None, "", "127.0.0.1", "localhost", "::1"):
+            return
+        found = self._conn.execute(
+            r"SELECT datname FROM pg_database"
+            r" WHERE datname LIKE 'helpdesk\_tmpl\_%' OR datname LIKE 'helpdesk\_test\_%'"
+        ).fetchall()
+        for (name,) in found:
+            pid = name.split("_")[2]
+            if not pid.isdigit() or _running(int(pid)):
+                continue
+            try:
+                self._conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'.encode())
+            except self._psycopg.Error:
+                pass  # Another worker starting at the same moment dropped it first.
 
     def create(self, *, migrated: bool = True) -> str:
         """A new database of its own with a unique name: migrated, or with no schema at all."""
