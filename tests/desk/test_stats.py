@@ -4,7 +4,6 @@ replied to, resolved, handed back, released, and one never written in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -12,21 +11,8 @@ import pytest
 from chatbot.desk.service import DeskService
 from chatbot.desk.stats import DeskStats
 from chatbot.engine.models import Reason
-from tests.backends import Backend
 from tests.desk.helpers import DOCKS, Script, script_day
 from tests.store.conftest import START, FakeClock, answered
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
-    service = backend.service(clock)
-    yield service
-    service.close()
 
 
 @pytest.fixture

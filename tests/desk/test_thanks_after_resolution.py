@@ -10,7 +10,6 @@ desk says "you're welcome" and the rating is still due. Anything else still reop
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,23 +35,10 @@ from chatbot.notices import (
     THANKED_NOTICE,
     notice,
 )
-from tests.backends import Backend
 from tests.desk.helpers import Q2, WORKER, in_state
 from tests.store.conftest import FakeClock
 
 THANKS = ["thanks!", "thank you, bye", "Thanks Ana 👍", "ok", "谢谢"]
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
-    service = backend.service(clock)
-    yield service
-    service.close()
 
 
 def events(desk: DeskService, conversation_id: int) -> list[EventData]:

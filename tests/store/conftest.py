@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from chatbot.desk.service import DeskService
 from chatbot.engine.models import Answer, Candidate, Decision, Reason
 from chatbot.store.interface import ConversationStore
 from tests.backends import Backend
@@ -37,6 +38,13 @@ def store(backend: Backend, clock: FakeClock) -> Iterator[ConversationStore]:
     opened = backend.open(clock)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
+    service = backend.service(clock)
+    yield service
+    service.close()
 
 
 CHARGED = Candidate(

@@ -11,7 +11,6 @@ Checked where gaps are shown: the figures (`helpdesk stats`) and the editor's li
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -29,18 +28,6 @@ WORKER = "worker-1"
 CHARGED = "I was charged twice for the same ride, can I get my money back?"
 CHARGED_AGAIN = "i was charged twice for the same ride can I get my money back"
 WEATHER = "What's the weather going to be like in Paris tomorrow?"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
-    service = backend.service(clock)
-    yield service
-    service.close()
 
 
 def decide_answered(desk: DeskService, question: str) -> str:

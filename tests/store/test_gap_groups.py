@@ -35,18 +35,6 @@ GIFT_PUNCTUATED = "Do you sell gift-cards?!"
 HELMET = "Do I need a helmet?"
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def desk(backend: Backend, clock: FakeClock) -> Iterator[DeskService]:
-    service = backend.service(clock)
-    yield service
-    service.close()
-
-
 def no_passages(question: str) -> Decision:
     return Decision(question=question, answer=None, reason=Reason.NO_PASSAGES, candidates=(),
                     threshold=0.7, latency_ms=5.0)  # fmt: skip
