@@ -4,6 +4,9 @@ the server in the test's process (its clock moved by the test)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from http.cookies import Morsel
 from pathlib import Path
 from typing import cast
 
@@ -40,6 +43,27 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@asynccontextmanager
+async def agent_console(
+    port: int, *, name: str = "ana", password: str = PASSWORD
+) -> AsyncIterator[tuple[Morsel[str], aiohttp.ClientWebSocketResponse]]:
+    """Sign in at the served port as a browser does and open the agent console: the account
+    cookie the sign-in set, and the console's websocket once it has drawn."""
+    origin = {"Origin": f"http://127.0.0.1:{port}"}
+    async with aiohttp.ClientSession(
+        f"http://127.0.0.1:{port}", cookie_jar=aiohttp.CookieJar(unsafe=True)
+    ) as browser:
+        form = {"name": name, "password": password, "next": "/agent"}
+        async with browser.post(
+            "/signin", data=form, headers=origin, allow_redirects=False
+        ) as response:
+            assert response.status == 303, await response.text()
+            cookie = response.cookies[ACCOUNT_COOKIE]
+        async with browser.ws_connect("/ws/agent?width=80&height=24", headers=origin) as ws:
+            await first_output(ws)
+            yield cookie, ws
 
 
 async def first_output(websocket: aiohttp.ClientWebSocketResponse) -> None:
@@ -99,27 +123,17 @@ async def open_console_then_run_out(tmp_path: Path) -> tuple[bool, str, int]:
 
     accounts.account = counted  # type: ignore[method-assign]
     port = await server.start()
-    origin = {"Origin": f"http://127.0.0.1:{port}"}
     try:
-        async with aiohttp.ClientSession(
-            f"http://127.0.0.1:{port}", cookie_jar=aiohttp.CookieJar(unsafe=True)
-        ) as browser:
-            form = {"name": "ana", "password": PASSWORD, "next": "/agent"}
-            async with browser.post(
-                "/signin", data=form, headers=origin, allow_redirects=False
-            ) as response:
-                assert response.status == 303, await response.text()
-                max_age = int(response.cookies[ACCOUNT_COOKIE]["max-age"])
-            async with browser.ws_connect("/ws/agent?width=80&height=24", headers=origin) as ws:
-                await first_output(ws)
-                # An hour short of the end, rounds of checks go by and the console stays.
-                clock.now += HOURS * 3600 - 3600
-                before = checked
-                while checked < before + 3:
-                    await asyncio.sleep(0.01)
-                still_open = not ws.closed and len(server.sessions) == 1
-                clock.now += 3600
-                reason = await close_reason(ws)
+        async with agent_console(port) as (cookie, ws):
+            max_age = int(cookie["max-age"])
+            # An hour short of the end, rounds of checks go by and the console stays.
+            clock.now += HOURS * 3600 - 3600
+            before = checked
+            while checked < before + 3:
+                await asyncio.sleep(0.01)
+            still_open = not ws.closed and len(server.sessions) == 1
+            clock.now += 3600
+            reason = await close_reason(ws)
     finally:
         await server.shutdown()
         accounts.close()

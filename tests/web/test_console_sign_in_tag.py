@@ -13,12 +13,9 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-import aiohttp
-
-from chatbot.web.server import ACCOUNT_COOKIE, HelpdeskServer
-from tests.web.conftest import PASSWORD
+from chatbot.web.server import HelpdeskServer
 from tests.web.harness import run_async
-from tests.web.server_helpers import Clock, first_output, here
+from tests.web.server_helpers import Clock, agent_console, here
 
 
 def presence(db: Path) -> list[str]:
@@ -31,23 +28,13 @@ async def open_console(tmp_path: Path) -> tuple[str, list[str]]:
     console said it is open under."""
     server, accounts = here(tmp_path, Clock())
     port = await server.start()
-    origin = {"Origin": f"http://127.0.0.1:{port}"}
     try:
-        async with aiohttp.ClientSession(
-            f"http://127.0.0.1:{port}", cookie_jar=aiohttp.CookieJar(unsafe=True)
-        ) as browser:
-            form = {"name": "ana", "password": PASSWORD, "next": "/agent"}
-            async with browser.post(
-                "/signin", data=form, headers=origin, allow_redirects=False
-            ) as response:
-                assert response.status == 303, await response.text()
-                cookie = response.cookies[ACCOUNT_COOKIE].value
-            async with browser.ws_connect("/ws/agent?width=80&height=24", headers=origin) as ws:
-                await first_output(ws)
-                db = tmp_path / "home" / "helpdesk.sqlite3"
-                async with asyncio.timeout(30):
-                    while not (sessions := presence(db)):
-                        await asyncio.sleep(0.05)
+        async with agent_console(port) as (morsel, _):
+            cookie = morsel.value
+            db = tmp_path / "home" / "helpdesk.sqlite3"
+            async with asyncio.timeout(30):
+                while not (sessions := presence(db)):
+                    await asyncio.sleep(0.05)
     finally:
         await server.shutdown()
         accounts.close()

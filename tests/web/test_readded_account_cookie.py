@@ -30,7 +30,7 @@ from tests.backends import Backend, backend
 from tests.conftest import SHIPPED_KB
 from tests.web.conftest import PASSWORD
 from tests.web.harness import FAST_HASHER, Served, run_async, start_server
-from tests.web.server_helpers import Clock, close_reason, first_output, here
+from tests.web.server_helpers import Clock, agent_console, close_reason, here
 
 __all__ = ["backend"]  # A fixture: SQLite, then PostgreSQL.
 
@@ -134,21 +134,11 @@ async def console_when_ana_is_added_again(tmp_path: Path) -> str:
             users.close()
 
     port = await server.start()
-    origin = {"Origin": f"http://127.0.0.1:{port}"}
     try:
-        async with aiohttp.ClientSession(
-            f"http://127.0.0.1:{port}", cookie_jar=aiohttp.CookieJar(unsafe=True)
-        ) as browser:
-            form = {"name": "ana", "password": PASSWORD, "next": "/agent"}
-            async with browser.post(
-                "/signin", data=form, headers=origin, allow_redirects=False
-            ) as response:
-                assert response.status == 303, await response.text()
-            async with browser.ws_connect("/ws/agent?width=80&height=24", headers=origin) as ws:
-                await first_output(ws)
-                await asyncio.to_thread(add_ana_again)
-                await server.check_accounts_once()
-                return await close_reason(ws)
+        async with agent_console(port) as (_, ws):
+            await asyncio.to_thread(add_ana_again)
+            await server.check_accounts_once()
+            return await close_reason(ws)
     finally:
         await server.shutdown()
         accounts.close()
