@@ -87,6 +87,9 @@ TAKE_BATCH = 10
 take at the same instant, so one read almost always finds one left."""
 JUDGED_LOOKBACK = 20
 """Newest entries read for a question still being judged that a customer asks again."""
+ASKED_PAGE = 20
+"""Customer messages read at a time, newest first, for the question a customer who asks for a
+person hands over (`_asked_last`): past a "thanks!" or two, it is almost always on the first."""
 REPLY_PAGE = 100
 """Log entries read at a time, newest first, back to the last reply, for the question a
 hand-back gives the bot (`question_for_bot`): a reply is almost always on the first page."""
@@ -421,12 +424,13 @@ class DeskService:
         return self._settle(attempt)
 
     def _handoff(self, conversation_id: int | None) -> Escalation:
-        """The escalation of a customer who asks for a person: with their latest message as the
-        question the person takes up (and the top probability of its latest decision), unless
-        that too only asked for a person, or only said thanks (it would become a content gap), or
-        there is none."""
-        latest = None if conversation_id is None else self.store.latest_question(conversation_id)
-        if latest is None or asks_for_person(latest[0].text) or says_thanks(latest[0].text):
+        """The escalation of a customer who asks for a person: with their latest real question
+        as the one the person takes up (and the top probability of its latest decision), walking
+        back past messages that only asked for a person or only said thanks ("thanks!", then
+        "talk to a person", after an answer); without one if there is none (those would become
+        content gaps)."""
+        latest = None if conversation_id is None else self._asked_last(conversation_id)
+        if latest is None:
             return Escalation(reason=Reason.CUSTOMER_ASKED)
         question, top = latest
         return Escalation(
@@ -435,6 +439,21 @@ class DeskService:
             question_entry=question.id,
             question=question.text,
         )
+
+    def _asked_last(self, conversation_id: int) -> tuple[ChatMessage, float | None] | None:
+        """The customer's newest message that is a real question, neither a request for a person
+        (`asks_for_person`) nor a thank-you (`says_thanks`), with the top probability of its
+        latest decision; None if there is none. Read a page of their messages at a time, newest
+        first: a long conversation is not read whole for the question near its end."""
+        before: int | None = None
+        while True:
+            page = self.store.latest_questions(conversation_id, before_id=before, limit=ASKED_PAGE)
+            for message, top in page:
+                if not asks_for_person(message.text) and not says_thanks(message.text):
+                    return message, top
+            if len(page) < ASKED_PAGE:
+                return None
+            before = page[-1][0].id
 
     def feedback(self, conversation_id: int, *, entry_id: int, value: Feedback) -> FeedbackResult:
         """The customer's verdict on the conversation's latest bot answer, once. "Not helpful"

@@ -474,6 +474,15 @@ class ConversationStore(Protocol):
         """The newest customer message and the top probability of its latest decision."""
         ...
 
+    def latest_questions(
+        self, conversation_id: int, *, before_id: int | None = None, limit: int
+    ) -> list[tuple[ChatMessage, float | None]]:
+        """The customer's messages newest first, as `latest_question` gives the newest: at most
+        `limit` of those before `before_id` (None: from the newest on), each with the top
+        probability of its latest decision. For walking back a page at a time past messages
+        that asked nothing, without reading the rest of the log (bot answers, events)."""
+        ...
+
     def decision(self, decision_id: int) -> StoredDecision: ...
 
     def decisions(self, conversation_id: int) -> list[StoredDecision]: ...

@@ -1484,6 +1484,29 @@ class PostgresStore:
         )
         return entry, top[0][0] if top else None
 
+    def latest_questions(
+        self, conversation_id: int, *, before_id: int | None = None, limit: int
+    ) -> list[tuple[ChatMessage, float | None]]:
+        # Along `entries_by_author` backwards, then `decisions_by_message` for the page's
+        # scores: a page costs the same however long the conversation is.
+        rows = self._rows(
+            f"{self._ENTRY} WHERE e.conversation_id = %s AND e.author = 'customer' AND e.id < %s"
+            " ORDER BY e.id DESC LIMIT %s",
+            (conversation_id, 2**62 if before_id is None else before_id, limit),
+        )
+        messages = [m for m in map(self._to_entry, rows) if isinstance(m, ChatMessage)]
+        if not messages:
+            return []
+        # Oldest first: each message's latest decision is the one kept.
+        tops: dict[int, float | None] = dict(
+            self._rows(
+                "SELECT message_id, top_probability FROM decisions WHERE message_id = ANY(%s)"
+                " ORDER BY id",
+                ([m.id for m in messages],),
+            )
+        )
+        return [(message, tops.get(message.id)) for message in messages]
+
     _DECISION = (
         "SELECT id, conversation_id, message_id, worker, created_at, body, packed,"
         " (SELECT e.text FROM entries e WHERE e.id = decisions.message_id), latency_ms"

@@ -1414,6 +1414,24 @@ class SQLiteStore:
         ).fetchone()
         return entry, None if top is None else top[0]
 
+    def latest_questions(
+        self, conversation_id: int, *, before_id: int | None = None, limit: int
+    ) -> list[tuple[ChatMessage, float | None]]:
+        # Along `entries_by_author` backwards, then `decisions_by_message` for the page's
+        # scores: a page costs the same however long the conversation is.
+        rows = self._db.execute(
+            f"{self._ENTRY} WHERE e.conversation_id = ? AND e.author = 'customer' AND e.id < ?"
+            " ORDER BY e.id DESC LIMIT ?",
+            (conversation_id, 2**62 if before_id is None else before_id, limit),
+        ).fetchall()
+        messages = [m for m in map(self._to_entry, rows) if isinstance(m, ChatMessage)]
+        # A message's decisions are all in one chunk, oldest first: its latest one is kept.
+        decided = "SELECT message_id, top_probability FROM decisions WHERE message_id IN ({})"
+        tops: dict[int, float | None] = dict(
+            self._in_chunks(f"{decided} ORDER BY id", [m.id for m in messages])
+        )
+        return [(message, tops.get(message.id)) for message in messages]
+
     _DECISION = (
         "SELECT id, conversation_id, message_id, worker, created_at, body,"
         " (SELECT e.text FROM entries e WHERE e.id = decisions.message_id), latency_ms"
