@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from chatbot.desk.aio import unreachable
 from chatbot.desk.models import SearchHit, State
 from chatbot.errors import HelpdeskError
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
@@ -34,6 +35,10 @@ LEAD_CHARS = 20
 """Characters shown before a match that lies further into its message than twice this."""
 DEBOUNCE_S = 0.15
 """Searching waits for a pause in typing, not every key."""
+RETRY_S = 1.0
+"""How soon a search the database could not answer is tried again, while its words stay: a server
+back from an outage sends no change notice, and the dialog said it could not be reached, over
+screens that had recovered, until the agent typed or closed it."""
 SEARCHING = N_("Searching…")
 """Said while a search waits on the database: one waiting on a slow or unreachable server (its
 timeout can be long) showed nothing new, and looked like a search that found nothing."""
@@ -160,12 +165,15 @@ class FindScreen(Dialog[int | None]):
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE_S, self.search)
 
-    async def search(self) -> None:
+    async def search(self, *, again: bool = False) -> None:
+        """Search for the words in the box; `again`: a retry of a search the database could not
+        answer, whose line stays until the database does (not "Searching…" at every try)."""
         text = self.query_one("#find-input", Input).value
         locale = self.services.locale
         t = translations(locale)
         status = self.query_one("#find-status", Static)
-        status.update(Text(t.gettext(SEARCHING)))
+        if not again:
+            status.update(Text(t.gettext(SEARCHING)))
         try:
             hits = await self.services.desk.search(text, limit=50)
         except HelpdeskError as error:
@@ -174,6 +182,12 @@ class FindScreen(Dialog[int | None]):
             # The results of other words go too: Enter opened one of them, as if found for these.
             self._show([], text)
             status.update(Text(agent_error(error, locale)))
+            if unreachable(error):
+                # Tried again until it answers, as the screens behind recover by themselves;
+                # typing replaces the retry with the new words' own search (`_typed`).
+                if self._timer is not None:
+                    self._timer.stop()
+                self._timer = self.set_timer(RETRY_S, self._search_again)
             return
         if text != self.query_one("#find-input", Input).value:
             return  # Typing went on meanwhile: its own search follows.
@@ -187,6 +201,9 @@ class FindScreen(Dialog[int | None]):
                 found = t.gettext("the 50 most recent shown")
             said = t.gettext("{found}. Enter opens; ↓ to choose.").format(found=found)
         status.update(Text(said))
+
+    async def _search_again(self) -> None:
+        await self.search(again=True)
 
     def _show(self, hits: list[SearchHit], query: str) -> None:
         self.hits = hits
