@@ -21,12 +21,13 @@ import os
 import secrets
 import socket
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import timedelta
+from typing import Any, TypeVar
 
 from chatbot.desk.aio import AsyncDesk
-from chatbot.desk.models import DecisionResult, PendingQuestion
+from chatbot.desk.models import ChatEvent, Decided, DecisionResult, PendingQuestion
 from chatbot.desk.service import PRESENCE_EVERY_S
 from chatbot.engine.engine import Engine
 from chatbot.engine.models import Decision, Reason
@@ -34,6 +35,8 @@ from chatbot.errors import HelpdeskError
 from chatbot.i18n import Locale
 from chatbot.store.interface import unreachable
 from chatbot.text import counted, seconds
+
+T = TypeVar("T")
 
 STORE_RETRY_FIRST_S = 0.5
 STORE_RETRY_MAX_S = 5.0
@@ -45,6 +48,10 @@ decision is let go as any other failure is (the lease runs out and it counts as 
 UNSTORED_REMEMBERED = 1000
 """Questions a worker remembers judging without its decision stored (for the line that says so
 if one comes back to it taken too many times): the oldest are forgotten past this many."""
+TAKEN_OVER = "taken over by another worker"
+"""What a question this worker took came to when another worker took it over (its lease ran out,
+through an outage or a judgment that outlasted it): that worker settles it. Said as the store's
+outcome, `lost`, it told an operator that a customer's question vanished."""
 
 
 KEY_ERRORS = frozenset({"auth", "malformed-key"})
@@ -70,7 +77,11 @@ def settled(outcome: str, decision: Decision | None, *, reason: Reason | None = 
     """What came of a question, for `helpdesk bot -v`: its outcome, why it went to a person
     (the decision's reason, else `reason`) and how many passages were left unjudged, by kind:
     `escalated: valen-error (auth ×3)`, `answered`, `answered (timeout ×1)`. Said `escalated`
-    alone, a worker whose every request Valen refused looked like one whose scores were low."""
+    alone, a worker whose every request Valen refused looked like one whose scores were low.
+    A question another worker took over is said as such (`TAKEN_OVER`), without this worker's
+    reasons: what became of it is the other worker's decision."""
+    if outcome == "lost":
+        return TAKEN_OVER
     if decision is not None:
         reason = decision.reason if decision.answer is None else None
     line = outcome if reason is None else f"{outcome}: {reason.value}"
@@ -97,6 +108,9 @@ class BotStats:
     outcomes: dict[str, int] = field(default_factory=dict)
     given_back: int = 0
     """Taken, then given back unjudged on stopping, for another worker."""
+    taken_over: int = 0
+    """Taken, then taken over by another worker, which settles them: this worker's decision on
+    them was not stored (`TAKEN_OVER`)."""
     left: int = 0
     """Taken, then neither judged nor given back (the database refused): another worker takes
     them once their leases run out."""
@@ -107,16 +121,21 @@ class BotStats:
     """Whether those could not be given back either (the database still away)."""
 
     def count(self, result: DecisionResult) -> None:
+        if result.outcome == "lost":  # Another worker's to settle: not counted as this one's.
+            self.taken_over += 1
+            return
         self.outcomes[result.outcome] = self.outcomes.get(result.outcome, 0) + 1
 
     @property
     def settled(self) -> int:
-        return sum(n for outcome, n in self.outcomes.items() if outcome != "lost")
+        return sum(self.outcomes.values())
 
     def summary(self) -> str:
         """What the worker did with the questions it took, for its last line: `2 answered,
-        1 escalated, 1 given back unjudged`, or `no questions`."""
+        1 escalated, 1 taken over by another worker, 1 given back unjudged`, or `no questions`."""
         parts = [f"{n} {outcome}" for outcome, n in sorted(self.outcomes.items())]
+        if self.taken_over:
+            parts.append(f"{self.taken_over} {TAKEN_OVER}")
         if self.given_back:
             parts.append(f"{self.given_back} given back unjudged")
         if self.left:
@@ -251,7 +270,8 @@ class BotWorker:
             self.stats.count(result)
             self.log.warning(
                 "question %d (conversation %d): %s (%s): %s",
-                question.id, question.conversation_id, result.outcome, Reason.BOT_FAILED.value,
+                question.id, question.conversation_id, settled(result.outcome, None),
+                Reason.BOT_FAILED.value,
                 self._never_stored(question),
             )  # fmt: skip
         fresh = 0
@@ -376,13 +396,13 @@ class BotWorker:
         self, question: PendingQuestion, write: Callable[[], Awaitable[DecisionResult]]
     ) -> DecisionResult:
         """`write` what was decided; while the database is away, keep it and write it again once
-        the database is back and the question is still this worker's. Dropped (`lost`) only if
-        another worker took the question meanwhile: that one judges it instead.
+        the database is back and the question is still this worker's. Not written again if
+        another worker took the question over meanwhile (that one settles it instead), nor if
+        the write that failed had landed after all (`_landed`).
 
         Thrown away, the decision cost the customer a lease's wait, Valen a second judgment and
         the question an attempt: a few restarts during one judgment made it `bot-failed`."""
-        delay = min(STORE_RETRY_FIRST_S, self.lease_s / 3)
-        longest = min(STORE_RETRY_MAX_S, self.lease_s / 3)
+        waits = self._store_waits()
         refused = 0
         while True:
             try:
@@ -398,27 +418,71 @@ class BotWorker:
                     )  # fmt: skip
             # Wait for the database, then check the question is still ours (which extends its
             # lease, as the heartbeat does): a write that fails after that is no outage.
-            while True:
-                await self._pause(delay)
-                delay = min(delay * 2, longest)
-                try:
-                    held = await self.desk.extend_leases(
-                        self.name, [question.id], lease_s=self.lease_s
-                    )
-                except HelpdeskError as error:
-                    if unreachable(error):
-                        continue
-                    raise
-                break
+            await self._pause(next(waits))
+            held = await self._when_back(
+                lambda: self.desk.extend_leases(self.name, [question.id], lease_s=self.lease_s),
+                waits,
+            )
             if question.id not in held:
-                # Another worker took it (it judges it instead), or the write that failed had
+                # Another worker took it (it settles it instead), or the write that failed had
                 # landed after all: either way, storing it again could only answer twice.
+                landed = await self._when_back(lambda: self._landed(question), waits)
+                if landed is not None:
+                    self.log.warning(
+                        "question %d: its decision was stored after all (the write that failed"
+                        " had landed)", question.id,
+                    )  # fmt: skip
+                    return landed
                 self.log.warning(
-                    "question %d: no longer this worker's when the database came back; "
-                    "its decision is not stored", question.id,
+                    "question %d: %s while the database was away; this worker's decision is not "
+                    "stored", question.id, TAKEN_OVER,
                 )  # fmt: skip
                 return DecisionResult(outcome="lost")
             refused += 1
+
+    def _store_waits(self) -> Iterator[float]:
+        """The waits between tries to store a decision: doubling, up to `STORE_RETRY_MAX_S`."""
+        delay = min(STORE_RETRY_FIRST_S, self.lease_s / 3)
+        longest = min(STORE_RETRY_MAX_S, self.lease_s / 3)
+        while True:
+            yield delay
+            delay = min(delay * 2, longest)
+
+    async def _when_back(self, call: Callable[[], Awaitable[T]], waits: Iterator[float]) -> T:
+        """`call()`, again after each of `waits` while the database cannot be reached."""
+        while True:
+            try:
+                return await call()
+            except HelpdeskError as error:
+                if not unreachable(error):
+                    raise
+            await self._pause(next(waits))
+
+    async def _landed(self, question: PendingQuestion) -> DecisionResult | None:
+        """What this worker's decision on `question` came to, if the write that failed stored it
+        after all (the database committed it, and the outage lost only its answer); None if it
+        did not, and another worker took the question over. Only a decision made in this take
+        counts: a question handed back to the bot is judged again, by whichever worker takes it.
+        An escalation without a decision (the engine failed) leaves no trace of its worker: said
+        taken over."""
+        until = question.lease_until
+        taken = None if until is None else until - timedelta(seconds=self.lease_s)
+        decisions = await self.desk.decisions_since(question.conversation_id, question.id)
+        mine = {
+            d.id: d
+            for d in decisions
+            if d.message_id == question.id
+            and d.worker == self.name
+            and (taken is None or d.created_at >= taken)
+        }
+        if not mine:
+            return None
+        entries = await self.desk.entries_after(question.conversation_id, question.id)
+        for entry in reversed(entries):
+            if isinstance(entry, ChatEvent) and isinstance(event := entry.event, Decided):
+                if event.question_entry == question.id and event.decision in mine:
+                    return DecisionResult(outcome=event.outcome, decision=mine[event.decision])
+        return None
 
     async def _heartbeat(self) -> None:
         while True:

@@ -106,10 +106,11 @@ async def test_a_decision_is_dropped_when_another_worker_took_the_question_meanw
         finally:
             await rival.aclose()
         pauses.release()
-        await until(lambda: worker.stats.outcomes)
+        await until(lambda: worker.stats.taken_over)
         worker.stop()
         await asyncio.wait_for(task, 10)
-    assert worker.stats.outcomes == {"lost": 1}  # Its decision is not stored over the rival's.
+    # Its decision is not stored over the rival's; the question is the rival's, not lost.
+    assert (worker.stats.outcomes, worker.stats.taken_over) == ({}, 1)
     assert await desk.decisions(conversation) == []
     assert await database.question(taken.id) == (2, "rival")
     assert engine.asked == 1
