@@ -183,7 +183,7 @@ def test_show_and_export_carry_ratings_and_person_offers(
     code, out, _ = run(capsys, "show", str(cid), "--db", str(path), "--json")
     assert code == 0
     events = json.loads(out)["events"]
-    assert {"type": "person-offered", "answer_entry": answer} in [
+    assert {"type": "person-offered", "answer_entry": answer, "not_helpful": False} in [
         {k: v for k, v in e.items() if k not in ("id", "at")} for e in events
     ]
     assert {k: v for k, v in events[-1].items() if k not in ("id", "at")} == {

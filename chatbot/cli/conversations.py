@@ -108,7 +108,13 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
 
 
 def event_json(event: ChatEvent) -> dict[str, Any]:
-    return {"id": event.id, "at": _time(event.created_at), **event.event.model_dump(mode="json")}
+    from chatbot.desk.models import PersonOffered
+
+    data = {"id": event.id, "at": _time(event.created_at), **event.event.model_dump(mode="json")}
+    if isinstance(event.event, PersonOffered):
+        # Stored without `not_helpful` unless it is true; a script reads the key on every offer.
+        data["not_helpful"] = event.event.not_helpful
+    return data
 
 
 def note_json(entry: ChatEvent) -> dict[str, Any]:

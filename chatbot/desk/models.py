@@ -174,8 +174,9 @@ class PersonOffered(_Frozen):
 
     @model_serializer(mode="wrap")
     def _not_helpful_only_if_so(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """Stored and exported without `not_helpful` unless it is true: every other offer keeps
-        the form it always had (`{"type": "person-offered", "answer_entry": …}`)."""
+        """Stored without `not_helpful` unless it is true: every other offer keeps the form it
+        always had (`{"type": "person-offered", "answer_entry": …}`). The CLI's JSON always
+        carries the key (`event_json`), so scripts need not know that."""
         data: dict[str, object] = handler(self)
         if not self.not_helpful:
             data.pop("not_helpful", None)

@@ -253,7 +253,16 @@ class DeskStats(_Frozen):
         second and durations to a tenth of one, as the README shows them: `--since 24h`, the
         reading time and each gap's last question carried microseconds, and the oldest wait
         fourteen decimals."""
-        tidied: dict[str, object] = _tidy(self.model_dump(mode="json"))
+        dumped: dict[str, object] = self.model_dump(mode="json")
+        # Pydantic dumps a computed field after every stored one; the README shows the rate
+        # beside the count it is made of, where a reader of the object looks for it.
+        rate = dumped.pop("bot_resolution_rate")
+        ordered: dict[str, object] = {}
+        for key, value in dumped.items():
+            ordered[key] = value
+            if key == "bot_resolved":
+                ordered["bot_resolution_rate"] = rate
+        tidied: dict[str, object] = _tidy(ordered)
         return tidied
 
 

@@ -86,7 +86,7 @@ def test_asked_again_after_helpful_the_offer_is_as_before(desk: DeskService) -> 
     cid, answer = judged_then_handed_back(desk, Feedback.HELPFUL)
     offer = repeated(desk, cid)
     assert offer == PersonOffered(answer_entry=answer.id)
-    # Stored and exported in the form it always had.
+    # Stored in the form it always had.
     assert offer.model_dump(mode="json") == {"type": "person-offered", "answer_entry": answer.id}
     assert notice(offer, reader="customer") == REPEAT_NOTICE
     assert notice(offer, reader="customer", browser=True) == REPEAT_NOTICE_IN_A_BROWSER
