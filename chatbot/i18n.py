@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
@@ -134,9 +135,48 @@ def detect_locale(text: str) -> Locale:
     station open on Sundays?" is English that names a place. Kana means Japanese (which also
     uses these characters), and we have no Japanese catalog: English is the better guess there.
     """
-    han = sum(1 for char in text if _is_han(char))
-    if han == 0 or any(_is_kana(char) for char in text):
+    han, latin_words, kana = _weights(text)
+    if han == 0 or kana:
         return "en"
+    return "zh" if han >= latin_words else "en"
+
+
+CLEAR_UNITS = 2
+"""The fewest characters (or words) that make a message clearly written in a language: a
+two-character question ("退款") is one, a single word ("ok", "refund") is not."""
+
+
+def written_clearly_in(text: str) -> Locale | None:
+    """The language `text` is clearly written in, weighed as `detect_locale` weighs it, or None
+    for a mixed or a short one. Said of a customer's later message, which switches their
+    conversation's language (the first one decides whatever it is): "我的 e-bike battery 没电了
+    what should I do now" is mixed, "ok" or "退" too short to tell, and neither moves a
+    conversation from the language it is in, where "电动车电池能骑多远？" does.
+
+    Clearly: at least two of that language's units (characters, or words), and at least twice
+    the other's; never with kana, which `detect_locale` reads as Japanese. Only plain words
+    count as English here: an order number, an address or a link ("AB12345",
+    "ana@example.com") that a Chinese customer types is not English they read."""
+    han, _, kana = _weights(text)
+    if kana:
+        return None
+    latin_words = sum(1 for token in text.split() if _PLAIN_WORD.fullmatch(token.strip(_EDGES)))
+    if han >= CLEAR_UNITS and han >= 2 * latin_words:
+        return "zh"
+    if latin_words >= CLEAR_UNITS and latin_words >= 2 * han:
+        return "en"
+    return None
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
+"""A word of letters alone (with inner apostrophes or hyphens: "don't", "e-bike")."""
+_EDGES = "\"'“”‘’()[]{}<>.,!?;:…，。！？；：、（）"
+"""Punctuation around a word that does not make it any less a word."""
+
+
+def _weights(text: str) -> tuple[int, int, bool]:
+    """Chinese characters, Latin words, and whether there is kana in `text`."""
+    han = sum(1 for char in text if _is_han(char))
     latin_words = 0
     in_word = False
     for char in text:
@@ -144,4 +184,4 @@ def detect_locale(text: str) -> Locale:
         if latin and not in_word:
             latin_words += 1
         in_word = latin
-    return "zh" if han >= latin_words else "en"
+    return han, latin_words, any(_is_kana(char) for char in text)

@@ -254,6 +254,17 @@ def notice(
     return None
 
 
+def opening_notice(first: object, *, locale: Locale = DEFAULT_LOCALE) -> str | None:
+    """The sentence an agent reading `locale` sees above a conversation whose log begins with
+    `first`, or None. A conversation in another language than English begins with its
+    `locale-set` event, which says so (`notice`); English, the default, stores none, so one that
+    begins otherwise is in English, and an agent who reads another language is told that as the
+    event would tell them ("The customer writes English; their chat is in it.")."""
+    if isinstance(first, ChatEvent) and isinstance(first.event, LocaleSet):
+        return None
+    return notice(LocaleSet(locale=DEFAULT_LOCALE), reader="agent", locale=locale)
+
+
 def rating_prompt(agent: str | None, *, keys: bool = False, locale: Locale = DEFAULT_LOCALE) -> str:
     """Asked of the customer once a person resolved their conversation; `keys` while the
     prompt has the keyboard."""

@@ -152,7 +152,8 @@ class Note(_Frozen):
 
 class LocaleSet(_Frozen):
     """The language the customer's side of the conversation is shown in, from now on: detected
-    from their first message, or chosen by them in the chat."""
+    from their first message or a later one clearly in another language, or chosen by them in
+    the chat."""
 
     type: Literal[EventType.LOCALE_SET] = EventType.LOCALE_SET
     locale: Locale

@@ -56,7 +56,7 @@ from chatbot.desk.stats import STAT_THRESHOLDS, DeskStats
 from chatbot.engine.models import Answer, Decision, Reason
 from chatbot.engine.question import check_question
 from chatbot.errors import HelpdeskError
-from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale
+from chatbot.i18n import DEFAULT_LOCALE, Locale, detect_locale, written_clearly_in
 from chatbot.store.interface import (
     ChangeFeed,
     ConversationNotFound,
@@ -93,6 +93,9 @@ person hands over (`_asked_last`): past a "thanks!" or two, it is almost always 
 REPLY_PAGE = 100
 """Log entries read at a time, newest first, back to the last reply, for the question a
 hand-back gives the bot (`question_for_bot`): a reply is almost always on the first page."""
+LOCALE_PAGE = 100
+"""Log entries read at a time, newest first, back to the latest `locale-set` event, for whether
+the customer chose their conversation's language (`_chosen_by_customer`)."""
 
 
 PRESENCE_EVERY_S = 30.0
@@ -267,7 +270,10 @@ class DeskService:
         the bot has the conversation, a message for the person otherwise. Starts a conversation
         when `conversation_id` is None, in the same transaction. The first message sets the
         conversation's language: `locale` if the customer chose one, else the one the message is
-        written in (a conversation with no `locale-set` event is in English).
+        written in (a conversation with no `locale-set` event is in English). A later message
+        clearly written in another language (`written_clearly_in`: not a mixed or one-word one)
+        switches it, so the bot searches that language's passages and the customer's chat
+        follows; unless the customer chose the language in force (F9), which stays.
 
         `to_person`: the customer wants a person to answer this (reason `customer-asked`), not
         the bot; the conversation goes to the queue with the message as its question, unless a
@@ -306,6 +312,14 @@ class DeskService:
                 # English, the default, needs no event: most conversations carry none.
                 if (detected := detect_locale(text)) != DEFAULT_LOCALE:
                     events.append(LocaleSet(locale=detected))
+            elif (
+                cid is not None
+                and locale is None  # A chat passes the language its customer picked.
+                and not thanks  # "thank you so much" is courtesy, not the language they read.
+                and not asks_for_person(text)
+                and (switched := self._switched_locale(cid, text, current)) is not None
+            ):
+                events.append(LocaleSet(locale=switched))
             pending, then = bot_judges(state), list[EventData]()
             escalation, as_question = None, True
             if to_person and _allowed(to, Move.ESCALATE):
@@ -340,6 +354,35 @@ class DeskService:
             return AskResult(conversation=conversation, message=message)
 
         return self._settle(attempt)
+
+    def _switched_locale(
+        self, conversation_id: int, text: str, current: Locale | None
+    ) -> Locale | None:
+        """The language a later message switches its conversation to, or None: the one it is
+        clearly written in, when that is not the conversation's (`current`, None for English)
+        and the customer did not choose the conversation's themselves. A question searched in
+        the passages of another language found none ("电动车电池能骑多远？" in an English
+        conversation: "in no passage", a content gap, while a Chinese passage answers it)."""
+        written = written_clearly_in(text)
+        if written is None or written == (current or DEFAULT_LOCALE):
+            return None
+        if current is None:
+            return written  # No `locale-set` event at all (English): nothing was chosen.
+        return None if self._chosen_by_customer(conversation_id) else written
+
+    def _chosen_by_customer(self, conversation_id: int) -> bool:
+        """Whether the conversation's latest `locale-set` event is the customer's choice. Read
+        a page at a time, newest first: the event is often the log's first entry, but this is
+        asked only of a message in another language than the conversation's."""
+        before: int | None = None
+        while True:
+            page = self.store.entries(conversation_id, before_id=before, limit=LOCALE_PAGE)
+            for entry in reversed(page):
+                if isinstance(entry, ChatEvent) and isinstance(entry.event, LocaleSet):
+                    return entry.event.chosen_by_customer
+            if len(page) < LOCALE_PAGE:
+                return False
+            before = page[0].id
 
     def set_locale(
         self, conversation_id: int, locale: Locale, *, chosen: bool = True

@@ -21,7 +21,7 @@ from textual.widgets import RichLog
 from chatbot.desk.models import Author, ChatEvent, ChatMessage, Escalated, EventData, Note, Page
 from chatbot.engine.models import Decision
 from chatbot.i18n import DEFAULT_LOCALE, N_, Locale, translations
-from chatbot.notices import note_heading, notice
+from chatbot.notices import note_heading, notice, opening_notice
 from chatbot.text import clip, printable
 from chatbot.tui.moments import moment
 
@@ -126,16 +126,20 @@ def transcript_text(
     decisions: Mapping[int, Decision] | None = None,
     asked: dict[int, str] | None = None,
     last_asked: int | None = None,
+    opens: bool = False,
 ) -> TranscriptText:
     """Entries as the transcript writes them, every word shown literally. Given `now`, each
     message and note says when it was written (an agent picking up a conversation needs to know
     whether the customer wrote a minute or a day ago). `asked`: the customer's messages written
     so far, by id (those among `entries` are added to it), and `last_asked` the newest of them
-    before `entries`, for `about_question`."""
+    before `entries`, for `about_question`. `opens`: `entries` begin the conversation, above
+    which an agent is told it is in English when that is not their language (`opening_notice`)."""
     t = translations(locale)
     text = Text()
     notes: set[int] = set()
     asked = {} if asked is None else asked
+    if opens and entries and (opening := opening_notice(entries[0], locale=locale)) is not None:
+        text.append(dashed(opening), NOTICE_STYLE)
 
     def when(entry: Entry) -> None:
         if now is not None:
@@ -186,6 +190,15 @@ def transcript_text(
         text.append(printable(entry.text))
         text.append("\n")
     return TranscriptText(text, frozenset(notes))
+
+
+def _begins(page: Page) -> bool:
+    """Whether `page` (of at most `PAGE` entries, as the view reads them) surely begins its
+    conversation. `earlier` leaves out `locale-set` events, so a full page with none earlier may
+    still follow the event a Chinese conversation begins with: taken not to begin it, an English
+    conversation of just that length goes without its line, where a Chinese one would have been
+    called English."""
+    return page.earlier == 0 and len(page.entries) < PAGE
 
 
 def dashed(sentence: str) -> str:
@@ -260,6 +273,9 @@ class Transcript(RichLog):
         again names the one it is about (`about_question`)."""
         self._last_asked: int | None = None
         """The newest of them."""
+        self._opens = False
+        """The next entries written at the top begin the conversation (`transcript_text`'s
+        `opens`): the page it opened with held none, and nothing lies before it."""
 
     @property
     def hidden(self) -> int:
@@ -277,7 +293,9 @@ class Transcript(RichLog):
         self._hidden, self._exact = page.earlier, page.earlier_exact
         self.clear()
         self._header = self._earlier_text()
-        self._texts = [self._text(page.entries)]
+        self._opens = _begins(page)
+        self._texts = [self._text(page.entries, opens=self._opens)]
+        self._opens = self._opens and not page.entries
         if self._wrap():
             self.scroll_end(animate=False, immediate=False, x_axis=False)
 
@@ -286,7 +304,8 @@ class Transcript(RichLog):
         if not entries:
             return
         self._entries.extend(entries)
-        self._write(self._text(entries))
+        opens, self._opens = self._opens, False
+        self._write(self._text(entries, opens=opens))
 
     def add_earlier(self, page: Page) -> None:
         """Write an earlier page above the entries shown, keeping the entry at the top of the
@@ -296,7 +315,8 @@ class Transcript(RichLog):
         self._entries[:0] = page.entries
         self._hidden, self._exact = page.earlier, page.earlier_exact
         self._header = self._earlier_text()
-        text = self._text(page.entries, newer=False) if page.entries else None
+        opens = _begins(page)
+        text = self._text(page.entries, newer=False, opens=opens) if page.entries else None
         if text is not None:
             self._texts.insert(0, text)
         width = self._width()
@@ -395,8 +415,11 @@ class Transcript(RichLog):
         self.virtual_size = Size(self._widest_line_width, len(self.lines))
         self.refresh()
 
-    def _text(self, entries: Sequence[Entry], *, newer: bool = True) -> TranscriptText:
-        """`entries` as written: `newer` than any written so far, or (False) an earlier page."""
+    def _text(
+        self, entries: Sequence[Entry], *, newer: bool = True, opens: bool = False
+    ) -> TranscriptText:
+        """`entries` as written: `newer` than any written so far, or (False) an earlier page;
+        `opens`: they begin the conversation."""
         text = transcript_text(
             entries,
             locale=self.locale,
@@ -404,6 +427,7 @@ class Transcript(RichLog):
             decisions=self.decisions,
             asked=self._asked,
             last_asked=self._last_asked if newer else None,
+            opens=opens,
         )
         if newer:
             for entry in entries:
