@@ -109,9 +109,11 @@ DETAIL_ROOM = 30
 
 
 def _figure(label: str, figure: object, detail: str, width: int | None) -> Iterator[str]:
-    """`label`, `figure` and its `detail` on one line; on a terminal too narrow for that, the
-    detail wraps under its own column, or, with less than `DETAIL_ROOM` there, below the label."""
-    head = f"{label:<{LABEL}}{figure!s:>8}   "
+    """`label`, `figure` (a count with its thousands separated, as every count in the table)
+    and its `detail` on one line; on a terminal too narrow for that, the detail wraps under its
+    own column, or, with less than `DETAIL_ROOM` there, below the label."""
+    shown = f"{figure:,}" if isinstance(figure, int) else str(figure)
+    head = f"{label:<{LABEL}}{shown:>8}   "
     if width is None or cells(head + detail) <= width:
         yield head + detail
     elif width - cells(head) >= DETAIL_ROOM:
@@ -161,27 +163,27 @@ def report(
     yield from wrap(_when(stats), width, "  ", first="")
     yield ""
     yield from _figure("Conversations", stats.conversations,
-                       f"{stats.asked} with a customer message", width)  # fmt: skip
+                       f"{stats.asked:,} with a customer message", width)  # fmt: skip
     resolution = (
-        f"{stats.bot_resolved} resolved by the bot of {stats.asked}; it answered in "
-        f"{stats.bot_answered}"
+        f"{stats.bot_resolved:,} resolved by the bot of {stats.asked:,}; it answered in "
+        f"{stats.bot_answered:,}"
     )
     yield from _figure("Bot resolution rate", percent(stats.bot_resolution_rate), resolution, width)
-    yield from _figure("Questions", stats.questions, f"{stats.bot_answers} bot answers", width)
+    yield from _figure("Questions", stats.questions, f"{stats.bot_answers:,} bot answers", width)
     yield from _figure("Waiting now", stats.waiting_now,
                        f"oldest {duration(stats.oldest_wait_s)}", width)  # fmt: skip
     ratings = stats.ratings
     rated = (
-        f"out of 5, {counted(ratings.count, 'rating')}; {ratings.resolutions_rated} of "
-        f"{ratings.resolutions} resolutions rated ({percent(ratings.rated_share)})"
+        f"out of 5, {counted(ratings.count, 'rating')}; {ratings.resolutions_rated:,} of "
+        f"{ratings.resolutions:,} resolutions rated ({percent(ratings.rated_share)})"
     )
     yield from _figure("Customer rating", _average(ratings.average), rated, width)
     judgment = stats.judgment_ms
     for label, p50, p90, measured in (
         ("First human reply", duration(stats.first_reply_s.p50),
-         duration(stats.first_reply_s.p90), f"{stats.first_reply_s.count} measured"),
+         duration(stats.first_reply_s.p90), f"{stats.first_reply_s.count:,} measured"),
         ("Escalation to resolved", duration(stats.resolution_s.p50),
-         duration(stats.resolution_s.p90), f"{stats.resolution_s.count} measured"),
+         duration(stats.resolution_s.p90), f"{stats.resolution_s.count:,} measured"),
         ("Judgment latency", milliseconds(judgment.p50), milliseconds(judgment.p90),
          counted(judgment.count, "decision")),
     ):  # fmt: skip
@@ -192,24 +194,24 @@ def report(
             yield from _figure(label, "", f"p50 {p50}, p90 {p90} ({measured})", width)
 
     yield ""
-    yield f"{'Escalations by reason':<26}{stats.escalations:>8}"
+    yield f"{'Escalations by reason':<26}{stats.escalations:>8,}"
     largest = max((r.count for r in stats.escalations_by_reason), default=0)
     longest = _bar_width(width, 37)
     for r in stats.escalations_by_reason:
-        yield f"  {r.reason.value:<24}{r.count:>8}   {bar(r.count, largest, longest)}"
+        yield f"  {r.reason.value:<24}{r.count:>8,}   {bar(r.count, largest, longest)}"
 
     yield ""
-    yield f"{'Valen errors by kind':<26}{sum(e.count for e in stats.valen_errors):>8}"
+    yield f"{'Valen errors by kind':<26}{sum(e.count for e in stats.valen_errors):>8,}"
     if not stats.valen_errors:
         yield "  none"
     for e in stats.valen_errors:
         kind = printable(e.kind) if width is None else clip(printable(e.kind), 23)
-        yield f"  {kind:<24}{e.count:>8}"
+        yield f"  {kind:<24}{e.count:>8,}"
 
     yield ""
     marked = "" if stats.threshold is None else f", threshold {stats.threshold:.2f} marked ◀"
     decisions = counted(stats.decisions, "decision")
-    yield from wrap(f"Top scores of {decisions} ({stats.unscored} with none{marked})", width,
+    yield from wrap(f"Top scores of {decisions} ({stats.unscored:,} with none{marked})", width,
                     "  ", first="")  # fmt: skip
     largest = max((b.count for b in stats.top_scores), default=0)
     longest = _bar_width(width, 34)  # The bins' cells, and the mark.
@@ -226,13 +228,13 @@ def report(
     for b in reversed(stats.top_scores[lowest:]):
         here = stats.threshold is not None and b.low <= stats.threshold < b.high
         mark = " ◀" if here else ""
-        yield f"  {b.low:.2f}–{b.high:.2f}{b.count:>18}   {bar(b.count, largest, longest)}{mark}"
+        yield f"  {b.low:.2f}–{b.high:.2f}{b.count:>18,}   {bar(b.count, largest, longest)}{mark}"
     if lowest:
         yield f"  below {stats.top_scores[lowest].low:.2f}{0:>17}"
     yield "Answers each threshold would have given"
     in_force = stats.threshold if in_force is None else in_force
     for t in stats.would_answer:
-        line = f"  {t.threshold:<24.2f}{t.answers:>8}"
+        line = f"  {t.threshold:<24.2f}{t.answers:>8,}"
         # "(in force)" only for the threshold in use: `--threshold 0.65` was marked so while the
         # bot answered at 0.7.
         words = ("  (in force)" if t.threshold == in_force
@@ -255,7 +257,7 @@ def report(
         yield "  none"
     for g in stats.content_gaps:
         question = " ".join(printable(g.question).split())
-        row = f"  {g.count:>4}  {g.last_at.strftime('%Y-%m-%d %H:%M')}  "
+        row = f"  {g.count:>4,}  {g.last_at.strftime('%Y-%m-%d %H:%M')}  "
         yield row + (question if width is None else clip(question, max(width - len(row), 4)))
 
     yield ""
@@ -278,7 +280,7 @@ def report(
         shown = days[-DAYS_SHOWN:]
         counts = [d.conversations for d in shown]
         line = f"Conversations per day     {sparkline(counts)}"
-        span = f"{shown[0].day} to {shown[-1].day}, at most {max(counts)}"
+        span = f"{shown[0].day} to {shown[-1].day}, at most {max(counts):,}"
         if width is None or len(line) + 2 + len(span) <= width:
             yield f"{line}  {span}"
             return
@@ -306,7 +308,7 @@ def _ratings(stats: DeskStats, width: int | None) -> Iterator[str]:
     largest = max(ratings.distribution, default=0)
     longest = _bar_width(width, 37)
     for rating, count in reversed(list(enumerate(ratings.distribution, start=1))):
-        yield f"  {rating:<24}{count:>8}   {bar(count, largest, longest)}"
+        yield f"  {rating:<24}{count:>8,}   {bar(count, largest, longest)}"
     if not ratings.by_agent:
         return
     heading = f"{'By agent who resolved':<26}{'ratings':>8}   average"
@@ -318,7 +320,7 @@ def _ratings(stats: DeskStats, width: int | None) -> Iterator[str]:
         name = "(nobody named)" if a.agent is None else printable(a.agent)
         name = name if width is None else clip(name, 23)
         # Padded by cells: a name in Chinese lines up with the others.
-        yield f"  {name}{' ' * max(0, 24 - cells(name))}{a.count:>8}   {_average(a.average)}"
+        yield f"  {name}{' ' * max(0, 24 - cells(name))}{a.count:>8,}   {_average(a.average)}"
 
 
 def _feedback(stats: DeskStats, width: int | None) -> Iterator[str]:
@@ -338,4 +340,4 @@ def _feedback(stats: DeskStats, width: int | None) -> Iterator[str]:
         name = printable(f.passage_id)
         if width is not None:
             name = fit(name, name_width)
-        yield f"  {name:<{name_width}}{f.helpful:>8} {f.not_helpful:>12}"
+        yield f"  {name:<{name_width}}{f.helpful:>8,} {f.not_helpful:>12,}"
