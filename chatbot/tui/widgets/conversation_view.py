@@ -1263,7 +1263,11 @@ class ConversationView(Vertical):
         """Pick a knowledge-base passage (the bot's candidates first) and put it in the reply box
         to edit before sending: one of those the conversation is answered from, in its language."""
         # Imported on first use, like the editor: not needed to show the first screen.
-        from chatbot.tui.screens.passage_picker import PassagePicker, PickerItem, answering_passages
+        from chatbot.tui.screens.passage_picker import (
+            PassagePicker,
+            answering_passages,
+            picker_items,
+        )
 
         try:
             conversation = await self.services.desk.conversation(self.conversation_id)
@@ -1273,15 +1277,8 @@ class ConversationView(Vertical):
         except HelpdeskError as error:
             await self._refuse(error)
             return
-        scores: dict[str, float | None] = {}
-        for stored in shown:
-            for candidate in stored.decision.candidates:
-                # A passage both considered: its better score.
-                judged = (scores.get(candidate.id), candidate.probability)
-                scores[candidate.id] = max((p for p in judged if p is not None), default=None)
-        passages = list(await answering_passages(self.services, conversation.locale))
-        ranked = sorted(passages, key=lambda p: (p.id not in scores, -(scores.get(p.id) or 0.0)))
-        items = [PickerItem(passage, scores.get(passage.id)) for passage in ranked]
+        passages = await answering_passages(self.services, conversation.locale)
+        items = picker_items(passages, [stored.decision for stored in shown])
         self.app.push_screen(PassagePicker(items, locale=self.services.locale), self.use_passage)
 
     def use_passage(self, passage: Passage | None) -> None:
