@@ -158,23 +158,60 @@ def pieces(text: str) -> Iterator[str]:
         if part.isspace():
             yield part
             continue
-        run = ""
-        for char in part:
-            if cells(char) < 2:
-                run += char
-                continue
-            if run:
-                yield run
-            run = ""
-            yield char
+        yield from _words(part)
+
+
+def _words(part: str) -> Iterator[str]:
+    """`part` (no spaces in it) cut into runs of narrow characters and single wide ones."""
+    run = ""
+    for char in part:
+        if cells(char) < 2:
+            run += char
+            continue
         if run:
             yield run
+        run = ""
+        yield char
+    if run:
+        yield run
+
+
+NO_LINE_START = frozenset("，。！？；：、）」』】〕〗〙〛〉》”’…‥～·・,.!?;:)]}")
+"""Closing punctuation, which a wrapped line may not start with: it stays with the character
+before it (`helpdesk conversations show` at 60 columns started a Chinese line with `。`)."""
+NO_LINE_END = frozenset("（「『【〔〖〘〚〈《“‘([{")
+"""Opening punctuation, which a wrapped line may not end with: it goes on with what follows."""
+_BREAKS = re.compile(r"([^\S\u00a0\u2007\u202f]+)")
+"""Spaces a line may break at: every space but the no-break ones (U+00A0, the figure space and
+the narrow no-break space), which join a number to its unit (`2\\u00a0ms`)."""
+
+
+def _line_pieces(text: str) -> Iterator[str]:
+    """`text` cut where `wrap` may break a line: `pieces`, but a no-break space joins the words
+    either side of it, closing punctuation (`NO_LINE_START`) stays with the piece before it and
+    opening punctuation (`NO_LINE_END`) with the piece after it."""
+    for part in _BREAKS.split(text):
+        if _BREAKS.fullmatch(part):
+            yield part
+            continue
+        held = ""
+        for word in _words(part):
+            if held and (word[0] in NO_LINE_START or held[-1] in NO_LINE_END):
+                held += word
+                continue
+            if held:
+                yield held
+            held = word
+        if held:
+            yield held
 
 
 def wrap(text: str, width: int | None, indent: str = "", first: str | None = None) -> list[str]:
     """`text` as lines of at most `width` cells, each starting with `indent` (the first with
     `first`, when given: a hanging indent): for prose printed on a terminal, which would
-    otherwise break it mid-word (and mid-table). With no `width` (a pipe), one line as it is."""
+    otherwise break it mid-word (and mid-table). A no-break space does not break, nor does a
+    line start with closing punctuation or end with opening punctuation (`_line_pieces`). With
+    no `width` (a pipe), one line as it is."""
     prefix = indent if first is None else first
     if width is None:
         return [prefix + text]
@@ -187,8 +224,8 @@ def wrap(text: str, width: int | None, indent: str = "", first: str | None = Non
         lines.append(prefix + text)
         prefix, room = indent, max(width - cells(indent), 10)
 
-    for piece in pieces(text):
-        if piece.isspace():
+    for piece in _line_pieces(text):
+        if _BREAKS.fullmatch(piece):
             space = bool(line)
             continue
         size = cells(piece)

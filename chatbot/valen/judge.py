@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from chatbot.i18n import N_
 from chatbot.valen.cache import CacheEntry, ReplayCache
 from chatbot.valen.errors import RefusedError, ReplayMissError, ValenError
 from chatbot.valen.protocol import ANSWER_NAME, PREDICATE, Outcome, Question, input_text
@@ -19,7 +20,7 @@ ReplayMode = Literal["on", "off", "record"]
 
 log = logging.getLogger(__name__)
 
-UNUSABLE = "recorded answer unusable: not a probability from 0 to 1, nor a refusal"
+UNUSABLE = N_("recorded answer unusable: not a probability from 0 to 1, nor a refusal")
 """A replay miss's reason where the cache holds an entry it cannot replay: "no recorded answer"
 sent the reader looking for a gap in the recordings, beside a warning that the file was broken."""
 
@@ -61,17 +62,18 @@ class PassageJudge:
     def _miss_reason(self, text: str, instructions: str) -> str:
         """Why replay found nothing: an agent reading "no recorded answer" on every passage
         would look for a gap in the recordings when the file could not be read at all, or when
-        this passage's entry is there and broken."""
+        this passage's entry is there and broken. Each is marked for the catalogs: stored in
+        English with the decision, it is said in an agent's language in their side pane."""
         if self.cache is not None and self.cache.corrupt is not None:
-            return "the replay cache could not be read (see the warning about it)"
+            return N_("the replay cache could not be read (see the warning about it)")
         if self.cache is not None and self.cache.missing:
-            return "the replay cache file does not exist"
+            return N_("the replay cache file does not exist")
         cache = self.cache
         if cache is not None and cache.holds_unusable(
             input=text, instructions=instructions, model=self.model
         ):
             return UNUSABLE
-        return "no recorded answer for this question and passage"
+        return N_("no recorded answer for this question and passage")
 
     async def _ask(self, text: str, instructions: str, deadline: float) -> Outcome:
         assert self.client is not None

@@ -97,10 +97,10 @@ async def test_the_ratings_in_the_agents_language(
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_stats(pilot)
         summary = "".join("".join(shown(screen, "#stats-summary")).split())
-        assert "顾客评分平均3.5分（满分5分，共4个评分）·5次解决中4次已评分（80.0%）" in summary
+        assert "客户评分平均3.5分（满分5分，共4个评分）·5次解决中4次已评分（80.0%）" in summary
         await scrolled_to(pilot, screen, "#stats-raters")
         ratings = [*shown(screen, "#stats-ratings"), *shown(screen, "#stats-raters")]
-        assert ratings[0] == "顾客评分（4 个），平均 3.5 分（满分 5 分）"
+        assert ratings[0] == "客户评分（4 个），平均 3.5 分（满分 5 分）"
         assert ratings[6:8] == ["按解决的客服统计的评分", f"ana {'█' * 16} 2 个，平均 4.5 分"]
         everything = squashed(app)
         for english in ["Customers rated", "resolutions rated", "Customer ratings", "average"]:

@@ -95,7 +95,7 @@ async def test_passages_history_and_confirmations_in_the_editors_language(
         editor.query_one("#form-text").focus()
         await type_text(pilot, " Ask at the desk.")
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: shows(app, "因 edit 被替换"))  # The reason is a code.
+        await wait_until(pilot, lambda: shows(app, "因编辑被替换"))  # The change in Chinese.
         assert "已保存 helmet。" in notices(app)
         assert shows(app, "恢复 v1 会这样改动文本：")
         assert_english_gone(app, "Saved helmet", "replaced by", "would change the text")

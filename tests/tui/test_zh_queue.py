@@ -105,8 +105,8 @@ async def test_find_team_and_the_name_dialog_in_the_agents_language(
         shown = text(app)
         assert "查找对话：输入其中的词语或对话编号" in shown
         assert "找到 1 个。回车打开；按 ↓ 选择。" in shown
-        # The state code as stored, what the customer wrote as written.
-        assert f"#{helmet} claimed（客服 ben） · 2026-01-05 09:00" in shown
+        # The state in Chinese, what the customer wrote as written.
+        assert f"#{helmet} 已接手（客服 ben） · 2026-01-05 09:00" in shown
         assert "Where is my helmet?" in shown  # On the line under it.
         assert "Find a conversation" not in shown and "found" not in shown
         await type_text(pilot, "zzzz")

@@ -25,6 +25,7 @@ from chatbot.text import number_pattern, printable, searched_number
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.screens.modal import Dialog
 from chatbot.tui.services import Services
+from chatbot.tui.state_words import state_word
 from chatbot.tui.widgets.footer import Footer
 from chatbot.tui.widgets.plain_input import PlainInput
 from chatbot.tui.widgets.queue_list import agent_error, one_line
@@ -50,7 +51,7 @@ def hit_parts(
     """A hit as the results list shows it: the conversation's line (number, state, time), and
     the words found, from a little before the first place they match `query` (marked)."""
     t = translations(locale)
-    state = hit.state.value  # A code, shown as it is stored.
+    state = state_word(hit.state, locale=locale)  # In the agent's words, as the header says it.
     if hit.agent and hit.state is not State.BOT:
         state = t.gettext("{state} by {agent}").format(state=state, agent=printable(hit.agent))
     when = hit.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")  # Local, as elsewhere.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from gettext import NullTranslations
 from typing import TYPE_CHECKING
 
+from rich._wrap import divide_line
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
 BAR_WIDTH = 20
 MIN_BAR_WIDTH = 5
 """A pane too narrow for the whole bar shortens it down to this, and keeps the score whole."""
+REPLAY_MISS = "replay-miss"
+"""The kind a replay miss's error starts with (`chatbot.valen.errors.ReplayMissError`)."""
 
 
 def bar(probability: float, *, threshold: float, width: int = BAR_WIDTH) -> Text:
@@ -50,6 +55,31 @@ class Bar:
         yield bar(
             self.probability, threshold=self.threshold, width=min(BAR_WIDTH, options.max_width)
         )
+
+
+_NO_BREAK = re.compile("[\u00a0\u2007\u202f]")
+"""The no-break spaces (`chatbot.text`'s), which Rich breaks a line at like any other space."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeptTogether:
+    """A line wrapped at its spaces as Rich wraps it, but never at a no-break space: in a
+    browser at 1000 px the Chinese verdict line, `已转人工：not-judged · 阈值 0.70 · 2 ms`, broke
+    between the number and its unit, leaving `ms` alone on the next line."""
+
+    text: Text
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.text)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        # Where Rich would break the line were each no-break space a letter (of the same cells).
+        offsets = divide_line(_NO_BREAK.sub("x", self.text.plain), width)
+        for line in self.text.divide(offsets):
+            line.rstrip_end(width)
+            line.no_wrap = True  # Already wrapped: it fits.
+            yield line
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +151,8 @@ def describe(
     verdict.append(" · ")
     verdict.append(t.gettext("threshold {threshold}").format(threshold=f"{decision.threshold:.2f}"))
     if timings:
-        verdict.append(f" · {decision.latency_ms:.0f} ms")
+        # A no-break space: the number and its unit stay together where the line wraps.
+        verdict.append(f" · {decision.latency_ms:.0f}\u00a0ms")
     return verdict
 
 
@@ -134,7 +165,7 @@ def render_decision(
 ) -> RenderableType:
     """The decision line, then one row per candidate: bar and probability, or why not judged."""
     parts: list[RenderableType] = [
-        describe(decision, timings=timings, locale=locale, outcome=outcome),
+        KeptTogether(describe(decision, timings=timings, locale=locale, outcome=outcome)),
         Text(""),
         candidate_rows(decision.candidates, decision.threshold, locale=locale),
     ]
@@ -174,11 +205,23 @@ def error_lines(
     errors = [c for c in candidates if c.error]
     if not errors:
         return []
-    lines: list[RenderableType] = [Text(""), Text(translations(locale).gettext("Errors"), "bold")]
+    t = translations(locale)
+    lines: list[RenderableType] = [Text(""), Text(t.gettext("Errors"), "bold")]
     for candidate in errors:
         assert candidate.error is not None
-        lines.append(Text(f"{printable(candidate.id)}: {printable(candidate.error)}", "red"))
+        error = printable(said_error(candidate.error, t))
+        lines.append(Text(f"{printable(candidate.id)}: {error}", "red"))
     return lines
+
+
+def said_error(error: str, t: NullTranslations) -> str:
+    """A not-judged passage's error as the agent reads it: a replay miss's explanation (marked
+    in `chatbot.valen.judge`) in their language, after its kind, a code; other errors, from the
+    core, as stored."""
+    code, colon, why = error.partition(": ")
+    if code != REPLAY_MISS or not colon:
+        return error
+    return f"{code}: {t.gettext(why)}"  # One not in the catalog comes back as it is.
 
 
 def top_candidate(decision: Decision) -> Candidate | None:
@@ -211,9 +254,8 @@ def render_several(
     for number, (decision, outcome) in enumerate(decisions):
         parts.append(Quoted(decision.question))
         # Kept silent since (`number` > 0): what it would have done, and from which passage.
-        parts.append(
-            describe(decision, timings=timings, locale=locale, outcome=outcome, brief=number > 0)
-        )
+        line = describe(decision, timings=timings, locale=locale, outcome=outcome, brief=number > 0)
+        parts.append(KeptTogether(line))
         if number:
             shown = [top] if (top := top_candidate(decision)) is not None else []
         else:

@@ -53,6 +53,7 @@ from chatbot.tui.rereader import Rereader
 from chatbot.tui.send_guard import after
 from chatbot.tui.services import Services
 from chatbot.tui.slow import DESK_STALL_S, if_longer
+from chatbot.tui.state_words import state_word
 from chatbot.tui.typing_signal import TypingSignal
 from chatbot.tui.widgets.candidate_bars import CandidateBars
 from chatbot.tui.widgets.chat_log import ChatLog
@@ -685,8 +686,8 @@ class ConversationView(Vertical):
                     locale=self.services.locale,
                 )
             )
-        else:
-            header.append(conversation.state.value)
+        else:  # Said in the agent's language, as the waiting and claimed states are.
+            header.append(state_word(conversation.state, locale=self.services.locale))
         reason, probability = conversation.reason, conversation.top_probability
         if conversation.state is State.BOT:
             # The escalation the conversation keeps (its reason and score) is over: handed back,

@@ -49,6 +49,16 @@ ALSO_CHANGES = {
     "tags": N_("It would also change the tags: "),
 }
 """The lead-in of each further field, on a line of its own."""
+REPLACED_BY = {
+    "edit": N_("v{number}  {when}  replaced by edit"),
+    "restore": N_("v{number}  {when}  replaced by restore"),
+    "delete": N_("v{number}  {when}  replaced by delete"),
+    "import": N_("v{number}  {when}  replaced by import"),
+}
+"""A version's row by the change that replaced it, a sentence each (the English says the
+change's code): a Chinese editor read `因 edit 被替换`. A change the program does not know
+(a history file written by another) is named as written (`REPLACED_BY_OTHER`)."""
+REPLACED_BY_OTHER = N_("v{number}  {when}  replaced by {reason}")
 
 
 def why_not_restorable(version: Version) -> str | None:
@@ -276,7 +286,8 @@ class PassageHistory(Vertical):
                 )
             else:
                 # The reason comes from a file on disk: printable like any outside text.
-                label = t.gettext("v{number}  {when}  replaced by {reason}").format(
+                replaced = REPLACED_BY.get(version.reason, REPLACED_BY_OTHER)
+                label = t.gettext(replaced).format(
                     number=version.number, when=when, reason=printable(version.reason)
                 )
             options.add_option(Option(label, id=str(version.number)))
