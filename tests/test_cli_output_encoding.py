@@ -64,6 +64,9 @@ def test_stats_in_latin1_keeps_what_latin1_has(db: str) -> None:
     code, out, err = helpdesk("latin-1", "stats", "--db", db)
     assert (code, err) == (0, "")
     text = out.decode("latin-1")
-    # The gap's question: é as Latin-1 writes it, the rest escaped; the day's bar (█) too.
+    # The gap's question: é as Latin-1 writes it, the rest escaped. The charts are drawn in
+    # ASCII, one cell a character as before: the day's bar (█) a "#", not "\\u2588".
     assert "Caf\xe9 \\u2014 is the bike \\ud83d\\udeb2 near?" in text
-    assert "Conversations per day     \\u2588  " in text
+    assert "Conversations per day     #  " in text
+    assert "\\u2588" not in text and "\\u2581" not in text
+    assert "  customer-asked                 1   ########################" in text

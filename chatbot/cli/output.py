@@ -105,6 +105,46 @@ def _json_escape(error: UnicodeError) -> tuple[str, int]:
     return escaped, error.end
 
 
+CHART_ESCAPED = "helpdesk-chart-escape"
+"""The error handler a table with charts is written with (`charts_drawn_plainly`)."""
+_CHART_PLAIN = {
+    "█": "#", "▁": ".", "▂": ",", "▃": "-", "▄": "~", "▅": "=", "▆": "+", "▇": "*",
+    "◀": "<", "–": "-",
+}  # fmt: skip
+"""What a chart's bars, sparks, mark and ranges are drawn with where the output's encoding
+lacks them: one cell each, as they were, so the columns still line up."""
+
+
+def _chart_escape(error: UnicodeError) -> tuple[str, int]:
+    """`_json_escape`, but a chart's drawing characters in ASCII (`_CHART_PLAIN`)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    drawn = []
+    for char in error.object[error.start : error.end]:
+        plain = _CHART_PLAIN.get(char)
+        if plain is None:
+            plain = _json_escape(UnicodeEncodeError(error.encoding, char, 0, 1, error.reason))[0]
+        drawn.append(plain)
+    return "".join(drawn), error.end
+
+
+@contextmanager
+def charts_drawn_plainly() -> Iterator[None]:
+    """While a table with bar charts is written: on an output that escapes what its encoding
+    lacks (`tolerate_encoding`), its bars drawn in ASCII (`#`), not as a six-character escape
+    each (`\\u2588`), which made a Latin-1 terminal's charts unreadable."""
+    stream: Any = sys.stdout  # A `GuardedOutput` passes `errors` and `reconfigure` through.
+    if getattr(stream, "errors", None) != ESCAPED or not hasattr(stream, "reconfigure"):
+        yield
+        return
+    codecs.register_error(CHART_ESCAPED, _chart_escape)
+    stream.reconfigure(errors=CHART_ESCAPED)
+    try:
+        yield
+    finally:
+        stream.reconfigure(errors=ESCAPED)  # Flushes what was written with the charts' handler.
+
+
 def tolerate_encoding() -> None:
     """Make standard output and error, when their encoding is not UTF-8 (`PYTHONIOENCODING=ascii`,
     a Latin-1 locale), write what it cannot show escaped (`_json_escape`) rather than fail:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from chatbot.cli.options import BUILT_IN, add_db_option, settings_from, terminal_width
+from chatbot.cli.output import charts_drawn_plainly
 from chatbot.errors import HelpdeskError
 from chatbot.text import cells, clip, counted, fit, printable, wrap
 
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(stats.to_json(), ensure_ascii=False, indent=2))
     else:
         lines = report(stats, width=terminal_width(), in_force=in_force)
-        print("\n".join(line.rstrip() for line in lines))
+        with charts_drawn_plainly():
+            print("\n".join(line.rstrip() for line in lines))
     return 0
 
 
