@@ -464,8 +464,30 @@ class HelpDeskApp(SafeApp):
             # From the app's own queue, in turn: a key arriving meanwhile is held behind these.
             self.call_later(self._release_input)
 
-    async def _release_input(self) -> None:
-        held, self._held_input = self._held_input or [], None
+    def hold_input(self) -> None:
+        """Keep the keys and pastes that come from now on (the quit key aside) until
+        `release_input`, wherever the focus goes meanwhile: for a conversation opening in the
+        queue's place, which the keys typed after its Enter are meant for. A browser sends
+        each key on its own: Ctrl+L 150 ms after Enter reached the view once it had the focus,
+        before it had read its conversation, and was refused there ("still loading")."""
+        if self._held_input is None:
+            self._held_input = []
+
+    def release_input(
+        self, first: Iterable[events.Key | events.Paste] = (), *, deliver: bool = True
+    ) -> None:
+        """Hand on `first` (keys held elsewhere, typed before), then the keys held since
+        `hold_input`, in order, from the app's own queue: a key arriving meanwhile is held
+        behind them. Not `deliver`: all of them are dropped (what they were meant for did
+        not come)."""
+        self.call_later(self._release_input, list(first), deliver)
+
+    async def _release_input(
+        self, first: list[events.Key | events.Paste] | None = None, deliver: bool = True
+    ) -> None:
+        held, self._held_input = [*(first or []), *(self._held_input or [])], None
+        if not deliver:
+            return
         for event in held:
             await super().on_event(event)
 

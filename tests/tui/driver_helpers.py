@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable
 
 from textual import events
+from textual._xterm_parser import XTermParser
 
 from chatbot.tui import HelpDeskApp
 
@@ -30,3 +31,14 @@ def keys(app: HelpDeskApp, *pressed: str) -> None:
             event = events.Key("space" if name == " " else name, character)
             event.set_sender(app)
             driver.send_message(event)
+
+
+def typed(app: HelpDeskApp, text: str) -> None:
+    """Send `text` as a terminal (or a browser's websocket) sends it, Enter as "\r" and Ctrl+L as
+    "\x0c", read into keys by Textual's own parser, without waiting for the app. (Not Escape:
+    the parser waits to see whether a sequence follows it.)"""
+    driver = app._driver
+    assert driver is not None
+    for event in XTermParser().feed(text):
+        event.set_sender(app)
+        driver.send_message(event)

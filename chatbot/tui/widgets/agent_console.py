@@ -32,6 +32,7 @@ from chatbot.tui.widgets.queue_list import DESK_TROUBLE, DeskTrouble, QueueList,
 # The conversation view (its transcript brings rich.pretty and attrs) is imported when the first
 # conversation opens, not before the first screen; its messages are handled by name below.
 if TYPE_CHECKING:
+    from chatbot.tui.app import HelpDeskApp
     from chatbot.tui.screens.find import FindScreen
     from chatbot.tui.widgets.conversation_view import ConversationView
 
@@ -235,17 +236,20 @@ class AgentConsole(Vertical):
 
     @on(QueueList.Opened)
     async def _opened(self, event: QueueList.Opened) -> None:
+        # What is typed after the Enter that chose it is meant for this conversation, however
+        # long it takes to open: the queue keeps what reached it, the app what comes from now
+        # on. The focus goes into the view as it is shown, before it has read its conversation:
+        # a browser sends each key on its own, and Ctrl+L 150 ms after Enter was refused there.
+        app = cast("HelpDeskApp", self.app)
+        app.hold_input()
         try:
             await self._open(event.conversation_id)
-        finally:  # However the opening ended: a queue left holding keys would hear no more.
+        finally:  # However the opening ended: a queue or an app left holding keys hears no more.
             view = self.open_view
             opened = view is not None and view.conversation_id == event.conversation_id
-            # What was typed after the Enter that chose it, held by the queue meanwhile, was
-            # meant for this conversation: typed again there, in order (Ctrl+L claims it, words
-            # go to its reply box); nowhere if it did not open.
-            for held in self.queue.table.release():
-                if opened:
-                    self.app.post_message(held)
+            # Typed again in the conversation, in order (Ctrl+L claims it, words go to its reply
+            # box); nowhere if it did not open.
+            app.release_input(self.queue.table.release(), deliver=opened)
 
     async def on_conversation_view_closed(self, event: ConversationView.Closed) -> None:
         await self.close_conversation()

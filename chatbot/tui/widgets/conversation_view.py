@@ -196,6 +196,9 @@ class ConversationView(Vertical):
         it has gone or failed, so its words are taken off (or kept in) the right box."""
         self._waiting = 0
         """Handlers of this view awaiting the desk now: its keys wait behind them."""
+        self._keys_queued = 0
+        """Keys passed to this view (typed on the transcript) and not handled yet: behind a
+        handler awaiting the desk, they wait here (see `_focus_box`)."""
         self._slow = 0
         """Moves the agent made that have waited on the desk over `WAITING_SAID_S` by now."""
         self._desk_probe: Timer | None = None
@@ -545,7 +548,7 @@ class ConversationView(Vertical):
             )
             self._show_reply_state()
             if self.is_mine and not was_mine:
-                self.reply_input.focus()
+                self._focus_box()
             self.refresh_bindings()
             self.loaded.set()
         # After the conversation shows: a write, and nothing on screen waits for it.
@@ -780,6 +783,24 @@ class ConversationView(Vertical):
 
     # -- keys -------------------------------------------------------------------------------------
 
+    def post_message(self, message: Message) -> bool:
+        posted = super().post_message(message)
+        if posted and isinstance(message, events.Key):
+            self._keys_queued += 1  # Counted down as `on_key` takes it.
+        return posted
+
+    def _focus_box(self) -> None:
+        """Give the reply box the focus, the conversation having become the agent's: now, or,
+        while keys typed on the transcript wait here behind the move that made it so (a claim
+        that waited on the desk, its reload), once they are handled. Moved at once, the keys
+        typed next went straight into the box ahead of them: "Hi, Ben here", typed in a browser
+        as Ctrl+L's claim went through, became ", Ben hereHi", and its Enter sent ", Ben here"."""
+        if self._keys_queued:
+            # Each typed one moves the focus to the box itself (`_type`), in turn.
+            self.call_later(self.reply_input.focus)
+        else:
+            self.reply_input.focus()
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MOVES:
             # Hidden where it cannot apply; pressing the key anyway says why (see on_key).
@@ -843,6 +864,7 @@ class ConversationView(Vertical):
         return f"{said.format(owner=owner)} {left.format(number=f'#{self.conversation_id}')}"
 
     async def on_key(self, event: events.Key) -> None:
+        self._keys_queued = max(self._keys_queued - 1, 0)
         if not any(
             binding.action == "hand_back"
             for binding in self._bindings.key_to_bindings.get(event.key, ())
@@ -1033,7 +1055,7 @@ class ConversationView(Vertical):
         self._why = None  # What the reload does on a change of state (it sees none now).
         self._show_header()
         self._show_reply_state()
-        self.reply_input.focus()  # As the reload does once the conversation is the agent's.
+        self._focus_box()  # As the reload does once the conversation is the agent's.
         self.refresh_bindings()
 
     async def action_reopen(self) -> None:
