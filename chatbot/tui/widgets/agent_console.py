@@ -25,6 +25,7 @@ from chatbot.tui.commands import PaletteCommand
 from chatbot.tui.localize import localize_bindings
 from chatbot.tui.services import Services
 from chatbot.tui.slow import if_longer
+from chatbot.tui.state_words import state_word
 from chatbot.tui.widgets.chat_log import EDITING_KEYS
 from chatbot.tui.widgets.plain_input import joined_lines
 from chatbot.tui.widgets.queue_list import DESK_TROUBLE, DeskTrouble, QueueList, desk_error
@@ -404,12 +405,13 @@ class AgentConsole(Vertical):
         no_reason = t.gettext("no reason")
         for item in self.queue.items[:PALETTE_ROWS]:  # As last read: the palette opens at once.
             number = item.conversation_id
-            # The state and the reason are codes, shown as they are stored.
+            # The state in the agent's words, as the header and Find say it; the reason a code.
             reason = item.reason.value if item.reason else no_reason
+            state = state_word(item.state, locale=self.services.locale)
             commands.append(
                 PaletteCommand(
                     t.gettext("Open conversation #{number}").format(number=number),
-                    t.gettext("{state}, {reason}").format(state=item.state.value, reason=reason),
+                    t.gettext("{state}, {reason}").format(state=state, reason=reason),
                     lambda number=number: self._open(number),  # type: ignore[misc]
                 )
             )
