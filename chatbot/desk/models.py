@@ -128,8 +128,9 @@ class FeedbackGiven(_Frozen):
 
 
 Outcome = Literal["answered", "escalated", "kept"]
-"""What came of a decision: `kept` means a person had the conversation by then, so the decision is
-there for them only."""
+"""What came of a decision: `kept` means a person had the conversation by then (claimed it, or it
+waited in the queue with this very question, or the decision would have escalated it again), so
+the decision is there for them only."""
 
 
 class Decided(_Frozen):
@@ -139,7 +140,8 @@ class Decided(_Frozen):
     decision: int
     question_entry: int
     outcome: Outcome
-    """`kept`: a person had the conversation by then, so the decision is there for them only."""
+    """`kept`: a person had the conversation by then, so the decision is there for them only (see
+    `Outcome`)."""
 
 
 class Note(_Frozen):

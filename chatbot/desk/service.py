@@ -947,14 +947,26 @@ class DeskService:
         self, worker: str, question: PendingQuestion, decision: Decision
     ) -> DecisionResult:
         """Act on the engine's decision: the bot's answer, or an escalation with the decision's
-        reason. If a person has the conversation by now, the decision is kept for them, unsaid.
+        reason. If a person has the conversation by now (claimed, or resolved), the decision is
+        kept for them, unsaid. Waiting in the queue, nobody owns it yet: an answer to another
+        question than the one it waits with (its `question_entry`) is said as usual, and it
+        stays waiting; a decision on that question, or one that would escalate, is kept.
         `lost` when the lease passed to another worker: nothing is stored, so no question is
         ever answered twice."""
 
         def attempt() -> DecisionResult:
-            state = self.store.conversation(question.conversation_id).state
+            conversation = self.store.conversation(question.conversation_id)
+            state = conversation.state
             answer, escalation = False, None
-            if bot_answers(state):
+            if (
+                state is State.WAITING
+                and decision.answer is not None
+                and conversation.question_entry != question.id
+            ):
+                # Questions asked together, judged in any order: the first escalated, and the
+                # customer waiting for a person would hear nothing of those the bot can answer.
+                answer = True
+            elif bot_answers(state):
                 if decision.answer is not None:
                     next_state(state, Move.ANSWER, role=Role.BOT)
                     answer = True

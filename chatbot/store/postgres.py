@@ -1265,6 +1265,20 @@ class PostgresStore:
                 raise LeaseLost(f"question {question_id} is no longer leased to {worker}")
             conversation_id = held[0]
             self._require(conn, conversation_id, expect)
+            if (
+                answer
+                and expect is State.WAITING
+                and self._one(
+                    conn,
+                    "SELECT 1 FROM conversations WHERE id = %s AND question_entry = %s",
+                    (conversation_id, question_id),
+                )
+            ):
+                # Escalated again with this very question since the service read it: a person
+                # takes that one up, the bot never answers it.
+                raise StaleState(
+                    f"conversation {conversation_id} waits with question {question_id}"
+                )
             stored: StoredDecision | None = None
             if decision is not None:
                 body, texts = codec.compact(decision)

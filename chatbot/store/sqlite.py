@@ -1193,6 +1193,19 @@ class SQLiteStore:
                 raise LeaseLost(f"question {question_id} is no longer leased to {worker}")
             conversation_id = held[0]
             self._require(db, conversation_id, expect)
+            if (
+                answer
+                and expect is State.WAITING
+                and db.execute(
+                    "SELECT 1 FROM conversations WHERE id = ? AND question_entry = ?",
+                    (conversation_id, question_id),
+                ).fetchone()
+            ):
+                # Escalated again with this very question since the service read it: a person
+                # takes that one up, the bot never answers it.
+                raise StaleState(
+                    f"conversation {conversation_id} waits with question {question_id}"
+                )
             stored: StoredDecision | None = None
             if decision is not None:
                 body, texts = codec.compact(decision)

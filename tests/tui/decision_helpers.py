@@ -81,8 +81,9 @@ def handed_back_to_a_bot_that_was_down(
 ) -> int:
     """ana answered the customer, who then asked `REFUND`; she handed the conversation back to
     the bot, which was down. The customer wrote again (`later`: each message, and the bot's
-    decision on it); the bot, up again, escalated the refund question and kept its decisions on
-    the later messages to itself."""
+    decision on it); the bot, up again, escalated the refund question, and as ben had claimed it
+    by then, kept its decisions on the later messages to itself; ben released it, back to the
+    queue. (Waiting unclaimed, the bot would have said an answer to a later message.)"""
     messages = list(later)
     conversation = desk.start_conversation().id
     desk.talk_to_person(conversation)
@@ -99,8 +100,10 @@ def handed_back_to_a_bot_that_was_down(
     refund, *again = desk.lease(WORKER, limit=1 + len(messages), lease_s=60)
     assert [refund.text, *(q.text for q in again)] == [REFUND, *(text for text, _ in messages)]
     assert desk.record_decision(WORKER, refund, not_judged(REFUND)).outcome == "escalated"
+    assert desk.claim(conversation, agent="ben").won
     for question, (_, decision) in zip(again, messages, strict=True):
         assert desk.record_decision(WORKER, question, decision).outcome == "kept"
+    desk.release(conversation, agent="ben")
     queued = desk.conversation(conversation)
     assert queued.question_entry == refund.id  # The queue row names the refund question.
     return conversation
