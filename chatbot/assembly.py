@@ -519,7 +519,11 @@ class DatabaseReport:
     """Questions no bot holds now: asked, and not yet taken by any worker. None: not counted, the
     schema being older than this helpdesk's, or not the help desk's."""
     oldest_wait_for_a_bot_s: float | None = None
-    """How long the oldest of them has waited (None: none waits). Long, and no bot is running."""
+    """How long the oldest of them has waited (None: none waits). Long, and no bot is running,
+    unless bots hold others (`held_by_a_bot`): then they are busy."""
+    held_by_a_bot: int | None = 0
+    """Questions a bot holds now (its lease renewed by a live worker's heartbeat). None: not
+    counted, as `waiting_for_a_bot`."""
     other_tables: tuple[str, ...] = ()
     """The tables found where none is the help desk's: most likely another application's
     database, named by mistake. Empty for the help desk's own, and for an empty database."""
@@ -622,6 +626,7 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
                 helpdesk_schema_version=latest,
                 latency_ms=latency,
                 waiting_for_a_bot=None,
+                held_by_a_bot=None,
                 other_tables=tuple(other),
             )
     store = _open(settings, clock=utc_now, migrate=False)
@@ -650,6 +655,7 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         current = version >= latest
         latency = _median_ms(store.last_entry_id if current else untabled, round_trips)
         backlog, oldest = store.bot_backlog() if current else (None, None)
+        held = store.bot_holds() if current else None
         # No help-desk schema there (PostgreSQL's is in `schema_versions`): an empty database,
         # another application's, or one holding the help desk's knowledge base alone.
         other = _postgres_tables(settings) if version == 0 and is_postgres(db) else []
@@ -666,6 +672,7 @@ def check_database(settings: Settings, *, round_trips: int = 5) -> DatabaseRepor
         latency_ms=latency,
         waiting_for_a_bot=None if other else backlog,
         oldest_wait_for_a_bot_s=None if oldest is None else round(oldest, 1),
+        held_by_a_bot=None if other else held,
         other_tables=tuple(other),
         knowledge_base=knowledge_base,
     )

@@ -327,18 +327,27 @@ def waiting_for(duration: str, *, short: bool = False, locale: Locale = DEFAULT_
     return translations(locale).gettext("waiting {duration}").format(duration=duration)
 
 
-def bots_stalled(count: int, duration: str, *, locale: Locale = DEFAULT_LOCALE) -> str:
+def bots_stalled(
+    count: int, duration: str, *, held: int = 0, locale: Locale = DEFAULT_LOCALE
+) -> str:
     """The queue's warning that questions wait for a bot longer than a bot takes: customers are
-    waiting where no agent sees them, and someone should start one."""
-    return (
-        translations(locale)
-        .ngettext(
-            "{count} question has waited {duration} for a bot: is one running?",
-            "{count} questions have waited up to {duration} for a bot: is one running?",
+    waiting where no agent sees them, and someone should start one; or, when bots hold `held`
+    others now (a live worker renews its leases), that the bots are busy, as `helpdesk doctor`
+    says it."""
+    t = translations(locale)
+    if held:
+        return t.ngettext(
+            "{count} question has waited {duration} for a bot: the bots are busy with {held} (a"
+            " slow Valen, or more concurrency needed)",
+            "{count} questions have waited up to {duration} for a bot: the bots are busy with"
+            " {held} (a slow Valen, or more concurrency needed)",
             count,
-        )
-        .format(count=f"{count:,}", duration=duration)
-    )
+        ).format(count=f"{count:,}", duration=duration, held=f"{held:,}")
+    return t.ngettext(
+        "{count} question has waited {duration} for a bot: is one running?",
+        "{count} questions have waited up to {duration} for a bot: is one running?",
+        count,
+    ).format(count=f"{count:,}", duration=duration)
 
 
 def claimed_for(

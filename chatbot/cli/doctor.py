@@ -50,6 +50,9 @@ class Report(TypedDict):
     latency_ms: float | None
     waiting_for_a_bot: int | None
     oldest_wait_for_a_bot_s: float | None
+    held_by_a_bot: NotRequired[int]
+    """Only when bots hold questions now (their leases renewed by live workers): how many. With
+    others waiting long, the bots are busy, not absent."""
     other_tables: NotRequired[list[str]]
     """Only for a database holding tables, none of them the help desk's: theirs."""
     knowledge_base: NotRequired[bool]
@@ -91,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             waiting_for_a_bot=0 if none_yet else report.waiting_for_a_bot,
             oldest_wait_for_a_bot_s=None if none_yet else report.oldest_wait_for_a_bot_s,
         )
+        if not none_yet and report.held_by_a_bot:
+            fields["held_by_a_bot"] = report.held_by_a_bot
         if report.other_tables:
             fields["other_tables"] = list(report.other_tables)
         if report.knowledge_base:
@@ -140,7 +145,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"latency   {fields['latency_ms']:.2f} ms (median round trip)")
     stalled_s = bot_stalled_after(settings.valen.budget_s)
-    backlog = _backlog(fields["waiting_for_a_bot"], fields["oldest_wait_for_a_bot_s"], stalled_s)
+    backlog = _backlog(
+        fields["waiting_for_a_bot"],
+        fields["oldest_wait_for_a_bot_s"],
+        stalled_s,
+        held=fields.get("held_by_a_bot", 0),
+    )
     if other:
         backlog = "not counted: none of the help desk's tables there"
     print("\n".join(wrap(backlog, width, " " * 10, first="bots      ")))
@@ -238,9 +248,10 @@ def _unmade_report(settings: Settings, path: Path) -> Report:
     )
 
 
-def _backlog(count: int | None, oldest_s: float | None, stalled_s: float) -> str:
+def _backlog(count: int | None, oldest_s: float | None, stalled_s: float, *, held: int = 0) -> str:
     """The questions waiting for a bot, and a hint when they have waited longer than a bot takes
-    (`stalled_s`): then no bot is taking them. None: not counted (an older schema)."""
+    (`stalled_s`): then no bot is taking them, or, when bots hold `held` others now (a live
+    worker renews its leases), every bot is busy. None: not counted (an older schema)."""
     from chatbot.desk.stats import duration
     from chatbot.text import counted
 
@@ -250,6 +261,10 @@ def _backlog(count: int | None, oldest_s: float | None, stalled_s: float) -> str
         return "no question waits for a bot"
     verb = "waits" if count == 1 else "wait"
     line = f"{counted(count, 'question')} {verb} for a bot, the oldest for {duration(oldest_s)}"
-    if oldest_s >= stalled_s:
+    if oldest_s >= stalled_s and held:
+        # A bot holding a lease is alive (its heartbeat renews it): asking whether one runs sent
+        # people looking for a bot that was there, waiting on a slow Valen.
+        line += f"; the bots are busy with {held:,} (a slow Valen, or more concurrency needed)"
+    elif oldest_s >= stalled_s:
         line += "; is a bot running (`helpdesk bot`, `helpdesk serve`, or an app without --no-bot)?"
     return line

@@ -445,6 +445,9 @@ class AsyncDesk:
     async def bot_backlog(self) -> tuple[int, float | None]:
         return await self._run(self._service.bot_backlog)
 
+    async def bot_holds(self) -> int:
+        return await self._run(self._service.bot_holds)
+
     async def record_decision(
         self, worker: str, question: PendingQuestion, decision: Decision
     ) -> DecisionResult:

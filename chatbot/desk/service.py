@@ -938,6 +938,11 @@ class DeskService:
     def next_lease_expiry(self) -> float | None:
         return self.store.next_lease_expiry()
 
+    def bot_holds(self) -> int:
+        """Questions a bot holds now (its lease not run out): with others waiting past
+        `bot_stalled_after`, the bots are busy rather than absent."""
+        return self.store.bot_holds()
+
     def bot_backlog(self) -> tuple[int, float | None]:
         """Questions no bot holds now, and the seconds the oldest of them has waited: past
         `bot_stalled_after` the Valen budget, no bot is answering."""

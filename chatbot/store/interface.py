@@ -387,6 +387,12 @@ class ConversationStore(Protocol):
         """Seconds until the earliest lease held runs out (None: no lease held)."""
         ...
 
+    def bot_holds(self) -> int:
+        """Questions a bot holds now: leased, and the lease not run out (a live worker's
+        heartbeat keeps renewing it). With questions waiting past `bot_stalled_after`, some held
+        means the bots run but are busy, not that none runs."""
+        ...
+
     def bot_backlog(self) -> tuple[int, float | None]:
         """Questions no bot holds now (never taken, given back, or their lease ran out), and the
         seconds since the oldest of them was asked (None: there is none)."""

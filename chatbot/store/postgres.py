@@ -1231,6 +1231,12 @@ class PostgresStore:
         )
         return None if until is None else max(0.0, until - self._now())
 
+    def bot_holds(self) -> int:
+        [(count,)] = self._rows(
+            "SELECT count(*) FROM questions WHERE lease_until > %s", (self._now(),)
+        )
+        return int(count)
+
     def bot_backlog(self) -> tuple[int, float | None]:
         now = self._now()
         [(count, oldest)] = self._rows(

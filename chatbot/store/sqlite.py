@@ -1160,6 +1160,12 @@ class SQLiteStore:
         ).fetchone()
         return None if until is None else max(0.0, until - self._now())
 
+    def bot_holds(self) -> int:
+        (count,) = self._db.execute(
+            "SELECT count(*) FROM questions WHERE lease_until > ?", (self._now(),)
+        ).fetchone()
+        return int(count)
+
     def bot_backlog(self) -> tuple[int, float | None]:
         now = self._now()
         count, oldest = self._db.execute(

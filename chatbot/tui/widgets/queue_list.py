@@ -844,6 +844,10 @@ class QueueList(Vertical):
         was not typing saw nothing wrong."""
         try:
             count, oldest = await self.services.desk.bot_backlog()
+            stalled = bool(count) and oldest is not None and oldest >= self.services.bot_stalled_s
+            # Bots holding questions are running, only busy: "is one running?" would send the
+            # agent looking for a bot that is there (doctor says it alike).
+            held = await self.services.desk.bot_holds() if stalled else 0
         except HelpdeskError as error:
             if unreachable(error):
                 self.post_message(DeskTrouble(True))
@@ -853,12 +857,11 @@ class QueueList(Vertical):
             line = self.query_one("#queue-bots", Static)
         except NoMatches:  # Taken down while the desk answered: the app is closing.
             return
-        stalled = False
-        if count and oldest is not None and oldest >= self.services.bot_stalled_s:
-            stalled = True
+        if stalled:
+            assert oldest is not None
             now = self.services.clock()
             wait = wait_time(now - timedelta(seconds=oldest), now)
-            line.update(Text(bots_stalled(count, wait, locale=self.services.locale)))
+            line.update(Text(bots_stalled(count, wait, held=held, locale=self.services.locale)))
         if line.display != stalled:
             line.display = stalled
 
