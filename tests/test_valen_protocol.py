@@ -30,6 +30,7 @@ from chatbot.valen.errors import (
     RefusedError,
     ServerError,
     TooLargeError,
+    UnexpectedStatusError,
     ValenConnectionError,
     ValenError,
     ValenTimeoutError,
@@ -196,7 +197,7 @@ def test_a_long_body_is_cut_after_the_key_is_scrubbed() -> None:
     [(400, BadRequestError), (422, BadRequestError), (401, AuthenticationError),
      (403, AuthenticationError), (404, NotFoundError), (413, TooLargeError),
      (429, RateLimitedError), (408, ValenTimeoutError), (500, ServerError), (502, ServerError),
-     (503, ServerError), (504, GatewayTimeoutError), (418, ValenError)],
+     (503, ServerError), (504, GatewayTimeoutError), (418, UnexpectedStatusError)],
 )  # fmt: skip
 def test_statuses_map_to_the_hierarchy(status: int, error_type: type[ValenError]) -> None:
     error = error_for_status(response(status, '{"error": "x"}'))

@@ -15,8 +15,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
+from chatbot.cli.evaluate import Progress
 from chatbot.cli.options import (
     Parser,
     dialect_help,
@@ -57,6 +58,7 @@ HINTS = {
     "timeout": "the server did not answer in time",
     "invalid-response": "is this a Valen server, and is --dialect right?",
     "redirect": "if Valen has moved there, point --base-url at it",
+    "unexpected-status": "not a status Valen's protocol sends: is --base-url a Valen server?",
 }
 
 
@@ -69,7 +71,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="send one known request and report status, latency and whether the key works",
         description="Send one known request to Valen (no retries, no cache) and report it.",
         epilog="Exit status: 0 when Valen answered; 1 when the check failed; 2 for bad input; "
-        "130 when interrupted (Ctrl+C).",
+        "130 when interrupted (Ctrl+C). While it waits for Valen, stderr says so on a terminal.",
     )
     check.add_argument("--base-url", metavar="URL", help="Valen base URL (env VALEN_BASE_URL)")
     check.add_argument(
@@ -120,11 +122,12 @@ def _success(status: int | None) -> bool:
 
 
 async def check(
-    args: argparse.Namespace, *, sending: Callable[[CheckReport], None] | None = None
+    args: argparse.Namespace, *, sending: Callable[[CheckReport, float], None] | None = None
 ) -> CheckReport:
     """Send the known request and describe the outcome; never raises a `ValenError`. `sending`
-    is told what is about to be tried (the report's URL, base URL and dialect), just before the
-    request goes: a server that hangs left a blank screen until the budget ran out."""
+    is told what is about to be tried (the report's URL, base URL and dialect) and the most it
+    waits for the reply (`valen.budget_s`), just before the request goes: a server that hangs
+    left a blank screen until the budget ran out."""
     # Here, not at the top: httpx and the settings cost `helpdesk --help` nothing this way.
     from chatbot.assembly import make_http_client, make_valen_client
     from chatbot.config import _source
@@ -153,7 +156,7 @@ async def check(
         key_from = _source("valen.api_key", {}) if client.has_key else None
         text = input_text(CHECK_QUESTION, CHECK_PASSAGE)
         if sending is not None:
-            sending(report)
+            sending(report, client.budget_s)
         started = time.perf_counter()
         try:
             # The whole reply within the bot's budget: each read within the read timeout is not
@@ -244,25 +247,49 @@ def render(report: CheckReport, *, with_heading: bool = True) -> str:
     return printable("\n".join(lines))
 
 
+class Waiting(Progress):
+    """The line saying, on a terminal (stderr), that the check waits for Valen and for how long
+    at most, as `ask` says it asks: the heading alone sat there for the whole budget (20 s)
+    while Valen hung. Taken away before the report is printed."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__([], stream)
+        self.budget_s = 0.0
+
+    def line(self) -> str:
+        return f"waiting for Valen's reply (at most {self.budget_s:g} s)…"
+
+    def wait(self, budget_s: float) -> None:
+        """The request went: Valen's reply is awaited for `budget_s` seconds at most."""
+        self.budget_s = budget_s
+        self.show()
+
+
 def run_check(args: argparse.Namespace) -> int:
     import asyncio  # Not at the top: `helpdesk --help` need not load it.
 
     sent = False
+    waiting = Waiting(sys.stderr if sys.stderr.isatty() else None)
 
-    def sending(report: CheckReport) -> None:
+    def sending(report: CheckReport, budget_s: float) -> None:
         nonlocal sent
         sent = True
         if not args.json:  # One JSON document, at the end: nothing before it.
             # Flushed: a pipe's output is otherwise held until the reply, or the budget, ends.
             print(heading(report), flush=True)
+        waiting.wait(budget_s)
 
     try:
-        report = asyncio.run(check(args, sending=sending))
+        with waiting.around_logging():
+            report = asyncio.run(check(args, sending=sending))
     except KeyboardInterrupt:
+        waiting.clear()
         # One line, as `eval` says where it was: exit status 130 alone said nothing.
         said = "while waiting for Valen's reply" if sent else "before the request was sent"
         print(f"helpdesk valen check: interrupted {said}; no result", file=sys.stderr)
         raise
+    finally:
+        waiting.clear()
     if args.json:
         print(json.dumps(asdict(report), indent=2, ensure_ascii=False))
     else:

@@ -49,6 +49,7 @@ from chatbot.valen.errors import (
     ServerError,
     TLSError,
     TooLargeError,
+    UnexpectedStatusError,
     ValenConnectionError,
     ValenError,
     ValenTimeoutError,
@@ -313,7 +314,7 @@ def error_for_status(
     elif status >= 500:
         error = ServerError(message, status=status)
     else:
-        error = ValenError(message, status=status)
+        error = UnexpectedStatusError(message, status=status)
     error.wait_s = retry_after_s(reply.headers, now=now)
     return error
 

@@ -122,6 +122,15 @@ class RedirectError(ValenError):
     kind = "redirect"
 
 
+class UnexpectedStatusError(ValenError):
+    """A status the protocol gives no meaning to (418, 409, 1xx): not an answer, and not one of
+    the errors above. Filed under a kind of its own: the base's `valen-error` is the escalation
+    reason's name too, so a bot's log read `escalated: valen-error (valen-error ×3)`. Not
+    retried, as the protocol retries only the statuses it names."""
+
+    kind = "unexpected-status"
+
+
 class ValenTimeoutError(ValenError):
     """No answer within the read timeout or the question's time budget."""
 
