@@ -75,7 +75,8 @@ async def test_the_queue_in_the_agents_language(
         entries = {(c.title, c.help) for c in console.palette_commands()}
         assert ("查找对话", "搜索对话内容，可重新打开已解决的对话") in entries
         assert ("团队：每位客服接手的对话", "谁在处理哪个对话") in entries
-        assert (f"打开对话 #{first}", "waiting，customer-asked") in entries
+        # The state in Chinese, as the header says it; the reason a code.
+        assert (f"打开对话 #{first}", "等待中，customer-asked") in entries
         system = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert system["知识库"] == "编辑段落、试问问题、填补内容缺口"
         assert system["统计分析"].startswith("客服台的运行情况：解决率")
