@@ -147,11 +147,15 @@ def notice(
     locale: Locale = DEFAULT_LOCALE,
     decisions: Mapping[int, Decision] | None = None,
     browser: bool = False,
+    switched: bool = False,
 ) -> str | None:
     """The sentence `reader` sees for `event` in `locale`, or None when it shows nothing to
     them. `decisions`: the conversation's decisions by the id of the question each decided (its
     `StoredDecision.message_id`), which a `not-judged` escalation is said from; see
-    `not_judged_notice`. `browser`: the reader is in a browser, which keeps some keys (Ctrl+T)."""
+    `not_judged_notice`. `browser`: the reader is in a browser, which keeps some keys (Ctrl+T).
+    `switched`: a `locale-set` event that changes the conversation's language after it began,
+    said to an agent even in their own language (the line above the transcript had told them
+    the language it began in)."""
     t = translations(locale)
     match event:
         case Escalated(reason=reason, question_entry=question):
@@ -210,7 +214,7 @@ def notice(
         case LocaleSet(locale=chosen, chosen_by_customer=by_customer):
             if reader == "customer":
                 return None  # The chat itself changes language.
-            if not by_customer and chosen == locale:
+            if not by_customer and chosen == locale and not switched:
                 return None  # They write the reader's own language: nothing to point out.
             language = LANGUAGE_NAMES[chosen]
             if by_customer:

@@ -19,6 +19,7 @@ from tests.tui.helpers import agent_app, flat, in_chinese, wait_until, written
 Q_ZH = "电动车电池能骑多远？"
 ENGLISH_TO_ZH = "— 客户使用 English 书写；其聊天界面也使用该语言。"
 CHINESE_TO_EN = "— The customer writes 中文; their chat is in it."
+ZH_TO_ZH = "— 客户使用 中文 书写；其聊天界面也使用该语言。"
 
 
 def lines(transcript: Transcript) -> list[str]:
@@ -70,7 +71,7 @@ async def test_an_english_agent_on_an_english_conversation_is_told_nothing(
         assert lines(transcript)[0].startswith("Customer")
 
 
-async def test_a_conversation_that_turns_chinese_is_said_in_english_at_its_top(
+async def test_a_conversation_that_turns_chinese_is_said_at_its_top_and_where_it_turns(
     settings: Settings, http: object, clock: FrozenClock, other: DeskService
 ) -> None:
     # English first, then a question clearly in Chinese, which switches the conversation.
@@ -80,8 +81,13 @@ async def test_a_conversation_that_turns_chinese_is_said_in_english_at_its_top(
     app = agent_app(in_chinese(settings), http, clock)
     async with app.run_test(size=SIZE) as pilot:
         transcript = await opened(app, pilot, switched, Q_ZH)
-        assert lines(transcript)[0] == ENGLISH_TO_ZH
-        assert shown(transcript).count("客户使用") == 1  # Chinese is the agent's own.
+        said = lines(transcript)
+        assert said[0] == ENGLISH_TO_ZH
+        # Then where it switched, though Chinese is the agent's own: the line at the top said
+        # English, and left alone would still say so.
+        at = said.index(ZH_TO_ZH)
+        assert Q1 in " ".join(said[:at]) and Q_ZH in " ".join(said[at:])
+        assert said.count(ZH_TO_ZH) == 1
     english_agent = agent_app(settings, http, clock)
     async with english_agent.run_test(size=SIZE) as pilot:
         transcript = await opened(english_agent, pilot, switched, Q_ZH)

@@ -145,7 +145,7 @@ def transcript_text(
         if now is not None:
             text.append(f"  {moment(entry.created_at, now=now)}", "dim")
 
-    for entry in entries:
+    for index, entry in enumerate(entries):
         if isinstance(entry, ChatEvent) and isinstance(entry.event, Note):
             # An internal note reads like a message, marked as one only agents see.
             if text:
@@ -161,7 +161,12 @@ def transcript_text(
             notes.update(range(first, first + 1 + len(lines)))
             continue
         if isinstance(entry, ChatEvent):
-            sentence = notice(entry.event, reader="agent", locale=locale, decisions=decisions)
+            # Only the conversation's first entry sets the language it began in; any later
+            # `locale-set` changes it, which the agent is told whatever their own language.
+            switched = not (opens and index == 0)
+            sentence = notice(
+                entry.event, reader="agent", locale=locale, decisions=decisions, switched=switched
+            )
             if sentence is not None:
                 sentence = about_question(
                     entry.event, sentence, asked=asked, last_asked=last_asked, locale=locale
