@@ -464,14 +464,17 @@ class HelpDeskApp(SafeApp):
             # From the app's own queue, in turn: a key arriving meanwhile is held behind these.
             self.call_later(self._release_input)
 
-    def hold_input(self) -> None:
+    def hold_input(self) -> bool:
         """Keep the keys and pastes that come from now on (the quit key aside) until
         `release_input`, wherever the focus goes meanwhile: for a conversation opening in the
         queue's place, which the keys typed after its Enter are meant for. A browser sends
         each key on its own: Ctrl+L 150 ms after Enter reached the view once it had the focus,
-        before it had read its conversation, and was refused there ("still loading")."""
-        if self._held_input is None:
-            self._held_input = []
+        before it had read its conversation, and was refused there ("still loading").
+        False: they were held already, and whoever began it releases them."""
+        if self._held_input is not None:
+            return False
+        self._held_input = []
+        return True
 
     def release_input(
         self, first: Iterable[events.Key | events.Paste] = (), *, deliver: bool = True

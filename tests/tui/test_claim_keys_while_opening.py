@@ -126,7 +126,8 @@ async def test_ctrl_l_while_the_conversation_loads_claims_it_and_keeps_the_words
         conversation = waiting(other)
         await wait_until(pilot, lambda: len(queue_rows(app)) == 1)
         view = await open_with_enter_then_type(app, other, monkeypatch, conversation)
-        assert view.reply_input.has_focus
+        # The box takes the focus by the app's queue, a moment after its last word is in.
+        await until(lambda: view.reply_input.has_focus)
         assert other.conversation(conversation).state is State.CLAIMED
 
 

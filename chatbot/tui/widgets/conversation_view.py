@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, getters, on
@@ -67,6 +68,9 @@ from chatbot.tui.widgets.queue_list import (
 from chatbot.tui.widgets.send_box import SendBox
 from chatbot.tui.widgets.transcript import EARLIER_KEY, PAGE, Transcript
 from chatbot.tui.widgets.typing_line import TypingLine
+
+if TYPE_CHECKING:
+    from chatbot.tui.app import HelpDeskApp
 
 REPLY_PLACEHOLDER = N_("Reply to the customer and press Enter")
 NOT_DONE = N_("Not done: the desk's database cannot be reached. Try again in a moment.")
@@ -790,16 +794,36 @@ class ConversationView(Vertical):
         return posted
 
     def _focus_box(self) -> None:
-        """Give the reply box the focus, the conversation having become the agent's: now, or,
-        while keys typed on the transcript wait here behind the move that made it so (a claim
-        that waited on the desk, its reload), once they are handled. Moved at once, the keys
-        typed next went straight into the box ahead of them: "Hi, Ben here", typed in a browser
-        as Ctrl+L's claim went through, became ", Ben hereHi", and its Enter sent ", Ben here"."""
-        if self._keys_queued:
-            # Each typed one moves the focus to the box itself (`_type`), in turn.
-            self.call_later(self.reply_input.focus)
-        else:
+        """Give the reply box the focus, the conversation having become the agent's, once every
+        key typed before has reached this view and been handled (each typed one goes to the box
+        in turn, `_type`); the keys typed from now on are held by the app until then. Moved
+        while keys were on their way here (waiting on this view behind a claim and its reload,
+        or still in the app's or the transcript's queue), the keys typed next went straight into
+        the box ahead of them: "Hi, Ben here" became ", Ben hereHi", and "intact" "inct…ta"."""
+        app = cast("HelpDeskApp", self.app)
+        if not app.hold_input():
+            # Held already (the conversation opening): they are handed on after this focus.
             self.reply_input.focus()
+            return
+        # The keys handed on so far went to the focused widget, and from it up to this view:
+        # a callback follows them through each queue in turn, so it comes here behind them all.
+        focused = app.focused
+        path = focused.ancestors_with_self if focused is not None else []
+        path = path[: path.index(self)] if self in path else []
+
+        def handled() -> None:
+            self.reply_input.focus()
+            app.release_input()  # After the focus moves: both go by the app's queue, in turn.
+
+        def follow(step: int) -> None:
+            if step < len(path) and path[step].call_later(follow, step + 1):
+                return
+            if not self._keys_queued or not self.call_later(handled):
+                # None waits here (the box has the focus as the claim returns, its reload
+                # waiting still), or this view has gone: nothing is left to wait for.
+                handled()
+
+        follow(0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MOVES:
