@@ -14,53 +14,16 @@ test, which lets them go at each point of the typing in turn."""
 from __future__ import annotations
 
 import asyncio
-import threading
-from typing import Any
 
 from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from tests.tui.conftest import MakeApp
 from tests.tui.desk_helpers import waiting
-from tests.tui.driver_helpers import typed, until
+from tests.tui.driver_helpers import HeldClaim, typed, until
 
 TEXT = "Hello trial, your reply is intact 0123456789"
 PACE = 3
 """Turns of the event loop between two keys: each is a websocket message of its own."""
-
-
-class HeldClaim:
-    """Stands in for the app's desk store: a claim waits (on the desk's thread) until
-    `let_claim_go`; once it has gone through, reads of the log wait until `let_reads_go`."""
-
-    def __init__(self, app: HelpDeskApp) -> None:
-        service = app.services.desk._service
-        self._real = service.store
-        self.claiming = threading.Event()
-        self._claim_gate = threading.Event()
-        self._read_gate = threading.Event()
-        self._claimed = threading.Event()
-        service.store = self
-
-    def let_claim_go(self) -> None:
-        self._claim_gate.set()
-
-    def let_reads_go(self) -> None:
-        self._read_gate.set()
-
-    def claim(self, *args: Any, **kwargs: Any) -> Any:
-        self.claiming.set()
-        self._claim_gate.wait(timeout=60)
-        claimed = self._real.claim(*args, **kwargs)
-        self._claimed.set()
-        return claimed
-
-    def entries(self, *args: Any, **kwargs: Any) -> Any:
-        if self._claimed.is_set():
-            self._read_gate.wait(timeout=60)
-        return self._real.entries(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
 
 
 async def _type_at_a_browsers_pace(app: HelpDeskApp, text: str, desk: HeldClaim, claim_at: int,

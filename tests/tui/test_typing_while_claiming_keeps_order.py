@@ -13,8 +13,6 @@ through the driver, as Pilot's `press` waits for a view that is waiting on the d
 from __future__ import annotations
 
 import asyncio
-import threading
-from typing import Any
 
 from textual import events
 
@@ -23,52 +21,9 @@ from chatbot.desk.service import DeskService
 from chatbot.tui import HelpDeskApp
 from tests.tui.conftest import MakeApp
 from tests.tui.desk_helpers import waiting
-from tests.tui.driver_helpers import typed, until
+from tests.tui.driver_helpers import HeldClaim, typed, until
 
 FIRST, REST = "Hi", ", Ben here"
-
-
-class HeldClaim:
-    """Stands in for the app's desk store: a claim waits (on the desk's thread, as on a locked
-    database) until `let_claim_go`; once it has gone through, reads of the log wait until
-    `let_reads_go`."""
-
-    def __init__(self, app: HelpDeskApp) -> None:
-        service = app.services.desk._service
-        self._real = service.store
-        self.claiming = threading.Event()
-        self.reading = threading.Event()
-        """Set once the claim, then a read of the log after it, waits here."""
-        self._claim_gate = threading.Event()
-        self._read_gate = threading.Event()
-        self._claimed = threading.Event()
-        service.store = self
-
-    def let_claim_go(self) -> None:
-        self._claim_gate.set()
-
-    def let_reads_go(self) -> None:
-        self._read_gate.set()
-
-    def let_go(self) -> None:
-        self.let_claim_go()
-        self.let_reads_go()
-
-    def claim(self, *args: Any, **kwargs: Any) -> Any:
-        self.claiming.set()
-        self._claim_gate.wait(timeout=60)
-        claimed = self._real.claim(*args, **kwargs)
-        self._claimed.set()
-        return claimed
-
-    def entries(self, *args: Any, **kwargs: Any) -> Any:
-        if self._claimed.is_set():
-            self.reading.set()
-            self._read_gate.wait(timeout=60)
-        return self._real.entries(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
 
 
 async def taken_by_the_focused_widget(app: HelpDeskApp) -> None:
