@@ -14,8 +14,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from chatbot.assembly import open_service
 from chatbot.config import Settings, load_settings
 from chatbot.knowledge_base.postgres import PostgresPassageStore
+from chatbot.tui import HelpDeskApp, create_app
 from chatbot.tui.screens.editor import EditorScreen
 from tests.backends import postgres_server
 from tests.conftest import ROOT, SHIPPED_CACHE, SHIPPED_KB
@@ -128,3 +130,22 @@ def relayed() -> Iterator[tuple[str, str, FreezingRelay]]:
     finally:
         relay.close()
         server.drop(url)
+
+
+def helmet_waiting(direct: str) -> int:
+    """A conversation waiting for a person with "Where is my helmet?", written straight to the
+    database (`relayed`'s second URL): what the agent's Find looks for through the relay."""
+    other = open_service(load_settings(store={"db": direct}))
+    try:
+        conversation = other.start_conversation().id
+        other.talk_to_person(conversation)
+        other.ask(conversation, "Where is my helmet?")
+    finally:
+        other.close()
+    return conversation
+
+
+def agent_through(url: str, deadline_s: float) -> HelpDeskApp:
+    """Agent ana's console on the relayed database, its calls failing after `deadline_s`."""
+    settings = load_settings(store={"db": url, "timeout_s": deadline_s})
+    return create_app(settings, mode="agent", timings=False, bot=False, agent="ana")

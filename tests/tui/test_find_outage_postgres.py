@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from chatbot.assembly import open_service
-from chatbot.config import load_settings
-from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.freezing_relay import FreezingRelay
 from tests.tui.conftest import SIZE
 from tests.tui.helpers import flat, screen_text, wait_until
-from tests.tui.postgres_helpers import TROUBLE, relayed
+from tests.tui.postgres_helpers import TROUBLE, agent_through, helmet_waiting, relayed
 
 __all__ = ["relayed"]  # A fixture.
 
@@ -31,15 +29,8 @@ async def test_a_search_waiting_on_a_silent_database_says_so_then_that_it_cannot
     relayed: tuple[str, str, FreezingRelay],
 ) -> None:
     url, direct, relay = relayed
-    other = open_service(load_settings(store={"db": direct}))
-    try:
-        conversation = other.start_conversation().id
-        other.talk_to_person(conversation)
-        other.ask(conversation, "Where is my helmet?")
-    finally:
-        other.close()
-    settings = load_settings(store={"db": url, "timeout_s": DEADLINE_S})
-    app = create_app(settings, mode="agent", timings=False, bot=False, agent="ana")
+    conversation = helmet_waiting(direct)
+    app = agent_through(url, DEADLINE_S)
     async with app.run_test(size=SIZE) as pilot:
         console = app.screen.query_one(AgentConsole)
         table = console.queue.table

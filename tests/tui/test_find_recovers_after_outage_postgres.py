@@ -11,15 +11,13 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Static
 
-from chatbot.assembly import open_service
-from chatbot.config import load_settings
-from chatbot.tui import HelpDeskApp, create_app
+from chatbot.tui import HelpDeskApp
 from chatbot.tui.screens.find import FindScreen
 from chatbot.tui.widgets.agent_console import AgentConsole
 from tests.freezing_relay import FreezingRelay
 from tests.tui.conftest import SIZE
 from tests.tui.helpers import flat, wait_until
-from tests.tui.postgres_helpers import TROUBLE, relayed
+from tests.tui.postgres_helpers import TROUBLE, agent_through, helmet_waiting, relayed
 
 __all__ = ["relayed"]  # A fixture.
 
@@ -36,15 +34,8 @@ async def test_a_search_the_database_could_not_answer_runs_again_once_it_is_back
     relayed: tuple[str, str, FreezingRelay], outage: str
 ) -> None:
     url, direct, relay = relayed
-    other = open_service(load_settings(store={"db": direct}))
-    try:
-        conversation = other.start_conversation().id
-        other.talk_to_person(conversation)
-        other.ask(conversation, "Where is my helmet?")
-    finally:
-        other.close()
-    settings = load_settings(store={"db": url, "timeout_s": DEADLINE_S})
-    app = create_app(settings, mode="agent", timings=False, bot=False, agent="ana")
+    conversation = helmet_waiting(direct)
+    app = agent_through(url, DEADLINE_S)
     async with app.run_test(size=SIZE) as pilot:
         table = app.screen.query_one(AgentConsole).queue.table
         await wait_until(pilot, lambda: table.item(conversation) is not None, timeout=30)
